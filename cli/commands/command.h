@@ -1,0 +1,28 @@
+// Command: one `etscope <verb>`. Each verb lives in commands/<verb>_command.cpp, declares its
+// options on a CLI11 subcommand and runs against the libraries.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+
+#include "etscope/formats/result.h"
+
+namespace etscope::cli {
+
+class Command {
+ public:
+  virtual ~Command() = default;
+  /// Declares the subcommand and its options on `app`.
+  virtual CLI::App* add_to(CLI::App& app) = 0;
+  /// Runs the command after parsing. Returns the process exit code, or an Error that main prints
+  /// as `etscope: <message>` and turns into exit code 1.
+  virtual Result<int> run() = 0;
+};
+
+std::unique_ptr<Command> make_pte_command();
+std::unique_ptr<Command> make_ptd_command();
+std::unique_ptr<Command> make_bpte_command();
+
+}  // namespace etscope::cli

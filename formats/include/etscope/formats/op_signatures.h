@@ -1,0 +1,32 @@
+// What the .pte does not say directly about a KernelCall: which arguments are outputs.
+//
+// ExecuTorch kernels are out-variants. The emitter passes the inputs, then the `out` arguments,
+// then the call's return value once more as the last argument: the out tensor itself for a
+// single-output operator, or a TensorList of all out tensors for one that returns a tuple
+// (seen in every real program, e.g. max_pool2d_with_indices: `..., %1, %2, [%1,%2]`).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "etscope/formats/program.h"
+
+namespace etscope {
+
+/// Number of values an operator's schema returns, from a table of multi-output ATen operators;
+/// 1 for operators not in the table. Used only when the argument list does not show it.
+size_t kernel_output_count(const std::string& qualified_name);
+
+struct KernelArgs {
+  std::vector<int32_t> inputs;   ///< Arguments before the out arguments.
+  std::vector<int32_t> outputs;  ///< The out arguments (the tensors the kernel writes).
+  int32_t return_value = -1;     ///< The trailing return-value argument, or -1 if absent.
+};
+
+/// Splits a KernelCall's arguments into inputs and outputs using the return-value convention,
+/// falling back to kernel_output_count() for argument lists that do not follow it.
+KernelArgs split_kernel_args(const ExecutionPlan& plan, const Instruction& instruction);
+
+}  // namespace etscope

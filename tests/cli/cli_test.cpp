@@ -1,0 +1,118 @@
+// End-to-end: the etscope binary on real artifacts, checking output text, JSON and exit codes.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "testing/test_util.h"
+
+using etscope::testing::real_artifact;
+using etscope::testing::run_etscope;
+
+TEST_CASE("etscope pte prints a summary of a real program", "[cli]") {
+  auto r = run_etscope("pte " + real_artifact("add.pte"));
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("ExecuTorch program ET12, 728 bytes"));
+  CHECK_THAT(r.out, Catch::Contains("1 x  aten::add.out"));
+  CHECK_THAT(r.out, Catch::Contains("0: %0 f32[1]  arena 1 @ 0"));
+  CHECK(r.err.empty());
+}
+
+TEST_CASE("etscope pte --json has the documented shape", "[cli][json]") {
+  auto r = run_etscope("pte --json " + real_artifact("xor_training.pte"));
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["file_identifier"] == "ET12");
+  CHECK(j["segments"].size() == 1);
+  REQUIRE(j["plans"].size() == 4);
+  const auto& fwd = j["plans"][0];
+  CHECK(fwd["name"] == "forward");
+  CHECK(fwd["inputs"] == nlohmann::json::array({5, 6}));
+  CHECK(fwd["outputs"].size() == 10);
+  CHECK(fwd["values"].size() == 155);
+  CHECK(fwd["instructions"].size() == 66);
+  CHECK(fwd["operators"].size() == 23);
+  CHECK(fwd["operators"][0] == "aten::permute_copy.out");
+  CHECK(fwd["delegates"].is_array());
+  CHECK(fwd["non_const_buffer_sizes"] == nlohmann::json::array({0, 624}));
+  CHECK(fwd["values"][0]["location"]["kind"] == "external+planned");
+  CHECK(fwd["values"][0]["location"]["fqn"] == "net.linear.weight");
+}
+
+TEST_CASE("etscope pte --json on a delegated plan lists delegates with ids", "[cli][json]") {
+  // The cadence program has no delegates; its JSON still has the arrays.
+  auto r = run_etscope("pte --json --plan forward " + real_artifact("cadence_quantized_conv.pte"));
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["plans"].size() == 1);
+  CHECK(j["plans"][0]["operators"][1] == "cadence::quantized_conv2d_nchw.per_tensor_out");
+  CHECK(j["constants"]["storage"] == "constant_segment");
+}
+
+TEST_CASE("etscope pte --instructions shows outputs after the arrow", "[cli]") {
+  auto r = run_etscope("pte --instructions " + real_artifact("maxpool2d.pte"));
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("aten::max_pool2d_with_indices.out(%0 f32[1,64,112,112], %5 =[3,3], %8 =[2,2], "
+                                    "%11 =[1,1], %14 =[1,1], %15 =false) -> %1 f32[1,64,56,56], %2 i64[1,64,56,56]"));
+}
+
+TEST_CASE("etscope pte --tensor summarises constants and external tensors", "[cli]") {
+  auto c = run_etscope("pte --tensor 1 " + real_artifact("linear_constant_buffer.pte"));
+  REQUIRE(c.exit_code == 0);
+  CHECK_THAT(c.out, Catch::Contains("min 2  max 2  mean 2"));
+  auto e = run_etscope("pte --tensor 0 --ptd " + real_artifact("linear_external_legacy.ptd") + " " +
+                       real_artifact("linear_external.pte"));
+  REQUIRE(e.exit_code == 0);
+  CHECK_THAT(e.out, Catch::Contains("external 'linear.weight'"));
+  CHECK_THAT(e.out, Catch::Contains("first: 0.2525756 0.24412912 -0.490723"));
+  auto missing_ptd = run_etscope("pte --tensor 0 " + real_artifact("linear_external.pte"));
+  CHECK(missing_ptd.exit_code == 1);
+  CHECK_THAT(missing_ptd.err, Catch::Contains("pass the .ptd that holds it with --ptd FILE"));
+  auto planned = run_etscope("pte --tensor 2 " + real_artifact("add.pte"));
+  CHECK(planned.exit_code == 1);
+  CHECK_THAT(planned.err, Catch::Contains("exists only at run time"));
+  auto range = run_etscope("pte --tensor 99 " + real_artifact("add.pte"));
+  CHECK(range.exit_code == 1);
+  CHECK_THAT(range.err, Catch::Contains("value 99 is out of range (the method has 4 values)"));
+}
+
+TEST_CASE("etscope ptd lists keys and summarises a tensor", "[cli]") {
+  auto r = run_etscope("ptd " + real_artifact("xor_training.ptd"));
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("net.linear2.weight  f32[2,10]  dim_order (0,1)  80 B  segment 2"));
+  auto j = run_etscope("ptd --json " + real_artifact("linear_external_legacy.ptd"));
+  REQUIRE(j.exit_code == 0);
+  auto json = nlohmann::json::parse(j.out);
+  CHECK(json["layout"] == "legacy");
+  CHECK(json["entries"][1]["key"] == "linear.bias");
+  auto bad_key = run_etscope("ptd --tensor nope " + real_artifact("xor_training.ptd"));
+  CHECK(bad_key.exit_code == 1);
+  CHECK_THAT(bad_key.err, Catch::Contains("no entry 'nope'"));
+}
+
+TEST_CASE("etscope bpte shows test cases and extracts the program", "[cli]") {
+  const std::string out = etscope::testing::temp_dir("bpte_extract") + "/program.pte";
+  auto r = run_etscope("bpte --extract-program " + out + " " + real_artifact("bundled_program.bpte"));
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("method forward: 10 test cases"));
+  CHECK_THAT(r.out, Catch::Contains("case 0-9: inputs i32[2,2], i32[2,2] -> expected i32[2,2]"));
+  auto extracted = run_etscope("pte " + out);
+  REQUIRE(extracted.exit_code == 0);
+  CHECK_THAT(extracted.out, Catch::Contains("1696 bytes"));
+}
+
+TEST_CASE("bad input gives one line naming the file and a non-zero exit", "[cli][errors]") {
+  auto missing = run_etscope("pte /nonexistent.pte");
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err == "etscope: /nonexistent.pte: no such file\n");
+  auto wrong = run_etscope("pte " + real_artifact("xor_training.ptd"));
+  CHECK(wrong.exit_code == 1);
+  CHECK(wrong.err.find('\n') == wrong.err.size() - 1);
+  CHECK_THAT(wrong.err, Catch::Contains("xor_training.ptd: not an ExecuTorch program"));
+  auto plan = run_etscope("pte --plan nope " + real_artifact("add.pte"));
+  CHECK(plan.exit_code == 1);
+  CHECK_THAT(plan.err, Catch::Contains("no method named 'nope' (methods: forward)"));
+  auto dir = run_etscope("pte /tmp");
+  CHECK(dir.exit_code == 1);
+  CHECK_THAT(dir.err, Catch::Contains("is a directory"));
+  auto usage = run_etscope("pte");
+  CHECK(usage.exit_code == 2);
+}

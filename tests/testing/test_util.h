@@ -1,0 +1,40 @@
+// Helpers shared by the etscope tests: where test data lives, loading it, running the CLI.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "etscope/formats/blob.h"
+
+namespace etscope::testing {
+
+/// Path of a file in tests/data/real (copies of ../shared/real-artifacts).
+std::string real_artifact(const std::string& name);
+
+/// Path of a file under tests/fixtures/executorch (made by samples/export).
+std::string fixture(const std::string& relative);
+
+/// Every real artifact file name with one of the given extensions (".pte", ".ptd", ...).
+std::vector<std::string> real_artifacts_with_extension(const std::string& extension);
+
+/// Reads a file, failing the current test if it cannot.
+std::shared_ptr<const Blob> load(const std::string& path);
+
+/// A copy of `bytes` as a named in-memory blob.
+std::shared_ptr<const Blob> blob_of(const std::vector<uint8_t>& bytes, const std::string& name = "test.bin");
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+/// Runs build/bin/etscope with `args` (a shell-quoted argument string), capturing both streams.
+CommandResult run_etscope(const std::string& args);
+
+/// A fresh empty directory under the build tree for a test's output files.
+std::string temp_dir(const std::string& name);
+
+}  // namespace etscope::testing
