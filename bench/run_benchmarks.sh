@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs etscope's benchmarks and prints their figures. Not part of the test suite.
+#   bench/run_benchmarks.sh [BUILD_DIR]
+# Reference side: when the fixtures' virtualenv exists (build/export-venv, made by
+# samples/export/make_fixtures.sh), ExecuTorch's own Python deserializer is timed on the same
+# files in the same run and the ratio is printed.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${1:-$root/build}"
+venv="${ETSCOPE_EXPORT_VENV:-$root/build/export-venv}"
+out="$build/bench"
+mkdir -p "$out"
+
+echo "== machine"
+echo "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/Mem:/{print $2}') GiB"
+echo
+echo "== etscope pte on synthetic 2 MB programs"
+"$build/bin/pte_bench" generate "$out"
+python_bin=""
+[ -x "$venv/bin/python" ] && python_bin="$venv/bin/python"
+python3 "$root/bench/time_pte.py" --etscope "$build/bin/etscope" ${python_bin:+--reference-python "$python_bin"} \
+  "$out/structure_2mb.pte" "$out/weights_2mb.pte" "$root"/tests/data/real/*.pte
+echo
+echo "== in-process breakdown"
+"$build/bin/pte_bench" time "$out/structure_2mb.pte" 20
