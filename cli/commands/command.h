@@ -24,5 +24,7 @@ class Command {
 std::unique_ptr<Command> make_pte_command();
 std::unique_ptr<Command> make_ptd_command();
 std::unique_ptr<Command> make_bpte_command();
+std::unique_ptr<Command> make_memory_command();
+std::unique_ptr<Command> make_run_command();
 
 }  // namespace etscope::cli

@@ -1,0 +1,141 @@
+// etscope memory: memory arenas, lifetimes, peaks and conflicts of a .pte, from the file alone.
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "commands/command.h"
+#include "etscope/formats/pte_reader.h"
+#include "etscope/inspect/debug_buffer_planner.h"
+#include "etscope/inspect/memory_chrome_trace.h"
+#include "etscope/inspect/memory_plan.h"
+#include "etscope/inspect/memory_svg.h"
+#include "render/memory_json.h"
+#include "render/memory_text.h"
+
+namespace etscope::cli {
+namespace {
+
+bool has_planned_memory(const ExecutionPlan& plan) {
+  if (plan.arena_count() > 0) return true;
+  for (const Value& v : plan.values) {
+    if (v.kind == ValueKind::kTensor && v.tensor.allocation) return true;
+  }
+  return false;
+}
+
+Status write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  if (f) f << text;
+  if (!f) return Error(ErrorCode::kIo, path + ": cannot write");
+  return ok_status();
+}
+
+class MemoryCommand final : public Command {
+ public:
+  CLI::App* add_to(CLI::App& app) override {
+    CLI::App* sub = app.add_subcommand(
+        "memory", "Memory arenas of a program: lifetimes, peaks, conflicts, debug-buffer size (see docs/memory.md)");
+    sub->add_option("file", file_, "Program file (.pte)")->required();
+    sub->add_option("--plan", plan_, "Only this method (default: every method with planned memory)");
+    sub->add_flag("--json", json_, "Print one JSON object (see docs/memory.md)");
+    sub->add_option("--top", top_, "How many of the largest tensors to list (default 10)")
+        ->check(CLI::NonNegativeNumber);
+    sub->add_option("--svg", svg_, "Write an SVG arena picture (x = byte offset, y = instruction step)");
+    sub->add_option("--chrome-trace", trace_,
+                    "Write a Chrome trace in the form of ExecuTorch's activation memory profiler");
+    return sub;
+  }
+
+  Result<int> run() override {
+    ETSCOPE_ASSIGN_OR_RETURN(Program program, PteReader::open(file_));
+    std::vector<const ExecutionPlan*> plans;
+    if (!plan_.empty()) {
+      const ExecutionPlan* p = program.find_plan(plan_);
+      if (p == nullptr) {
+        std::string names;
+        for (const auto& plan : program.plans) names += (names.empty() ? "" : ", ") + plan.name;
+        return Error(ErrorCode::kNotFound,
+                     program.name() + ": no method named '" + plan_ + "' (methods: " + names + ")");
+      }
+      plans.push_back(p);
+    } else {
+      for (const ExecutionPlan& p : program.plans) {
+        if (has_planned_memory(p)) plans.push_back(&p);
+      }
+    }
+
+    std::vector<inspect::MemoryPlan> models;
+    std::vector<inspect::DebugBufferPlan> debug;
+    for (const ExecutionPlan* p : plans) {
+      ETSCOPE_ASSIGN_OR_RETURN(inspect::MemoryPlan m, inspect::MemoryPlan::build(program, *p));
+      models.push_back(std::move(m));
+      debug.push_back(inspect::DebugBufferPlanner::plan(*p));
+    }
+
+    // Errors first, on stderr, so they are seen even when stdout is JSON or piped away.
+    int exit_code = 0;
+    std::set<std::string> reported(program.problems.begin(), program.problems.end());
+    auto error_line = [&](const std::string& what) {
+      std::cout.flush();
+      std::cerr << "etscope: " << program.name() << ": error: " << what << "\n";
+      exit_code = 1;
+    };
+    for (const std::string& p : program.problems) error_line(p);
+    for (const auto& m : models) {
+      for (const std::string& p : m.problems()) {
+        if (reported.insert(p).second) error_line(p);
+      }
+      for (const auto& c : m.conflicts()) {
+        std::cerr << "CONFLICT: " << program.name() << ": " << c.message << "\n";
+        exit_code = 1;
+      }
+    }
+
+    if (json_) {
+      Json out{{"file", program.name()}, {"plans", Json::array()}, {"problems", program.problems}};
+      for (size_t i = 0; i < models.size(); ++i) out["plans"].push_back(memory_plan_json(models[i], debug[i], top_));
+      std::cout << dump_json(out) << "\n";
+    } else {
+      std::cout << program.name() << ": " << program.plans.size() << " method"
+                << (program.plans.size() == 1 ? "" : "s") << ", " << models.size() << " with planned memory\n";
+      for (size_t i = 0; i < models.size(); ++i) {
+        std::cout << "\n";
+        print_memory_summary(std::cout, models[i], debug[i], top_);
+        for (size_t k = 0; k < models[i].arenas().size(); ++k) print_arena_map(std::cout, models[i], k);
+      }
+    }
+
+    if (!svg_.empty() || !trace_.empty()) {
+      if (models.empty()) {
+        return Error(ErrorCode::kInvalidArgument, program.name() + ": no method has planned memory to draw");
+      }
+      const inspect::MemoryPlan& m = models.front();
+      if (!svg_.empty()) {
+        inspect::MemorySvgOptions options;
+        options.title = program.name();
+        ETSCOPE_TRY(write_file(svg_, inspect::memory_svg(m, options)));
+        if (!json_) std::cout << "\nwrote " << svg_ << " (method " << m.plan_name() << ")\n";
+      }
+      if (!trace_.empty()) {
+        ETSCOPE_TRY(write_file(trace_, inspect::memory_chrome_trace(m)));
+        if (!json_) std::cout << (svg_.empty() ? "\n" : "") << "wrote " << trace_ << " (method " << m.plan_name()
+                              << ", " << inspect::memory_chrome_trace_event_count(m) << " events)\n";
+      }
+    }
+    return exit_code;
+  }
+
+ private:
+  std::string file_;
+  std::string plan_;
+  std::string svg_;
+  std::string trace_;
+  bool json_ = false;
+  size_t top_ = 10;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_memory_command() { return std::make_unique<MemoryCommand>(); }
+
+}  // namespace etscope::cli

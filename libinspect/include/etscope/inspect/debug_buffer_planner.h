@@ -1,0 +1,47 @@
+// DebugBufferPlanner: how big ETDump's debug buffer must be for one execution of a plan, so the
+// buffer can be sized before a run instead of after an OutOfResources.
+//
+// At the intermediate-outputs level the event tracer logs, per execution: every out tensor of
+// every KernelCall (each tensor of a TensorList out argument), every tensor argument of every
+// DelegateCall, then the method's output tensors once more (marked as outputs). At the
+// program-outputs level it logs only the latter. A buffer data sink writes each tensor at the next
+// `alignment`-byte boundary after the previous one (64 by default, assuming the buffer itself
+// starts 64-byte aligned); empty tensors take no space. Dynamic tensors count at their upper
+// bound, the shape the .pte records.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "etscope/formats/program.h"
+
+namespace etscope::inspect {
+
+struct DebugBufferEntry {
+  int64_t step = -1;      ///< Instruction step that logs it; the instruction count for outputs.
+  int32_t value = -1;     ///< Value index of the tensor.
+  uint64_t nbytes = 0;    ///< Bytes written (unaligned).
+  uint64_t offset = 0;    ///< Where the sink writes it.
+  bool output = false;    ///< Logged as a method output.
+};
+
+struct DebugBufferLevel {
+  std::vector<DebugBufferEntry> entries;  ///< In logging order.
+  uint64_t bytes_needed = 0;              ///< End of the last write: the minimum buffer size.
+  uint64_t data_bytes = 0;                ///< Sum of the unaligned sizes.
+};
+
+struct DebugBufferPlan {
+  uint64_t alignment = 64;
+  DebugBufferLevel intermediate;     ///< Intermediate-outputs level, one execution.
+  DebugBufferLevel program_outputs;  ///< Program-outputs level, one execution.
+};
+
+class DebugBufferPlanner {
+ public:
+  /// Lays out one execution of `plan` at both levels. Never fails; non-tensor values (ints,
+  /// lists of ints) are not written to the buffer and are skipped.
+  static DebugBufferPlan plan(const ExecutionPlan& plan, uint64_t alignment = 64);
+};
+
+}  // namespace etscope::inspect

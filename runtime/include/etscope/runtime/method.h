@@ -1,0 +1,73 @@
+// Method: one loaded execution plan of a program, ready to execute repeatedly.
+//
+// Loading does all the work that may allocate or fail on bad data: values are built, arenas are
+// allocated and sized from non_const_buffer_sizes (memory ids are 1-based), constants point into
+// the program's bytes, external tensors into the .ptd files, initial values are copied into
+// planned memory, kernels are resolved (every missing one reported at once), and each
+// instruction's scratch space is reserved. execute() then runs without heap allocation.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "etscope/formats/flat_tensor.h"
+#include "etscope/formats/program.h"
+#include "etscope/formats/result.h"
+#include "etscope/runtime/event_tracer.h"
+#include "etscope/runtime/evalue.h"
+#include "etscope/runtime/kernel.h"
+
+namespace etscope::rt {
+
+struct MethodOptions {
+  /// Tensor-data files searched, in order, for external tensors. Must outlive the Method.
+  std::vector<const TensorDataFile*> external_data;
+  /// Receives the load and execution events; may be null. Must outlive the Method.
+  EventTracer* tracer = nullptr;
+  /// Kernels to resolve operators against; null means KernelRegistry::portable().
+  const KernelRegistry* kernels = nullptr;
+};
+
+class Method {
+ public:
+  /// Loads the plan called `name` of `program` (which must outlive the Method).
+  /// Errors: kNotFound (no such method), kNotSupported (a delegate call, unbounded dynamic shapes,
+  /// missing kernels: "missing kernels: a, b"), kCorrupt (invalid program), kInvalidArgument
+  /// (external data missing or with another layout). Messages name the program file.
+  static Result<std::unique_ptr<Method>> load(const Program& program, const std::string& name,
+                                              const MethodOptions& options = {});
+  ~Method();
+  Method(const Method&) = delete;
+  Method& operator=(const Method&) = delete;
+
+  const std::string& name() const;
+  size_t num_inputs() const;
+  size_t num_outputs() const;
+  /// The input's value (its tensor's dtype and shape tell what set_input expects).
+  const EValue& input(size_t i) const;
+  const EValue& output(size_t i) const;
+
+  /// Sets tensor input `i` from dense bytes in the input's dtype and `sizes` (empty: keep the
+  /// planned sizes). Planned inputs are copied; unplanned ones borrow `data`, which must then
+  /// stay valid through execute(). Errors: index out of range, not a tensor, wrong byte count or
+  /// sizes not allowed by the tensor.
+  Status set_input(size_t i, std::span<const uint8_t> data, std::span<const int64_t> sizes = {});
+  /// Sets a scalar input (Int, Double or Bool); it must equal the value the program was traced with.
+  Status set_scalar_input(size_t i, const EValue& value);
+
+  /// Runs every chain once. Fails if an input is unset or a kernel fails; the message names the
+  /// instruction and operator.
+  Status execute();
+
+  /// Number of instructions over all chains.
+  size_t instruction_count() const;
+
+ private:
+  struct Impl;
+  explicit Method(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace etscope::rt

@@ -1,0 +1,85 @@
+// add, sub, mul, div (Tensor and Scalar overloads, with alpha where the schema has it).
+#include "kernels/register.h"
+#include "kernels/util/elementwise_util.h"
+
+namespace etscope::rt::kernels {
+namespace {
+
+// Scalar operands do not promote a tensor's dtype (ATen's "wrapped number" rule): compute with
+// the tensor's dtype unless the scalar is a float and the tensor is integral.
+template <typename Op>
+void binary(KernelContext& ctx, Args args, bool scalar_other, bool has_alpha, const char* name, Op op) {
+  const size_t n_in = 2 + (has_alpha ? 1 : 0);
+  if (!check_arg_count(ctx, args, n_in + 1, name)) return;
+  TensorImpl* a = tensor_arg(ctx, args, 0, name);
+  TensorImpl* out = tensor_arg(ctx, args, n_in, name);
+  if (a == nullptr || out == nullptr) return;
+  const double alpha = has_alpha ? args[2]->scalar_as_double() : 1.0;
+  if (scalar_other) {
+    const EValue& sv = *args[1];
+    const double value = sv.scalar_as_double() * alpha;
+    // The scalar takes the tensor's dtype when that keeps it exact (so the same-dtype fast path
+    // applies); a float scalar with an integral tensor computes in double.
+    const ScalarType st = is_supported_dtype(a->dtype()) && (is_floating(a->dtype()) || sv.tag != Tag::kDouble)
+                              ? a->dtype()
+                              : ScalarType::kDouble;
+    TensorImpl scalar;
+    alignas(8) uint8_t storage[8] = {};
+    (void)scalar.init(st, {}, {}, false, sizeof(storage));
+    scalar.set_data(storage);
+    store_from<double>(st, storage, 0, value);
+    binary_elementwise(ctx, *a, scalar, *out, name, op);
+    return;
+  }
+  TensorImpl* b = tensor_arg(ctx, args, 1, name);
+  if (b == nullptr) return;
+  if (alpha == 1.0) {
+    binary_elementwise(ctx, *a, *b, *out, name, op);
+  } else {
+    binary_elementwise(ctx, *a, *b, *out, name, [&](auto x, auto y) { return op(x, static_cast<decltype(y)>(y * alpha)); });
+  }
+}
+
+void add_out(KernelContext& ctx, Args args) { binary(ctx, args, false, true, "add.out", [](auto a, auto b) { return a + b; }); }
+void add_scalar_out(KernelContext& ctx, Args args) { binary(ctx, args, true, true, "add.Scalar_out", [](auto a, auto b) { return a + b; }); }
+void sub_out(KernelContext& ctx, Args args) { binary(ctx, args, false, true, "sub.out", [](auto a, auto b) { return a - b; }); }
+void sub_scalar_out(KernelContext& ctx, Args args) { binary(ctx, args, true, true, "sub.Scalar_out", [](auto a, auto b) { return a - b; }); }
+void mul_out(KernelContext& ctx, Args args) { binary(ctx, args, false, false, "mul.out", [](auto a, auto b) { return a * b; }); }
+void mul_scalar_out(KernelContext& ctx, Args args) { binary(ctx, args, true, false, "mul.Scalar_out", [](auto a, auto b) { return a * b; }); }
+
+// div.out is true division: integer inputs divide as floating point into a floating out.
+void div_out(KernelContext& ctx, Args args) {
+  binary(ctx, args, false, false, "div.out", [](auto a, auto b) {
+    using T = decltype(a);
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<double>(a) / static_cast<double>(b);
+    } else {
+      return a / b;
+    }
+  });
+}
+void div_scalar_out(KernelContext& ctx, Args args) {
+  binary(ctx, args, true, false, "div.Scalar_out", [](auto a, auto b) {
+    using T = decltype(a);
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<double>(a) / static_cast<double>(b);
+    } else {
+      return a / b;
+    }
+  });
+}
+
+}  // namespace
+
+void register_binary_kernels(KernelRegistry& r) {
+  r.add("aten::add.out", {add_out});
+  r.add("aten::add.Scalar_out", {add_scalar_out});
+  r.add("aten::sub.out", {sub_out});
+  r.add("aten::sub.Scalar_out", {sub_scalar_out});
+  r.add("aten::mul.out", {mul_out});
+  r.add("aten::mul.Scalar_out", {mul_scalar_out});
+  r.add("aten::div.out", {div_out});
+  r.add("aten::div.Scalar_out", {div_scalar_out});
+}
+
+}  // namespace etscope::rt::kernels

@@ -1,0 +1,122 @@
+// Comparisons with a scalar (eq, ne, lt, le, gt, ge .Scalar_out) and where.self_out.
+#include "kernels/register.h"
+#include "kernels/util/elementwise_util.h"
+
+namespace etscope::rt::kernels {
+namespace {
+
+// <cmp>.Scalar_out(self, other, out): out (usually bool) = self <cmp> other. An integral tensor
+// compared with an Int or Bool scalar compares exactly in int64; everything else in double.
+template <typename Cmp>
+void compare_scalar(KernelContext& ctx, Args args, const char* op, Cmp cmp) {
+  if (!check_arg_count(ctx, args, 3, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 2, op);
+  if (!in || !out || !require_contiguous(ctx, op, {in, out})) return;
+  const EValue& s = *args[1];
+  if (s.tag != Tag::kInt && s.tag != Tag::kDouble && s.tag != Tag::kBool) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: other must be a scalar", op);
+    return;
+  }
+  if (!is_supported_dtype(in->dtype()) || !is_supported_dtype(out->dtype())) {
+    ctx.fail(ErrorCode::kNotSupported, "%s: unsupported dtypes %s -> %s", op, scalar_type_name(in->dtype()).c_str(),
+             scalar_type_name(out->dtype()).c_str());
+    return;
+  }
+  if (!resize_or_fail(ctx, out, in->sizes(), op)) return;
+  const int64_t n = in->numel();
+  dispatch_real_and_bool(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = in->data_as<T>();
+    auto run = [&](auto rhs) {
+      if (out->dtype() == ScalarType::kBool) {
+        bool* y = out->data_as<bool>();
+        for (int64_t i = 0; i < n; ++i) y[i] = cmp(static_cast<decltype(rhs)>(x[i]), rhs);
+      } else {
+        for (int64_t i = 0; i < n; ++i) store_from<bool>(out->dtype(), out->data(), i, cmp(static_cast<decltype(rhs)>(x[i]), rhs));
+      }
+    };
+    if (std::is_integral_v<T> && s.tag != Tag::kDouble) {
+      run(static_cast<int64_t>(s.tag == Tag::kBool ? (s.scalar.b ? 1 : 0) : s.scalar.i));
+    } else if (std::is_same_v<T, float> && s.tag != Tag::kDouble) {
+      run(static_cast<float>(s.scalar_as_double()));
+    } else {
+      run(s.scalar_as_double());
+    }
+  });
+}
+
+void eq_scalar_out(KernelContext& ctx, Args args) { compare_scalar(ctx, args, "eq.Scalar_out", [](auto a, auto b) { return a == b; }); }
+void ne_scalar_out(KernelContext& ctx, Args args) { compare_scalar(ctx, args, "ne.Scalar_out", [](auto a, auto b) { return a != b; }); }
+void lt_scalar_out(KernelContext& ctx, Args args) { compare_scalar(ctx, args, "lt.Scalar_out", [](auto a, auto b) { return a < b; }); }
+void le_scalar_out(KernelContext& ctx, Args args) { compare_scalar(ctx, args, "le.Scalar_out", [](auto a, auto b) { return a <= b; }); }
+void gt_scalar_out(KernelContext& ctx, Args args) { compare_scalar(ctx, args, "gt.Scalar_out", [](auto a, auto b) { return a > b; }); }
+void ge_scalar_out(KernelContext& ctx, Args args) { compare_scalar(ctx, args, "ge.Scalar_out", [](auto a, auto b) { return a >= b; }); }
+
+// where.self_out(condition, self, other, out): out = condition ? self : other, the three
+// broadcast together.
+void where_self_out(KernelContext& ctx, Args args) {
+  const char* op = "where.self_out";
+  if (!check_arg_count(ctx, args, 4, op)) return;
+  TensorImpl* cond = tensor_arg(ctx, args, 0, op);
+  TensorImpl* a = tensor_arg(ctx, args, 1, op);
+  TensorImpl* b = tensor_arg(ctx, args, 2, op);
+  TensorImpl* out = tensor_arg(ctx, args, 3, op);
+  if (!cond || !a || !b || !out || !require_contiguous(ctx, op, {cond, a, b, out})) return;
+  if ((cond->dtype() != ScalarType::kBool && cond->dtype() != ScalarType::kByte) || !is_supported_dtype(a->dtype()) ||
+      !is_supported_dtype(b->dtype()) || !is_supported_dtype(out->dtype())) {
+    ctx.fail(ErrorCode::kNotSupported, "%s: condition must be bool and values real or bool", op);
+    return;
+  }
+  std::array<int64_t, kMaxDims> s1{}, s2{};
+  int d1 = 0, d2 = 0;
+  if (!broadcast_shape(cond->sizes(), a->sizes(), &s1, &d1) ||
+      !broadcast_shape({s1.data(), static_cast<size_t>(d1)}, b->sizes(), &s2, &d2)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: shapes do not broadcast", op);
+    return;
+  }
+  if (!resize_or_fail(ctx, out, {s2.data(), static_cast<size_t>(d2)}, op)) return;
+  const int64_t n = out->numel();
+  const uint8_t* c = cond->data_as<uint8_t>();
+  BroadcastIndex ic(out->sizes(), cond->sizes()), ia(out->sizes(), a->sizes()), ib(out->sizes(), b->sizes());
+  if (a->dtype() == out->dtype() && b->dtype() == out->dtype()) {
+    dispatch_real_and_bool(out->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* pa = a->data_as<T>();
+      const T* pb = b->data_as<T>();
+      T* y = out->data_as<T>();
+      if (cond->numel() == n && a->numel() == n && b->numel() == n) {
+        for (int64_t i = 0; i < n; ++i) y[i] = c[i] ? pa[i] : pb[i];
+        return;
+      }
+      for (int64_t i = 0; i < n; ++i, ic.advance(), ia.advance(), ib.advance()) {
+        y[i] = c[ic.index()] ? pa[ia.index()] : pb[ib.index()];
+      }
+    });
+    return;
+  }
+  const bool integral = !is_floating(out->dtype());
+  for (int64_t i = 0; i < n; ++i, ic.advance(), ia.advance(), ib.advance()) {
+    const TensorImpl* src = c[ic.index()] ? a : b;
+    const int64_t j = c[ic.index()] ? ia.index() : ib.index();
+    if (integral) {
+      store_from<int64_t>(out->dtype(), out->data(), i, load_as<int64_t>(src->dtype(), src->data(), j));
+    } else {
+      store_from<double>(out->dtype(), out->data(), i, load_as<double>(src->dtype(), src->data(), j));
+    }
+  }
+}
+
+}  // namespace
+
+void register_compare_kernels(KernelRegistry& r) {
+  r.add("aten::eq.Scalar_out", {eq_scalar_out});
+  r.add("aten::ne.Scalar_out", {ne_scalar_out});
+  r.add("aten::lt.Scalar_out", {lt_scalar_out});
+  r.add("aten::le.Scalar_out", {le_scalar_out});
+  r.add("aten::gt.Scalar_out", {gt_scalar_out});
+  r.add("aten::ge.Scalar_out", {ge_scalar_out});
+  r.add("aten::where.self_out", {where_self_out});
+}
+
+}  // namespace etscope::rt::kernels

@@ -1,0 +1,377 @@
+// convolution, convolution_backward: 2-D, NCHW, groups (depthwise included), stride, padding,
+// dilation; float32 and float64.
+//
+// The general path lowers each (batch, group) to one GEMM over an im2col buffer held in the
+// kernel's scratch; 1x1 stride-1 unpadded convolutions skip im2col (the input already is the
+// column matrix) and depthwise convolutions run a direct loop whose inner loop walks an output
+// row, so it vectorises. Transposed convolution is not supported.
+#include <algorithm>
+
+#include "kernels/register.h"
+#include "kernels/util/gemm.h"
+#include "kernels/util/kernel_util.h"
+
+namespace etscope::rt::kernels {
+namespace {
+
+struct ConvParams {
+  int64_t n = 0, c = 0, h = 0, w = 0;   // input
+  int64_t oc = 0, kh = 0, kw = 0;       // weight [oc, c / groups, kh, kw]
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  int64_t groups = 1;
+  int64_t oh = 0, ow = 0;
+
+  int64_t cg() const { return c / groups; }
+  int64_t ocg() const { return oc / groups; }
+  int64_t k() const { return cg() * kh * kw; }
+  int64_t ohw() const { return oh * ow; }
+  // The input plane already is the im2col matrix.
+  bool pointwise() const { return kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0; }
+  bool depthwise() const { return groups > 1 && cg() == 1; }
+};
+
+// Reads a one- or two-element int list (or an Int) without a context; false on other kinds.
+bool read_pair(const EValue& v, int64_t* a, int64_t* b) {
+  if (v.tag == Tag::kInt) {
+    *a = *b = v.scalar.i;
+    return true;
+  }
+  if (v.tag != Tag::kIntList || v.int_list.empty() || v.int_list.size() > 2) return false;
+  *a = v.int_list[0]->scalar.i;
+  *b = v.int_list[v.int_list.size() - 1]->scalar.i;
+  return true;
+}
+
+// Fills `p` from the input and weight tensors and the five arguments starting at args[first]
+// (stride, padding, dilation, transposed, output_padding) plus groups at args[first + 5].
+// Returns nullptr on success or a description of the problem.
+const char* parse_conv(const TensorImpl& in, const TensorImpl& weight, Args args, size_t first, ConvParams* p) {
+  if (args.size() < first + 6) return "too few arguments";
+  if (in.dim() != 4 || weight.dim() != 4) return "only 4-D (NCHW) input and weight are supported";
+  if (args[first + 3]->tag == Tag::kBool && args[first + 3]->scalar.b) return "transposed convolution is not supported";
+  if (!read_pair(*args[first], &p->sh, &p->sw) || !read_pair(*args[first + 1], &p->ph, &p->pw) ||
+      !read_pair(*args[first + 2], &p->dh, &p->dw)) {
+    return "stride, padding and dilation must be int lists of 1 or 2 items";
+  }
+  if (args[first + 5]->tag != Tag::kInt) return "groups must be an int";
+  p->groups = args[first + 5]->scalar.i;
+  p->n = in.size(0), p->c = in.size(1), p->h = in.size(2), p->w = in.size(3);
+  p->oc = weight.size(0), p->kh = weight.size(2), p->kw = weight.size(3);
+  if (p->sh <= 0 || p->sw <= 0 || p->dh <= 0 || p->dw <= 0 || p->ph < 0 || p->pw < 0) {
+    return "stride and dilation must be positive and padding non-negative";
+  }
+  if (p->groups <= 0 || p->c % p->groups != 0 || p->oc % p->groups != 0 || weight.size(1) != p->c / p->groups) {
+    return "input channels, weight shape and groups disagree";
+  }
+  const int64_t eh = p->dh * (p->kh - 1) + 1, ew = p->dw * (p->kw - 1) + 1;
+  if (p->h + 2 * p->ph < eh || p->w + 2 * p->pw < ew) return "kernel is larger than the padded input";
+  p->oh = (p->h + 2 * p->ph - eh) / p->sh + 1;
+  p->ow = (p->w + 2 * p->pw - ew) / p->sw + 1;
+  return nullptr;
+}
+
+// Output columns [lo, hi) whose input column ox * s + off lies inside [0, w).
+inline void valid_range(int64_t off, int64_t s, int64_t w, int64_t ow, int64_t* lo, int64_t* hi) {
+  *lo = off >= 0 ? 0 : (-off + s - 1) / s;
+  *hi = w - off <= 0 ? 0 : std::min(ow, (w - off + s - 1) / s);
+  if (*lo > *hi) *lo = *hi;
+}
+
+// col[(ci * kh + ki) * kw + kj][oy * ow + ox] = in[ci][oy * sh - ph + ki * dh][ox * sw - pw + kj * dw]
+template <typename T>
+void im2col(const ConvParams& p, const T* in, T* col) {
+  const int64_t ohw = p.ohw();
+  for (int64_t ci = 0; ci < p.cg(); ++ci) {
+    const T* plane = in + ci * p.h * p.w;
+    for (int64_t ki = 0; ki < p.kh; ++ki) {
+      for (int64_t kj = 0; kj < p.kw; ++kj) {
+        T* dst = col + ((ci * p.kh + ki) * p.kw + kj) * ohw;
+        const int64_t off = kj * p.dw - p.pw;
+        int64_t lo, hi;
+        valid_range(off, p.sw, p.w, p.ow, &lo, &hi);
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+          T* d = dst + oy * p.ow;
+          const int64_t iy = oy * p.sh - p.ph + ki * p.dh;
+          if (iy < 0 || iy >= p.h) {
+            std::fill(d, d + p.ow, T(0));
+            continue;
+          }
+          const T* row = plane + iy * p.w + off;
+          std::fill(d, d + lo, T(0));
+          if (p.sw == 1) {
+            std::copy(row + lo, row + hi, d + lo);
+          } else {
+            for (int64_t ox = lo; ox < hi; ++ox) d[ox] = row[ox * p.sw];
+          }
+          std::fill(d + hi, d + p.ow, T(0));
+        }
+      }
+    }
+  }
+}
+
+// The adjoint of im2col: in[...] += col[...]; `in` must be zeroed first.
+template <typename T>
+void col2im(const ConvParams& p, const T* col, T* in) {
+  const int64_t ohw = p.ohw();
+  for (int64_t ci = 0; ci < p.cg(); ++ci) {
+    T* plane = in + ci * p.h * p.w;
+    for (int64_t ki = 0; ki < p.kh; ++ki) {
+      for (int64_t kj = 0; kj < p.kw; ++kj) {
+        const T* src = col + ((ci * p.kh + ki) * p.kw + kj) * ohw;
+        const int64_t off = kj * p.dw - p.pw;
+        int64_t lo, hi;
+        valid_range(off, p.sw, p.w, p.ow, &lo, &hi);
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+          const int64_t iy = oy * p.sh - p.ph + ki * p.dh;
+          if (iy < 0 || iy >= p.h) continue;
+          T* row = plane + iy * p.w + off;
+          const T* s = src + oy * p.ow;
+          if (p.sw == 1) {
+            for (int64_t ox = lo; ox < hi; ++ox) row[ox] += s[ox];
+          } else {
+            for (int64_t ox = lo; ox < hi; ++ox) row[ox * p.sw] += s[ox];
+          }
+        }
+      }
+    }
+  }
+}
+
+// Depthwise (one input channel per group): out channel o reads input channel o / multiplier.
+template <typename T>
+void depthwise_forward(const ConvParams& p, const T* in, const T* weight, const T* bias, T* out) {
+  const int64_t mult = p.ocg();
+  for (int64_t b = 0; b < p.n; ++b) {
+    for (int64_t o = 0; o < p.oc; ++o) {
+      const T* plane = in + (b * p.c + o / mult) * p.h * p.w;
+      const T* wk = weight + o * p.kh * p.kw;
+      T* op = out + (b * p.oc + o) * p.ohw();
+      std::fill(op, op + p.ohw(), bias != nullptr ? bias[o] : T(0));
+      for (int64_t oy = 0; oy < p.oh; ++oy) {
+        T* orow = op + oy * p.ow;
+        for (int64_t ki = 0; ki < p.kh; ++ki) {
+          const int64_t iy = oy * p.sh - p.ph + ki * p.dh;
+          if (iy < 0 || iy >= p.h) continue;
+          for (int64_t kj = 0; kj < p.kw; ++kj) {
+            const T wv = wk[ki * p.kw + kj];
+            const int64_t off = kj * p.dw - p.pw;
+            int64_t lo, hi;
+            valid_range(off, p.sw, p.w, p.ow, &lo, &hi);
+            const T* irow = plane + iy * p.w + off;
+            if (p.sw == 1) {
+              for (int64_t ox = lo; ox < hi; ++ox) orow[ox] += wv * irow[ox];
+            } else {
+              for (int64_t ox = lo; ox < hi; ++ox) orow[ox] += wv * irow[ox * p.sw];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+bool same_float_dtype(KernelContext& ctx, const char* name, std::initializer_list<const TensorImpl*> ts) {
+  const ScalarType t0 = (*ts.begin())->dtype();
+  for (const TensorImpl* t : ts) {
+    if (t != nullptr && (t->dtype() != t0 || (t0 != ScalarType::kFloat && t0 != ScalarType::kDouble))) {
+      ctx.fail(ErrorCode::kNotSupported, "%s: only float32 or float64 tensors of one dtype are supported", name);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool scratch_ok(KernelContext& ctx, const char* name, size_t need) {
+  if (ctx.scratch().size() < need) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: needs %zu bytes of scratch, has %zu (shapes grew past the plan?)",
+             name, need, ctx.scratch().size());
+    return false;
+  }
+  return true;
+}
+
+// convolution.out(input, weight, bias?, stride, padding, dilation, transposed, output_padding,
+// groups, out)
+size_t convolution_scratch(Args args) {
+  if (args.size() < 10 || !args[0]->is_tensor() || !args[1]->is_tensor() || !args[0]->tensor || !args[1]->tensor) return 0;
+  ConvParams p;
+  if (parse_conv(*args[0]->tensor, *args[1]->tensor, args, 3, &p) != nullptr) return 0;
+  if (p.pointwise() || p.depthwise()) return 0;
+  return static_cast<size_t>(p.k() * p.ohw()) * args[0]->tensor->element_size();
+}
+
+void convolution_out(KernelContext& ctx, Args args) {
+  const char* name = "convolution.out";
+  if (!check_arg_count(ctx, args, 10, name)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, name);
+  TensorImpl* weight = tensor_arg(ctx, args, 1, name);
+  TensorImpl* bias = optional_tensor_arg(args, 2);
+  TensorImpl* out = tensor_arg(ctx, args, 9, name);
+  if (!in || !weight || !out || !require_contiguous(ctx, name, {in, weight, bias, out}) ||
+      !same_float_dtype(ctx, name, {in, weight, bias, out})) {
+    return;
+  }
+  ConvParams p;
+  if (const char* err = parse_conv(*in, *weight, args, 3, &p)) {
+    ctx.fail(ErrorCode::kNotSupported, "%s: %s", name, err);
+    return;
+  }
+  if (bias != nullptr && (bias->dim() != 1 || bias->size(0) != p.oc)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: bias must have shape [%lld]", name, static_cast<long long>(p.oc));
+    return;
+  }
+  const int64_t sizes[4] = {p.n, p.oc, p.oh, p.ow};
+  if (!resize_or_fail(ctx, out, sizes, name)) return;
+  const bool im2col_path = !p.pointwise() && !p.depthwise();
+  if (im2col_path && !scratch_ok(ctx, name, static_cast<size_t>(p.k() * p.ohw()) * in->element_size())) return;
+  dispatch_float(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = in->data_as<T>();
+    const T* wt = weight->data_as<T>();
+    const T* bs = bias != nullptr ? bias->data_as<T>() : nullptr;
+    T* y = out->data_as<T>();
+    if (p.depthwise()) {
+      depthwise_forward(p, x, wt, bs, y);
+      return;
+    }
+    T* col = reinterpret_cast<T*>(ctx.scratch().data());
+    const int64_t ohw = p.ohw(), k = p.k(), cg = p.cg(), ocg = p.ocg();
+    for (int64_t b = 0; b < p.n; ++b) {
+      for (int64_t g = 0; g < p.groups; ++g) {
+        const T* xg = x + (b * p.c + g * cg) * p.h * p.w;
+        T* yg = y + (b * p.oc + g * ocg) * ohw;
+        const T* cm = xg;
+        if (im2col_path) {
+          im2col(p, xg, col);
+          cm = col;
+        }
+        if (bs != nullptr) {
+          for (int64_t o = 0; o < ocg; ++o) std::fill(yg + o * ohw, yg + (o + 1) * ohw, bs[g * ocg + o]);
+        }
+        gemm(false, false, ocg, ohw, k, T(1), wt + g * ocg * k, cm, bs != nullptr ? T(1) : T(0), yg);
+      }
+    }
+  });
+}
+
+// convolution_backward.out(grad_output, input, weight, bias_sizes?, stride, padding, dilation,
+// transposed, output_padding, groups, output_mask, out0, out1, out2): grads of input, weight and
+// bias; an out whose mask bit is false is left untouched (it may be None).
+size_t convolution_backward_scratch(Args args) {
+  if (args.size() < 14 || !args[1]->is_tensor() || !args[2]->is_tensor() || !args[1]->tensor || !args[2]->tensor) return 0;
+  ConvParams p;
+  if (parse_conv(*args[1]->tensor, *args[2]->tensor, args, 4, &p) != nullptr) return 0;
+  if (p.pointwise()) return 0;
+  return static_cast<size_t>(p.k() * p.ohw()) * args[1]->tensor->element_size();
+}
+
+void convolution_backward_out(KernelContext& ctx, Args args) {
+  const char* name = "convolution_backward.out";
+  if (!check_arg_count(ctx, args, 14, name)) return;
+  TensorImpl* go = tensor_arg(ctx, args, 0, name);
+  TensorImpl* in = tensor_arg(ctx, args, 1, name);
+  TensorImpl* weight = tensor_arg(ctx, args, 2, name);
+  if (!go || !in || !weight) return;
+  bool mask[3] = {true, true, true};
+  if (args[10]->tag == Tag::kBoolList) {
+    if (args[10]->bool_list.size() != 3) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: output_mask must have 3 items", name);
+      return;
+    }
+    for (size_t i = 0; i < 3; ++i) mask[i] = args[10]->bool_list[i] != 0;
+  }
+  TensorImpl* gi = nullptr;
+  TensorImpl* gw = nullptr;
+  TensorImpl* gb = nullptr;
+  if (mask[0] && !(gi = tensor_arg(ctx, args, 11, name))) return;
+  if (mask[1] && !(gw = tensor_arg(ctx, args, 12, name))) return;
+  if (mask[2] && !(gb = tensor_arg(ctx, args, 13, name))) return;
+  if (!require_contiguous(ctx, name, {go, in, weight, gi, gw, gb}) ||
+      !same_float_dtype(ctx, name, {go, in, weight, gi, gw, gb})) {
+    return;
+  }
+  ConvParams p;
+  if (const char* err = parse_conv(*in, *weight, args, 4, &p)) {
+    ctx.fail(ErrorCode::kNotSupported, "%s: %s", name, err);
+    return;
+  }
+  const int64_t go_sizes[4] = {p.n, p.oc, p.oh, p.ow};
+  if (go->dim() != 4 || !std::equal(go_sizes, go_sizes + 4, go->sizes().begin())) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: grad_output must have shape [%lld, %lld, %lld, %lld]", name,
+             static_cast<long long>(p.n), static_cast<long long>(p.oc), static_cast<long long>(p.oh),
+             static_cast<long long>(p.ow));
+    return;
+  }
+  if (gi != nullptr && !resize_or_fail(ctx, gi, in->sizes(), name)) return;
+  if (gw != nullptr && !resize_or_fail(ctx, gw, weight->sizes(), name)) return;
+  const int64_t oc_size[1] = {p.oc};
+  if (gb != nullptr && !resize_or_fail(ctx, gb, oc_size, name)) return;
+  const bool need_col = !p.pointwise() && (gi != nullptr || gw != nullptr);
+  if (need_col && !scratch_ok(ctx, name, static_cast<size_t>(p.k() * p.ohw()) * in->element_size())) return;
+
+  dispatch_float(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* dy = go->data_as<T>();
+    const T* x = in->data_as<T>();
+    const T* wt = weight->data_as<T>();
+    T* col = reinterpret_cast<T*>(ctx.scratch().data());
+    const int64_t ohw = p.ohw(), k = p.k(), cg = p.cg(), ocg = p.ocg();
+    if (gb != nullptr) {
+      T* db = gb->data_as<T>();
+      for (int64_t o = 0; o < p.oc; ++o) {
+        double acc = 0;
+        for (int64_t b = 0; b < p.n; ++b) {
+          const T* row = dy + (b * p.oc + o) * ohw;
+          T part = 0;
+          for (int64_t i = 0; i < ohw; ++i) part += row[i];
+          acc += static_cast<double>(part);
+        }
+        db[o] = static_cast<T>(acc);
+      }
+    }
+    if (gw != nullptr) {
+      T* dw = gw->data_as<T>();
+      if (p.n == 0) std::fill(dw, dw + gw->numel(), T(0));
+      for (int64_t b = 0; b < p.n; ++b) {
+        for (int64_t g = 0; g < p.groups; ++g) {
+          const T* xg = x + (b * p.c + g * cg) * p.h * p.w;
+          const T* cm = xg;
+          if (!p.pointwise()) {
+            im2col(p, xg, col);
+            cm = col;
+          }
+          // dW_g [ocg, k] (+)= dY_g [ocg, ohw] * col^T [ohw, k]
+          gemm(false, true, ocg, k, ohw, T(1), dy + (b * p.oc + g * ocg) * ohw, cm, b == 0 ? T(0) : T(1),
+               dw + g * ocg * k);
+        }
+      }
+    }
+    if (gi != nullptr) {
+      T* dx = gi->data_as<T>();
+      for (int64_t b = 0; b < p.n; ++b) {
+        for (int64_t g = 0; g < p.groups; ++g) {
+          T* dxg = dx + (b * p.c + g * cg) * p.h * p.w;
+          const T* dyg = dy + (b * p.oc + g * ocg) * ohw;
+          // dcol [k, ohw] = W_g^T [k, ocg] * dY_g [ocg, ohw]
+          if (p.pointwise()) {
+            gemm(true, false, k, ohw, ocg, T(1), wt + g * ocg * k, dyg, T(0), dxg);
+          } else {
+            gemm(true, false, k, ohw, ocg, T(1), wt + g * ocg * k, dyg, T(0), col);
+            std::fill(dxg, dxg + cg * p.h * p.w, T(0));
+            col2im(p, col, dxg);
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void register_convolution_kernels(KernelRegistry& r) {
+  r.add("aten::convolution.out", {convolution_out, convolution_scratch});
+  r.add("aten::convolution_backward.out", {convolution_backward_out, convolution_backward_scratch});
+}
+
+}  // namespace etscope::rt::kernels

@@ -1,0 +1,115 @@
+// mm, addmm, bmm: float32 and float64 through the blocked GEMM.
+#include "kernels/register.h"
+#include "kernels/util/gemm.h"
+#include "kernels/util/kernel_util.h"
+
+namespace etscope::rt::kernels {
+namespace {
+
+bool float_dtypes(KernelContext& ctx, const char* name, std::initializer_list<const TensorImpl*> ts) {
+  const ScalarType t0 = (*ts.begin())->dtype();
+  for (const TensorImpl* t : ts) {
+    if (t->dtype() != t0 || (t0 != ScalarType::kFloat && t0 != ScalarType::kDouble)) {
+      ctx.fail(ErrorCode::kNotSupported, "%s: only float32 or float64 operands of one dtype are supported", name);
+      return false;
+    }
+  }
+  return true;
+}
+
+// mm.out(self, mat2, out)
+void mm_out(KernelContext& ctx, Args args) {
+  const char* name = "mm.out";
+  if (!check_arg_count(ctx, args, 3, name)) return;
+  TensorImpl* a = tensor_arg(ctx, args, 0, name);
+  TensorImpl* b = tensor_arg(ctx, args, 1, name);
+  TensorImpl* out = tensor_arg(ctx, args, 2, name);
+  if (!a || !b || !out || !require_contiguous(ctx, name, {a, b, out}) || !float_dtypes(ctx, name, {a, b, out})) return;
+  if (a->dim() != 2 || b->dim() != 2 || a->size(1) != b->size(0)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: expected [m,k] x [k,n] matrices", name);
+    return;
+  }
+  const int64_t sizes[2] = {a->size(0), b->size(1)};
+  if (!resize_or_fail(ctx, out, sizes, name)) return;
+  dispatch_float(a->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    gemm(false, false, a->size(0), b->size(1), a->size(1), T(1), a->data_as<T>(), b->data_as<T>(), T(0), out->data_as<T>());
+  });
+}
+
+// addmm.out(self, mat1, mat2, beta, alpha, out): out = beta * self + alpha * (mat1 @ mat2), with
+// self broadcast to [m, n] (usually a bias of shape [n]).
+void addmm_out(KernelContext& ctx, Args args) {
+  const char* name = "addmm.out";
+  if (!check_arg_count(ctx, args, 6, name)) return;
+  TensorImpl* self = tensor_arg(ctx, args, 0, name);
+  TensorImpl* a = tensor_arg(ctx, args, 1, name);
+  TensorImpl* b = tensor_arg(ctx, args, 2, name);
+  TensorImpl* out = tensor_arg(ctx, args, 5, name);
+  if (!self || !a || !b || !out || !require_contiguous(ctx, name, {self, a, b, out}) ||
+      !float_dtypes(ctx, name, {self, a, b, out})) {
+    return;
+  }
+  if (a->dim() != 2 || b->dim() != 2 || a->size(1) != b->size(0)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: expected [m,k] x [k,n] matrices", name);
+    return;
+  }
+  const int64_t m = a->size(0), n = b->size(1), k = a->size(1);
+  const int64_t sizes[2] = {m, n};
+  if (!resize_or_fail(ctx, out, sizes, name)) return;
+  const double beta = args[3]->scalar_as_double();
+  const double alpha = args[4]->scalar_as_double();
+  // self broadcasts to [m, n] from [n], [1, n], [m, 1], [m, n] or a scalar.
+  const int64_t srows = self->dim() == 2 ? self->size(0) : 1;
+  const int64_t scols = self->dim() >= 1 ? self->size(self->dim() - 1) : 1;
+  if ((srows != 1 && srows != m) || (scols != 1 && scols != n) || self->dim() > 2) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: self does not broadcast to [%lld, %lld]", name,
+             static_cast<long long>(m), static_cast<long long>(n));
+    return;
+  }
+  dispatch_float(a->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* s = self->data_as<T>();
+    T* o = out->data_as<T>();
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        o[i * n + j] = beta == 0.0 ? T(0) : static_cast<T>(beta) * s[(srows == 1 ? 0 : i) * scols + (scols == 1 ? 0 : j)];
+      }
+    }
+    gemm(false, false, m, n, k, static_cast<T>(alpha), a->data_as<T>(), b->data_as<T>(), T(1), o);
+  });
+}
+
+// bmm.out(self, mat2, out): batched [b,m,k] x [b,k,n].
+void bmm_out(KernelContext& ctx, Args args) {
+  const char* name = "bmm.out";
+  if (!check_arg_count(ctx, args, 3, name)) return;
+  TensorImpl* a = tensor_arg(ctx, args, 0, name);
+  TensorImpl* b = tensor_arg(ctx, args, 1, name);
+  TensorImpl* out = tensor_arg(ctx, args, 2, name);
+  if (!a || !b || !out || !require_contiguous(ctx, name, {a, b, out}) || !float_dtypes(ctx, name, {a, b, out})) return;
+  if (a->dim() != 3 || b->dim() != 3 || a->size(0) != b->size(0) || a->size(2) != b->size(1)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: expected [b,m,k] x [b,k,n]", name);
+    return;
+  }
+  const int64_t batch = a->size(0), m = a->size(1), k = a->size(2), n = b->size(2);
+  const int64_t sizes[3] = {batch, m, n};
+  if (!resize_or_fail(ctx, out, sizes, name)) return;
+  dispatch_float(a->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (int64_t i = 0; i < batch; ++i) {
+      gemm(false, false, m, n, k, T(1), a->data_as<T>() + i * m * k, b->data_as<T>() + i * k * n, T(0),
+           out->data_as<T>() + i * m * n);
+    }
+  });
+}
+
+}  // namespace
+
+void register_linear_algebra_kernels(KernelRegistry& r) {
+  r.add("aten::mm.out", {mm_out});
+  r.add("aten::addmm.out", {addmm_out});
+  r.add("aten::bmm.out", {bmm_out});
+}
+
+}  // namespace etscope::rt::kernels

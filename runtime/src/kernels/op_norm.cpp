@@ -1,0 +1,135 @@
+// _native_batch_norm_legit_no_training (inference batch norm over dim 1) and native_dropout.
+#include <atomic>
+#include <cmath>
+
+#include "kernels/register.h"
+#include "kernels/util/kernel_util.h"
+
+namespace etscope::rt::kernels {
+namespace {
+
+// _native_batch_norm_legit_no_training.out(input, weight?, bias?, running_mean, running_var,
+// momentum, eps, out0, out1, out2): out0 = (x - mean) / sqrt(var + eps) * weight + bias per
+// channel; out1 and out2 are the empty [0] tensors ATen returns in this mode.
+void batch_norm_no_training_out(KernelContext& ctx, Args args) {
+  const char* op = "_native_batch_norm_legit_no_training.out";
+  if (!check_arg_count(ctx, args, 10, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* weight = optional_tensor_arg(args, 1);
+  TensorImpl* bias = optional_tensor_arg(args, 2);
+  TensorImpl* mean = tensor_arg(ctx, args, 3, op);
+  TensorImpl* var = tensor_arg(ctx, args, 4, op);
+  TensorImpl* out = tensor_arg(ctx, args, 7, op);
+  if (!in || !mean || !var || !out || !require_contiguous(ctx, op, {in, weight, bias, mean, var, out})) return;
+  if (in->dim() < 2) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: input must have at least 2 dimensions", op);
+    return;
+  }
+  const int64_t c = in->size(1);
+  for (const TensorImpl* t : {weight, bias, mean, var}) {
+    if (t != nullptr && (t->dim() != 1 || t->size(0) != c)) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: weight, bias, running_mean and running_var must have shape [%lld]", op,
+               static_cast<long long>(c));
+      return;
+    }
+  }
+  for (const TensorImpl* t : {weight, bias, mean, var, out}) {
+    if (t != nullptr && t->dtype() != in->dtype()) {
+      ctx.fail(ErrorCode::kNotSupported, "%s: all tensors must share the input's dtype", op);
+      return;
+    }
+  }
+  const double eps = args[6]->scalar_as_double();
+  if (!resize_or_fail(ctx, out, in->sizes(), op)) return;
+  for (size_t i : {size_t{8}, size_t{9}}) {
+    TensorImpl* extra = optional_tensor_arg(args, i);
+    const int64_t empty[1] = {0};
+    if (extra != nullptr && extra->dim() == 1 && !resize_or_fail(ctx, extra, empty, op)) return;
+  }
+  const int64_t inner = in->numel() / std::max<int64_t>(in->size(0) * c, 1);
+  const bool ok = dispatch_float(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = in->data_as<T>();
+    T* y = out->data_as<T>();
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const double invstd = 1.0 / std::sqrt(static_cast<double>(var->data_as<T>()[ch]) + eps);
+      const double w = weight != nullptr ? static_cast<double>(weight->data_as<T>()[ch]) : 1.0;
+      const double b = bias != nullptr ? static_cast<double>(bias->data_as<T>()[ch]) : 0.0;
+      const T scale = static_cast<T>(invstd * w);
+      const T shift = static_cast<T>(b - static_cast<double>(mean->data_as<T>()[ch]) * invstd * w);
+      for (int64_t n = 0; n < in->size(0); ++n) {
+        const T* xp = x + (n * c + ch) * inner;
+        T* yp = y + (n * c + ch) * inner;
+        for (int64_t i = 0; i < inner; ++i) yp[i] = xp[i] * scale + shift;
+      }
+    }
+  });
+  if (!ok) ctx.fail(ErrorCode::kNotSupported, "%s: only float32 and float64 are supported", op);
+}
+
+// Dropout's random stream: SplitMix64 over a process-wide counter. The first call after process
+// start draws from seed 0x5EED; every element consumes one step, so a run of a program is
+// reproducible but (by design) does not reproduce ExecuTorch's or PyTorch's masks.
+std::atomic<uint64_t> g_dropout_state{0x5EEDull};
+
+inline uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// native_dropout.out(input, p, train?, out0, out1): in training, keeps each element with
+// probability 1 - p and scales kept ones by 1 / (1 - p); out1 is the bool keep mask. Otherwise
+// out0 = input and the mask is all true.
+void native_dropout_out(KernelContext& ctx, Args args) {
+  const char* op = "native_dropout.out";
+  if (!check_arg_count(ctx, args, 5, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 3, op);
+  TensorImpl* mask = tensor_arg(ctx, args, 4, op);
+  if (!in || !out || !mask || !require_contiguous(ctx, op, {in, out, mask})) return;
+  if (out->dtype() != in->dtype() || mask->dtype() != ScalarType::kBool) {
+    ctx.fail(ErrorCode::kNotSupported, "%s: out must have the input's dtype and mask must be bool", op);
+    return;
+  }
+  const double p = args[1]->scalar_as_double();
+  if (!(p >= 0.0 && p <= 1.0)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: p must be in [0, 1], got %g", op, p);
+    return;
+  }
+  const bool train = args[2]->tag == Tag::kBool && args[2]->scalar.b;
+  if (!resize_or_fail(ctx, out, in->sizes(), op) || !resize_or_fail(ctx, mask, in->sizes(), op)) return;
+  const int64_t n = in->numel();
+  bool* m = mask->data_as<bool>();
+  const bool ok = dispatch_float(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = in->data_as<T>();
+    T* y = out->data_as<T>();
+    if (!train) {
+      if (y != x) std::memmove(y, x, in->nbytes());
+      std::fill(m, m + n, true);
+      return;
+    }
+    const T scale = p < 1.0 ? static_cast<T>(1.0 / (1.0 - p)) : T(0);
+    const uint64_t start = g_dropout_state.fetch_add(static_cast<uint64_t>(n) * 0x9E3779B97F4A7C15ull);
+    for (int64_t i = 0; i < n; ++i) {
+      // 53 random bits -> uniform double in [0, 1).
+      const double u = static_cast<double>(splitmix64(start + static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull) >> 11) *
+                       (1.0 / 9007199254740992.0);
+      const bool keep = u >= p;
+      m[i] = keep;
+      y[i] = keep ? x[i] * scale : T(0);
+    }
+  });
+  if (!ok) ctx.fail(ErrorCode::kNotSupported, "%s: only float32 and float64 are supported", op);
+}
+
+}  // namespace
+
+void register_norm_kernels(KernelRegistry& r) {
+  r.add("aten::_native_batch_norm_legit_no_training.out", {batch_norm_no_training_out});
+  r.add("aten::native_dropout.out", {native_dropout_out});
+}
+
+}  // namespace etscope::rt::kernels

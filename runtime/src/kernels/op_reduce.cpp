@@ -1,0 +1,277 @@
+// Reductions over dimensions: sum, mean, argmax; and the dim-wise softmax / log_softmax.
+#include <cmath>
+#include <limits>
+
+#include "kernels/register.h"
+#include "kernels/util/elementwise_util.h"
+
+namespace etscope::rt::kernels {
+namespace {
+
+// Which dimensions of a contiguous input are reduced, and the walk over them.
+struct ReducePlan {
+  int kept = 0, reduced = 0;
+  std::array<int64_t, kMaxDims> kept_sizes{}, kept_strides{}, red_sizes{}, red_strides{};
+  int64_t out_numel = 1, red_numel = 1;
+};
+
+ReducePlan make_plan(const TensorImpl& in, uint32_t mask) {
+  ReducePlan p;
+  for (int d = 0; d < in.dim(); ++d) {
+    if (mask & (1u << d)) {
+      p.red_sizes[static_cast<size_t>(p.reduced)] = in.size(d);
+      p.red_strides[static_cast<size_t>(p.reduced++)] = in.stride(d);
+      p.red_numel *= in.size(d);
+    } else {
+      p.kept_sizes[static_cast<size_t>(p.kept)] = in.size(d);
+      p.kept_strides[static_cast<size_t>(p.kept++)] = in.stride(d);
+      p.out_numel *= in.size(d);
+    }
+  }
+  return p;
+}
+
+// Calls elem(out_index, in_offset) for every input element, grouped by output element in order.
+template <typename Begin, typename Elem, typename End>
+void for_each_reduction(const ReducePlan& p, Begin begin, Elem elem, End end) {
+  std::array<int64_t, kMaxDims> kc{}, rc{};
+  int64_t base = 0;
+  for (int64_t o = 0; o < p.out_numel; ++o) {
+    begin(o);
+    int64_t off = 0;
+    for (int64_t r = 0; r < p.red_numel; ++r) {
+      elem(o, base + off);
+      for (int d = p.reduced - 1; d >= 0; --d) {
+        const size_t i = static_cast<size_t>(d);
+        off += p.red_strides[i];
+        if (++rc[i] < p.red_sizes[i]) break;
+        off -= p.red_strides[i] * rc[i];
+        rc[i] = 0;
+      }
+    }
+    end(o);
+    for (int d = p.kept - 1; d >= 0; --d) {
+      const size_t i = static_cast<size_t>(d);
+      base += p.kept_strides[i];
+      if (++kc[i] < p.kept_sizes[i]) break;
+      base -= p.kept_strides[i] * kc[i];
+      kc[i] = 0;
+    }
+  }
+}
+
+// Reads the optional dim list at args[i] (None or [] = every dimension) into a bit mask and
+// resizes out to the reduced shape.
+bool reduce_dims(KernelContext& ctx, Args args, size_t i, const TensorImpl& in, bool keepdim, TensorImpl* out,
+                 uint32_t* mask, const char* op) {
+  *mask = 0;
+  IntList dims;
+  if (args[i]->tag != Tag::kNone && !int_list_arg(ctx, args, i, &dims, op)) return false;
+  const int rank = in.dim();
+  if (dims.size == 0) {
+    *mask = rank == 0 ? 0 : (rank >= 32 ? ~0u : (1u << rank) - 1);
+  }
+  for (size_t k = 0; k < dims.size; ++k) {
+    const int64_t d = normalize_dim(dims[k], rank);
+    if (d < 0 || (rank > 0 && (*mask & (1u << d)))) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: dim %lld is out of range or repeated", op, static_cast<long long>(dims[k]));
+      return false;
+    }
+    if (rank > 0) *mask |= 1u << d;
+  }
+  std::array<int64_t, kMaxDims> sizes{};
+  size_t n = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (*mask & (1u << d)) {
+      if (keepdim) sizes[n++] = 1;
+    } else {
+      sizes[n++] = in.size(d);
+    }
+  }
+  if (out->dim() != static_cast<int>(n)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: output has rank %d, the reduction gives rank %zu", op, out->dim(), n);
+    return false;
+  }
+  return resize_or_fail(ctx, out, {sizes.data(), n}, op);
+}
+
+// sum / mean: accumulate in int64 for integral outputs, in double otherwise.
+void sum_or_mean(KernelContext& ctx, Args args, bool mean, const char* op) {
+  if (!check_arg_count(ctx, args, 5, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 4, op);
+  if (!in || !out || !require_contiguous(ctx, op, {in, out})) return;
+  if (!is_supported_dtype(in->dtype()) || !is_supported_dtype(out->dtype()) || (mean && !is_floating(out->dtype()))) {
+    ctx.fail(ErrorCode::kNotSupported, "%s: unsupported dtypes %s -> %s", op, scalar_type_name(in->dtype()).c_str(),
+             scalar_type_name(out->dtype()).c_str());
+    return;
+  }
+  if (args[3]->tag == Tag::kInt && static_cast<ScalarType>(args[3]->scalar.i) != out->dtype()) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: dtype argument does not match the output's dtype", op);
+    return;
+  }
+  uint32_t mask = 0;
+  const bool keepdim = args[2]->tag == Tag::kBool && args[2]->scalar.b;
+  if (!reduce_dims(ctx, args, 1, *in, keepdim, out, &mask, op)) return;
+  const ReducePlan plan = make_plan(*in, mask);
+  dispatch_real_and_bool(in->dtype(), [&](auto in_tag) {
+    using I = typename decltype(in_tag)::type;
+    const I* x = in->data_as<I>();
+    auto run = [&](auto acc_tag) {
+      using A = typename decltype(acc_tag)::type;
+      A acc = 0;
+      for_each_reduction(
+          plan, [&](int64_t) { acc = 0; }, [&](int64_t, int64_t off) { acc += static_cast<A>(x[off]); },
+          [&](int64_t o) {
+            store_from<A>(out->dtype(), out->data(), o, mean ? acc / static_cast<A>(plan.red_numel) : acc);
+          });
+    };
+    if (is_floating(out->dtype())) {
+      run(TypeTag<double>{});
+    } else {
+      run(TypeTag<int64_t>{});
+    }
+  });
+}
+
+// sum.IntList_out(self, dim?, keepdim, dtype?, out)
+void sum_intlist_out(KernelContext& ctx, Args args) { sum_or_mean(ctx, args, false, "sum.IntList_out"); }
+// mean.out(self, dim?, keepdim, dtype?, out)
+void mean_out(KernelContext& ctx, Args args) { sum_or_mean(ctx, args, true, "mean.out"); }
+
+// argmax.out(self, dim?, keepdim, out): int64 index of the first maximum; NaN counts as the
+// maximum, as in ATen. dim None reduces the flattened tensor.
+void argmax_out(KernelContext& ctx, Args args) {
+  const char* op = "argmax.out";
+  if (!check_arg_count(ctx, args, 4, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 3, op);
+  if (!in || !out || !require_contiguous(ctx, op, {in, out})) return;
+  if (out->dtype() != ScalarType::kLong || !is_supported_dtype(in->dtype())) {
+    ctx.fail(ErrorCode::kNotSupported, "%s: needs a real input and an int64 output", op);
+    return;
+  }
+  if (in->numel() == 0) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: cannot take the argmax of an empty tensor", op);
+    return;
+  }
+  const bool keepdim = args[2]->tag == Tag::kBool && args[2]->scalar.b;
+  uint32_t mask = 0;
+  if (args[1]->tag == Tag::kNone) {
+    // Flattened: the output is a scalar (or all-ones with keepdim).
+    std::array<int64_t, kMaxDims> ones{};
+    ones.fill(1);
+    const size_t n = keepdim ? static_cast<size_t>(in->dim()) : 0;
+    if (out->dim() != static_cast<int>(n)) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: output rank does not match", op);
+      return;
+    }
+    if (!resize_or_fail(ctx, out, {ones.data(), n}, op)) return;
+    mask = in->dim() == 0 ? 0 : (1u << in->dim()) - 1;
+  } else {
+    if (args[1]->tag != Tag::kInt) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: dim must be an int or None", op);
+      return;
+    }
+    if (!reduce_dims(ctx, args, 1, *in, keepdim, out, &mask, op)) return;
+  }
+  const ReducePlan plan = make_plan(*in, mask);
+  int64_t* y = out->data_as<int64_t>();
+  dispatch_real_and_bool(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = in->data_as<T>();
+    T best{};
+    int64_t count = 0, best_i = 0;
+    bool done = false;
+    for_each_reduction(
+        plan, [&](int64_t) { count = 0, best_i = 0, done = false; },
+        [&](int64_t, int64_t off) {
+          const T v = x[off];
+          if (!done) {
+            if (count == 0 || v > best) {
+              best = v;
+              best_i = count;
+            }
+            if constexpr (std::is_floating_point_v<T>) {
+              if (std::isnan(v)) {
+                best_i = count;
+                done = true;
+              }
+            }
+          }
+          ++count;
+        },
+        [&](int64_t o) { y[o] = best_i; });
+  });
+}
+
+// Splits a contiguous tensor around `dim` into outer x n x inner.
+bool softmax_shape(KernelContext& ctx, Args args, const char* op, TensorImpl** in, TensorImpl** out, int64_t* outer,
+                   int64_t* n, int64_t* inner) {
+  if (!check_arg_count(ctx, args, 4, op)) return false;
+  *in = tensor_arg(ctx, args, 0, op);
+  *out = tensor_arg(ctx, args, 3, op);
+  if (!*in || !*out || !require_contiguous(ctx, op, {*in, *out})) return false;
+  if ((*in)->dtype() != (*out)->dtype() || !dispatch_float((*in)->dtype(), [](auto) {})) {
+    ctx.fail(ErrorCode::kNotSupported, "%s: only float32 or float64 input and output of one dtype", op);
+    return false;
+  }
+  const int64_t d = args[1]->tag == Tag::kInt ? normalize_dim(args[1]->scalar.i, (*in)->dim()) : -1;
+  if (d < 0) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: dim is out of range", op);
+    return false;
+  }
+  if (!resize_or_fail(ctx, *out, (*in)->sizes(), op)) return false;
+  *outer = 1, *inner = 1, *n = 1;
+  for (int i = 0; i < (*in)->dim(); ++i) {
+    if (i < d) *outer *= (*in)->size(i);
+    if (i == d) *n = (*in)->size(i);
+    if (i > d) *inner *= (*in)->size(i);
+  }
+  return true;
+}
+
+template <bool kLog>
+void softmax_impl(KernelContext& ctx, Args args, const char* op) {
+  TensorImpl* in = nullptr;
+  TensorImpl* out = nullptr;
+  int64_t outer = 0, n = 0, inner = 0;
+  if (!softmax_shape(ctx, args, op, &in, &out, &outer, &n, &inner)) return;
+  dispatch_float(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = in->data_as<T>();
+    T* y = out->data_as<T>();
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const T* xs = x + o * n * inner + i;
+        T* ys = y + o * n * inner + i;
+        T mx = -std::numeric_limits<T>::infinity();
+        for (int64_t k = 0; k < n; ++k) mx = std::max(mx, xs[k * inner]);
+        T sum = 0;
+        for (int64_t k = 0; k < n; ++k) sum += std::exp(xs[k * inner] - mx);
+        if constexpr (kLog) {
+          const T lse = mx + std::log(sum);
+          for (int64_t k = 0; k < n; ++k) ys[k * inner] = xs[k * inner] - lse;
+        } else {
+          for (int64_t k = 0; k < n; ++k) ys[k * inner] = std::exp(xs[k * inner] - mx) / sum;
+        }
+      }
+    }
+  });
+}
+
+// _log_softmax.out(self, dim, half_to_float, out) and _softmax.out (same arguments).
+void log_softmax_out(KernelContext& ctx, Args args) { softmax_impl<true>(ctx, args, "_log_softmax.out"); }
+void softmax_out(KernelContext& ctx, Args args) { softmax_impl<false>(ctx, args, "_softmax.out"); }
+
+}  // namespace
+
+void register_reduce_kernels(KernelRegistry& r) {
+  r.add("aten::sum.IntList_out", {sum_intlist_out});
+  r.add("aten::mean.out", {mean_out});
+  r.add("aten::argmax.out", {argmax_out});
+  r.add("aten::_log_softmax.out", {log_softmax_out});
+  r.add("aten::_softmax.out", {softmax_out});
+}
+
+}  // namespace etscope::rt::kernels

@@ -1,0 +1,20 @@
+#include "kernels/register.h"
+
+namespace etscope::rt {
+
+void register_portable_kernels(KernelRegistry& registry) {
+  kernels::register_binary_kernels(registry);
+  kernels::register_linear_algebra_kernels(registry);
+  kernels::register_activation_kernels(registry);
+  kernels::register_view_kernels(registry);
+  kernels::register_convolution_kernels(registry);
+  kernels::register_pool_kernels(registry);
+  kernels::register_reduce_kernels(registry);
+  kernels::register_compare_kernels(registry);
+  kernels::register_copy_kernels(registry);
+  kernels::register_index_kernels(registry);
+  kernels::register_norm_kernels(registry);
+  kernels::register_prim_kernels(registry);
+}
+
+}  // namespace etscope::rt

@@ -1,0 +1,124 @@
+// Elementwise loops over broadcast tensors. Same-dtype operands take a typed fast path; mixed
+// dtypes compute in int64 (all integral) or double (otherwise) and convert on store, following
+// ATen's promotion closely enough for the dtypes ExecuTorch programs use.
+#pragma once
+
+#include <type_traits>
+
+#include "kernels/util/broadcast_util.h"
+#include "kernels/util/kernel_util.h"
+
+namespace etscope::rt::kernels {
+
+inline bool is_floating(ScalarType t) {
+  return t == ScalarType::kFloat || t == ScalarType::kDouble || t == ScalarType::kHalf || t == ScalarType::kBFloat16;
+}
+
+/// Element i of a contiguous tensor's storage, converted to T. Unsupported dtypes read as 0; the
+/// callers check dtypes first with is_supported_dtype.
+template <typename T>
+inline T load_as(ScalarType dtype, const void* base, int64_t i) {
+  T out{};
+  dispatch_real_and_bool(dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    out = convert<T>(static_cast<const S*>(base)[i]);
+  });
+  return out;
+}
+
+template <typename T>
+inline void store_from(ScalarType dtype, void* base, int64_t i, T v) {
+  dispatch_real_and_bool(dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    static_cast<S*>(base)[i] = convert<S>(v);
+  });
+}
+
+inline bool is_supported_dtype(ScalarType t) {
+  return dispatch_real_and_bool(t, [](auto) {});
+}
+
+/// out = op(a, b) with broadcasting. `op` is a generic callable used at each compute type.
+/// Resizes out to the broadcast shape. Returns false (after failing ctx) on error.
+template <typename Op>
+bool binary_elementwise(KernelContext& ctx, const TensorImpl& a, const TensorImpl& b, TensorImpl& out,
+                        const char* name, Op op) {
+  if (!require_contiguous(ctx, name, {&a, &b, &out})) return false;
+  if (!is_supported_dtype(a.dtype()) || !is_supported_dtype(b.dtype()) || !is_supported_dtype(out.dtype())) {
+    ctx.fail(ErrorCode::kNotSupported, "%s: unsupported dtype combination %s, %s -> %s", name,
+             scalar_type_name(a.dtype()).c_str(), scalar_type_name(b.dtype()).c_str(),
+             scalar_type_name(out.dtype()).c_str());
+    return false;
+  }
+  std::array<int64_t, kMaxDims> shape{};
+  int dim = 0;
+  if (!broadcast_shape(a.sizes(), b.sizes(), &shape, &dim)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: shapes do not broadcast", name);
+    return false;
+  }
+  if (!resize_or_fail(ctx, &out, {shape.data(), static_cast<size_t>(dim)}, name)) return false;
+  const int64_t n = out.numel();
+  const bool same_shape = a.numel() == n && b.numel() == n;
+  if (a.dtype() == b.dtype() && a.dtype() == out.dtype()) {
+    dispatch_real_and_bool(out.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* pa = a.data_as<T>();
+      const T* pb = b.data_as<T>();
+      T* po = out.data_as<T>();
+      if (same_shape) {
+        for (int64_t i = 0; i < n; ++i) po[i] = static_cast<T>(op(pa[i], pb[i]));
+      } else if (b.numel() == 1) {
+        const T vb = pb[0];
+        for (int64_t i = 0; i < n; ++i) po[i] = static_cast<T>(op(pa[i], vb));
+      } else {
+        BroadcastIndex ia(out.sizes(), a.sizes()), ib(out.sizes(), b.sizes());
+        for (int64_t i = 0; i < n; ++i, ia.advance(), ib.advance()) po[i] = static_cast<T>(op(pa[ia.index()], pb[ib.index()]));
+      }
+    });
+    return true;
+  }
+  const bool integral = !is_floating(a.dtype()) && !is_floating(b.dtype()) && !is_floating(out.dtype());
+  auto run = [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    BroadcastIndex ia(out.sizes(), a.sizes()), ib(out.sizes(), b.sizes());
+    for (int64_t i = 0; i < n; ++i, ia.advance(), ib.advance()) {
+      const C va = load_as<C>(a.dtype(), a.data(), ia.index());
+      const C vb = load_as<C>(b.dtype(), b.data(), ib.index());
+      store_from<C>(out.dtype(), out.data(), i, static_cast<C>(op(va, vb)));
+    }
+  };
+  if (integral) {
+    run(TypeTag<int64_t>{});
+  } else {
+    run(TypeTag<double>{});
+  }
+  return true;
+}
+
+/// out = op(a) elementwise (same shape; out resized to a's shape).
+template <typename Op>
+bool unary_elementwise(KernelContext& ctx, const TensorImpl& a, TensorImpl& out, const char* name, Op op) {
+  if (!require_contiguous(ctx, name, {&a, &out})) return false;
+  if (!resize_or_fail(ctx, &out, a.sizes(), name)) return false;
+  const int64_t n = out.numel();
+  if (a.dtype() == out.dtype() && is_supported_dtype(a.dtype())) {
+    dispatch_real_and_bool(a.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* pa = a.data_as<T>();
+      T* po = out.data_as<T>();
+      for (int64_t i = 0; i < n; ++i) po[i] = static_cast<T>(op(pa[i]));
+    });
+    return true;
+  }
+  if (!is_supported_dtype(a.dtype()) || !is_supported_dtype(out.dtype())) {
+    ctx.fail(ErrorCode::kNotSupported, "%s: unsupported dtypes %s -> %s", name, scalar_type_name(a.dtype()).c_str(),
+             scalar_type_name(out.dtype()).c_str());
+    return false;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    store_from<double>(out.dtype(), out.data(), i, static_cast<double>(op(load_as<double>(a.dtype(), a.data(), i))));
+  }
+  return true;
+}
+
+}  // namespace etscope::rt::kernels

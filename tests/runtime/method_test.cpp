@@ -1,0 +1,226 @@
+// Method on real ExecuTorch programs: values, arenas, constants, external data, kernels,
+// bundled cases, the tracer's hook sequence, and no heap allocation during execute().
+#include <catch2/catch.hpp>
+#include <cstring>
+
+#include "etscope/formats/bundled_program.h"
+#include "etscope/formats/flat_tensor.h"
+#include "etscope/formats/pte_reader.h"
+#include "etscope/runtime/bundled.h"
+#include "etscope/runtime/method.h"
+#include "testing/alloc_counter.h"
+#include "testing/test_util.h"
+
+using namespace etscope;
+using etscope::testing::real_artifact;
+
+namespace {
+
+Program load_program(const std::string& name) {
+  auto p = PteReader::open(real_artifact(name));
+  if (!p.ok()) FAIL(p.error().message());
+  return std::move(p).value();
+}
+
+std::unique_ptr<rt::Method> load_method(const Program& program, rt::MethodOptions options = {}) {
+  auto m = rt::Method::load(program, "forward", options);
+  if (!m.ok()) FAIL(m.error().message());
+  return std::move(m).value();
+}
+
+std::span<const uint8_t> bytes_of(const std::vector<float>& v) {
+  return {reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float)};
+}
+
+std::vector<float> floats_of(const rt::EValue& v) {
+  REQUIRE(v.tag == rt::Tag::kTensor);
+  const float* p = v.tensor->data_as<float>();
+  return std::vector<float>(p, p + v.tensor->numel());
+}
+
+// Records every hook call as a line of text.
+class RecordingTracer final : public rt::EventTracer {
+ public:
+  std::vector<std::string> log;
+  void create_event_block(const char* name) override { log.push_back(std::string("block ") + name); }
+  rt::EventHandle start_profiling(const char* name, int32_t chain, uint32_t handle) override {
+    if (chain == -1 && std::strncmp(name, "Method::", 8) != 0 && std::strncmp(name, "Program::", 9) != 0) {
+      chain = chain_id();
+      handle = debug_handle();
+    }
+    names_.push_back(std::string(name) + " " + std::to_string(chain) + ":" + std::to_string(handle));
+    return static_cast<rt::EventHandle>(names_.size() - 1);
+  }
+  void end_profiling(rt::EventHandle h) override { log.push_back("event " + names_[h]); }
+  void log_evalue(const rt::EValue& v, bool output) override {
+    log.push_back(std::string(output ? "output " : "value ") + rt::to_string(v.tag) + " " + std::to_string(chain_id()) +
+                  ":" + std::to_string(debug_handle()));
+  }
+
+ private:
+  std::vector<std::string> names_;
+};
+
+}  // namespace
+
+TEST_CASE("add.pte computes 1 + 2 = 3 in its planned arena", "[runtime][real]") {
+  Program p = load_program("add.pte");
+  auto m = load_method(p);
+  REQUIRE(m->num_inputs() == 2);
+  REQUIRE(m->num_outputs() == 1);
+  std::vector<float> a = {1.0f}, b = {2.0f};
+  REQUIRE(m->set_input(0, bytes_of(a)).ok());
+  REQUIRE(m->set_input(1, bytes_of(b)).ok());
+  REQUIRE(m->execute().ok());
+  CHECK(floats_of(m->output(0)) == std::vector<float>{3.0f});
+  // Inputs stay set across executions; new values are picked up.
+  a[0] = 10.0f;
+  REQUIRE(m->set_input(0, bytes_of(a)).ok());
+  REQUIRE(m->execute().ok());
+  CHECK(floats_of(m->output(0)) == std::vector<float>{12.0f});
+}
+
+TEST_CASE("legacy inline constants: 3 * x + 2", "[runtime][real]") {
+  Program p = load_program("linear_constant_buffer.pte");
+  auto m = load_method(p);
+  std::vector<float> x = {1.0f, -1.0f, 0.5f, 4.0f};
+  REQUIRE(m->set_input(0, bytes_of(x)).ok());
+  REQUIRE(m->execute().ok());
+  CHECK(floats_of(m->output(0)) == std::vector<float>{5.0f, -1.0f, 3.5f, 14.0f});
+}
+
+TEST_CASE("external weights from a legacy .ptd: x @ W^T + b", "[runtime][real]") {
+  Program p = load_program("linear_external.pte");
+  auto ptd = PtdReader::open(real_artifact("linear_external_legacy.ptd"));
+  REQUIRE(ptd.ok());
+  rt::MethodOptions options;
+  options.external_data = {&*ptd};
+  auto m = load_method(p, options);
+  std::vector<float> x = {1, 2, 3, -1, 0, 1, 0.5f, 0.25f, -2};
+  REQUIRE(m->set_input(0, bytes_of(x)).ok());
+  REQUIRE(m->execute().ok());
+  // Expected value computed here from the .ptd's bytes, independently of the kernels.
+  float w[9], b[3];
+  std::memcpy(w, ptd->bytes(ptd->find("linear.weight")->data).data(), sizeof(w));
+  std::memcpy(b, ptd->bytes(ptd->find("linear.bias")->data).data(), sizeof(b));
+  std::vector<float> got = floats_of(m->output(0));
+  REQUIRE(got.size() == 9);
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      double expect = b[j];
+      for (int k = 0; k < 3; ++k) expect += static_cast<double>(x[static_cast<size_t>(i * 3 + k)]) * w[j * 3 + k];
+      CHECK(got[static_cast<size_t>(i * 3 + j)] == Approx(expect).epsilon(1e-6));
+    }
+  }
+}
+
+TEST_CASE("every bundled case of bundled_program.bpte passes exactly", "[runtime][real][bundled]") {
+  auto b = BpteReader::open(real_artifact("bundled_program.bpte"));
+  REQUIRE(b.ok());
+  auto m = load_method(b->program);
+  REQUIRE(b->suites.size() == 1);
+  for (const BundledTestCase& c : b->suites[0].cases) {
+    REQUIRE(rt::load_bundled_inputs(*m, *b, c).ok());
+    REQUIRE(m->execute().ok());
+    rt::CaseCheck check = rt::verify_bundled_outputs(*m, *b, c, 0.0, 0.0);
+    CHECK(check.passed);
+  }
+  // A wrong expectation is caught: compare case 0's outputs against case 1's data.
+  auto other = b->suites[0].cases[1];
+  REQUIRE(rt::load_bundled_inputs(*m, *b, b->suites[0].cases[0]).ok());
+  REQUIRE(m->execute().ok());
+  const auto& c0 = b->suites[0].cases[0];
+  const auto& c9 = b->suites[0].cases[9];
+  bool differ = std::memcmp(b->bytes(c0.expected_outputs[0].data).data(), b->bytes(c9.expected_outputs[0].data).data(), 16) != 0;
+  if (differ) CHECK_FALSE(rt::verify_bundled_outputs(*m, *b, c9, 0.0, 0.0).passed);
+  (void)other;
+}
+
+TEST_CASE("missing kernels are all reported at load", "[runtime][errors]") {
+  Program p = load_program("cadence_quantized_conv.pte");
+  auto m = rt::Method::load(p, "forward");
+  REQUIRE_FALSE(m.ok());
+  CHECK(m.error().code() == ErrorCode::kNotSupported);
+  CHECK_THAT(m.error().message(),
+             Catch::EndsWith("missing kernels: cadence::quantize_per_tensor.out, "
+                             "cadence::quantized_conv2d_nchw.per_tensor_out, cadence::dequantize_per_tensor.out"));
+}
+
+TEST_CASE("load and input errors name the file and the problem", "[runtime][errors]") {
+  Program ext = load_program("linear_external.pte");
+  auto no_ptd = rt::Method::load(ext, "forward");
+  REQUIRE_FALSE(no_ptd.ok());
+  CHECK_THAT(no_ptd.error().message(), Catch::Contains("external tensor 'linear.weight' not found (no .ptd given"));
+  auto wrong_ptd = PtdReader::open(real_artifact("xor_training.ptd"));
+  REQUIRE(wrong_ptd.ok());
+  rt::MethodOptions options;
+  options.external_data = {&*wrong_ptd};
+  CHECK_FALSE(rt::Method::load(ext, "forward", options).ok());
+
+  Program p = load_program("add.pte");
+  auto bad_name = rt::Method::load(p, "backward");
+  REQUIRE_FALSE(bad_name.ok());
+  CHECK_THAT(bad_name.error().message(), Catch::Contains("no method named 'backward' (methods: forward)"));
+  auto m = load_method(p);
+  std::vector<float> one = {1.0f}, two = {1.0f, 2.0f};
+  auto unset = m->execute();
+  REQUIRE_FALSE(unset.ok());
+  CHECK_THAT(unset.error().message(), Catch::Contains("input 0 has not been set"));
+  CHECK_FALSE(m->set_input(5, bytes_of(one)).ok());
+  auto size = m->set_input(0, bytes_of(two));
+  REQUIRE_FALSE(size.ok());
+  CHECK_THAT(size.error().message(), Catch::Contains("got 8 bytes, the tensor needs 4"));
+  std::vector<int64_t> bigger = {2};
+  CHECK_FALSE(m->set_input(0, bytes_of(two), bigger).ok());  // static tensor cannot grow
+}
+
+TEST_CASE("the tracer sees ExecuTorch's hook sequence", "[runtime][tracer]") {
+  Program p = load_program("add.pte");
+  RecordingTracer tracer;
+  tracer.set_debug_level(rt::DebugLevel::kIntermediateOutputs);
+  rt::MethodOptions options;
+  options.tracer = &tracer;
+  auto m = load_method(p, options);
+  std::vector<float> a = {1.0f};
+  REQUIRE(m->set_input(0, bytes_of(a)).ok());
+  REQUIRE(m->set_input(1, bytes_of(a)).ok());
+  REQUIRE(m->execute().ok());
+  const std::vector<std::string> expected = {
+      "block Default",
+      "event Method::init -1:0",
+      "event Program::load_method -1:0",
+      "block Execute",
+      "value Tensor 0:0",
+      "event native_call_add.out 0:0",
+      "event OPERATOR_CALL 0:0",
+      "event Method::execute -1:0",
+      "output Tensor -1:0",
+  };
+  CHECK(tracer.log == expected);
+
+  // At the method-only profiling level, and without debug logging, only method events remain.
+  tracer.log.clear();
+  tracer.set_profiling_level(rt::ProfilingLevel::kMethodOnly);
+  tracer.set_debug_level(rt::DebugLevel::kNone);
+  REQUIRE(m->execute().ok());
+  CHECK(tracer.log == std::vector<std::string>{"block Execute", "event Method::execute -1:0"});
+}
+
+TEST_CASE("execute() allocates nothing on the heap", "[runtime][alloc]") {
+  auto ptd = PtdReader::open(real_artifact("xor_training.ptd"));
+  REQUIRE(ptd.ok());
+  Program p = load_program("linear_external.pte");
+  auto legacy = PtdReader::open(real_artifact("linear_external_legacy.ptd"));
+  REQUIRE(legacy.ok());
+  rt::MethodOptions options;
+  options.external_data = {&*legacy};
+  auto m = load_method(p, options);
+  std::vector<float> x(9, 0.5f);
+  REQUIRE(m->set_input(0, bytes_of(x)).ok());
+  REQUIRE(m->execute().ok());  // warm
+  etscope::testing::start_counting_allocations();
+  Status s = m->execute();
+  const size_t allocations = etscope::testing::stop_counting_allocations();
+  REQUIRE(s.ok());
+  CHECK(allocations == 0);
+}
