@@ -12,7 +12,7 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 # Debian packages the build needs. libimgui-dev, libglfw3-dev, libsqlite3-dev and libzip-dev are
 # for the viewer, the run store and ETRecord archives; xz-utils unpacks the large test fixtures.
 packages=(cmake make g++ pkg-config flatbuffers-compiler libflatbuffers-dev libcli11-dev
-          nlohmann-json3-dev catch2 libimgui-dev libglfw3-dev libsqlite3-dev libzip-dev xz-utils)
+          nlohmann-json3-dev libeigen3-dev catch2 libimgui-dev libglfw3-dev libsqlite3-dev libzip-dev xz-utils)
 
 setup() {
   local missing=()

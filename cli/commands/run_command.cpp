@@ -16,6 +16,7 @@
 #include "etscope/formats/npy.h"
 #include "etscope/formats/pte_reader.h"
 #include "etscope/formats/tensor_stats.h"
+#include "etscope/etdump/etdump_writer.h"
 #include "etscope/runtime/bundled.h"
 #include "etscope/runtime/method.h"
 #include "render/format.h"
@@ -82,6 +83,12 @@ class RunCommand final : public Command {
     sub->add_option("--rtol", rtol_, "Relative tolerance for --bundled (default 1e-3, as ExecuTorch's example runner)");
     sub->add_option("--atol", atol_, "Absolute tolerance for --bundled (default 1e-5)");
     sub->add_option("--output-dir", output_dir_, "Write each tensor output as output_<i>.npy here");
+    sub->add_option("--etdump", etdump_path_, "Record the run (load and every execution) as an ETDump trace");
+    sub->add_option("--debug-buffer", debug_buffer_path_, "With --etdump: write logged tensors' bytes here (debug buffer)");
+    sub->add_option("--debug-level", debug_level_, "With --debug-buffer: outputs (program outputs) or intermediate (every kernel output)")
+        ->check(CLI::IsMember({"outputs", "intermediate"}));
+    sub->add_option("--debug-buffer-size", debug_buffer_mib_, "Debug buffer capacity in MiB (default 256)")
+        ->check(CLI::PositiveNumber);
     bundled_option_ = bundled;
     return sub;
   }
@@ -108,21 +115,76 @@ class RunCommand final : public Command {
     if (method_.empty()) method_ = program.find_plan("forward") ? "forward" : (program.plans.empty() ? "" : program.plans[0].name);
     rt::MethodOptions options;
     for (const auto& f : ptds_) options.external_data.push_back(f.get());
+    ETSCOPE_TRY(make_tracer());
+    options.tracer = writer_.get();
     ETSCOPE_ASSIGN_OR_RETURN(auto method, rt::Method::load(program, method_, options));
     const auto t1 = Clock::now();
     std::printf("%s: method %s, %zu instructions, %zu inputs, %zu outputs\n", model_.c_str(), method_.c_str(),
                 method->instruction_count(), method->num_inputs(), method->num_outputs());
     std::printf("load       %.2f ms (read, verify, arenas, kernels)\n", ms_between(t0, t1));
 
-    if (bundled_option_->count() > 0) return run_bundled(*method);
-    ETSCOPE_TRY(set_inputs(*method, program));
-    ETSCOPE_TRY(time_executions(*method));
-    print_outputs(*method);
-    if (!output_dir_.empty()) ETSCOPE_TRY(write_outputs(*method));
-    return 0;
+    int code = 0;
+    if (bundled_option_->count() > 0) {
+      ETSCOPE_ASSIGN_OR_RETURN(code, run_bundled(*method));
+    } else {
+      ETSCOPE_TRY(set_inputs(*method, program));
+      Status timed = time_executions(*method);
+      if (!timed.ok()) {
+        // Keep what was recorded up to the failure: it is what the user needs to see.
+        (void)write_trace();
+        return timed.error();
+      }
+      print_outputs(*method);
+      if (!output_dir_.empty()) ETSCOPE_TRY(write_outputs(*method));
+    }
+    ETSCOPE_TRY(write_trace());
+    return code;
   }
 
  private:
+  Status make_tracer() {
+    if (etdump_path_.empty()) {
+      if (!debug_buffer_path_.empty() || !debug_level_.empty()) {
+        return Error(ErrorCode::kInvalidArgument, "--debug-buffer and --debug-level need --etdump");
+      }
+      return ok_status();
+    }
+    etdump::EtdumpWriterOptions options;
+    if (!debug_buffer_path_.empty()) {
+      debug_buffer_.assign(static_cast<size_t>(debug_buffer_mib_) << 20, 0);
+      options.debug_buffer = debug_buffer_;
+    } else if (!debug_level_.empty()) {
+      return Error(ErrorCode::kInvalidArgument, "--debug-level needs --debug-buffer FILE for the tensor bytes");
+    }
+    writer_ = std::make_unique<etdump::EtdumpWriter>(options);
+    if (!debug_buffer_path_.empty()) {
+      writer_->set_debug_level(debug_level_ == "outputs" ? rt::DebugLevel::kProgramOutputs : rt::DebugLevel::kIntermediateOutputs);
+    }
+    return ok_status();
+  }
+
+  // Writes the ETDump and debug buffer; a debug buffer that overflowed is an error (the dump
+  // still gets written, with a marker event where values were dropped).
+  Status write_trace() {
+    if (!writer_) return ok_status();
+    ETSCOPE_ASSIGN_OR_RETURN(auto bytes, writer_->finish());
+    ETSCOPE_TRY(write_file_bytes(etdump_path_, bytes));
+    std::printf("etdump     %s: %zu events, %zu bytes\n", etdump_path_.c_str(), writer_->event_count(), bytes.size());
+    if (!debug_buffer_path_.empty()) {
+      ETSCOPE_TRY(write_file_bytes(debug_buffer_path_, {debug_buffer_.data(), writer_->debug_bytes_used()}));
+      std::printf("debug      %s: %zu bytes of tensors\n", debug_buffer_path_.c_str(), writer_->debug_bytes_used());
+    }
+    if (writer_->debug_buffer_overflowed()) {
+      return make_error(ErrorCode::kOutOfResources,
+                        "%s: the %d MiB debug buffer ran out; values were dropped (marked in the ETDump); raise --debug-buffer-size",
+                        debug_buffer_path_.c_str(), debug_buffer_mib_);
+    }
+    if (writer_->events_overflowed()) {
+      return Error(ErrorCode::kOutOfResources, etdump_path_ + ": the event capacity ran out; events were dropped (marked in the ETDump)");
+    }
+    return ok_status();
+  }
+
   Status set_inputs(rt::Method& method, const Program& program) {
     if (bundled_) {
       // A .bpte without --bundled runs its first test case's inputs.
@@ -330,6 +392,12 @@ class RunCommand final : public Command {
   std::unique_ptr<BundledProgram> bundled_;
   std::vector<std::unique_ptr<TensorDataFile>> ptds_;
   std::vector<std::vector<uint8_t>> input_storage_;
+  std::string etdump_path_;
+  std::string debug_buffer_path_;
+  std::string debug_level_;
+  int debug_buffer_mib_ = 256;
+  std::vector<uint8_t> debug_buffer_;
+  std::unique_ptr<etdump::EtdumpWriter> writer_;
 };
 
 }  // namespace

@@ -40,7 +40,7 @@ FileRange payload_range(const uint8_t* base, const flatbuffers::Vector<T>* v) {
   return FileRange{static_cast<uint64_t>(v->Data() - base), v->size() * sizeof(T)};
 }
 
-/// Size in bytes of the root table's vtable: used to tell schema layouts apart.
+/// Size in bytes of a table's vtable: used to tell schema layouts apart.
 /// `root` must already be verified.
 uint16_t root_vtable_size(const uint8_t* buffer_start, const uint8_t* root_table);
 

@@ -46,6 +46,16 @@ class Sink {
 
 }  // namespace
 
+uint64_t DebugBufferPlanner::bytes_for(const DebugBufferLevel& level, size_t executions, uint64_t alignment) {
+  uint64_t end = 0;
+  for (size_t run = 0; run < executions; ++run) {
+    for (const DebugBufferEntry& e : level.entries) {
+      if (e.nbytes > 0) end = round_up(end, alignment) + e.nbytes;
+    }
+  }
+  return end;
+}
+
 DebugBufferPlan DebugBufferPlanner::plan(const ExecutionPlan& plan, uint64_t alignment) {
   DebugBufferPlan result;
   result.alignment = alignment;

@@ -14,6 +14,7 @@ namespace etscope::inspect {
 namespace {
 
 constexpr uint64_t kPlannerAlignment = 16;
+constexpr uint64_t kXnnpackPadding = 64;
 
 // The Int a marker method such as __et_training_gradients_index_forward returns, if any.
 std::optional<int64_t> marker_index(const Program& program, const std::string& name) {
@@ -329,6 +330,10 @@ Result<MemoryPlan> MemoryPlan::build(const Program& program, const ExecutionPlan
     std::vector<GreedyRequest> requests;
     for (const auto& s : specs) requests.push_back(s.first);
     arena.greedy_bytes = GreedyPlanner::plan(requests, kPlannerAlignment).total_bytes;
+    // The planner pads every arena of a graph holding an XNNPACK delegate by 64 bytes.
+    const bool xnnpack = std::any_of(plan.delegates.begin(), plan.delegates.end(),
+                                     [](const Delegate& d) { return d.id == "XnnpackBackend"; });
+    if (xnnpack) arena.greedy_bytes += kXnnpackPadding;
     m.arenas_.push_back(std::move(arena));
   }
   return m;

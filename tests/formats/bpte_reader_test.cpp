@@ -42,7 +42,7 @@ TEST_CASE("bundled_program.bpte: ten int32 cases for forward and an embedded pro
   CHECK(p.plans[0].instruction_count() == 3);
 }
 
-TEST_CASE("bundled program errors: wrong kind, pre-release identifiers, broken embedded program", "[bpte][errors]") {
+TEST_CASE("bundled program errors: wrong kind / pre-release identifiers / broken embedded program", "[bpte][errors]") {
   auto pte = BpteReader::read(load(real_artifact("add.pte")));
   REQUIRE_FALSE(pte.ok());
   CHECK(pte.error().code() == ErrorCode::kWrongKind);

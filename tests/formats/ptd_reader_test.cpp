@@ -9,7 +9,7 @@ using namespace etscope;
 using etscope::testing::load;
 using etscope::testing::real_artifact;
 
-TEST_CASE("xor_training.ptd: current layout, four parameters in 16-aligned segments", "[ptd][real]") {
+TEST_CASE("xor_training.ptd: current layout / four parameters in 16-aligned segments", "[ptd][real]") {
   auto r = PtdReader::read(load(real_artifact("xor_training.ptd")));
   REQUIRE(r.ok());
   const TensorDataFile& f = *r;

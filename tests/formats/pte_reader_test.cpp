@@ -27,7 +27,7 @@ const TensorInfo& tensor(const ExecutionPlan& plan, size_t index) {
 
 }  // namespace
 
-TEST_CASE("add.pte: flat program without header, one add kernel, three planned tensors", "[pte][real]") {
+TEST_CASE("add.pte: flat program without header / one add kernel / three planned tensors", "[pte][real]") {
   Program p = read_ok("add.pte");
   CHECK(p.file_size == 728);
   CHECK(p.file_identifier == "ET12");
@@ -68,7 +68,7 @@ TEST_CASE("add.pte: flat program without header, one add kernel, three planned t
   CHECK(plan.encoded_inputs == "T2#2#0(T2#1#1($,$),D0())");
 }
 
-TEST_CASE("add_v2.pte: other exporter version, JSON treespec container strings", "[pte][real]") {
+TEST_CASE("add_v2.pte: other exporter version / JSON treespec container strings", "[pte][real]") {
   Program p = read_ok("add_v2.pte");
   CHECK(p.file_size == 1072);
   const ExecutionPlan& plan = p.plans.at(0);
@@ -107,7 +107,7 @@ TEST_CASE("linear_constant_buffer.pte: legacy inline constants hold 3.0 and 2.0"
   }
 }
 
-TEST_CASE("maxpool2d.pte: IntList items are value indices; tuple return splits into two outputs", "[pte][real]") {
+TEST_CASE("maxpool2d.pte: IntList items are value indices and a tuple return splits into two outputs", "[pte][real]") {
   Program p = read_ok("maxpool2d.pte");
   const ExecutionPlan& plan = p.plans.at(0);
   CHECK(plan.values.size() == 17);
@@ -174,7 +174,7 @@ TEST_CASE("linear_external.pte: external constants resolve by fully-qualified na
   CHECK(plan.non_const_buffer_sizes == std::vector<int64_t>{0, 144});
 }
 
-TEST_CASE("xor_training.pte: 24-byte header, training methods, external planned parameters", "[pte][real]") {
+TEST_CASE("xor_training.pte: 24-byte header / training methods / external planned parameters", "[pte][real]") {
   Program p = read_ok("xor_training.pte");
   CHECK(p.file_size == 13832);
   REQUIRE(p.header);
@@ -236,7 +236,7 @@ TEST_CASE("every real program reads with no problems and consistent planned rang
   }
 }
 
-TEST_CASE("wrong kinds of file are named, not misread", "[pte][errors]") {
+TEST_CASE("wrong kinds of file are named / not misread", "[pte][errors]") {
   auto ptd = PteReader::read(load(real_artifact("xor_training.ptd")));
   REQUIRE_FALSE(ptd.ok());
   CHECK(ptd.error().code() == ErrorCode::kWrongKind);
@@ -252,7 +252,7 @@ TEST_CASE("wrong kinds of file are named, not misread", "[pte][errors]") {
   CHECK_THAT(bpte.error().message(), Catch::Contains("bundled program"));
 }
 
-TEST_CASE("empty, tiny and unknown files give one-line errors", "[pte][errors]") {
+TEST_CASE("empty / tiny and unknown files give one-line errors", "[pte][errors]") {
   auto empty = PteReader::read(etscope::testing::blob_of({}, "empty.pte"));
   REQUIRE_FALSE(empty.ok());
   CHECK(empty.error().code() == ErrorCode::kTruncated);

@@ -27,7 +27,7 @@ TEST_CASE("float statistics count NaN and Inf apart and use finite values for th
   CHECK(std::isnan(s->first_values[2]));
 }
 
-TEST_CASE("half, bfloat16, int64 and bool decode", "[stats]") {
+TEST_CASE("half / bfloat16 / int64 and bool decode", "[stats]") {
   CHECK(half_to_float(0x3c00) == 1.0f);
   CHECK(half_to_float(0xc000) == -2.0f);
   CHECK(half_to_float(0x0001) == std::ldexp(1.0f, -24));  // smallest subnormal

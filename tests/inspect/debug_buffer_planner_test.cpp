@@ -1,15 +1,20 @@
 // DebugBufferPlanner: the ETDump debug-buffer bytes one execution needs, worked out by hand.
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
 
 #include "crafted_programs.h"
 #include "etscope/inspect/debug_buffer_planner.h"
+#include "etscope/inspect/greedy_planner.h"
 
 using namespace etscope;
 using namespace etscope::inspect;
 using etscope::testing::crafted_kernel;
 using etscope::testing::crafted_tensor;
 
-TEST_CASE("debug buffer: every kernel output, delegate argument and output, 64-byte aligned",
+TEST_CASE("debug buffer: every kernel output / delegate argument and output / 64-byte aligned",
           "[inspect][debug_buffer]") {
   ExecutionPlan plan;
   plan.name = "forward";
@@ -92,4 +97,88 @@ TEST_CASE("debug buffer for real programs", "[inspect][debug_buffer]") {
   DebugBufferPlan q = DebugBufferPlanner::plan(add->plans.at(0));
   CHECK(q.intermediate.bytes_needed == 64 + 4);
   CHECK(q.program_outputs.bytes_needed == 4);
+}
+
+namespace {
+
+// Offsets of every tensor ExecuTorch wrote to the debug buffer, in logging order, from an
+// ETDump rendered as JSON (etdump.json in the fixtures).
+void collect_offsets(const nlohmann::json& j, std::vector<int64_t>& out) {
+  if (j.is_object()) {
+    if (j.contains("debug_event") && j["debug_event"].is_object()) {
+      const auto& entry = j["debug_event"]["debug_entry"];
+      if (entry.is_object()) {
+        if (entry.contains("tensor") && entry["tensor"].is_object()) out.push_back(entry["tensor"]["offset"].get<int64_t>());
+        if (entry.contains("tensor_list") && entry["tensor_list"].is_object()) {
+          for (const auto& t : entry["tensor_list"]["tensors"]) out.push_back(t["offset"].get<int64_t>());
+        }
+      }
+      return;
+    }
+    for (const auto& [key, value] : j.items()) collect_offsets(value, out);
+  } else if (j.is_array()) {
+    for (const auto& value : j) collect_offsets(value, out);
+  }
+}
+
+std::optional<nlohmann::json> read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (j.is_discarded()) return std::nullopt;
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("debug buffer layout agrees with the buffers ExecuTorch filled", "[inspect][debug_buffer][fixtures]") {
+  // The fixtures ran each model 10 times at intermediate level; etdump.json lists where each
+  // logged tensor went. The buffer itself need not start 64-aligned, so ExecuTorch's first
+  // offset is where an aligned layout starts; after that every offset must be ours.
+  size_t checked = 0;
+  for (const char* model : {"simple_conv", "simple_conv_xnnpack", "cifar10", "mobilenet_v2"}) {
+    const std::string dir = std::string(model) + "/" + model;
+    auto program = PteReader::open(etscope::testing::fixture(dir + ".pte"));
+    auto run = read_json(etscope::testing::fixture(dir + ".run.json"));
+    auto etdump = read_json(etscope::testing::fixture(dir + ".etdump.json"));
+    if (!program.ok() || !run || !etdump || !run->contains("intermediate")) {
+      WARN("fixture " << model << " not available; skipped");
+      continue;
+    }
+    const auto executions = (*run)["intermediate"]["executions"].get<size_t>();
+    std::vector<int64_t> recorded;
+    collect_offsets(*etdump, recorded);
+    DebugBufferPlan p = DebugBufferPlanner::plan(program->plans.at(0));
+    INFO(model << ": " << recorded.size() << " tensors logged over " << executions << " runs");
+    REQUIRE(recorded.size() == p.intermediate.entries.size() * executions);
+    if (recorded.empty()) continue;
+    REQUIRE(recorded.front() >= 0);
+    const auto base = static_cast<uint64_t>(recorded.front());
+    CHECK(base % 16 == 0);
+    // Our layout of `executions` runs back to back, shifted to ExecuTorch's first offset. Empty
+    // tensors are logged with offset -1 and take no space.
+    std::vector<int64_t> ours;
+    uint64_t end = 0;
+    for (size_t run_index = 0; run_index < executions; ++run_index) {
+      for (const DebugBufferEntry& e : p.intermediate.entries) {
+        if (e.nbytes == 0) {
+          ours.push_back(-1);
+          continue;
+        }
+        const uint64_t at = round_up(end, p.alignment);
+        ours.push_back(static_cast<int64_t>(base + at));
+        end = at + e.nbytes;
+      }
+    }
+    size_t mismatches = 0;
+    for (size_t i = 0; i < ours.size(); ++i) mismatches += ours[i] != recorded[i] ? 1 : 0;
+    CHECK(mismatches == 0);
+    CHECK(DebugBufferPlanner::bytes_for(p.intermediate, executions) == end);
+    // The buffer ExecuTorch filled holds at least that much.
+    CHECK((*run)["intermediate"]["debug_buffer_size"].get<uint64_t>() >= base + end);
+    ++checked;
+  }
+  if (checked == 0) WARN("no ETDump debug-buffer fixtures yet; skipped");
 }

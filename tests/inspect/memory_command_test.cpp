@@ -34,7 +34,7 @@ size_t count(const std::string& haystack, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("etscope memory prints the arena table, largest tensors and a map", "[cli][memory]") {
+TEST_CASE("etscope memory prints the arena table / largest tensors and a map", "[cli][memory]") {
   auto r = run_etscope("memory " + real_artifact("add.pte"));
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.empty());

@@ -29,7 +29,7 @@ bool same(const Lifetime& a, const Lifetime& b) { return a.start == b.start && a
 
 }  // namespace
 
-TEST_CASE("add.pte: three 4-byte tensors in 16-byte slots of a 48-byte arena, all live at step 0",
+TEST_CASE("add.pte: three 4-byte tensors in 16-byte slots of a 48-byte arena / all live at step 0",
           "[inspect][memory]") {
   Program program = read_real("add.pte");
   MemoryPlan m = build_first(program);
@@ -68,7 +68,7 @@ TEST_CASE("add.pte: three 4-byte tensors in 16-byte slots of a 48-byte arena, al
   CHECK(m.sharing_groups().empty());
 }
 
-TEST_CASE("maxpool2d.pte: input, values and indices fill the arena exactly at step 0", "[inspect][memory]") {
+TEST_CASE("maxpool2d.pte: input / values and indices fill the arena exactly at step 0", "[inspect][memory]") {
   Program program = read_real("maxpool2d.pte");
   MemoryPlan m = build_first(program);
   REQUIRE(m.arenas().size() == 1);
@@ -89,7 +89,7 @@ TEST_CASE("maxpool2d.pte: input, values and indices fill the arena exactly at st
   CHECK(m.conflicts().empty());
 }
 
-TEST_CASE("xor_training.pte: 72 planned tensors in 624 bytes, peak 560 bytes at step 34", "[inspect][memory]") {
+TEST_CASE("xor_training.pte: 72 planned tensors in 624 bytes / peak 560 bytes at step 34", "[inspect][memory]") {
   Program program = read_real("xor_training.pte");
   MemoryPlan m = build_first(program);
   CHECK(m.plan_name() == "forward");
@@ -180,7 +180,7 @@ TEST_CASE("a valid crafted chain has the lifetimes the instructions imply", "[in
   CHECK(m.conflicts().empty());
 }
 
-TEST_CASE("memory_id 0 is a problem naming the value, not a crash", "[inspect][memory][errors]") {
+TEST_CASE("memory_id 0 is a problem naming the value / not a crash", "[inspect][memory][errors]") {
   Program p = etscope::testing::crafted_program(etscope::testing::chain_plan({0, 0}, {1, 16}, {1, 32}));
   MemoryPlan m = build_first(p);
   REQUIRE(m.problems().size() == 1);
@@ -232,7 +232,7 @@ TEST_CASE("two overlapping tensors live at the same step are a conflict", "[insp
         "%0 [0, 16) live -1..1, %1 [8, 24) live 0..1)");
 }
 
-TEST_CASE("tensors sharing an offset are aliases, not conflicts", "[inspect][memory]") {
+TEST_CASE("tensors sharing an offset are aliases / not conflicts", "[inspect][memory]") {
   // An in-place relu: y takes x's slot, and both are live at steps 0..1.
   Program p = etscope::testing::crafted_program(etscope::testing::chain_plan({1, 0}, {1, 0}, {1, 16}, 32));
   MemoryPlan m = build_first(p);
@@ -259,4 +259,42 @@ TEST_CASE("a planned tensor nothing uses gets a note and no lifetime", "[inspect
   CHECK_THAT(m.notes()[0], Catch::Contains("value 3: planned, but no instruction uses it"));
   CHECK(m.find(3)->lifetime.empty());
   CHECK(m.arenas().at(0).never_used_bytes == 64 - 48 - 8);
+}
+
+TEST_CASE("a tensor no instruction writes / at the start of an earlier result / is a view that keeps its base alive",
+          "[inspect][memory]") {
+  // relu(x) -> y at 16; v, a view of y (memory.view emits no instruction), also at 16;
+  // mul(v, x) -> z at 32. y's last own use is step 0, but its bytes are read through v at 1.
+  ExecutionPlan plan = etscope::testing::chain_plan({1, 0}, {1, 16}, {1, 32});
+  plan.values.push_back(etscope::testing::crafted_tensor({2, 2}, Allocation{1, 16}));  // 3 v
+  plan.chains[0].instructions[1].args = {3, 0, 2, 2};
+  Program p = etscope::testing::crafted_program(plan);
+  MemoryPlan m = build_first(p);
+  const PlannedTensor& v = *m.find(3);
+  CHECK(v.view_of == 1);
+  CHECK(v.name == "%3 view of %1");
+  CHECK(v.op_name == "memory.view");
+  CHECK(same(v.lifetime, steps(1, 1)));
+  CHECK(same(m.find(1)->lifetime, steps(0, 1)));
+  REQUIRE(m.sharing_groups().size() == 1);
+  CHECK(m.sharing_groups()[0].aliases);
+  CHECK(m.conflicts().empty());
+  CHECK(m.find(0)->view_of == -1);
+}
+
+TEST_CASE("the greedy bound of an XNNPACK program includes the planner's 64-byte padding", "[inspect][memory]") {
+  auto program = PteReader::open(etscope::testing::fixture("simple_conv_xnnpack/simple_conv_xnnpack.pte"));
+  if (!program.ok()) {
+    WARN("fixture simple_conv_xnnpack.pte not available; skipped");
+    return;
+  }
+  MemoryPlan m = build_first(*program);
+  REQUIRE(m.arenas().size() == 1);
+  const Arena& a = m.arenas()[0];
+  // Input 1x3x32x32 f32 (12288 B) and the delegate's output 1x16x32x32 f32 (65536 B), live
+  // together at step 0, plus 64 bytes of padding: the arena ExecuTorch wrote.
+  CHECK(a.size == 12288 + 65536 + 64);
+  CHECK(a.greedy_bytes == a.size);
+  CHECK(a.never_used_bytes == 64);
+  CHECK(m.find(1)->name == "%1 delegate XnnpackBackend");
 }

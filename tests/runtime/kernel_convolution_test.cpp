@@ -5,8 +5,8 @@
 
 #include "runtime/kernel_test_util.h"
 
-using etscope::testing::KernelCall;
 using etscope::rt::EValue;
+using etscope::testing::KernelCall;
 
 namespace {
 
@@ -56,8 +56,17 @@ std::vector<double> reference_forward(const Cfg& k, const std::vector<float>& x,
 
 EValue* conv_args(KernelCall& call, const Cfg& k, std::vector<EValue*>* args, EValue* x, EValue* w, EValue* b) {
   EValue* out = call.f32({k.n, k.oc, k.oh(), k.ow()});
-  *args = {x, w, b, call.int_list({k.s, k.s}), call.int_list({k.p, k.p}), call.int_list({k.d, k.d}),
-           call.boolean_scalar(false), call.int_list({0, 0}), call.integer(k.g), out, out};
+  *args = {x,
+           w,
+           b,
+           call.int_list({k.s, k.s}),
+           call.int_list({k.p, k.p}),
+           call.int_list({k.d, k.d}),
+           call.boolean_scalar(false),
+           call.int_list({0, 0}),
+           call.integer(k.g),
+           out,
+           out};
   return out;
 }
 
@@ -81,13 +90,15 @@ TEST_CASE("convolution matches the direct definition", "[kernels][convolution]")
       const auto wv = noise(static_cast<size_t>(k.oc * (k.c / k.g) * k.kh * k.kw), 2);
       const auto bv = noise(static_cast<size_t>(k.oc), 3);
       std::vector<EValue*> args;
-      EValue* out = conv_args(call, k, &args, call.f32({k.n, k.c, k.h, k.w}, xv), call.f32({k.oc, k.c / k.g, k.kh, k.kw}, wv),
-                              k.bias ? call.f32({k.oc}, bv) : call.none());
+      EValue* out = conv_args(call, k, &args, call.f32({k.n, k.c, k.h, k.w}, xv),
+                              call.f32({k.oc, k.c / k.g, k.kh, k.kw}, wv), k.bias ? call.f32({k.oc}, bv) : call.none());
       auto ctx = call.run("aten::convolution.out", args);
       REQUIRE_FALSE(ctx.failed());
       const auto ref = reference_forward(k, xv, wv, bv);
-      const auto got = call.t(out).numel() == static_cast<int64_t>(ref.size()) ? std::vector<float>(
-          out->tensor->data_as<float>(), out->tensor->data_as<float>() + ref.size()) : std::vector<float>{};
+      const auto got =
+          call.t(out).numel() == static_cast<int64_t>(ref.size())
+              ? std::vector<float>(out->tensor->data_as<float>(), out->tensor->data_as<float>() + ref.size())
+              : std::vector<float>{};
       REQUIRE(got.size() == ref.size());
       for (size_t i = 0; i < ref.size(); ++i) CHECK(got[i] == Approx(ref[i]).margin(1e-4));
     }
@@ -111,7 +122,7 @@ TEST_CASE("convolution of a 3x3 ramp with a 2x2 box kernel", "[kernels][convolut
   CHECK(y[3] == 28.5f);
 }
 
-TEST_CASE("convolution rejects mismatched channels, bad rank and transposed", "[kernels][convolution]") {
+TEST_CASE("convolution rejects mismatched channels / bad rank and transposed", "[kernels][convolution]") {
   KernelCall call;
   std::vector<EValue*> args;
   const Cfg k{1, 3, 5, 5, 2, 3, 3, 1, 1, 1, 1, false};
@@ -149,10 +160,20 @@ TEST_CASE("convolution_backward matches the direct definition", "[kernels][convo
       EValue* gi = call.f32({k.n, k.c, k.h, k.w});
       EValue* gw = call.f32({k.oc, cg, k.kh, k.kw});
       EValue* gb = call.f32({k.oc});
-      std::vector<EValue*> args = {call.f32({k.n, k.oc, k.oh(), k.ow()}, gv), call.f32({k.n, k.c, k.h, k.w}, xv),
-                                   call.f32({k.oc, cg, k.kh, k.kw}, wv), call.int_list({k.oc}), call.int_list({k.s, k.s}),
-                                   call.int_list({k.p, k.p}), call.int_list({k.d, k.d}), call.boolean_scalar(false),
-                                   call.int_list({0, 0}), call.integer(k.g), call.bool_list({true, true, true}), gi, gw, gb,
+      std::vector<EValue*> args = {call.f32({k.n, k.oc, k.oh(), k.ow()}, gv),
+                                   call.f32({k.n, k.c, k.h, k.w}, xv),
+                                   call.f32({k.oc, cg, k.kh, k.kw}, wv),
+                                   call.int_list({k.oc}),
+                                   call.int_list({k.s, k.s}),
+                                   call.int_list({k.p, k.p}),
+                                   call.int_list({k.d, k.d}),
+                                   call.boolean_scalar(false),
+                                   call.int_list({0, 0}),
+                                   call.integer(k.g),
+                                   call.bool_list({true, true, true}),
+                                   gi,
+                                   gw,
+                                   gb,
                                    call.none()};
       auto ctx = call.run("aten::convolution_backward.out", args);
       REQUIRE_FALSE(ctx.failed());
@@ -189,10 +210,20 @@ TEST_CASE("convolution_backward leaves unrequested gradients untouched", "[kerne
   EValue* gi = call.tensor<uint8_t>(etscope::ScalarType::kByte, {0});
   EValue* gw = call.f32({2, 1, 1, 1});
   EValue* gb = call.f32({2});
-  std::vector<EValue*> args = {call.f32({1, 2, 1, 2}, {1, 2, 3, 4}), call.f32({1, 1, 1, 2}, {10, 20}),
-                               call.f32({2, 1, 1, 1}, {1, 1}), call.int_list({2}), call.int_list({1, 1}),
-                               call.int_list({0, 0}), call.int_list({1, 1}), call.boolean_scalar(false),
-                               call.int_list({0, 0}), call.integer(1), call.bool_list({false, true, true}), gi, gw, gb,
+  std::vector<EValue*> args = {call.f32({1, 2, 1, 2}, {1, 2, 3, 4}),
+                               call.f32({1, 1, 1, 2}, {10, 20}),
+                               call.f32({2, 1, 1, 1}, {1, 1}),
+                               call.int_list({2}),
+                               call.int_list({1, 1}),
+                               call.int_list({0, 0}),
+                               call.int_list({1, 1}),
+                               call.boolean_scalar(false),
+                               call.int_list({0, 0}),
+                               call.integer(1),
+                               call.bool_list({false, true, true}),
+                               gi,
+                               gw,
+                               gb,
                                call.none()};
   auto ctx = call.run("aten::convolution_backward.out", args);
   REQUIRE_FALSE(ctx.failed());
@@ -212,12 +243,46 @@ TEST_CASE("convolution_backward leaves unrequested gradients untouched", "[kerne
 
 TEST_CASE("convolution_backward rejects a grad_output of the wrong shape", "[kernels][convolution]") {
   KernelCall call;
-  std::vector<EValue*> args = {call.f32({1, 2, 3, 3}), call.f32({1, 1, 4, 4}), call.f32({2, 1, 3, 3}), call.none(),
-                               call.int_list({1, 1}), call.int_list({0, 0}), call.int_list({1, 1}),
-                               call.boolean_scalar(false), call.int_list({0, 0}), call.integer(1),
-                               call.bool_list({true, true, true}), call.f32({1, 1, 4, 4}), call.f32({2, 1, 3, 3}),
-                               call.f32({2}), call.none()};
+  std::vector<EValue*> args = {call.f32({1, 2, 3, 3}),
+                               call.f32({1, 1, 4, 4}),
+                               call.f32({2, 1, 3, 3}),
+                               call.none(),
+                               call.int_list({1, 1}),
+                               call.int_list({0, 0}),
+                               call.int_list({1, 1}),
+                               call.boolean_scalar(false),
+                               call.int_list({0, 0}),
+                               call.integer(1),
+                               call.bool_list({true, true, true}),
+                               call.f32({1, 1, 4, 4}),
+                               call.f32({2, 1, 3, 3}),
+                               call.f32({2}),
+                               call.none()};
   auto ctx = call.run("aten::convolution_backward.out", args);
   REQUIRE(ctx.failed());
   CHECK(std::string(ctx.message()).find("grad_output") != std::string::npos);
+}
+
+TEST_CASE("convolution in float64 and with too little scratch", "[kernels][convolution]") {
+  KernelCall call;
+  // Same ramp/box case as above, in double.
+  EValue* out = call.tensor<double>(etscope::ScalarType::kDouble, {1, 1, 2, 2});
+  std::vector<EValue*> args = {
+      call.tensor<double>(etscope::ScalarType::kDouble, {1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}),
+      call.tensor<double>(etscope::ScalarType::kDouble, {1, 1, 2, 2}, {1, 1, 1, 1}),
+      call.none(),
+      call.int_list({1, 1}),
+      call.int_list({0, 0}),
+      call.int_list({1, 1}),
+      call.boolean_scalar(false),
+      call.int_list({0, 0}),
+      call.integer(1),
+      out,
+      out};
+  auto ctx = call.run("aten::convolution.out", args);
+  REQUIRE_FALSE(ctx.failed());
+  CHECK(call.t(out).values<double>() == std::vector<double>{12, 16, 24, 28});
+  ctx = call.run("aten::convolution.out", args, 0);
+  REQUIRE(ctx.failed());
+  CHECK(std::string(ctx.message()).find("scratch") != std::string::npos);
 }

@@ -5,10 +5,10 @@
 #include "runtime/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::testing::KernelCall;
 using etscope::rt::EValue;
+using etscope::testing::KernelCall;
 
-TEST_CASE("alias_copy, squeeze_copy.dims_out, unsqueeze_copy", "[kernels][copy]") {
+TEST_CASE("alias_copy / squeeze_copy.dims_out / unsqueeze_copy", "[kernels][copy]") {
   KernelCall c;
   EValue* a = c.f32({2, 2});
   REQUIRE_FALSE(c.run("aten::alias_copy.out", {c.f32({2, 2}, {1, 2, 3, 4}), a, a}).failed());
@@ -18,7 +18,11 @@ TEST_CASE("alias_copy, squeeze_copy.dims_out, unsqueeze_copy", "[kernels][copy]"
   CHECK(c.t(sq).values<float>() == std::vector<float>{1, 2, 3, 4});
   // A listed dim whose size is not 1 stays.
   EValue* keep = c.f32({1, 3});
-  REQUIRE_FALSE(c.run("aten::squeeze_copy.dims_out", {c.f32({1, 1, 3}, {1, 2, 3}), c.int_list({0, 2}), keep, keep}).failed());
+  REQUIRE_FALSE(
+      c.run("aten::squeeze_copy.dims_out", {c.f32({1, 1, 3}, {1, 2, 3}), c.int_list({0, 2}), keep, keep}).failed());
+  EValue* sq1 = c.f32({3});
+  REQUIRE_FALSE(c.run("aten::squeeze_copy.dim_out", {c.f32({1, 3}, {7, 8, 9}), c.integer(0), sq1, sq1}).failed());
+  CHECK(c.t(sq1).values<float>() == std::vector<float>{7, 8, 9});
   EValue* un = c.i64({4, 1});
   REQUIRE_FALSE(c.run("aten::unsqueeze_copy.out", {c.i64({4}, {1, 2, 3, 4}), c.integer(-1), un, un}).failed());
   CHECK(c.t(un).values<int64_t>() == std::vector<int64_t>{1, 2, 3, 4});
@@ -34,45 +38,56 @@ TEST_CASE("alias_copy, squeeze_copy.dims_out, unsqueeze_copy", "[kernels][copy]"
 TEST_CASE("_to_dim_order_copy converts dtypes and dim orders", "[kernels][copy]") {
   KernelCall c;
   EValue* f = c.f32({});
-  REQUIRE_FALSE(c.run("dim_order_ops::_to_dim_order_copy.out", {c.i64({}, {3}), c.boolean_scalar(false), c.int_list({}), f, f}).failed());
+  REQUIRE_FALSE(
+      c.run("dim_order_ops::_to_dim_order_copy.out", {c.i64({}, {3}), c.boolean_scalar(false), c.int_list({}), f, f})
+          .failed());
   CHECK(c.t(f).data_as<float>()[0] == 3.0f);
   EValue* fm = c.f32({2, 2});
-  REQUIRE_FALSE(c.run("dim_order_ops::_to_dim_order_copy.out",
-                      {c.boolean({2, 2}, {true, false, false, true}), c.boolean_scalar(false), c.int_list({0, 1}), fm, fm}).failed());
+  REQUIRE_FALSE(c.run("dim_order_ops::_to_dim_order_copy.out", {c.boolean({2, 2}, {true, false, false, true}),
+                                                                c.boolean_scalar(false), c.int_list({0, 1}), fm, fm})
+                    .failed());
   CHECK(c.t(fm).values<float>() == std::vector<float>{1, 0, 0, 1});
   // NCHW [1,2,2,2] -> channels-last (dim order 0,2,3,1): memory holds (h, w, c) triples.
   std::vector<float> nchw = {0, 1, 2, 3, 10, 11, 12, 13};
   EValue* cl = c.tensor<float>(ScalarType::kFloat, {1, 2, 2, 2}, {}, 0, {0, 2, 3, 1});
   REQUIRE_FALSE(c.run("dim_order_ops::_clone_dim_order.out",
-                      {c.f32({1, 2, 2, 2}, nchw), c.boolean_scalar(false), c.int_list({0, 2, 3, 1}), cl, cl}).failed());
+                      {c.f32({1, 2, 2, 2}, nchw), c.boolean_scalar(false), c.int_list({0, 2, 3, 1}), cl, cl})
+                    .failed());
   CHECK(c.t(cl).values<float>() == std::vector<float>{0, 10, 1, 11, 2, 12, 3, 13});
   // ... and back.
   EValue* back = c.f32({1, 2, 2, 2});
-  REQUIRE_FALSE(c.run("dim_order_ops::_to_dim_order_copy.out", {cl, c.boolean_scalar(false), c.none(), back, back}).failed());
+  REQUIRE_FALSE(
+      c.run("dim_order_ops::_to_dim_order_copy.out", {cl, c.boolean_scalar(false), c.none(), back, back}).failed());
   CHECK(c.t(back).values<float>() == nchw);
   auto ctx = c.run("dim_order_ops::_to_dim_order_copy.out",
                    {c.f32({2, 2}), c.boolean_scalar(false), c.int_list({1, 0}), fm, fm});
   REQUIRE(ctx.failed());  // dim_order disagrees with the output's
-  ctx = c.run("dim_order_ops::_clone_dim_order.out", {c.f32({2, 2}), c.boolean_scalar(false), c.none(), c.f32({2, 3}), c.none()});
+  ctx = c.run("dim_order_ops::_clone_dim_order.out",
+              {c.f32({2, 2}), c.boolean_scalar(false), c.none(), c.f32({2, 3}), c.none()});
   REQUIRE(ctx.failed());
 }
 
-TEST_CASE("clone, expand_copy, cat", "[kernels][copy]") {
+TEST_CASE("clone / expand_copy / cat", "[kernels][copy]") {
   KernelCall c;
   EValue* cl = c.f32({3});
   REQUIRE_FALSE(c.run("aten::clone.out", {c.f32({3}, {1, 2, 3}), c.none(), cl, cl}).failed());
   CHECK(c.t(cl).values<float>() == std::vector<float>{1, 2, 3});
   EValue* ex = c.f32({2, 2, 3});
-  REQUIRE_FALSE(c.run("aten::expand_copy.out", {c.f32({2, 1}, {1, 2}), c.int_list({2, -1, 3}), c.boolean_scalar(false), ex, ex}).failed());
+  REQUIRE_FALSE(
+      c.run("aten::expand_copy.out", {c.f32({2, 1}, {1, 2}), c.int_list({2, -1, 3}), c.boolean_scalar(false), ex, ex})
+          .failed());
   CHECK(c.t(ex).values<float>() == std::vector<float>{1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2});
   auto ctx = c.run("aten::expand_copy.out", {c.f32({2, 2}), c.int_list({2, 3}), c.boolean_scalar(false), ex, ex});
   REQUIRE(ctx.failed());
   EValue* cat = c.f32({2, 3});
   REQUIRE_FALSE(c.run("aten::cat.out", {c.tensor_list({c.f32({2, 1}, {1, 2}), c.f32({0}), c.f32({2, 2}, {3, 4, 5, 6})}),
-                                         c.integer(1), cat, cat}).failed());
+                                        c.integer(1), cat, cat})
+                    .failed());
   CHECK(c.t(cat).values<float>() == std::vector<float>{1, 3, 4, 2, 5, 6});
   EValue* cat0 = c.f32({3, 1});
-  REQUIRE_FALSE(c.run("aten::cat.out", {c.tensor_list({c.f32({2, 1}, {1, 2}), c.f32({1, 1}, {9})}), c.integer(0), cat0, cat0}).failed());
+  REQUIRE_FALSE(
+      c.run("aten::cat.out", {c.tensor_list({c.f32({2, 1}, {1, 2}), c.f32({1, 1}, {9})}), c.integer(0), cat0, cat0})
+          .failed());
   CHECK(c.t(cat0).values<float>() == std::vector<float>{1, 2, 9});
   ctx = c.run("aten::cat.out", {c.tensor_list({c.f32({2, 1}), c.f32({3, 1})}), c.integer(1), cat, cat});
   REQUIRE(ctx.failed());
@@ -99,10 +114,13 @@ TEST_CASE("gather and scatter.value_out with int64 index", "[kernels][copy]") {
   // The cross-entropy pattern: pick each row's label column from log-probs [4, 3].
   EValue* g = c.f32({4, 1});
   EValue* lp = c.f32({4, 3}, {0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32});
-  REQUIRE_FALSE(c.run("aten::gather.out", {lp, c.integer(1), c.i64({4, 1}, {2, 0, 1, 2}), c.boolean_scalar(false), g, g}).failed());
+  REQUIRE_FALSE(
+      c.run("aten::gather.out", {lp, c.integer(1), c.i64({4, 1}, {2, 0, 1, 2}), c.boolean_scalar(false), g, g})
+          .failed());
   CHECK(c.t(g).values<float>() == std::vector<float>{2, 10, 21, 32});
   EValue* g0 = c.f32({1, 3});
-  REQUIRE_FALSE(c.run("aten::gather.out", {lp, c.integer(0), c.i64({1, 3}, {3, 0, 2}), c.boolean_scalar(false), g0, g0}).failed());
+  REQUIRE_FALSE(c.run("aten::gather.out", {lp, c.integer(0), c.i64({1, 3}, {3, 0, 2}), c.boolean_scalar(false), g0, g0})
+                    .failed());
   CHECK(c.t(g0).values<float>() == std::vector<float>{30, 1, 22});
   auto ctx = c.run("aten::gather.out", {lp, c.integer(1), c.i64({4, 1}, {3, 0, 0, 0}), c.boolean_scalar(false), g, g});
   REQUIRE(ctx.failed());
@@ -111,8 +129,9 @@ TEST_CASE("gather and scatter.value_out with int64 index", "[kernels][copy]") {
   REQUIRE(ctx.failed());
 
   EValue* s = c.f32({2, 3});
-  REQUIRE_FALSE(c.run("aten::scatter.value_out", {c.f32({2, 3}, {0, 0, 0, 0, 0, 0}), c.integer(1), c.i64({2, 1}, {1, 2}),
-                                                  c.integer(-1), s, s}).failed());
+  REQUIRE_FALSE(c.run("aten::scatter.value_out",
+                      {c.f32({2, 3}, {0, 0, 0, 0, 0, 0}), c.integer(1), c.i64({2, 1}, {1, 2}), c.integer(-1), s, s})
+                    .failed());
   CHECK(c.t(s).values<float>() == std::vector<float>{0, -1, 0, 0, 0, -1});
   ctx = c.run("aten::scatter.value_out", {c.f32({2, 3}), c.integer(1), c.i64({2, 1}, {1, 5}), c.integer(-1), s, s});
   REQUIRE(ctx.failed());

@@ -6,8 +6,8 @@
 #include "runtime/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::testing::KernelCall;
 using etscope::rt::EValue;
+using etscope::testing::KernelCall;
 
 TEST_CASE("ne.Scalar_out on int64 labels and le.Scalar_out on floats", "[kernels][elementwise]") {
   KernelCall c;
@@ -17,6 +17,10 @@ TEST_CASE("ne.Scalar_out on int64 labels and le.Scalar_out on floats", "[kernels
   EValue* le = c.boolean({2, 2});
   REQUIRE_FALSE(c.run("aten::le.Scalar_out", {c.f32({2, 2}, {-1, 0, 0.5f, NAN}), c.integer(0), le, le}).failed());
   CHECK(c.t(le).values<bool>() == std::vector<bool>{true, true, false, false});
+  // 0.1 (double) rounds to 0.1f before comparing, as ATen does for a float32 tensor.
+  EValue* le01 = c.boolean({1});
+  REQUIRE_FALSE(c.run("aten::le.Scalar_out", {c.f32({1}, {0.1f}), c.dbl(0.1), le01, le01}).failed());
+  CHECK(c.t(le01).values<bool>() == std::vector<bool>{true});
   EValue* gt = c.boolean({3});
   REQUIRE_FALSE(c.run("aten::gt.Scalar_out", {c.i64({3}, {1, 2, 3}), c.dbl(1.5), gt, gt}).failed());
   CHECK(c.t(gt).values<bool>() == std::vector<bool>{false, true, true});
@@ -25,27 +29,30 @@ TEST_CASE("ne.Scalar_out on int64 labels and le.Scalar_out on floats", "[kernels
   CHECK(std::string(ctx.message()).find("eq.Scalar_out") != std::string::npos);
 }
 
-TEST_CASE("where.self_out broadcasts condition, self and other", "[kernels][elementwise]") {
+TEST_CASE("where.self_out broadcasts condition / self and other", "[kernels][elementwise]") {
   KernelCall c;
   // As in the training graphs: where(mask [4,1], scalar tensor, 0-dim tensor) -> [4,1].
   EValue* out = c.f32({4, 1});
-  REQUIRE_FALSE(c.run("aten::where.self_out", {c.boolean({4, 1}, {true, false, true, false}), c.f32({}, {2.5f}),
-                                               c.f32({}, {0}), out, out}).failed());
+  REQUIRE_FALSE(c.run("aten::where.self_out",
+                      {c.boolean({4, 1}, {true, false, true, false}), c.f32({}, {2.5f}), c.f32({}, {0}), out, out})
+                    .failed());
   CHECK(c.t(out).values<float>() == std::vector<float>{2.5f, 0, 2.5f, 0});
   EValue* o2 = c.f32({2, 3});
   REQUIRE_FALSE(c.run("aten::where.self_out", {c.boolean({1, 3}, {true, false, true}), c.f32({2, 1}, {1, 2}),
-                                               c.f32({2, 3}, {10, 20, 30, 40, 50, 60}), o2, o2}).failed());
+                                               c.f32({2, 3}, {10, 20, 30, 40, 50, 60}), o2, o2})
+                    .failed());
   CHECK(c.t(o2).values<float>() == std::vector<float>{1, 20, 1, 2, 50, 2});
   EValue* oi = c.i64({3});
-  REQUIRE_FALSE(c.run("aten::where.self_out", {c.boolean({3}, {true, false, true}), c.i64({3}, {5, 6, 7}),
-                                               c.i64({}, {0}), oi, oi}).failed());
+  REQUIRE_FALSE(c.run("aten::where.self_out",
+                      {c.boolean({3}, {true, false, true}), c.i64({3}, {5, 6, 7}), c.i64({}, {0}), oi, oi})
+                    .failed());
   CHECK(c.t(oi).values<int64_t>() == std::vector<int64_t>{5, 0, 7});
   auto ctx = c.run("aten::where.self_out", {c.boolean({3}), c.f32({2}), c.f32({3}), c.f32({3}), c.none()});
   REQUIRE(ctx.failed());
   CHECK(std::string(ctx.message()).find("where.self_out") != std::string::npos);
 }
 
-TEST_CASE("exp, neg, hardtanh, clamp", "[kernels][elementwise]") {
+TEST_CASE("exp / neg / hardtanh / clamp", "[kernels][elementwise]") {
   KernelCall c;
   EValue* e = c.f32({3});
   REQUIRE_FALSE(c.run("aten::exp.out", {c.f32({3}, {0, 1, -1}), e, e}).failed());
@@ -55,7 +62,8 @@ TEST_CASE("exp, neg, hardtanh, clamp", "[kernels][elementwise]") {
   REQUIRE_FALSE(c.run("aten::neg.out", {c.f32({2}, {1.5f, -2}), n, n}).failed());
   CHECK(c.t(n).values<float>() == std::vector<float>{-1.5f, 2});
   EValue* h = c.f32({5});
-  REQUIRE_FALSE(c.run("aten::hardtanh.out", {c.f32({5}, {-3, 0, 3, 7, NAN}), c.integer(0), c.integer(6), h, h}).failed());
+  REQUIRE_FALSE(
+      c.run("aten::hardtanh.out", {c.f32({5}, {-3, 0, 3, 7, NAN}), c.integer(0), c.integer(6), h, h}).failed());
   CHECK(c.t(h).data_as<float>()[0] == 0);
   CHECK(c.t(h).data_as<float>()[2] == 3);
   CHECK(c.t(h).data_as<float>()[3] == 6);
@@ -75,7 +83,8 @@ TEST_CASE("threshold_backward zeroes the gradient where self <= threshold", "[ke
   KernelCall c;
   EValue* out = c.f32({4});
   REQUIRE_FALSE(c.run("aten::threshold_backward.grad_input",
-                      {c.f32({4}, {1, 2, 3, 4}), c.f32({4}, {-1, 0, 0.1f, 5}), c.integer(0), out, out}).failed());
+                      {c.f32({4}, {1, 2, 3, 4}), c.f32({4}, {-1, 0, 0.1f, 5}), c.integer(0), out, out})
+                    .failed());
   CHECK(c.t(out).values<float>() == std::vector<float>{0, 0, 3, 4});
   auto ctx = c.run("aten::threshold_backward.grad_input", {c.f32({4}), c.f32({3}), c.integer(0), out, out});
   REQUIRE(ctx.failed());

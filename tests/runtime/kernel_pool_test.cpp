@@ -5,8 +5,8 @@
 
 #include "runtime/kernel_test_util.h"
 
-using etscope::testing::KernelCall;
 using etscope::rt::EValue;
+using etscope::testing::KernelCall;
 
 namespace {
 
@@ -15,8 +15,15 @@ const std::vector<float> kPlane = {1, 5, 2, 0, 3, 4, 8, 1, 0, 2, 6, 7, 9, 1, 3, 
 
 std::vector<EValue*> max_pool_args(KernelCall& c, EValue* in, int64_t k, int64_t s, int64_t p, bool ceil, EValue* out,
                                    EValue* idx) {
-  return {in, c.int_list({k, k}), c.int_list({s, s}), c.int_list({p, p}), c.int_list({1, 1}), c.boolean_scalar(ceil),
-          out, idx, c.tensor_list({out, idx})};
+  return {in,
+          c.int_list({k, k}),
+          c.int_list({s, s}),
+          c.int_list({p, p}),
+          c.int_list({1, 1}),
+          c.boolean_scalar(ceil),
+          out,
+          idx,
+          c.tensor_list({out, idx})};
 }
 
 }  // namespace
@@ -25,7 +32,8 @@ TEST_CASE("max_pool2d_with_indices 2x2 stride 2", "[kernels][pool]") {
   KernelCall c;
   EValue* out = c.f32({1, 1, 2, 2});
   EValue* idx = c.i64({1, 1, 2, 2});
-  auto ctx = c.run("aten::max_pool2d_with_indices.out", max_pool_args(c, c.f32({1, 1, 4, 4}, kPlane), 2, 2, 0, false, out, idx));
+  auto ctx = c.run("aten::max_pool2d_with_indices.out",
+                   max_pool_args(c, c.f32({1, 1, 4, 4}, kPlane), 2, 2, 0, false, out, idx));
   REQUIRE_FALSE(ctx.failed());
   CHECK(out->tensor->data_as<float>()[0] == 5);
   CHECK(out->tensor->data_as<float>()[1] == 8);
@@ -37,20 +45,22 @@ TEST_CASE("max_pool2d_with_indices 2x2 stride 2", "[kernels][pool]") {
   CHECK(c.t(idx).data_as<int64_t>()[3] == 11);
 }
 
-TEST_CASE("max_pool2d_with_indices with padding, overlap and ceil_mode", "[kernels][pool]") {
+TEST_CASE("max_pool2d_with_indices with padding / overlap and ceil_mode", "[kernels][pool]") {
   KernelCall c;
   // kernel 3, stride 2, padding 1 on 4x4: output 2x2 (floor) or 3x3 (ceil: (4+2-3+1)/2+1 = 3,
   // and the last window starts at row 3 < 4 + 1, so it is kept).
   EValue* out = c.f32({1, 1, 2, 2});
   EValue* idx = c.i64({1, 1, 2, 2});
-  auto ctx = c.run("aten::max_pool2d_with_indices.out", max_pool_args(c, c.f32({1, 1, 4, 4}, kPlane), 3, 2, 1, false, out, idx));
+  auto ctx = c.run("aten::max_pool2d_with_indices.out",
+                   max_pool_args(c, c.f32({1, 1, 4, 4}, kPlane), 3, 2, 1, false, out, idx));
   REQUIRE_FALSE(ctx.failed());
   CHECK(c.t(out).values<float>() == std::vector<float>{5, 8, 9, 8});
   CHECK(c.t(idx).values<int64_t>() == std::vector<int64_t>{1, 6, 12, 6});
 
   EValue* out3 = c.f32({1, 1, 3, 3});
   EValue* idx3 = c.i64({1, 1, 3, 3});
-  ctx = c.run("aten::max_pool2d_with_indices.out", max_pool_args(c, c.f32({1, 1, 4, 4}, kPlane), 3, 2, 1, true, out3, idx3));
+  ctx = c.run("aten::max_pool2d_with_indices.out",
+              max_pool_args(c, c.f32({1, 1, 4, 4}, kPlane), 3, 2, 1, true, out3, idx3));
   REQUIRE_FALSE(ctx.failed());
   // Last row of windows covers input row 3 only: [9,1,3,2] -> 9 (cols 0-1), 3 (cols 1-3)... computed:
   // (2,0): rows 3, cols -1..1 -> {9,1} -> 9 @12; (2,1): cols 1..3 -> {1,3,2} -> 3 @14; (2,2): col 3 -> 2 @15.
@@ -80,16 +90,24 @@ TEST_CASE("max_pool2d_with_indices propagates NaN and rejects bad shapes", "[ker
   ctx = c.run("aten::max_pool2d_with_indices.out", max_pool_args(c, c.f32({4, 4}), 2, 2, 0, false, out, idx));
   REQUIRE(ctx.failed());
   CHECK(std::string(ctx.message()).find("max_pool2d_with_indices.out") != std::string::npos);
-  ctx = c.run("aten::max_pool2d_with_indices.out", max_pool_args(c, c.f32({1, 4, 4}), 2, 2, 0, false, c.f32({1, 3, 3}), idx));
+  ctx = c.run("aten::max_pool2d_with_indices.out",
+              max_pool_args(c, c.f32({1, 4, 4}), 2, 2, 0, false, c.f32({1, 3, 3}), idx));
   REQUIRE(ctx.failed());  // static output of the wrong shape
 }
 
 TEST_CASE("max_pool2d_with_indices_backward scatters to the argmax", "[kernels][pool]") {
   KernelCall c;
   EValue* gi = c.f32({1, 1, 4, 4});
-  std::vector<EValue*> args = {c.f32({1, 1, 2, 2}, {1, 2, 3, 4}), c.f32({1, 1, 4, 4}, kPlane), c.int_list({3, 3}),
-                               c.int_list({2, 2}), c.int_list({1, 1}), c.int_list({1, 1}), c.boolean_scalar(false),
-                               c.i64({1, 1, 2, 2}, {1, 6, 12, 6}), gi, gi};
+  std::vector<EValue*> args = {c.f32({1, 1, 2, 2}, {1, 2, 3, 4}),
+                               c.f32({1, 1, 4, 4}, kPlane),
+                               c.int_list({3, 3}),
+                               c.int_list({2, 2}),
+                               c.int_list({1, 1}),
+                               c.int_list({1, 1}),
+                               c.boolean_scalar(false),
+                               c.i64({1, 1, 2, 2}, {1, 6, 12, 6}),
+                               gi,
+                               gi};
   auto ctx = c.run("aten::max_pool2d_with_indices_backward.grad_input", args);
   REQUIRE_FALSE(ctx.failed());
   std::vector<float> expect(16, 0.0f);
@@ -105,9 +123,9 @@ TEST_CASE("avg_pool2d with and without counting padding", "[kernels][pool]") {
   KernelCall c;
   EValue* out = c.f32({1, 1, 2, 2});
   auto run = [&](int64_t k, int64_t p, bool include_pad, EValue* divisor) {
-    return c.run("aten::avg_pool2d.out", {c.f32({1, 1, 4, 4}, kPlane), c.int_list({k, k}), c.int_list({2, 2}),
-                                          c.int_list({p, p}), c.boolean_scalar(false), c.boolean_scalar(include_pad),
-                                          divisor, out, out});
+    return c.run("aten::avg_pool2d.out",
+                 {c.f32({1, 1, 4, 4}, kPlane), c.int_list({k, k}), c.int_list({2, 2}), c.int_list({p, p}),
+                  c.boolean_scalar(false), c.boolean_scalar(include_pad), divisor, out, out});
   };
   REQUIRE_FALSE(run(2, 0, true, c.none()).failed());
   CHECK(c.t(out).values<float>() == std::vector<float>{3.25f, 2.75f, 3.0f, 4.5f});

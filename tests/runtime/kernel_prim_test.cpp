@@ -4,9 +4,9 @@
 #include "runtime/kernel_test_util.h"
 
 using etscope::ScalarType;
+using etscope::rt::EValue;
 using etscope::rt::Tag;
 using etscope::testing::KernelCall;
-using etscope::rt::EValue;
 
 TEST_CASE("executorch_prim scalar arithmetic keeps Int and promotes to Double", "[kernels][prim]") {
   KernelCall c;
@@ -46,7 +46,7 @@ TEST_CASE("executorch_prim scalar arithmetic keeps Int and promotes to Double", 
   CHECK_FALSE(etscope::rt::KernelRegistry::portable().find("executorch_prim::add.Scalar")->codegen_wrapped);
 }
 
-TEST_CASE("sym_size, sym_numel and et_view", "[kernels][prim]") {
+TEST_CASE("sym_size / sym_numel and et_view", "[kernels][prim]") {
   KernelCall c;
   EValue* t = c.f32({2, 3, 4});
   EValue* out = c.none();
@@ -61,4 +61,11 @@ TEST_CASE("sym_size, sym_numel and et_view", "[kernels][prim]") {
   CHECK(c.t(view).data() == c.t(t).data());
   CHECK(c.t(view).size(0) == 6);
   REQUIRE(c.run("executorch_prim::et_view.default", {t, c.int_list({5, 4}), view}).failed());
+  // A dynamic view with no planned capacity of its own still aliases self.
+  EValue* small = c.f32({1, 1}, {}, 1);
+  REQUIRE_FALSE(c.run("executorch_prim::et_view.default", {t, c.int_list({4, 6}), small}).failed());
+  CHECK(c.t(small).data() == c.t(t).data());
+  CHECK(c.t(small).numel() == 24);
+  // A static output must already have the requested sizes.
+  REQUIRE(c.run("executorch_prim::et_view.default", {t, c.int_list({4, 6}), c.f32({6, 4})}).failed());
 }

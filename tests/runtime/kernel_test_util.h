@@ -2,13 +2,14 @@
 // kernel with its load-time scratch.
 #pragma once
 
+#include <algorithm>
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <cstring>
 #include <deque>
 #include <initializer_list>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "etscope/runtime/kernel.h"
@@ -24,12 +25,30 @@ struct TestTensor {
   T* data() {
     return impl.data_as<T>();
   }
+};
+
+/// Read access to a kernel's tensor in checks: c.t(v).values<float>() == {...}.
+struct TensorRef {
+  rt::TensorImpl& impl;
+
   template <typename T>
   std::vector<T> values() const {
     std::vector<T> out(static_cast<size_t>(impl.numel()));
-    if (!out.empty()) std::memcpy(out.data(), impl.data(), out.size() * sizeof(T));
+    if constexpr (std::is_same_v<T, bool>) {
+      for (size_t i = 0; i < out.size(); ++i) out[i] = impl.data_as<uint8_t>()[i] != 0;
+    } else if (!out.empty()) {
+      std::memcpy(out.data(), impl.data(), out.size() * sizeof(T));
+    }
     return out;
   }
+  template <typename T>
+  T* data_as() const {
+    return impl.data_as<T>();
+  }
+  void* data() const { return impl.data(); }
+  int64_t size(int d) const { return impl.size(d); }
+  int64_t numel() const { return impl.numel(); }
+  int dim() const { return impl.dim(); }
 };
 
 /// Owns every tensor and EValue of one test so that pointers stay valid (deques never move).
@@ -112,14 +131,17 @@ class KernelCall {
     v->tensor_list = {ptrs.data(), ptrs.size()};
     return v;
   }
-  rt::TensorImpl& t(rt::EValue* v) { return *v->tensor; }
+  TensorRef t(rt::EValue* v) { return {*v->tensor}; }
 
   /// Runs the portable kernel `name` on `args` with the scratch its ScratchFn asks for. Returns
   /// the context so the test can check failed() and message().
-  rt::KernelContext run(const std::string& name, std::vector<rt::EValue*> args) {
+  /// `scratch_bytes` >= 0 overrides the size (to test kernels that must refuse too little).
+  rt::KernelContext run(const std::string& name, std::vector<rt::EValue*> args, int64_t scratch_bytes = -1) {
     const rt::Kernel* k = rt::KernelRegistry::portable().find(name);
     REQUIRE(k != nullptr);
-    const size_t bytes = k->scratch != nullptr ? k->scratch({args.data(), args.size()}) : 0;
+    const size_t bytes = scratch_bytes >= 0      ? static_cast<size_t>(scratch_bytes)
+                         : k->scratch != nullptr ? k->scratch({args.data(), args.size()})
+                                                 : 0;
     scratch_.assign(bytes / 8 + 8, 0);
     rt::KernelContext ctx({reinterpret_cast<uint8_t*>(scratch_.data()), bytes});
     k->run(ctx, {args.data(), args.size()});

@@ -13,7 +13,11 @@ namespace etscope::testing {
 
 std::string real_artifact(const std::string& name) { return std::string(ETSCOPE_TEST_DATA_DIR) + "/real/" + name; }
 
-std::string fixture(const std::string& relative) { return std::string(ETSCOPE_FIXTURE_DIR) + "/" + relative; }
+std::string fixture(const std::string& relative) {
+  const std::string committed = std::string(ETSCOPE_FIXTURE_DIR) + "/" + relative;
+  if (std::filesystem::exists(committed)) return committed;
+  return std::string(ETSCOPE_FIXTURE_EXTRACTED_DIR) + "/" + relative;
+}
 
 std::vector<std::string> real_artifacts_with_extension(const std::string& extension) {
   std::vector<std::string> names;

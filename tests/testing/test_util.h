@@ -13,7 +13,8 @@ namespace etscope::testing {
 /// Path of a file in tests/data/real (copies of ../shared/real-artifacts).
 std::string real_artifact(const std::string& name);
 
-/// Path of a file under tests/fixtures/executorch (made by samples/export).
+/// Path of a fixture made by samples/export: tests/fixtures/executorch/<relative> when committed
+/// raw, else its copy unpacked from large.tar.xz into the build tree.
 std::string fixture(const std::string& relative);
 
 /// Every real artifact file name with one of the given extensions (".pte", ".ptd", ...).

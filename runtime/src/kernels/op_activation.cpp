@@ -86,7 +86,7 @@ void threshold_backward_out(KernelContext& ctx, Args args) {
   const double th = args[2]->scalar_as_double();
   binary_elementwise(ctx, *g, *x, *out, name, [th](auto gv, auto xv) {
     using T = decltype(gv);
-    return static_cast<double>(xv) <= th ? T(0) : gv;
+    return xv <= static_cast<decltype(xv)>(th) ? T(0) : gv;
   });
 }
 

@@ -6,7 +6,8 @@ namespace etscope::rt::kernels {
 namespace {
 
 // <cmp>.Scalar_out(self, other, out): out (usually bool) = self <cmp> other. An integral tensor
-// compared with an Int or Bool scalar compares exactly in int64; everything else in double.
+// compared with an Int or Bool scalar compares exactly in int64, a float32 tensor in float32,
+// everything else in double.
 template <typename Cmp>
 void compare_scalar(KernelContext& ctx, Args args, const char* op, Cmp cmp) {
   if (!check_arg_count(ctx, args, 3, op)) return;
@@ -33,12 +34,15 @@ void compare_scalar(KernelContext& ctx, Args args, const char* op, Cmp cmp) {
         bool* y = out->data_as<bool>();
         for (int64_t i = 0; i < n; ++i) y[i] = cmp(static_cast<decltype(rhs)>(x[i]), rhs);
       } else {
-        for (int64_t i = 0; i < n; ++i) store_from<bool>(out->dtype(), out->data(), i, cmp(static_cast<decltype(rhs)>(x[i]), rhs));
+        for (int64_t i = 0; i < n; ++i)
+          store_from<bool>(out->dtype(), out->data(), i, cmp(static_cast<decltype(rhs)>(x[i]), rhs));
       }
     };
+    // A scalar never widens a floating tensor's type (ATen's wrapped-number rule): a float32
+    // tensor compares against the scalar rounded to float32.
     if (std::is_integral_v<T> && s.tag != Tag::kDouble) {
       run(static_cast<int64_t>(s.tag == Tag::kBool ? (s.scalar.b ? 1 : 0) : s.scalar.i));
-    } else if (std::is_same_v<T, float> && s.tag != Tag::kDouble) {
+    } else if (std::is_same_v<T, float>) {
       run(static_cast<float>(s.scalar_as_double()));
     } else {
       run(s.scalar_as_double());
@@ -46,12 +50,24 @@ void compare_scalar(KernelContext& ctx, Args args, const char* op, Cmp cmp) {
   });
 }
 
-void eq_scalar_out(KernelContext& ctx, Args args) { compare_scalar(ctx, args, "eq.Scalar_out", [](auto a, auto b) { return a == b; }); }
-void ne_scalar_out(KernelContext& ctx, Args args) { compare_scalar(ctx, args, "ne.Scalar_out", [](auto a, auto b) { return a != b; }); }
-void lt_scalar_out(KernelContext& ctx, Args args) { compare_scalar(ctx, args, "lt.Scalar_out", [](auto a, auto b) { return a < b; }); }
-void le_scalar_out(KernelContext& ctx, Args args) { compare_scalar(ctx, args, "le.Scalar_out", [](auto a, auto b) { return a <= b; }); }
-void gt_scalar_out(KernelContext& ctx, Args args) { compare_scalar(ctx, args, "gt.Scalar_out", [](auto a, auto b) { return a > b; }); }
-void ge_scalar_out(KernelContext& ctx, Args args) { compare_scalar(ctx, args, "ge.Scalar_out", [](auto a, auto b) { return a >= b; }); }
+void eq_scalar_out(KernelContext& ctx, Args args) {
+  compare_scalar(ctx, args, "eq.Scalar_out", [](auto a, auto b) { return a == b; });
+}
+void ne_scalar_out(KernelContext& ctx, Args args) {
+  compare_scalar(ctx, args, "ne.Scalar_out", [](auto a, auto b) { return a != b; });
+}
+void lt_scalar_out(KernelContext& ctx, Args args) {
+  compare_scalar(ctx, args, "lt.Scalar_out", [](auto a, auto b) { return a < b; });
+}
+void le_scalar_out(KernelContext& ctx, Args args) {
+  compare_scalar(ctx, args, "le.Scalar_out", [](auto a, auto b) { return a <= b; });
+}
+void gt_scalar_out(KernelContext& ctx, Args args) {
+  compare_scalar(ctx, args, "gt.Scalar_out", [](auto a, auto b) { return a > b; });
+}
+void ge_scalar_out(KernelContext& ctx, Args args) {
+  compare_scalar(ctx, args, "ge.Scalar_out", [](auto a, auto b) { return a >= b; });
+}
 
 // where.self_out(condition, self, other, out): out = condition ? self : other, the three
 // broadcast together.

@@ -1,10 +1,14 @@
 // convolution, convolution_backward: 2-D, NCHW, groups (depthwise included), stride, padding,
-// dilation; float32 and float64.
+// dilation; float32 and float64. Transposed convolution is not supported.
 //
-// The general path lowers each (batch, group) to one GEMM over an im2col buffer held in the
-// kernel's scratch; 1x1 stride-1 unpadded convolutions skip im2col (the input already is the
-// column matrix) and depthwise convolutions run a direct loop whose inner loop walks an output
-// row, so it vectorises. Transposed convolution is not supported.
+// The general path lowers each (batch, group) to one GEMM over an im2col buffer; 1x1 stride-1
+// unpadded convolutions skip im2col (the input already is the column matrix). Depthwise
+// convolutions (one input channel per group) copy each input plane into a zero-padded buffer and
+// run direct loops over output rows, which vectorise. All buffers, including the GEMM's packing
+// panels, come from the kernel's scratch, sized at load time: nothing is allocated while running.
+//
+// Sections: parameters (ConvParams, parse_conv) - im2col / col2im - depthwise forward and
+// backward - scratch layout - convolution.out - convolution_backward.out - registration.
 #include <algorithm>
 
 #include "kernels/register.h"
@@ -15,8 +19,8 @@ namespace etscope::rt::kernels {
 namespace {
 
 struct ConvParams {
-  int64_t n = 0, c = 0, h = 0, w = 0;   // input
-  int64_t oc = 0, kh = 0, kw = 0;       // weight [oc, c / groups, kh, kw]
+  int64_t n = 0, c = 0, h = 0, w = 0;  // input
+  int64_t oc = 0, kh = 0, kw = 0;      // weight [oc, c / groups, kh, kw]
   int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
   int64_t groups = 1;
   int64_t oh = 0, ow = 0;
@@ -138,37 +142,166 @@ void col2im(const ConvParams& p, const T* col, T* in) {
   }
 }
 
+// y[i] (+)= sum over taps of w[t] * x[i * s + off[t]], for one output row of a depthwise
+// convolution read from a zero-padded input plane (so no bounds checks remain). The 3x3 case is
+// unrolled so each output element is written once; restrict lets the compiler vectorise over i.
+template <typename T>
+void depthwise_row_3x3(T* __restrict y, const T* __restrict r0, const T* __restrict r1, const T* __restrict r2,
+                       const T* __restrict w, T bias, int64_t n, int64_t s, int64_t d) {
+  const T w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+  if (s == 1 && d == 1) {
+    for (int64_t i = 0; i < n; ++i) {
+      y[i] = bias + w0 * r0[i] + w1 * r0[i + 1] + w2 * r0[i + 2] + w3 * r1[i] + w4 * r1[i + 1] + w5 * r1[i + 2] +
+             w6 * r2[i] + w7 * r2[i + 1] + w8 * r2[i + 2];
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t x = i * s;
+    y[i] = bias + w0 * r0[x] + w1 * r0[x + d] + w2 * r0[x + 2 * d] + w3 * r1[x] + w4 * r1[x + d] + w5 * r1[x + 2 * d] +
+           w6 * r2[x] + w7 * r2[x + d] + w8 * r2[x + 2 * d];
+  }
+}
+
+template <typename T>
+void axpy_row(T* __restrict y, const T* __restrict x, T a, int64_t n, int64_t s) {
+  if (s == 1) {
+    for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] += a * x[i * s];
+  }
+}
+
+// Bytes of the zero-padded input plane the depthwise path keeps in scratch.
+size_t depthwise_scratch_bytes(const ConvParams& p, size_t elem) {
+  return static_cast<size_t>((p.h + 2 * p.ph) * (p.w + 2 * p.pw)) * elem;
+}
+
 // Depthwise (one input channel per group): out channel o reads input channel o / multiplier.
 template <typename T>
-void depthwise_forward(const ConvParams& p, const T* in, const T* weight, const T* bias, T* out) {
+void depthwise_forward(const ConvParams& p, const T* in, const T* weight, const T* bias, T* out, T* padded) {
   const int64_t mult = p.ocg();
+  const int64_t pw_ = p.w + 2 * p.pw, ph_ = p.h + 2 * p.ph;
+  std::fill(padded, padded + ph_ * pw_, T(0));
   for (int64_t b = 0; b < p.n; ++b) {
-    for (int64_t o = 0; o < p.oc; ++o) {
-      const T* plane = in + (b * p.c + o / mult) * p.h * p.w;
-      const T* wk = weight + o * p.kh * p.kw;
-      T* op = out + (b * p.oc + o) * p.ohw();
-      std::fill(op, op + p.ohw(), bias != nullptr ? bias[o] : T(0));
-      for (int64_t oy = 0; oy < p.oh; ++oy) {
-        T* orow = op + oy * p.ow;
-        for (int64_t ki = 0; ki < p.kh; ++ki) {
-          const int64_t iy = oy * p.sh - p.ph + ki * p.dh;
-          if (iy < 0 || iy >= p.h) continue;
-          for (int64_t kj = 0; kj < p.kw; ++kj) {
-            const T wv = wk[ki * p.kw + kj];
-            const int64_t off = kj * p.dw - p.pw;
-            int64_t lo, hi;
-            valid_range(off, p.sw, p.w, p.ow, &lo, &hi);
-            const T* irow = plane + iy * p.w + off;
-            if (p.sw == 1) {
-              for (int64_t ox = lo; ox < hi; ++ox) orow[ox] += wv * irow[ox];
-            } else {
-              for (int64_t ox = lo; ox < hi; ++ox) orow[ox] += wv * irow[ox * p.sw];
+    for (int64_t ci = 0; ci < p.c; ++ci) {
+      const T* plane = in + (b * p.c + ci) * p.h * p.w;
+      for (int64_t y = 0; y < p.h; ++y)
+        std::copy(plane + y * p.w, plane + (y + 1) * p.w, padded + (y + p.ph) * pw_ + p.pw);
+      for (int64_t m = 0; m < mult; ++m) {
+        const int64_t o = ci * mult + m;
+        const T* wk = weight + o * p.kh * p.kw;
+        const T bv = bias != nullptr ? bias[o] : T(0);
+        T* op = out + (b * p.oc + o) * p.ohw();
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+          T* orow = op + oy * p.ow;
+          const T* r = padded + oy * p.sh * pw_;
+          if (p.kh == 3 && p.kw == 3 && p.sh == p.sw && p.dh == p.dw) {
+            depthwise_row_3x3(orow, r, r + p.dh * pw_, r + 2 * p.dh * pw_, wk, bv, p.ow, p.sw, p.dw);
+            continue;
+          }
+          std::fill(orow, orow + p.ow, bv);
+          for (int64_t ki = 0; ki < p.kh; ++ki) {
+            for (int64_t kj = 0; kj < p.kw; ++kj) {
+              axpy_row(orow, r + ki * p.dh * pw_ + kj * p.dw, wk[ki * p.kw + kj], p.ow, p.sw);
             }
           }
         }
       }
     }
   }
+}
+
+// sum of a[i] * b[i * s], in 8 independent partial sums so the loop vectorises without
+// reassociation flags.
+template <typename T>
+T dot(const T* __restrict a, const T* __restrict b, int64_t n, int64_t s) {
+  T part[8] = {};
+  int64_t i = 0;
+  if (s == 1) {
+    for (; i + 8 <= n; i += 8) {
+      for (int l = 0; l < 8; ++l) part[l] += a[i + l] * b[i + l];
+    }
+  } else {
+    for (; i + 8 <= n; i += 8) {
+      for (int l = 0; l < 8; ++l) part[l] += a[i + l] * b[(i + l) * s];
+    }
+  }
+  T sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+  for (; i < n; ++i) sum += a[i] * b[i * s];
+  return sum;
+}
+
+// Depthwise backward on zero-padded planes held in scratch (`xpad` and `gpad`, one padded plane
+// each): grad_weight taps are dot products of output-gradient rows with shifted input rows, and
+// grad_input accumulates the output gradient scattered back through each tap.
+template <typename T>
+void depthwise_backward(const ConvParams& p, const T* dy, const T* x, const T* weight, T* dw, T* dx, T* xpad, T* gpad) {
+  const int64_t mult = p.ocg();
+  const int64_t pw_ = p.w + 2 * p.pw, ph_ = p.h + 2 * p.ph;
+  if (dw != nullptr) {
+    std::fill(dw, dw + p.oc * p.kh * p.kw, T(0));
+    std::fill(xpad, xpad + ph_ * pw_, T(0));
+  }
+  for (int64_t b = 0; b < p.n; ++b) {
+    for (int64_t ci = 0; ci < p.c; ++ci) {
+      if (dw != nullptr) {
+        const T* plane = x + (b * p.c + ci) * p.h * p.w;
+        for (int64_t y = 0; y < p.h; ++y)
+          std::copy(plane + y * p.w, plane + (y + 1) * p.w, xpad + (y + p.ph) * pw_ + p.pw);
+      }
+      if (dx != nullptr) std::fill(gpad, gpad + ph_ * pw_, T(0));
+      for (int64_t m = 0; m < mult; ++m) {
+        const int64_t o = ci * mult + m;
+        const T* g = dy + (b * p.oc + o) * p.ohw();
+        for (int64_t ki = 0; ki < p.kh; ++ki) {
+          for (int64_t kj = 0; kj < p.kw; ++kj) {
+            const int64_t tap = ki * p.kw + kj;
+            const int64_t shift = ki * p.dh * pw_ + kj * p.dw;
+            if (dw != nullptr) {
+              T acc = 0;
+              for (int64_t oy = 0; oy < p.oh; ++oy)
+                acc += dot(g + oy * p.ow, xpad + oy * p.sh * pw_ + shift, p.ow, p.sw);
+              dw[o * p.kh * p.kw + tap] += acc;
+            }
+            if (dx != nullptr) {
+              const T wv = weight[o * p.kh * p.kw + tap];
+              for (int64_t oy = 0; oy < p.oh; ++oy) {
+                T* grow = gpad + oy * p.sh * pw_ + shift;
+                const T* src = g + oy * p.ow;
+                if (p.sw == 1) {
+                  axpy_row(grow, src, wv, p.ow, 1);
+                } else {
+                  for (int64_t ox = 0; ox < p.ow; ++ox) grow[ox * p.sw] += wv * src[ox];
+                }
+              }
+            }
+          }
+        }
+      }
+      if (dx != nullptr) {
+        T* plane = dx + (b * p.c + ci) * p.h * p.w;
+        for (int64_t y = 0; y < p.h; ++y) {
+          const T* row = gpad + (y + p.ph) * pw_ + p.pw;
+          std::copy(row, row + p.w, plane + y * p.w);
+        }
+      }
+    }
+  }
+}
+
+// Scratch layout of the GEMM paths: [im2col buffer (none when pointwise) | GEMM workspace].
+size_t col_bytes(const ConvParams& p, size_t elem) {
+  return p.pointwise() ? 0 : align64(static_cast<size_t>(p.k() * p.ohw()) * elem);
+}
+size_t forward_scratch_bytes(const ConvParams& p, size_t elem) {
+  if (p.depthwise()) return depthwise_scratch_bytes(p, elem);
+  return col_bytes(p, elem) + gemm_workspace_bytes(p.ocg(), p.ohw(), p.k(), elem);
+}
+size_t backward_scratch_bytes(const ConvParams& p, size_t elem) {
+  if (p.depthwise()) return 2 * depthwise_scratch_bytes(p, elem);
+  return col_bytes(p, elem) + std::max(gemm_workspace_bytes(p.ocg(), p.k(), p.ohw(), elem),
+                                       gemm_workspace_bytes(p.k(), p.ohw(), p.ocg(), elem));
 }
 
 bool same_float_dtype(KernelContext& ctx, const char* name, std::initializer_list<const TensorImpl*> ts) {
@@ -184,8 +317,8 @@ bool same_float_dtype(KernelContext& ctx, const char* name, std::initializer_lis
 
 bool scratch_ok(KernelContext& ctx, const char* name, size_t need) {
   if (ctx.scratch().size() < need) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: needs %zu bytes of scratch, has %zu (shapes grew past the plan?)",
-             name, need, ctx.scratch().size());
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: needs %zu bytes of scratch, has %zu (shapes grew past the plan?)", name,
+             need, ctx.scratch().size());
     return false;
   }
   return true;
@@ -194,11 +327,11 @@ bool scratch_ok(KernelContext& ctx, const char* name, size_t need) {
 // convolution.out(input, weight, bias?, stride, padding, dilation, transposed, output_padding,
 // groups, out)
 size_t convolution_scratch(Args args) {
-  if (args.size() < 10 || !args[0]->is_tensor() || !args[1]->is_tensor() || !args[0]->tensor || !args[1]->tensor) return 0;
+  if (args.size() < 10 || !args[0]->is_tensor() || !args[1]->is_tensor() || !args[0]->tensor || !args[1]->tensor)
+    return 0;
   ConvParams p;
   if (parse_conv(*args[0]->tensor, *args[1]->tensor, args, 3, &p) != nullptr) return 0;
-  if (p.pointwise() || p.depthwise()) return 0;
-  return static_cast<size_t>(p.k() * p.ohw()) * args[0]->tensor->element_size();
+  return forward_scratch_bytes(p, args[0]->tensor->element_size());
 }
 
 void convolution_out(KernelContext& ctx, Args args) {
@@ -224,7 +357,8 @@ void convolution_out(KernelContext& ctx, Args args) {
   const int64_t sizes[4] = {p.n, p.oc, p.oh, p.ow};
   if (!resize_or_fail(ctx, out, sizes, name)) return;
   const bool im2col_path = !p.pointwise() && !p.depthwise();
-  if (im2col_path && !scratch_ok(ctx, name, static_cast<size_t>(p.k() * p.ohw()) * in->element_size())) return;
+  if (!scratch_ok(ctx, name, forward_scratch_bytes(p, in->element_size()))) return;
+  uint8_t* workspace = ctx.scratch().data() + col_bytes(p, in->element_size());
   dispatch_float(in->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = in->data_as<T>();
@@ -232,7 +366,7 @@ void convolution_out(KernelContext& ctx, Args args) {
     const T* bs = bias != nullptr ? bias->data_as<T>() : nullptr;
     T* y = out->data_as<T>();
     if (p.depthwise()) {
-      depthwise_forward(p, x, wt, bs, y);
+      depthwise_forward(p, x, wt, bs, y, reinterpret_cast<T*>(ctx.scratch().data()));
       return;
     }
     T* col = reinterpret_cast<T*>(ctx.scratch().data());
@@ -249,7 +383,7 @@ void convolution_out(KernelContext& ctx, Args args) {
         if (bs != nullptr) {
           for (int64_t o = 0; o < ocg; ++o) std::fill(yg + o * ohw, yg + (o + 1) * ohw, bs[g * ocg + o]);
         }
-        gemm(false, false, ocg, ohw, k, T(1), wt + g * ocg * k, cm, bs != nullptr ? T(1) : T(0), yg);
+        gemm(false, false, ocg, ohw, k, T(1), wt + g * ocg * k, cm, bs != nullptr ? T(1) : T(0), yg, workspace);
       }
     }
   });
@@ -259,11 +393,11 @@ void convolution_out(KernelContext& ctx, Args args) {
 // transposed, output_padding, groups, output_mask, out0, out1, out2): grads of input, weight and
 // bias; an out whose mask bit is false is left untouched (it may be None).
 size_t convolution_backward_scratch(Args args) {
-  if (args.size() < 14 || !args[1]->is_tensor() || !args[2]->is_tensor() || !args[1]->tensor || !args[2]->tensor) return 0;
+  if (args.size() < 14 || !args[1]->is_tensor() || !args[2]->is_tensor() || !args[1]->tensor || !args[2]->tensor)
+    return 0;
   ConvParams p;
   if (parse_conv(*args[1]->tensor, *args[2]->tensor, args, 4, &p) != nullptr) return 0;
-  if (p.pointwise()) return 0;
-  return static_cast<size_t>(p.k() * p.ohw()) * args[1]->tensor->element_size();
+  return backward_scratch_bytes(p, args[1]->tensor->element_size());
 }
 
 void convolution_backward_out(KernelContext& ctx, Args args) {
@@ -307,8 +441,9 @@ void convolution_backward_out(KernelContext& ctx, Args args) {
   if (gw != nullptr && !resize_or_fail(ctx, gw, weight->sizes(), name)) return;
   const int64_t oc_size[1] = {p.oc};
   if (gb != nullptr && !resize_or_fail(ctx, gb, oc_size, name)) return;
-  const bool need_col = !p.pointwise() && (gi != nullptr || gw != nullptr);
-  if (need_col && !scratch_ok(ctx, name, static_cast<size_t>(p.k() * p.ohw()) * in->element_size())) return;
+  if ((gi != nullptr || gw != nullptr) && !scratch_ok(ctx, name, backward_scratch_bytes(p, in->element_size()))) return;
+  const size_t plane_bytes = depthwise_scratch_bytes(p, in->element_size());
+  uint8_t* workspace = ctx.scratch().data() + col_bytes(p, in->element_size());
 
   dispatch_float(in->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -330,6 +465,14 @@ void convolution_backward_out(KernelContext& ctx, Args args) {
         db[o] = static_cast<T>(acc);
       }
     }
+    if (p.depthwise()) {
+      if (gw != nullptr || gi != nullptr) {
+        depthwise_backward(p, dy, x, wt, gw != nullptr ? gw->data_as<T>() : nullptr,
+                           gi != nullptr ? gi->data_as<T>() : nullptr, col,
+                           reinterpret_cast<T*>(ctx.scratch().data() + plane_bytes));
+      }
+      return;
+    }
     if (gw != nullptr) {
       T* dw = gw->data_as<T>();
       if (p.n == 0) std::fill(dw, dw + gw->numel(), T(0));
@@ -343,7 +486,7 @@ void convolution_backward_out(KernelContext& ctx, Args args) {
           }
           // dW_g [ocg, k] (+)= dY_g [ocg, ohw] * col^T [ohw, k]
           gemm(false, true, ocg, k, ohw, T(1), dy + (b * p.oc + g * ocg) * ohw, cm, b == 0 ? T(0) : T(1),
-               dw + g * ocg * k);
+               dw + g * ocg * k, workspace);
         }
       }
     }
@@ -355,9 +498,9 @@ void convolution_backward_out(KernelContext& ctx, Args args) {
           const T* dyg = dy + (b * p.oc + g * ocg) * ohw;
           // dcol [k, ohw] = W_g^T [k, ocg] * dY_g [ocg, ohw]
           if (p.pointwise()) {
-            gemm(true, false, k, ohw, ocg, T(1), wt + g * ocg * k, dyg, T(0), dxg);
+            gemm(true, false, k, ohw, ocg, T(1), wt + g * ocg * k, dyg, T(0), dxg, workspace);
           } else {
-            gemm(true, false, k, ohw, ocg, T(1), wt + g * ocg * k, dyg, T(0), col);
+            gemm(true, false, k, ohw, ocg, T(1), wt + g * ocg * k, dyg, T(0), col, workspace);
             std::fill(dxg, dxg + cg * p.h * p.w, T(0));
             col2im(p, col, dxg);
           }

@@ -118,7 +118,8 @@ void dim_order_copy(KernelContext& ctx, Args args, const char* op) {
 void to_dim_order_copy_out(KernelContext& ctx, Args args) { dim_order_copy(ctx, args, "_to_dim_order_copy.out"); }
 void clone_dim_order_out(KernelContext& ctx, Args args) { dim_order_copy(ctx, args, "_clone_dim_order.out"); }
 
-// squeeze_copy.dims_out(self, dims, out): drops the listed dimensions that have size 1.
+// squeeze_copy.dims_out(self, dims, out): drops the listed dimensions that have size 1. Also
+// serves squeeze_copy.dim_out(self, dim, out): an Int reads as a one-item list.
 void squeeze_copy_dims_out(KernelContext& ctx, Args args) {
   const char* op = "squeeze_copy.dims_out";
   if (!check_arg_count(ctx, args, 3, op)) return;
@@ -184,7 +185,8 @@ void expand_copy_out(KernelContext& ctx, Args args) {
     if (size[i] == -1 && have != -2) {
       size.values[i] = have;
     } else if (size[i] < 0 || (have != -2 && have != 1 && have != size[i])) {
-      ctx.fail(ErrorCode::kInvalidArgument, "%s: cannot expand dimension %zu to %lld", op, i, static_cast<long long>(size[i]));
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: cannot expand dimension %zu to %lld", op, i,
+               static_cast<long long>(size[i]));
       return;
     }
   }
@@ -255,10 +257,12 @@ void cat_out(KernelContext& ctx, Args args) {
       if (t->dtype() == out->dtype()) {
         const size_t es = out->element_size();
         std::memcpy(static_cast<uint8_t*>(out->data()) + static_cast<size_t>(o * out_row + col) * es,
-                    static_cast<const uint8_t*>(t->data()) + static_cast<size_t>(o * row) * es, static_cast<size_t>(row) * es);
+                    static_cast<const uint8_t*>(t->data()) + static_cast<size_t>(o * row) * es,
+                    static_cast<size_t>(row) * es);
       } else {
         for (int64_t i = 0; i < row; ++i) {
-          store_from<double>(out->dtype(), out->data(), o * out_row + col + i, load_as<double>(t->dtype(), t->data(), o * row + i));
+          store_from<double>(out->dtype(), out->data(), o * out_row + col + i,
+                             load_as<double>(t->dtype(), t->data(), o * row + i));
         }
       }
     }
@@ -274,8 +278,9 @@ bool fill(KernelContext& ctx, TensorImpl& out, const EValue& v, const char* op) 
   }
   const bool ok = dispatch_real_and_bool(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T value = v.tag == Tag::kInt ? convert<T>(v.scalar.i) : v.tag == Tag::kBool ? convert<T>(v.scalar.b)
-                                                                                        : convert<T>(v.scalar.d);
+    const T value = v.tag == Tag::kInt    ? convert<T>(v.scalar.i)
+                    : v.tag == Tag::kBool ? convert<T>(v.scalar.b)
+                                          : convert<T>(v.scalar.d);
     T* y = out.data_as<T>();
     std::fill(y, y + out.numel(), value);
   });
@@ -319,6 +324,7 @@ void register_copy_kernels(KernelRegistry& r) {
   r.add("dim_order_ops::_to_dim_order_copy.out", {to_dim_order_copy_out});
   r.add("dim_order_ops::_clone_dim_order.out", {clone_dim_order_out});
   r.add("aten::squeeze_copy.dims_out", {squeeze_copy_dims_out});
+  r.add("aten::squeeze_copy.dim_out", {squeeze_copy_dims_out});
   r.add("aten::unsqueeze_copy.out", {unsqueeze_copy_out});
   r.add("aten::expand_copy.out", {expand_copy_out});
   r.add("aten::cat.out", {cat_out});

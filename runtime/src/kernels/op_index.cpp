@@ -7,8 +7,8 @@ namespace {
 
 // Checks ATen's shape rule for gather/scatter: index has self's rank (a 0-dim tensor counts as
 // rank 1) and no larger extent than self outside `dim`.
-bool check_index(KernelContext& ctx, const TensorImpl& self, const TensorImpl& index, int64_t* dim, const EValue& dim_arg,
-                 const char* op) {
+bool check_index(KernelContext& ctx, const TensorImpl& self, const TensorImpl& index, int64_t* dim,
+                 const EValue& dim_arg, const char* op) {
   if (index.dtype() != ScalarType::kLong) {
     ctx.fail(ErrorCode::kNotSupported, "%s: index must be int64", op);
     return false;
@@ -110,8 +110,9 @@ void scatter_value_out(KernelContext& ctx, Args args) {
   bool ok = true;
   dispatch_real_and_bool(out->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T value = v.tag == Tag::kInt ? convert<T>(v.scalar.i) : v.tag == Tag::kBool ? convert<T>(v.scalar.b)
-                                                                                        : convert<T>(v.scalar.d);
+    const T value = v.tag == Tag::kInt    ? convert<T>(v.scalar.i)
+                    : v.tag == Tag::kBool ? convert<T>(v.scalar.b)
+                                          : convert<T>(v.scalar.d);
     T* y = out->data_as<T>();
     ok = walk_index(*index, out->strides(), dim, limit, [&](int64_t, int64_t off) { y[off] = value; });
   });

@@ -1,4 +1,6 @@
 // mm, addmm, bmm: float32 and float64 through the blocked GEMM.
+#include <algorithm>
+
 #include "kernels/register.h"
 #include "kernels/util/gemm.h"
 #include "kernels/util/kernel_util.h"
@@ -17,6 +19,31 @@ bool float_dtypes(KernelContext& ctx, const char* name, std::initializer_list<co
   return true;
 }
 
+// GEMM packing buffers come from scratch (see util/gemm.h); shapes are read at load time.
+bool workspace_ok(KernelContext& ctx, const char* name, int64_t m, int64_t n, int64_t k, size_t elem) {
+  const size_t need = gemm_workspace_bytes(m, n, k, elem);
+  if (ctx.scratch().size() < need) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: needs %zu bytes of scratch, has %zu (shapes grew past the plan?)", name,
+             need, ctx.scratch().size());
+    return false;
+  }
+  return true;
+}
+
+// Scratch for a product whose operands are args[ia] ([..., m, k]) and args[ib] ([..., k, n]).
+size_t product_scratch(Args args, size_t ia, size_t ib) {
+  if (args.size() <= std::max(ia, ib) || !args[ia]->is_tensor() || !args[ib]->is_tensor() || !args[ia]->tensor ||
+      !args[ib]->tensor) {
+    return 0;
+  }
+  const TensorImpl& a = *args[ia]->tensor;
+  const TensorImpl& b = *args[ib]->tensor;
+  if (a.dim() < 2 || b.dim() < 2) return 0;
+  return gemm_workspace_bytes(a.size(a.dim() - 2), b.size(b.dim() - 1), a.size(a.dim() - 1), a.element_size());
+}
+size_t mm_scratch(Args args) { return product_scratch(args, 0, 1); }
+size_t addmm_scratch(Args args) { return product_scratch(args, 1, 2); }
+
 // mm.out(self, mat2, out)
 void mm_out(KernelContext& ctx, Args args) {
   const char* name = "mm.out";
@@ -31,9 +58,11 @@ void mm_out(KernelContext& ctx, Args args) {
   }
   const int64_t sizes[2] = {a->size(0), b->size(1)};
   if (!resize_or_fail(ctx, out, sizes, name)) return;
+  if (!workspace_ok(ctx, name, a->size(0), b->size(1), a->size(1), a->element_size())) return;
   dispatch_float(a->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    gemm(false, false, a->size(0), b->size(1), a->size(1), T(1), a->data_as<T>(), b->data_as<T>(), T(0), out->data_as<T>());
+    gemm(false, false, a->size(0), b->size(1), a->size(1), T(1), a->data_as<T>(), b->data_as<T>(), T(0), out->data_as<T>(),
+         ctx.scratch().data());
   });
 }
 
@@ -67,6 +96,7 @@ void addmm_out(KernelContext& ctx, Args args) {
              static_cast<long long>(m), static_cast<long long>(n));
     return;
   }
+  if (!workspace_ok(ctx, name, m, n, k, a->element_size())) return;
   dispatch_float(a->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* s = self->data_as<T>();
@@ -76,7 +106,7 @@ void addmm_out(KernelContext& ctx, Args args) {
         o[i * n + j] = beta == 0.0 ? T(0) : static_cast<T>(beta) * s[(srows == 1 ? 0 : i) * scols + (scols == 1 ? 0 : j)];
       }
     }
-    gemm(false, false, m, n, k, static_cast<T>(alpha), a->data_as<T>(), b->data_as<T>(), T(1), o);
+    gemm(false, false, m, n, k, static_cast<T>(alpha), a->data_as<T>(), b->data_as<T>(), T(1), o, ctx.scratch().data());
   });
 }
 
@@ -95,11 +125,12 @@ void bmm_out(KernelContext& ctx, Args args) {
   const int64_t batch = a->size(0), m = a->size(1), k = a->size(2), n = b->size(2);
   const int64_t sizes[3] = {batch, m, n};
   if (!resize_or_fail(ctx, out, sizes, name)) return;
+  if (!workspace_ok(ctx, name, m, n, k, a->element_size())) return;
   dispatch_float(a->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     for (int64_t i = 0; i < batch; ++i) {
       gemm(false, false, m, n, k, T(1), a->data_as<T>() + i * m * k, b->data_as<T>() + i * k * n, T(0),
-           out->data_as<T>() + i * m * n);
+           out->data_as<T>() + i * m * n, ctx.scratch().data());
     }
   });
 }
@@ -107,9 +138,9 @@ void bmm_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_linear_algebra_kernels(KernelRegistry& r) {
-  r.add("aten::mm.out", {mm_out});
-  r.add("aten::addmm.out", {addmm_out});
-  r.add("aten::bmm.out", {bmm_out});
+  r.add("aten::mm.out", {mm_out, mm_scratch});
+  r.add("aten::addmm.out", {addmm_out, addmm_scratch});
+  r.add("aten::bmm.out", {bmm_out, mm_scratch});
 }
 
 }  // namespace etscope::rt::kernels

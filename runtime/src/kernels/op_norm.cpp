@@ -1,6 +1,7 @@
 // _native_batch_norm_legit_no_training (inference batch norm over dim 1) and native_dropout.
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 
 #include "kernels/register.h"
 #include "kernels/util/kernel_util.h"
@@ -67,10 +68,17 @@ void batch_norm_no_training_out(KernelContext& ctx, Args args) {
   if (!ok) ctx.fail(ErrorCode::kNotSupported, "%s: only float32 and float64 are supported", op);
 }
 
-// Dropout's random stream: SplitMix64 over a process-wide counter. The first call after process
-// start draws from seed 0x5EED; every element consumes one step, so a run of a program is
-// reproducible but (by design) does not reproduce ExecuTorch's or PyTorch's masks.
-std::atomic<uint64_t> g_dropout_state{0x5EEDull};
+// Dropout's random stream: SplitMix64 over a process-wide counter that every element advances.
+// The counter starts at the seed in the environment variable ETSCOPE_DROPOUT_SEED (decimal or
+// 0x-hex) or at 0x5EED, so a process's sequence of runs is reproducible; it does not (and cannot)
+// reproduce ExecuTorch's or PyTorch's masks.
+std::atomic<uint64_t>& dropout_state() {
+  static std::atomic<uint64_t> state{[] {
+    const char* env = std::getenv("ETSCOPE_DROPOUT_SEED");
+    return env != nullptr ? static_cast<uint64_t>(std::strtoull(env, nullptr, 0)) : uint64_t{0x5EED};
+  }()};
+  return state;
+}
 
 inline uint64_t splitmix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
@@ -112,7 +120,7 @@ void native_dropout_out(KernelContext& ctx, Args args) {
       return;
     }
     const T scale = p < 1.0 ? static_cast<T>(1.0 / (1.0 - p)) : T(0);
-    const uint64_t start = g_dropout_state.fetch_add(static_cast<uint64_t>(n) * 0x9E3779B97F4A7C15ull);
+    const uint64_t start = dropout_state().fetch_add(static_cast<uint64_t>(n) * 0x9E3779B97F4A7C15ull);
     for (int64_t i = 0; i < n; ++i) {
       // 53 random bits -> uniform double in [0, 1).
       const double u = static_cast<double>(splitmix64(start + static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull) >> 11) *

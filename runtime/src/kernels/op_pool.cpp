@@ -50,7 +50,8 @@ bool parse_pool(KernelContext& ctx, Args args, const TensorImpl& in, size_t firs
   p->sh = p->kh, p->sw = p->kw;
   if (!read_pool_list(ctx, args, first + 1, &p->sh, &p->sw, true, op)) return false;
   if (!read_pool_list(ctx, args, first + 2, &p->ph, &p->pw, false, op)) return false;
-  if (dil_index >= 0 && !read_pool_list(ctx, args, static_cast<size_t>(dil_index), &p->dh, &p->dw, false, op)) return false;
+  if (dil_index >= 0 && !read_pool_list(ctx, args, static_cast<size_t>(dil_index), &p->dh, &p->dw, false, op))
+    return false;
   p->ceil_mode = ceil_mode;
   if (p->kh <= 0 || p->kw <= 0 || p->sh <= 0 || p->sw <= 0 || p->dh <= 0 || p->dw <= 0 || p->ph < 0 || p->pw < 0 ||
       p->ph * 2 > p->kh || p->pw * 2 > p->kw) {
@@ -178,7 +179,8 @@ void max_pool2d_with_indices_backward_out(KernelContext& ctx, Args args) {
   TensorImpl* in = tensor_arg(ctx, args, 1, op);
   TensorImpl* idx = tensor_arg(ctx, args, 7, op);
   TensorImpl* gi = tensor_arg(ctx, args, 8, op);
-  if (!go || !in || !idx || !gi || !require_contiguous(ctx, op, {go, in, idx, gi}) || !check_float(ctx, op, {go, in, gi})) {
+  if (!go || !in || !idx || !gi || !require_contiguous(ctx, op, {go, in, idx, gi}) ||
+      !check_float(ctx, op, {go, in, gi})) {
     return;
   }
   if (idx->dtype() != ScalarType::kLong) {
@@ -190,7 +192,8 @@ void max_pool2d_with_indices_backward_out(KernelContext& ctx, Args args) {
   std::array<int64_t, 4> s{};
   out_shape(*in, p.oh, p.ow, &s);
   const std::span<const int64_t> shape{s.data(), static_cast<size_t>(in->dim())};
-  if (go->dim() != in->dim() || idx->dim() != in->dim() || !std::equal(shape.begin(), shape.end(), go->sizes().begin()) ||
+  if (go->dim() != in->dim() || idx->dim() != in->dim() ||
+      !std::equal(shape.begin(), shape.end(), go->sizes().begin()) ||
       !std::equal(shape.begin(), shape.end(), idx->sizes().begin())) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: grad_output and indices must have the pooled shape", op);
     return;

@@ -80,13 +80,19 @@ bool nonzero_divisor(KernelContext& ctx, Args args, const char* op) {
 }
 
 void add_scalar(KernelContext& ctx, Args args) {
-  arith(ctx, args, "executorch_prim::add.Scalar", [](int64_t a, int64_t b) { return a + b; }, [](double a, double b) { return a + b; });
+  arith(
+      ctx, args, "executorch_prim::add.Scalar", [](int64_t a, int64_t b) { return a + b; },
+      [](double a, double b) { return a + b; });
 }
 void sub_scalar(KernelContext& ctx, Args args) {
-  arith(ctx, args, "executorch_prim::sub.Scalar", [](int64_t a, int64_t b) { return a - b; }, [](double a, double b) { return a - b; });
+  arith(
+      ctx, args, "executorch_prim::sub.Scalar", [](int64_t a, int64_t b) { return a - b; },
+      [](double a, double b) { return a - b; });
 }
 void mul_scalar(KernelContext& ctx, Args args) {
-  arith(ctx, args, "executorch_prim::mul.Scalar", [](int64_t a, int64_t b) { return a * b; }, [](double a, double b) { return a * b; });
+  arith(
+      ctx, args, "executorch_prim::mul.Scalar", [](int64_t a, int64_t b) { return a * b; },
+      [](double a, double b) { return a * b; });
 }
 void floordiv_scalar(KernelContext& ctx, Args args) {
   const char* op = "executorch_prim::floordiv.Scalar";
@@ -107,19 +113,31 @@ void truediv_scalar(KernelContext& ctx, Args args) {
   set_double(*args.back(), args[0]->scalar_as_double() / args[1]->scalar_as_double());
 }
 void sym_max_scalar(KernelContext& ctx, Args args) {
-  arith(ctx, args, "executorch_prim::sym_max.Scalar", [](int64_t a, int64_t b) { return std::max(a, b); },
-        [](double a, double b) { return std::max(a, b); });
+  arith(
+      ctx, args, "executorch_prim::sym_max.Scalar", [](int64_t a, int64_t b) { return std::max(a, b); },
+      [](double a, double b) { return std::max(a, b); });
 }
 void sym_min_scalar(KernelContext& ctx, Args args) {
-  arith(ctx, args, "executorch_prim::sym_min.Scalar", [](int64_t a, int64_t b) { return std::min(a, b); },
-        [](double a, double b) { return std::min(a, b); });
+  arith(
+      ctx, args, "executorch_prim::sym_min.Scalar", [](int64_t a, int64_t b) { return std::min(a, b); },
+      [](double a, double b) { return std::min(a, b); });
 }
 
-void eq_scalar(KernelContext& ctx, Args args) { compare(ctx, args, "executorch_prim::eq.Scalar", [](auto a, auto b) { return a == b; }); }
-void gt_scalar(KernelContext& ctx, Args args) { compare(ctx, args, "executorch_prim::gt.Scalar", [](auto a, auto b) { return a > b; }); }
-void lt_scalar(KernelContext& ctx, Args args) { compare(ctx, args, "executorch_prim::lt.Scalar", [](auto a, auto b) { return a < b; }); }
-void ge_scalar(KernelContext& ctx, Args args) { compare(ctx, args, "executorch_prim::ge.Scalar", [](auto a, auto b) { return a >= b; }); }
-void le_scalar(KernelContext& ctx, Args args) { compare(ctx, args, "executorch_prim::le.Scalar", [](auto a, auto b) { return a <= b; }); }
+void eq_scalar(KernelContext& ctx, Args args) {
+  compare(ctx, args, "executorch_prim::eq.Scalar", [](auto a, auto b) { return a == b; });
+}
+void gt_scalar(KernelContext& ctx, Args args) {
+  compare(ctx, args, "executorch_prim::gt.Scalar", [](auto a, auto b) { return a > b; });
+}
+void lt_scalar(KernelContext& ctx, Args args) {
+  compare(ctx, args, "executorch_prim::lt.Scalar", [](auto a, auto b) { return a < b; });
+}
+void ge_scalar(KernelContext& ctx, Args args) {
+  compare(ctx, args, "executorch_prim::ge.Scalar", [](auto a, auto b) { return a >= b; });
+}
+void le_scalar(KernelContext& ctx, Args args) {
+  compare(ctx, args, "executorch_prim::le.Scalar", [](auto a, auto b) { return a <= b; });
+}
 
 void neg_scalar(KernelContext& ctx, Args args) {
   bool integral = false;
@@ -182,14 +200,26 @@ void et_view(KernelContext& ctx, Args args) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: view changes the element count, rank or dtype", op);
     return;
   }
-  if (!resize_or_fail(ctx, out, size.span(), op)) return;
+  // The view owns no storage, so its planned capacity (often 0) says nothing: a dynamic view takes
+  // self's byte count as its capacity; a static one must already have the requested sizes.
+  if (out->dynamic()) {
+    Status st = out->init(out->dtype(), size.span(), out->dim_order(), true, self->nbytes());
+    if (!st.ok()) {
+      ctx.fail(st.error().code(), "%s: output: %s", op, st.error().message().c_str());
+      return;
+    }
+  } else if (!resize_or_fail(ctx, out, size.span(), op)) {
+    return;
+  }
   out->set_data(self->data());
 }
 
 }  // namespace
 
 void register_prim_kernels(KernelRegistry& r) {
-  auto prim = [&r](const char* name, KernelFn fn) { r.add(std::string("executorch_prim::") + name, {fn, nullptr, false}); };
+  auto prim = [&r](const char* name, KernelFn fn) {
+    r.add(std::string("executorch_prim::") + name, {fn, nullptr, false});
+  };
   prim("add.Scalar", add_scalar);
   prim("sub.Scalar", sub_scalar);
   prim("mul.Scalar", mul_scalar);

@@ -74,7 +74,8 @@ bool reduce_dims(KernelContext& ctx, Args args, size_t i, const TensorImpl& in, 
   for (size_t k = 0; k < dims.size; ++k) {
     const int64_t d = normalize_dim(dims[k], rank);
     if (d < 0 || (rank > 0 && (*mask & (1u << d)))) {
-      ctx.fail(ErrorCode::kInvalidArgument, "%s: dim %lld is out of range or repeated", op, static_cast<long long>(dims[k]));
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: dim %lld is out of range or repeated", op,
+               static_cast<long long>(dims[k]));
       return false;
     }
     if (rank > 0) *mask |= 1u << d;
@@ -95,24 +96,34 @@ bool reduce_dims(KernelContext& ctx, Args args, size_t i, const TensorImpl& in, 
   return resize_or_fail(ctx, out, {sizes.data(), n}, op);
 }
 
-// sum / mean: accumulate in int64 for integral outputs, in double otherwise.
-void sum_or_mean(KernelContext& ctx, Args args, bool mean, const char* op) {
-  if (!check_arg_count(ctx, args, 5, op)) return;
+// sum / mean: accumulate in int64 for integral outputs, in double otherwise. `full` is the
+// dim-less overload (self, dtype?, out), which reduces everything to a 0-dim output.
+void sum_or_mean(KernelContext& ctx, Args args, bool mean, const char* op, bool full = false) {
+  const size_t out_index = full ? 2 : 4, dtype_index = full ? 1 : 3;
+  if (!check_arg_count(ctx, args, out_index + 1, op)) return;
   TensorImpl* in = tensor_arg(ctx, args, 0, op);
-  TensorImpl* out = tensor_arg(ctx, args, 4, op);
+  TensorImpl* out = tensor_arg(ctx, args, out_index, op);
   if (!in || !out || !require_contiguous(ctx, op, {in, out})) return;
   if (!is_supported_dtype(in->dtype()) || !is_supported_dtype(out->dtype()) || (mean && !is_floating(out->dtype()))) {
     ctx.fail(ErrorCode::kNotSupported, "%s: unsupported dtypes %s -> %s", op, scalar_type_name(in->dtype()).c_str(),
              scalar_type_name(out->dtype()).c_str());
     return;
   }
-  if (args[3]->tag == Tag::kInt && static_cast<ScalarType>(args[3]->scalar.i) != out->dtype()) {
+  if (args[dtype_index]->tag == Tag::kInt && static_cast<ScalarType>(args[dtype_index]->scalar.i) != out->dtype()) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: dtype argument does not match the output's dtype", op);
     return;
   }
   uint32_t mask = 0;
-  const bool keepdim = args[2]->tag == Tag::kBool && args[2]->scalar.b;
-  if (!reduce_dims(ctx, args, 1, *in, keepdim, out, &mask, op)) return;
+  if (full) {
+    mask = in->dim() == 0 ? 0 : (1u << in->dim()) - 1;
+    if (out->dim() != 0) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: output must be 0-dim", op);
+      return;
+    }
+  } else {
+    const bool keepdim = args[2]->tag == Tag::kBool && args[2]->scalar.b;
+    if (!reduce_dims(ctx, args, 1, *in, keepdim, out, &mask, op)) return;
+  }
   const ReducePlan plan = make_plan(*in, mask);
   dispatch_real_and_bool(in->dtype(), [&](auto in_tag) {
     using I = typename decltype(in_tag)::type;
@@ -138,6 +149,9 @@ void sum_or_mean(KernelContext& ctx, Args args, bool mean, const char* op) {
 void sum_intlist_out(KernelContext& ctx, Args args) { sum_or_mean(ctx, args, false, "sum.IntList_out"); }
 // mean.out(self, dim?, keepdim, dtype?, out)
 void mean_out(KernelContext& ctx, Args args) { sum_or_mean(ctx, args, true, "mean.out"); }
+// mean.dtype_out(self, dtype?, out) and sum.out (same arguments): over every element.
+void mean_dtype_out(KernelContext& ctx, Args args) { sum_or_mean(ctx, args, true, "mean.dtype_out", true); }
+void sum_out(KernelContext& ctx, Args args) { sum_or_mean(ctx, args, false, "sum.out", true); }
 
 // argmax.out(self, dim?, keepdim, out): int64 index of the first maximum; NaN counts as the
 // maximum, as in ATen. dim None reduces the flattened tensor.
@@ -250,8 +264,9 @@ void softmax_impl(KernelContext& ctx, Args args, const char* op) {
         T sum = 0;
         for (int64_t k = 0; k < n; ++k) sum += std::exp(xs[k * inner] - mx);
         if constexpr (kLog) {
-          const T lse = mx + std::log(sum);
-          for (int64_t k = 0; k < n; ++k) ys[k * inner] = xs[k * inner] - lse;
+          // (x - max) - log(sum) keeps full precision for large logits; x - (max + log(sum)) does not.
+          const T log_sum = std::log(sum);
+          for (int64_t k = 0; k < n; ++k) ys[k * inner] = (xs[k * inner] - mx) - log_sum;
         } else {
           for (int64_t k = 0; k < n; ++k) ys[k * inner] = std::exp(xs[k * inner] - mx) / sum;
         }
@@ -269,6 +284,8 @@ void softmax_out(KernelContext& ctx, Args args) { softmax_impl<false>(ctx, args,
 void register_reduce_kernels(KernelRegistry& r) {
   r.add("aten::sum.IntList_out", {sum_intlist_out});
   r.add("aten::mean.out", {mean_out});
+  r.add("aten::mean.dtype_out", {mean_dtype_out});
+  r.add("aten::sum.out", {sum_out});
   r.add("aten::argmax.out", {argmax_out});
   r.add("aten::_log_softmax.out", {log_softmax_out});
   r.add("aten::_softmax.out", {softmax_out});

@@ -21,7 +21,8 @@ struct DebugBufferEntry {
   int64_t step = -1;      ///< Instruction step that logs it; the instruction count for outputs.
   int32_t value = -1;     ///< Value index of the tensor.
   uint64_t nbytes = 0;    ///< Bytes written (unaligned).
-  uint64_t offset = 0;    ///< Where the sink writes it.
+  uint64_t offset = 0;    ///< Where the sink writes it; for empty tensors, which are not
+                          ///< written (ETDump records offset -1), the current end.
   bool output = false;    ///< Logged as a method output.
 };
 
@@ -39,6 +40,11 @@ struct DebugBufferPlan {
 
 class DebugBufferPlanner {
  public:
+  /// Bytes a buffer needs to hold `executions` runs logged at `level`, written back to back as a
+  /// sink appends them, when the buffer starts `alignment`-aligned. A buffer that starts
+  /// misaligned needs up to alignment - 1 bytes more (the sink skips to the first boundary).
+  static uint64_t bytes_for(const DebugBufferLevel& level, size_t executions, uint64_t alignment = 64);
+
   /// Lays out one execution of `plan` at both levels. Never fails; non-tensor values (ints,
   /// lists of ints) are not written to the buffer and are skipped.
   static DebugBufferPlan plan(const ExecutionPlan& plan, uint64_t alignment = 64);

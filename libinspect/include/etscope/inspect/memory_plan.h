@@ -83,7 +83,9 @@ struct Arena {
   uint64_t peak_data_bytes = 0;  ///< max(live_data_bytes).
   double utilisation = 0.0;      ///< peak_bytes / size (0 for an empty arena).
   uint64_t never_used_bytes = 0; ///< Bytes of the arena no planned tensor ever covers.
-  uint64_t greedy_bytes = 0;     ///< What ExecuTorch's greedy algorithm needs for these lifetimes.
+  /// What ExecuTorch's greedy algorithm needs for these lifetimes, plus the planner's 64 bytes
+  /// of padding when the plan calls an XnnpackBackend delegate.
+  uint64_t greedy_bytes = 0;
   /// size - greedy_bytes when positive: the most a better plan could save.
   uint64_t potential_saving() const { return size > greedy_bytes ? size - greedy_bytes : 0; }
 };

@@ -1,16 +1,30 @@
 // Single-precision and double-precision matrix products on row-major buffers, backed by Eigen's
-// blocked GEMM (single-threaded): C = beta * C + alpha * op(A) * op(B).
+// blocked GEMM kernels (single-threaded): C = beta * C + alpha * op(A) * op(B).
+//
+// Eigen packs panels of A and B into blocking buffers; left alone it allocates them on the heap
+// once they pass 128 KiB. Kernels must not allocate while running, so the caller passes those
+// buffers in `workspace` (from the kernel's scratch), sized by gemm_workspace_bytes() for the
+// same m, n, k.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace etscope::rt::kernels {
 
+/// Bytes of workspace gemm() needs for an m x n x k product of `element_size`-byte elements
+/// (4 or 8), including alignment slack. Deterministic, so a ScratchFn can call it at load time.
+size_t gemm_workspace_bytes(int64_t m, int64_t n, int64_t k, size_t element_size);
+
 /// A is m x k (or k x m when trans_a), B is k x n (or n x k when trans_b), C is m x n; all
-/// row-major and dense. beta == 0 ignores C's previous contents (NaNs included).
+/// row-major and dense. beta == 0 ignores C's previous contents (NaNs included). `workspace` must
+/// hold gemm_workspace_bytes(m, n, k, sizeof(T)) bytes; it may alias nothing else.
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, const float* b,
-          float beta, float* c);
+          float beta, float* c, void* workspace);
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, const double* b,
-          double beta, double* c);
+          double beta, double* c, void* workspace);
+
+/// Rounds a scratch offset up to the 64-byte alignment gemm()'s workspace (and SIMD loads) want.
+constexpr size_t align64(size_t bytes) { return (bytes + 63) & ~size_t{63}; }
 
 }  // namespace etscope::rt::kernels

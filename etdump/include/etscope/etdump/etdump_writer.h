@@ -1,0 +1,106 @@
+// EtdumpWriter: an EventTracer that records a run into preallocated memory and writes it as an
+// ETDump exactly as ExecuTorch lays one out (size-prefixed "ED00" FlatBuffer; formats.md §4,
+// semantics.md §2): one run block per create_event_block ("Default" at load, "Execute" per
+// execution), profile events appended when they end, debug values with their tensor bytes
+// copied into a caller-provided debug buffer at 64-byte-aligned addresses.
+//
+// Nothing is allocated while recording: events, blocks and tensor records live in arrays sized
+// at construction. When an array or the debug buffer is full, recording continues without the
+// value, the writer remembers the overflow, and finish() writes a marker event
+// ("etscope::debug_buffer_overflow" or "etscope::event_overflow") into the affected block.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "etscope/formats/result.h"
+#include "etscope/runtime/event_tracer.h"
+
+namespace etscope::etdump {
+
+struct EtdumpWriterOptions {
+  size_t max_events = 1 << 20;         ///< Profile + debug events over the whole run.
+  size_t max_blocks = 1 << 16;         ///< Run blocks.
+  size_t max_tensor_records = 1 << 18; ///< Logged tensors (a TensorList counts each element).
+  /// Where logged tensor bytes go (the caller keeps it, e.g. to write debug.bin). Empty: tensors
+  /// cannot be logged; any attempt counts as an overflow.
+  std::span<uint8_t> debug_buffer;
+  size_t debug_alignment = 64;
+};
+
+class EtdumpWriter final : public rt::EventTracer {
+ public:
+  explicit EtdumpWriter(const EtdumpWriterOptions& options);
+
+  void create_event_block(const char* name) override;
+  rt::EventHandle start_profiling(const char* name, int32_t chain_id = -1, uint32_t debug_handle = 0) override;
+  void end_profiling(rt::EventHandle handle) override;
+  void log_evalue(const rt::EValue& value, bool output) override;
+
+  /// Serializes everything recorded so far. Event names must still be alive (the runtime's names
+  /// live as long as the Method that produced them).
+  Result<std::vector<uint8_t>> finish() const;
+
+  /// Bytes of the debug buffer in use (up to the end of the last tensor).
+  size_t debug_bytes_used() const { return debug_used_; }
+  bool debug_buffer_overflowed() const { return debug_overflow_; }
+  bool events_overflowed() const { return event_overflow_; }
+  size_t event_count() const { return recorded_.size(); }
+
+ private:
+  struct Started {
+    const char* name;
+    int32_t chain;
+    uint32_t handle;
+    uint64_t start;
+  };
+  enum class Kind : uint8_t { kProfile, kDebug, kMarker };
+  struct Recorded {
+    Kind kind;
+    uint32_t index;  // into started_ (profile) or values_ (debug); marker: which one
+    uint64_t end;
+  };
+  struct TensorRecord {
+    int8_t dtype;
+    uint8_t dim;
+    int64_t offset;
+    int64_t sizes[rt::kMaxDims];
+    int64_t strides[rt::kMaxDims];
+  };
+  struct ValueRecord {
+    rt::Tag tag;
+    bool output;
+    int32_t chain;
+    uint32_t handle;
+    union {
+      int64_t i;
+      double d;
+      bool b;
+    } scalar;
+    uint32_t first_tensor;
+    uint32_t tensor_count;
+  };
+  struct Block {
+    const char* name;
+    uint32_t first_recorded;
+    bool debug_overflow;
+    bool event_overflow;
+  };
+
+  bool record_tensor(const rt::TensorImpl& t);
+  static uint64_t now_ns();
+
+  EtdumpWriterOptions options_;
+  std::vector<Started> started_;
+  std::vector<Recorded> recorded_;
+  std::vector<ValueRecord> values_;
+  std::vector<TensorRecord> tensors_;
+  std::vector<Block> blocks_;
+  size_t debug_used_ = 0;
+  bool debug_overflow_ = false;
+  bool event_overflow_ = false;
+};
+
+}  // namespace etscope::etdump

@@ -1,0 +1,216 @@
+#include "etscope/etdump/etdump_writer.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "etscope_fb/etdump_generated.h"
+
+namespace etscope::etdump {
+namespace efb = ::etscope::fb::etdump;
+
+EtdumpWriter::EtdumpWriter(const EtdumpWriterOptions& options) : options_(options) {
+  started_.reserve(options.max_events);
+  recorded_.reserve(options.max_events);
+  values_.reserve(options.max_events);
+  tensors_.reserve(options.max_tensor_records);
+  blocks_.reserve(options.max_blocks);
+}
+
+uint64_t EtdumpWriter::now_ns() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+void EtdumpWriter::create_event_block(const char* name) {
+  if (blocks_.size() == blocks_.capacity()) {
+    event_overflow_ = true;
+    return;
+  }
+  blocks_.push_back({name, static_cast<uint32_t>(recorded_.size()), false, false});
+}
+
+rt::EventHandle EtdumpWriter::start_profiling(const char* name, int32_t chain_id, uint32_t debug_handle) {
+  if (chain_id == -1 && std::strncmp(name, "Method::", 8) != 0 && std::strncmp(name, "Program::", 9) != 0) {
+    chain_id = this->chain_id();
+    debug_handle = this->debug_handle();
+  }
+  if (started_.size() == started_.capacity()) {
+    event_overflow_ = true;
+    if (!blocks_.empty()) blocks_.back().event_overflow = true;
+    return UINT32_MAX;
+  }
+  started_.push_back({name, chain_id, debug_handle, now_ns()});
+  return static_cast<rt::EventHandle>(started_.size() - 1);
+}
+
+void EtdumpWriter::end_profiling(rt::EventHandle handle) {
+  if (handle == UINT32_MAX || handle >= started_.size()) return;
+  if (recorded_.size() == recorded_.capacity() || blocks_.empty()) {
+    event_overflow_ = true;
+    if (!blocks_.empty()) blocks_.back().event_overflow = true;
+    return;
+  }
+  recorded_.push_back({Kind::kProfile, handle, now_ns()});
+}
+
+bool EtdumpWriter::record_tensor(const rt::TensorImpl& t) {
+  if (tensors_.size() == tensors_.capacity()) return false;
+  TensorRecord r{};
+  r.dtype = static_cast<int8_t>(t.dtype());
+  r.dim = static_cast<uint8_t>(t.dim());
+  for (int d = 0; d < t.dim(); ++d) {
+    r.sizes[d] = t.size(d);
+    r.strides[d] = t.stride(d);
+  }
+  const size_t n = t.nbytes();
+  if (n == 0) {
+    r.offset = -1;  // as ExecuTorch: empty tensors have no bytes and offset (size_t)-1
+  } else {
+    if (t.data() == nullptr) return false;
+    // Align the absolute address, as ExecuTorch's buffer sink does.
+    const auto base = reinterpret_cast<uintptr_t>(options_.debug_buffer.data());
+    const uintptr_t a = options_.debug_alignment;
+    const uintptr_t start = (base + debug_used_ + a - 1) / a * a;
+    const size_t offset = start - base;
+    if (options_.debug_buffer.empty() || offset + n > options_.debug_buffer.size()) return false;
+    std::memcpy(options_.debug_buffer.data() + offset, t.data(), n);
+    debug_used_ = offset + n;
+    r.offset = static_cast<int64_t>(offset);
+  }
+  tensors_.push_back(r);
+  return true;
+}
+
+void EtdumpWriter::log_evalue(const rt::EValue& value, bool output) {
+  if (blocks_.empty()) return;
+  if (values_.size() == values_.capacity() || recorded_.size() == recorded_.capacity()) {
+    event_overflow_ = true;
+    blocks_.back().event_overflow = true;
+    return;
+  }
+  ValueRecord v{};
+  v.tag = value.tag;
+  v.output = output;
+  v.chain = chain_id();
+  v.handle = debug_handle();
+  v.first_tensor = static_cast<uint32_t>(tensors_.size());
+  bool ok = true;
+  switch (value.tag) {
+    case rt::Tag::kTensor:
+      ok = record_tensor(*value.tensor);
+      v.tensor_count = ok ? 1 : 0;
+      break;
+    case rt::Tag::kTensorList:
+      for (rt::TensorImpl* t : value.tensor_list) ok = ok && t != nullptr && record_tensor(*t);
+      v.tensor_count = static_cast<uint32_t>(tensors_.size()) - v.first_tensor;
+      break;
+    case rt::Tag::kInt: v.scalar.i = value.scalar.i; break;
+    case rt::Tag::kDouble: v.scalar.d = value.scalar.d; break;
+    case rt::Tag::kBool: v.scalar.b = value.scalar.b; break;
+    default: return;  // ExecuTorch logs only tensors, tensor lists, ints, doubles and bools
+  }
+  if (!ok) {
+    // Drop the whole value rather than write a partial one; the block gets a marker.
+    tensors_.resize(v.first_tensor);
+    debug_overflow_ = true;
+    blocks_.back().debug_overflow = true;
+    return;
+  }
+  values_.push_back(v);
+  recorded_.push_back({Kind::kDebug, static_cast<uint32_t>(values_.size() - 1), 0});
+}
+
+namespace {
+
+flatbuffers::Offset<efb::Tensor> build_tensor(flatbuffers::FlatBufferBuilder& b, int8_t dtype, uint8_t dim,
+                                              const int64_t* sizes, const int64_t* strides, int64_t offset) {
+  auto s = b.CreateVector(sizes, dim);
+  auto st = b.CreateVector(strides, dim);
+  return efb::CreateTensor(b, static_cast<::etscope::fb::ScalarType>(dtype), s, st, offset);
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> EtdumpWriter::finish() const {
+  flatbuffers::FlatBufferBuilder b(1 << 16);
+  std::vector<flatbuffers::Offset<efb::RunData>> runs;
+  for (size_t bi = 0; bi < blocks_.size(); ++bi) {
+    const Block& block = blocks_[bi];
+    const size_t end = bi + 1 < blocks_.size() ? blocks_[bi + 1].first_recorded : recorded_.size();
+    std::vector<flatbuffers::Offset<efb::Event>> events;
+    for (size_t r = block.first_recorded; r < end; ++r) {
+      const Recorded& rec = recorded_[r];
+      if (rec.kind == Kind::kProfile) {
+        const Started& s = started_[rec.index];
+        auto name = b.CreateSharedString(s.name);
+        auto pe = efb::CreateProfileEvent(b, name, s.chain, static_cast<int32_t>(s.handle), -1, 0, 0, s.start, rec.end);
+        events.push_back(efb::CreateEvent(b, pe));
+      } else if (rec.kind == Kind::kDebug) {
+        const ValueRecord& v = values_[rec.index];
+        efb::ValueType type = efb::ValueType::Null;
+        flatbuffers::Offset<efb::Tensor> tensor;
+        flatbuffers::Offset<efb::TensorList> list;
+        flatbuffers::Offset<efb::Int> iv;
+        flatbuffers::Offset<efb::Double> dv;
+        flatbuffers::Offset<efb::Bool> bv;
+        switch (v.tag) {
+          case rt::Tag::kTensor: {
+            type = efb::ValueType::Tensor;
+            const TensorRecord& t = tensors_[v.first_tensor];
+            tensor = build_tensor(b, t.dtype, t.dim, t.sizes, t.strides, t.offset);
+            break;
+          }
+          case rt::Tag::kTensorList: {
+            type = efb::ValueType::TensorList;
+            std::vector<flatbuffers::Offset<efb::Tensor>> ts;
+            for (uint32_t k = 0; k < v.tensor_count; ++k) {
+              const TensorRecord& t = tensors_[v.first_tensor + k];
+              ts.push_back(build_tensor(b, t.dtype, t.dim, t.sizes, t.strides, t.offset));
+            }
+            list = efb::CreateTensorList(b, b.CreateVector(ts));
+            break;
+          }
+          case rt::Tag::kInt:
+            type = efb::ValueType::Int;
+            iv = efb::CreateInt(b, v.scalar.i);
+            break;
+          case rt::Tag::kDouble:
+            type = efb::ValueType::Double;
+            dv = efb::CreateDouble(b, v.scalar.d);
+            break;
+          case rt::Tag::kBool:
+            type = efb::ValueType::Bool;
+            bv = efb::CreateBool(b, v.scalar.b);
+            break;
+          default: break;
+        }
+        flatbuffers::Offset<efb::Bool> output;
+        if (v.output) output = efb::CreateBool(b, true);
+        auto value = efb::CreateValue(b, type, tensor, list, iv, 0, dv, bv, output);
+        // The unsigned chain field holds -1 as 2^64 - 1, as ExecuTorch writes it.
+        auto de = efb::CreateDebugEvent(b, static_cast<uint64_t>(static_cast<int64_t>(v.chain)),
+                                        static_cast<int32_t>(v.handle), value);
+        events.push_back(efb::CreateEvent(b, 0, 0, de));
+      }
+    }
+    for (auto [flag, marker] : {std::pair{block.debug_overflow, "etscope::debug_buffer_overflow"},
+                                std::pair{block.event_overflow, "etscope::event_overflow"}}) {
+      if (!flag) continue;
+      auto pe = efb::CreateProfileEvent(b, b.CreateString(marker), -1, 0, -1, 0, 0, 0, 0);
+      events.push_back(efb::CreateEvent(b, pe));
+    }
+    auto name = b.CreateString(block.name);
+    runs.push_back(efb::CreateRunData(b, name, -1, 0, b.CreateVector(events)));
+  }
+  auto root = efb::CreateETDump(b, 0, b.CreateVector(runs));
+  // ExecuTorch's flatcc builder aligns everything relative to the byte after the size prefix;
+  // finishing unprefixed and prepending the size reproduces that layout exactly.
+  efb::FinishETDumpBuffer(b, root);
+  const uint32_t size = static_cast<uint32_t>(b.GetSize());
+  std::vector<uint8_t> out(4 + size);
+  std::memcpy(out.data(), &size, 4);
+  std::memcpy(out.data() + 4, b.GetBufferPointer(), size);
+  return out;
+}
+
+}  // namespace etscope::etdump

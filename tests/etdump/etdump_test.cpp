@@ -1,0 +1,213 @@
+// ETDump reading (ExecuTorch's real traces) and writing (ours, read back), byte layout included.
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "etscope/etdump/etdump_reader.h"
+#include "etscope/etdump/etdump_writer.h"
+#include "etscope/formats/pte_reader.h"
+#include "etscope/runtime/method.h"
+#include "testing/test_util.h"
+
+using namespace etscope;
+using namespace etscope::etdump;
+using etscope::testing::fixture;
+using etscope::testing::real_artifact;
+
+namespace {
+
+template <typename T>
+T must(Result<T> r) {
+  if (!r.ok()) FAIL(r.error().message());
+  return std::move(r).value();
+}
+
+std::vector<std::string> names_in(const EtdumpFile& f, const RunBlock& b) {
+  std::vector<std::string> out;
+  for (uint32_t i = 0; i < b.event_count; ++i) {
+    const Event& e = f.events[b.first_event + i];
+    out.push_back(e.kind == EventKind::kDebug ? "<debug>" : f.name_of(e));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the devtools tutorial ETDump reads with ExecuTorch's defaults applied", "[etdump][real]") {
+  EtdumpFile f = must(EtdumpReader::open(real_artifact("tutorial.etdp")));
+  CHECK(f.size_prefixed);
+  REQUIRE(f.blocks.size() == 2);
+  CHECK(f.blocks[0].name == "Default");
+  CHECK(f.blocks[0].bundled_input_index == -1);
+  CHECK(names_in(f, f.blocks[0]) == std::vector<std::string>{"Method::init", "Program::load_method"});
+  for (uint32_t i = 0; i < 2; ++i) {
+    CHECK(f.events[i].chain == -1);
+    CHECK(f.events[i].instruction == 0);
+  }
+  const RunBlock& exec = f.blocks[1];
+  CHECK(exec.name == "Execute");
+  REQUIRE(exec.event_count == 29);
+  const char* ops[] = {"convolution", "relu", "max_pool2d_with_indices", "convolution", "relu", "max_pool2d_with_indices",
+                       "permute_copy", "addmm", "relu", "permute_copy", "addmm", "relu", "permute_copy", "addmm"};
+  for (int i = 0; i < 14; ++i) {
+    const Event& native = f.events[exec.first_event + 2 * i];
+    const Event& op = f.events[exec.first_event + 2 * i + 1];
+    CHECK(f.name_of(native) == std::string("native_call_") + ops[i] + ".out");
+    CHECK(f.name_of(op) == "OPERATOR_CALL");
+    CHECK(native.instruction == i);
+    CHECK(op.instruction == i);
+    CHECK(native.chain == 0);
+    CHECK(op.start <= native.start);
+    CHECK(native.end <= op.end);
+  }
+  CHECK(f.name_of(f.events[exec.first_event + 28]) == "Method::execute");
+  // Instruction 0's native call, as flatc decodes it: start 426786, end 971569.
+  CHECK(f.events[exec.first_event].start == 426786);
+  CHECK(f.events[exec.first_event].end == 971569);
+}
+
+TEST_CASE("fixture ETDumps written by ExecuTorch 1.5 read like its own deserializer reads them", "[etdump][fixtures]") {
+  for (const char* stem : {"simple_conv/simple_conv", "simple_conv_xnnpack/simple_conv_xnnpack", "cifar10/cifar10"}) {
+    for (const char* kind : {"", ".profile"}) {
+      const std::string base = std::string(stem) + kind;
+      INFO(base);
+      EtdumpFile f = must(EtdumpReader::open(fixture(base + ".etdp")));
+      std::ifstream in(fixture(base + ".etdump.json"));
+      REQUIRE(in.good());
+      const nlohmann::json ref = nlohmann::json::parse(in);
+      REQUIRE(f.blocks.size() == ref["run_data"].size());
+      for (size_t b = 0; b < f.blocks.size(); ++b) {
+        const auto& rb = ref["run_data"][b];
+        CHECK(f.blocks[b].name == rb["name"].get<std::string>());
+        const auto& events = rb["events"];
+        REQUIRE(f.blocks[b].event_count == (events.is_null() ? 0 : events.size()));
+        for (uint32_t e = 0; e < f.blocks[b].event_count; ++e) {
+          const Event& got = f.events[f.blocks[b].first_event + e];
+          const auto& want = events[e];
+          if (!want["profile_event"].is_null()) {
+            const auto& p = want["profile_event"];
+            REQUIRE(got.kind == EventKind::kProfile);
+            CHECK(got.chain == p["chain_index"].get<int32_t>());
+            CHECK(got.instruction == p["instruction_id"].get<int32_t>());
+            CHECK(got.start == p["start_time"].get<uint64_t>());
+            CHECK(got.end == p["end_time"].get<uint64_t>());
+            if (!p["name"].is_null()) CHECK(f.name_of(got) == p["name"].get<std::string>());
+            if (got.delegate) {
+              const DelegateRef& d = f.delegate_refs[got.ref];
+              CHECK(d.id_int == p["delegate_debug_id_int"].get<int32_t>());
+              if (!p["delegate_debug_id_str"].is_null()) CHECK(d.id_str == p["delegate_debug_id_str"].get<std::string>());
+            }
+          } else if (!want["debug_event"].is_null()) {
+            const auto& d = want["debug_event"];
+            REQUIRE(got.kind == EventKind::kDebug);
+            CHECK(got.instruction == d["instruction_id"].get<int32_t>());
+            const LoggedValue& v = f.values[got.ref];
+            const auto& entry = d["debug_entry"];
+            if (entry["val"] == "Tensor") {
+              REQUIRE(v.tensors.size() == 1);
+              CHECK(v.tensors[0].offset == entry["tensor"]["offset"].get<int64_t>());
+              CHECK(v.tensors[0].sizes == entry["tensor"]["sizes"].get<std::vector<int64_t>>());
+            }
+            CHECK(v.output == (!entry["output"].is_null() && entry["output"]["bool_val"].get<bool>()));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("our ETDump of a run has ExecuTorch's blocks / events and debug-buffer layout", "[etdump][writer]") {
+  Program p = must(PteReader::open(real_artifact("add.pte")));
+  alignas(64) static uint8_t buffer[4096];
+  std::memset(buffer, 0xee, sizeof(buffer));
+  EtdumpWriterOptions options;
+  options.debug_buffer = {buffer + 16, sizeof(buffer) - 16};  // deliberately not 64-aligned
+  EtdumpWriter writer(options);
+  writer.set_debug_level(rt::DebugLevel::kIntermediateOutputs);
+  rt::MethodOptions mo;
+  mo.tracer = &writer;
+  auto m = must(rt::Method::load(p, "forward", mo));
+  const float a[1] = {1.5f}, b[1] = {2.0f};
+  REQUIRE(m->set_input(0, {reinterpret_cast<const uint8_t*>(a), 4}).ok());
+  REQUIRE(m->set_input(1, {reinterpret_cast<const uint8_t*>(b), 4}).ok());
+  REQUIRE(m->execute().ok());
+  REQUIRE(m->execute().ok());
+  std::vector<uint8_t> bytes = must(writer.finish());
+  CHECK_FALSE(writer.debug_buffer_overflowed());
+  REQUIRE(bytes.size() > 12);
+  CHECK(std::memcmp(bytes.data() + 8, "ED00", 4) == 0);
+  uint32_t prefix;
+  std::memcpy(&prefix, bytes.data(), 4);
+  CHECK(prefix + 4 == bytes.size());
+
+  EtdumpFile f = must(EtdumpReader::read(etscope::testing::blob_of(bytes, "ours.etdp")));
+  REQUIRE(f.blocks.size() == 3);
+  CHECK(f.blocks[0].name == "Default");
+  CHECK(names_in(f, f.blocks[0]) == std::vector<std::string>{"Method::init", "Program::load_method"});
+  for (int k = 1; k <= 2; ++k) {
+    CHECK(f.blocks[k].name == "Execute");
+    CHECK(names_in(f, f.blocks[k]) ==
+          std::vector<std::string>{"<debug>", "native_call_add.out", "OPERATOR_CALL", "Method::execute", "<debug>"});
+  }
+  const RunBlock& run = f.blocks[1];
+  const Event& out_event = f.events[run.first_event + 4];
+  CHECK(out_event.chain == -1);  // stored as 2^64 - 1 in the unsigned field
+  CHECK(out_event.instruction == 0);
+  const LoggedValue& intermediate = f.values[f.events[run.first_event].ref];
+  const LoggedValue& output = f.values[out_event.ref];
+  CHECK_FALSE(intermediate.output);
+  CHECK(output.output);
+  // Offsets align absolute addresses to 64 bytes, so with a buffer at +16 they are 48, 112, ...
+  REQUIRE(output.tensors.size() == 1);
+  CHECK(intermediate.tensors[0].offset == 48);
+  CHECK((reinterpret_cast<uintptr_t>(options.debug_buffer.data()) + output.tensors[0].offset) % 64 == 0);
+  float logged;
+  std::memcpy(&logged, options.debug_buffer.data() + output.tensors[0].offset, 4);
+  CHECK(logged == 3.5f);
+  CHECK(intermediate.tensors[0].strides == std::vector<int64_t>{1});
+}
+
+TEST_CASE("a debug buffer that is too small leaves a marker / never a partial value", "[etdump][writer][errors]") {
+  Program p = must(PteReader::open(real_artifact("add.pte")));
+  alignas(64) static uint8_t buffer[64];
+  EtdumpWriterOptions options;
+  options.debug_buffer = {buffer, 4};  // room for one float
+  EtdumpWriter writer(options);
+  writer.set_debug_level(rt::DebugLevel::kIntermediateOutputs);
+  rt::MethodOptions mo;
+  mo.tracer = &writer;
+  auto m = must(rt::Method::load(p, "forward", mo));
+  const float a[1] = {1.0f};
+  REQUIRE(m->set_input(0, {reinterpret_cast<const uint8_t*>(a), 4}).ok());
+  REQUIRE(m->set_input(1, {reinterpret_cast<const uint8_t*>(a), 4}).ok());
+  REQUIRE(m->execute().ok());
+  CHECK(writer.debug_buffer_overflowed());
+  EtdumpFile f = must(EtdumpReader::read(etscope::testing::blob_of(must(writer.finish()), "small.etdp")));
+  std::vector<std::string> names = names_in(f, f.blocks.at(1));
+  CHECK(names == std::vector<std::string>{"<debug>", "native_call_add.out", "OPERATOR_CALL", "Method::execute",
+                                          "etscope::debug_buffer_overflow"});
+}
+
+TEST_CASE("ETDump reader errors: wrong kind / truncation / corruption", "[etdump][errors]") {
+  auto pte = EtdumpReader::open(real_artifact("add.pte"));
+  REQUIRE_FALSE(pte.ok());
+  CHECK(pte.error().code() == ErrorCode::kWrongKind);
+  CHECK_THAT(pte.error().message(), Catch::Contains("add.pte: not an ETDump: this is an ExecuTorch program"));
+  auto blob = etscope::testing::load(real_artifact("tutorial.etdp"));
+  std::vector<uint8_t> bytes(blob->data(), blob->data() + blob->size());
+  auto cut = EtdumpReader::read(etscope::testing::blob_of({bytes.begin(), bytes.begin() + 1000}, "cut.etdp"));
+  REQUIRE_FALSE(cut.ok());
+  CHECK(cut.error().code() == ErrorCode::kTruncated);
+  for (size_t len = 0; len < bytes.size(); len += 7) {
+    auto r = EtdumpReader::read(etscope::testing::blob_of({bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(len)}, "t.etdp"));
+    CHECK_FALSE(r.ok());
+  }
+  for (size_t pos = 0; pos < bytes.size(); ++pos) {
+    const uint8_t saved = bytes[pos];
+    bytes[pos] ^= 0xff;
+    auto r = EtdumpReader::read(etscope::testing::blob_of(bytes, "flip.etdp"));
+    if (!r.ok()) CHECK(r.error().message().rfind("flip.etdp", 0) == 0);
+    bytes[pos] = saved;
+  }
+}
