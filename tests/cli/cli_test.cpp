@@ -1,6 +1,11 @@
 // End-to-end: the etscope binary on real artifacts, checking output text, JSON and exit codes.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+#include "etscope/formats/npy.h"
 
 #include "testing/test_util.h"
 
@@ -115,4 +120,71 @@ TEST_CASE("bad input gives one line naming the file and a non-zero exit", "[cli]
   CHECK_THAT(dir.err, Catch::Contains("is a directory"));
   auto usage = run_etscope("pte");
   CHECK(usage.exit_code == 2);
+}
+
+TEST_CASE("etscope run checks every bundled case and fails on a bad case index", "[cli][run]") {
+  auto ok = run_etscope("run --bundled " + real_artifact("bundled_program.bpte"));
+  CHECK(ok.exit_code == 0);
+  CHECK_THAT(ok.out, Catch::Contains("10 passed, 0 failed"));
+  auto bad = run_etscope("run --bundled 99 " + real_artifact("bundled_program.bpte"));
+  CHECK(bad.exit_code == 1);
+  CHECK_THAT(bad.err, Catch::Contains("test case '99' is out of range (10 cases)"));
+  auto not_bundled = run_etscope("run --bundled " + real_artifact("add.pte"));
+  CHECK(not_bundled.exit_code == 1);
+  CHECK_THAT(not_bundled.err, Catch::Contains("--bundled needs a bundled program"));
+}
+
+// Regression: the memory plan reuses the input's bytes, so repeated executions must copy the
+// inputs in again (they did not, and iteration 2 onwards computed on garbage).
+TEST_CASE("etscope run repeats executions on the same inputs and matches ExecuTorch", "[cli][run][fixtures]") {
+  const std::string dir = etscope::testing::temp_dir("run_mobilenet");
+  auto r = run_etscope("run " + etscope::testing::fixture("mobilenet_v2/mobilenet_v2.pte") + " --input " +
+                       etscope::testing::fixture("mobilenet_v2/mobilenet_v2.input0.npy") +
+                       " --iterations 3 --warmup 2 --output-dir " + dir);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("latency    3 iterations (2 warmup)"));
+  std::ifstream in(etscope::testing::fixture("mobilenet_v2/mobilenet_v2.run.json"));
+  const auto expected = nlohmann::json::parse(in)["runtime_outputs"][0];
+  auto npy = etscope::read_npy(dir + "/output_0.npy");
+  REQUIRE(npy.ok());
+  const auto want = expected["data"].get<std::vector<double>>();
+  REQUIRE(npy->data.size() == want.size() * 4);
+  const double scale = std::max(std::abs(expected["min"].get<double>()), std::abs(expected["max"].get<double>()));
+  for (size_t i = 0; i < want.size(); ++i) {
+    float got;
+    std::memcpy(&got, npy->data.data() + 4 * i, 4);
+    CHECK(std::abs(got - want[i]) <= 1e-5 * scale);
+  }
+}
+
+TEST_CASE("etscope run writes an ETDump and debug buffer that etscope etdump reads", "[cli][run][etdump]") {
+  const std::string dir = etscope::testing::temp_dir("run_etdump");
+  auto r = run_etscope("run " + real_artifact("add.pte") + " --ones --iterations 2 --warmup 0 --etdump " + dir +
+                       "/t.etdp --debug-buffer " + dir + "/d.bin --debug-level intermediate");
+  REQUIRE(r.exit_code == 0);
+  auto d = run_etscope("etdump " + dir + "/t.etdp");
+  REQUIRE(d.exit_code == 0);
+  CHECK_THAT(d.out, Catch::Contains("3 run blocks"));
+  CHECK_THAT(d.out, Catch::Contains("native_call_add.out"));
+  CHECK_THAT(d.out, Catch::Contains("program output"));
+  auto j = run_etscope("etdump --json " + dir + "/t.etdp");
+  REQUIRE(j.exit_code == 0);
+  auto json = nlohmann::json::parse(j.out);
+  CHECK(json["run_data"][0]["name"] == "Default");
+  CHECK(json["run_data"][1]["events"].size() == 5);
+  auto no_etdump = run_etscope("run " + real_artifact("add.pte") + " --debug-buffer " + dir + "/x.bin");
+  CHECK(no_etdump.exit_code == 1);
+  CHECK_THAT(no_etdump.err, Catch::Contains("need --etdump"));
+}
+
+TEST_CASE("etscope run refuses delegates and missing kernels with one line", "[cli][run][errors]") {
+  auto delegated = run_etscope("run " + etscope::testing::fixture("simple_conv_xnnpack/simple_conv_xnnpack.pte"));
+  CHECK(delegated.exit_code == 1);
+  CHECK_THAT(delegated.err, Catch::Contains("'XnnpackBackend' delegate"));
+  auto custom = run_etscope("run " + real_artifact("cadence_quantized_conv.pte"));
+  CHECK(custom.exit_code == 1);
+  CHECK_THAT(custom.err, Catch::Contains("missing kernels: cadence::quantize_per_tensor.out"));
+  auto ext = run_etscope("run " + real_artifact("xor_training.pte"));
+  CHECK(ext.exit_code == 1);
+  CHECK_THAT(ext.err, Catch::Contains("external tensor 'net.linear.weight' not found (no .ptd given"));
 }

@@ -53,6 +53,10 @@ class Method {
   /// planned sizes). Planned inputs are copied; unplanned ones borrow `data`, which must then
   /// stay valid through execute(). Errors: index out of range, not a tensor, wrong byte count or
   /// sizes not allowed by the tensor.
+  ///
+  /// As in ExecuTorch, an input stays "set" across executions, but the memory plan may reuse a
+  /// planned input's bytes after its last use: set inputs again before each execute() unless
+  /// the program is known not to (ExecuTorch's Module::forward does the same).
   Status set_input(size_t i, std::span<const uint8_t> data, std::span<const int64_t> sizes = {});
   /// Sets a scalar input (Int, Double or Bool); it must equal the value the program was traced with.
   Status set_scalar_input(size_t i, const EValue& value);
