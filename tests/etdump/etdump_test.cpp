@@ -8,6 +8,7 @@
 #include "etscope/etdump/etdump_writer.h"
 #include "etscope/formats/pte_reader.h"
 #include "etscope/runtime/method.h"
+#include "testing/test_json.h"
 #include "testing/test_util.h"
 
 using namespace etscope;
@@ -68,14 +69,19 @@ TEST_CASE("the devtools tutorial ETDump reads with ExecuTorch's defaults applied
 }
 
 TEST_CASE("fixture ETDumps written by ExecuTorch 1.5 read like its own deserializer reads them", "[etdump][fixtures]") {
-  for (const char* stem : {"simple_conv/simple_conv", "simple_conv_xnnpack/simple_conv_xnnpack", "cifar10/cifar10"}) {
-    for (const char* kind : {"", ".profile"}) {
-      const std::string base = std::string(stem) + kind;
+  // Every .etdp the fixtures list, each next to ExecuTorch's JSON rendering of it.
+  const nlohmann::json index = etscope::testing::load_json(fixture("index.json"));
+  std::vector<std::string> bases;
+  for (const auto& file : index["files"]) {
+    const std::string path = file["path"];
+    if (path.size() > 5 && path.compare(path.size() - 5, 5, ".etdp") == 0) bases.push_back(path.substr(0, path.size() - 5));
+  }
+  REQUIRE(bases.size() >= 10);
+  for (const std::string& base : bases) {
+    {
       INFO(base);
       EtdumpFile f = must(EtdumpReader::open(fixture(base + ".etdp")));
-      std::ifstream in(fixture(base + ".etdump.json"));
-      REQUIRE(in.good());
-      const nlohmann::json ref = nlohmann::json::parse(in);
+      const nlohmann::json ref = etscope::testing::load_json(fixture(base + ".etdump.json"));
       REQUIRE(f.blocks.size() == ref["run_data"].size());
       for (size_t b = 0; b < f.blocks.size(); ++b) {
         const auto& rb = ref["run_data"][b];
