@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   commands.push_back(make_memory_command());
   commands.push_back(make_run_command());
   commands.push_back(make_etdump_command());
+  commands.push_back(make_etrecord_command());
   std::vector<std::pair<CLI::App*, Command*>> verbs;
   for (auto& c : commands) verbs.emplace_back(c->add_to(app), c.get());
 

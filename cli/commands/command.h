@@ -27,5 +27,6 @@ std::unique_ptr<Command> make_bpte_command();
 std::unique_ptr<Command> make_memory_command();
 std::unique_ptr<Command> make_run_command();
 std::unique_ptr<Command> make_etdump_command();
+std::unique_ptr<Command> make_etrecord_command();
 
 }  // namespace etscope::cli

@@ -1,0 +1,45 @@
+// JSON helpers for the ETRecord members: parsing with a nesting limit and no exceptions, and the
+// accessors the serde JSON needs (unions in both encodings, SymInts, integers in strings).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "etscope/formats/result.h"
+
+namespace etscope::etrecord {
+
+using Json = nlohmann::json;
+
+/// Parses UTF-8 JSON text. Refuses nesting deeper than `max_depth` before parsing (so a hostile
+/// document cannot exhaust memory or stack). `where` starts every error message.
+Result<Json> parse_json(std::string_view text, uint64_t max_depth, const std::string& where);
+inline Result<Json> parse_json(std::span<const uint8_t> bytes, uint64_t max_depth, const std::string& where) {
+  return parse_json(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), max_depth, where);
+}
+
+/// The active member of a serde union: the only key of a single-key object (current encoding),
+/// or the one non-null key when every member is listed (2023 encoding). Null `value` when `j` is
+/// no union.
+struct UnionMember {
+  std::string_view key;
+  const Json* value = nullptr;
+};
+UnionMember union_member(const Json& j);
+
+/// `j[key]` when j is an object holding key, else null.
+const Json* member(const Json& j, std::string_view key);
+/// String member or "".
+std::string string_member(const Json& j, std::string_view key);
+/// An integer held as a JSON number; nullopt otherwise (or out of int64 range).
+std::optional<int64_t> as_int64(const Json& j);
+/// A decimal integer in a string ("12", "-3"), strictly; nullopt otherwise.
+std::optional<int64_t> parse_int(std::string_view text);
+
+}  // namespace etscope::etrecord
