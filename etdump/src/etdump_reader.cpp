@@ -102,14 +102,30 @@ Result<EtdumpFile> EtdumpReader::read(std::shared_ptr<const Blob> blob) {
   }
   const efb::ETDump* root = flatbuffers::GetRoot<efb::ETDump>(root_base);
   out.version = root->version();
-  std::unordered_map<std::string, uint32_t> interned;
+  // Names repeat on every run (OPERATOR_CALL, native_call_*): look them up by view, so a
+  // million events allocate nothing for names they share.
+  struct ViewHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+  };
+  std::unordered_map<std::string, uint32_t, ViewHash, std::equal_to<>> interned;
   auto intern = [&](const flatbuffers::String* s) -> uint32_t {
-    std::string key(s->c_str(), s->size());
-    auto [it, inserted] = interned.emplace(std::move(key), static_cast<uint32_t>(out.names.size()));
-    if (inserted) out.names.push_back(it->first);
-    return it->second;
+    const std::string_view key(s->c_str(), s->size());
+    if (auto it = interned.find(key); it != interned.end()) return it->second;
+    const uint32_t id = static_cast<uint32_t>(out.names.size());
+    interned.emplace(std::string(key), id);
+    out.names.emplace_back(key);
+    return id;
   };
   if (const auto* runs = root->run_data()) {
+    // One reservation for all blocks: growing per block would copy the events read so far once
+    // per block, quadratic in the number of runs.
+    size_t total_events = 0;
+    for (size_t r = 0; r < runs->size(); ++r) {
+      const efb::RunData* run = runs->Get(static_cast<flatbuffers::uoffset_t>(r));
+      if (run != nullptr && run->events() != nullptr) total_events += run->events()->size();
+    }
+    out.events.reserve(total_events);
     for (size_t r = 0; r < runs->size(); ++r) {
       const efb::RunData* run = runs->Get(static_cast<flatbuffers::uoffset_t>(r));
       if (run == nullptr) return make_error(ErrorCode::kCorrupt, "%s: run block %zu is null", name.c_str(), r);
@@ -130,11 +146,12 @@ Result<EtdumpFile> EtdumpReader::read(std::shared_ptr<const Blob> blob) {
       }
       block.first_event = static_cast<uint32_t>(out.events.size());
       if (const auto* events = run->events()) {
-        out.events.reserve(out.events.size() + events->size());
         for (size_t e = 0; e < events->size(); ++e) {
           const efb::Event* ev = events->Get(static_cast<flatbuffers::uoffset_t>(e));
-          const std::string what = name + ": block " + std::to_string(r) + " event " + std::to_string(e);
-          if (ev == nullptr) return Error(ErrorCode::kCorrupt, what + " is null");
+          // Built only when something is wrong: formatting it for every event costs more than
+          // reading the event.
+          auto where = [&]() { return name + ": block " + std::to_string(r) + " event " + std::to_string(e); };
+          if (ev == nullptr) return Error(ErrorCode::kCorrupt, where() + " is null");
           Event rec;
           if (const efb::ProfileEvent* p = ev->profile_event()) {
             rec.kind = EventKind::kProfile;
@@ -169,7 +186,7 @@ Result<EtdumpFile> EtdumpReader::read(std::shared_ptr<const Blob> blob) {
                 case efb::ValueType::Tensor: {
                   v.type = LoggedValue::Type::kTensor;
                   LoggedTensor t;
-                  ETSCOPE_TRY(read_tensor(what, val->tensor(), &t));
+                  ETSCOPE_TRY(read_tensor(where(), val->tensor(), &t));
                   v.tensors.push_back(std::move(t));
                   break;
                 }
@@ -178,7 +195,7 @@ Result<EtdumpFile> EtdumpReader::read(std::shared_ptr<const Blob> blob) {
                   if (val->tensor_list() != nullptr && val->tensor_list()->tensors() != nullptr) {
                     for (const efb::Tensor* t : *val->tensor_list()->tensors()) {
                       LoggedTensor lt;
-                      ETSCOPE_TRY(read_tensor(what, t, &lt));
+                      ETSCOPE_TRY(read_tensor(where(), t, &lt));
                       v.tensors.push_back(std::move(lt));
                     }
                   }
@@ -211,7 +228,7 @@ Result<EtdumpFile> EtdumpReader::read(std::shared_ptr<const Blob> blob) {
             rec.ref = static_cast<uint32_t>(a->allocator_id());
             rec.start = a->allocation_size();
           } else {
-            return Error(ErrorCode::kCorrupt, what + " has no profile, debug or allocation payload");
+            return Error(ErrorCode::kCorrupt, where() + " has no profile, debug or allocation payload");
           }
           out.events.push_back(rec);
         }

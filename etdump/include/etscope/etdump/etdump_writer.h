@@ -89,8 +89,17 @@ class EtdumpWriter final : public rt::EventTracer {
     bool event_overflow;
   };
 
+  struct Clock {
+    uint64_t ticks;  ///< now_ticks()
+    uint64_t ns;     ///< steady_clock, nanoseconds
+  };
   bool record_tensor(const rt::TensorImpl& t);
-  static uint64_t now_ns();
+  /// The time-stamp counter where there is one, else steady_clock nanoseconds.
+  static uint64_t now_ticks();
+  static Clock clock_pair();
+  /// Ticks -> steady_clock nanoseconds, at the rate measured between origin_ and `end`.
+  uint64_t to_ns(uint64_t ticks, const Clock& end) const;
+  Clock origin_{};
 
   EtdumpWriterOptions options_;
   std::vector<Started> started_;
