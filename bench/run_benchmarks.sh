@@ -23,3 +23,12 @@ python3 "$root/bench/time_pte.py" --etscope "$build/bin/etscope" ${python_bin:+-
 echo
 echo "== in-process breakdown"
 "$build/bin/pte_bench" time "$out/structure_2mb.pte" 20
+echo
+echo "== ETDump + Inspector: a synthetic 1M-event ETDump and the fixtures, against ExecuTorch's Python Inspector"
+"$build/bin/etscope-synth-etdump" "$out/synthetic_1m.etdp" --events 1000000
+fixtures="$root/tests/fixtures/executorch"
+python3 "$root/bench/time_inspector.py" --bench "$build/bin/inspector_bench" ${python_bin:+--reference-python "$python_bin"} \
+  "$out/synthetic_1m.etdp" "$fixtures/cifar10/cifar10.etdp" "$fixtures/simple_conv/simple_conv.etdp"
+echo
+echo "== tracer cost (cifar10 inference, profiling only, interleaved)"
+"$build/bin/inspector_bench" tracer "$build/fixtures/executorch/cifar10/cifar10.pte" --iterations 200

@@ -28,5 +28,7 @@ std::unique_ptr<Command> make_memory_command();
 std::unique_ptr<Command> make_run_command();
 std::unique_ptr<Command> make_etdump_command();
 std::unique_ptr<Command> make_etrecord_command();
+std::unique_ptr<Command> make_inspect_command();
+std::unique_ptr<Command> make_trace_command();
 
 }  // namespace etscope::cli

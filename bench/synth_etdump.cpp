@@ -1,0 +1,141 @@
+// etscope-synth-etdump: writes a synthetic ETDump shaped like ExecuTorch's (size-prefixed ED00,
+// a "Default" block with Program::load_method and Method::init, then one "Execute" block per
+// run holding native_call_<op> inside OPERATOR_CALL for every instruction and Method::execute),
+// with deterministic pseudo-random durations, for benchmarks of readers, the Inspector and the
+// viewer at sizes no real model gives us.
+//
+//   etscope-synth-etdump OUT.etdp [--events N] [--ops-per-run M] [--delegate-every K]
+//
+// N is the total number of profile events (default 1,000,000); M the instructions per run
+// (default 500, so 2M+1 events per run). With K > 0 every K-th instruction is a DELEGATE_CALL
+// followed by three delegate events with string ids, as XNNPACK logs them.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "etscope_fb/etdump_generated.h"
+
+namespace fb = etscope::fb::etdump;
+
+namespace {
+
+struct Rng {
+  uint64_t s = 0x9E3779B97F4A7C15ull;
+  uint64_t next() {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return s;
+  }
+};
+
+const char* const kOps[] = {"convolution.out", "relu.out", "max_pool2d_with_indices.out", "addmm.out", "add.out",
+                            "_native_batch_norm_legit_no_training.out", "hardtanh.out", "mean.out", "view_copy.out", "permute_copy.out"};
+
+int usage() {
+  std::fprintf(stderr, "usage: etscope-synth-etdump OUT.etdp [--events N] [--ops-per-run M] [--delegate-every K]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return usage();
+  std::string out_path = argv[1];
+  uint64_t events = 1000000, ops = 500, delegate_every = 0;
+  for (int i = 2; i < argc; ++i) {
+    auto value = [&](uint64_t* v) {
+      if (i + 1 >= argc) return false;
+      char* end = nullptr;
+      *v = std::strtoull(argv[++i], &end, 10);
+      return end != nullptr && *end == '\0';
+    };
+    bool ok = false;
+    if (std::strcmp(argv[i], "--events") == 0) ok = value(&events);
+    else if (std::strcmp(argv[i], "--ops-per-run") == 0) ok = value(&ops);
+    else if (std::strcmp(argv[i], "--delegate-every") == 0) ok = value(&delegate_every);
+    if (!ok) return usage();
+  }
+  if (ops == 0) return usage();
+  flatbuffers::FlatBufferBuilder b(events * 72 + (1 << 20));
+  Rng rng;
+  uint64_t now = 1'000'000'000;
+  std::vector<flatbuffers::Offset<fb::RunData>> runs;
+  auto profile = [&](const char* name, int32_t chain, int32_t instr, uint64_t start, uint64_t end, const char* delegate_str = nullptr) {
+    auto n = name ? b.CreateString(name) : flatbuffers::Offset<flatbuffers::String>();
+    auto d = delegate_str ? b.CreateString(delegate_str) : flatbuffers::Offset<flatbuffers::String>();
+    fb::ProfileEventBuilder p(b);
+    if (name) p.add_name(n);
+    if (delegate_str) p.add_delegate_debug_id_str(d);
+    p.add_chain_index(chain);
+    p.add_instruction_id(instr);
+    p.add_start_time(start);
+    p.add_end_time(end);
+    auto pe = p.Finish();
+    fb::EventBuilder e(b);
+    e.add_profile_event(pe);
+    return e.Finish();
+  };
+  {
+    std::vector<flatbuffers::Offset<fb::Event>> ev;
+    ev.push_back(profile("Method::init", -1, 0, now + 100, now + 5000));
+    ev.push_back(profile("Program::load_method", -1, 0, now, now + 6000));
+    auto name = b.CreateString("Default");
+    auto vec = b.CreateVector(ev);
+    runs.push_back(fb::CreateRunData(b, name, -1, 0, vec));
+    now += 10000;
+  }
+  uint64_t written = 2;
+  std::vector<flatbuffers::Offset<fb::Event>> ev;
+  char delegate_name[64];
+  while (written < events) {
+    ev.clear();
+    const uint64_t run_start = now;
+    for (uint64_t i = 0; i < ops && written < events; ++i) {
+      const int32_t instr = static_cast<int32_t>(i);
+      const uint64_t kernel = 2000 + rng.next() % 50000;
+      const uint64_t op_start = now + 300;
+      if (delegate_every > 0 && i % delegate_every == 0) {
+        uint64_t t = op_start + 200;
+        for (int k = 0; k < 3; ++k) {
+          std::snprintf(delegate_name, sizeof delegate_name, "Convolution (NHWC, F32) IGEMM #%d", k + 1);
+          const uint64_t d = kernel / 4;
+          ev.push_back(profile(nullptr, 0, instr, t, t + d, delegate_name));
+          t += d + 50;
+        }
+        ev.push_back(profile("DELEGATE_CALL", 0, instr, op_start, t + 200));
+        written += 4;
+        now = t + 500;
+        continue;
+      }
+      ev.push_back(profile((std::string("native_call_") + kOps[i % (sizeof kOps / sizeof kOps[0])]).c_str(), 0, instr, op_start + 100,
+                           op_start + 100 + kernel));
+      ev.push_back(profile("OPERATOR_CALL", 0, instr, op_start, op_start + kernel + 250));
+      written += 2;
+      now = op_start + kernel + 400;
+    }
+    ev.push_back(profile("Method::execute", -1, 0, run_start, now + 100));
+    ++written;
+    now += 1000;
+    auto name = b.CreateString("Execute");
+    auto vec = b.CreateVector(ev);
+    runs.push_back(fb::CreateRunData(b, name, -1, 0, vec));
+  }
+  auto vec = b.CreateVector(runs);
+  auto root = fb::CreateETDump(b, 0, vec);
+  b.FinishSizePrefixed(root, "ED00");
+  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(b.GetBufferPointer()), static_cast<std::streamsize>(b.GetSize()));
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "etscope-synth-etdump: %s: write failed\n", out_path.c_str());
+    return 1;
+  }
+  std::printf("%s: %llu profile events in %zu run blocks, %zu bytes\n", out_path.c_str(), static_cast<unsigned long long>(written), runs.size(),
+              static_cast<size_t>(b.GetSize()));
+  return 0;
+}

@@ -1,0 +1,40 @@
+// Renderers for `etscope inspect`: the Inspector's event table as aligned text, CSV/TSV and JSON,
+// the per-type summary and the module tree.
+#pragma once
+
+#include <cstddef>
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "etscope/inspect/inspector.h"
+
+namespace etscope::cli {
+
+enum class EventSort { kOrder, kAvg, kTotal, kName };
+
+struct InspectTableOptions {
+  EventSort sort = EventSort::kOrder;
+  size_t top = 0;                 ///< 0: every row.
+  bool operator_calls = false;    ///< Keep OPERATOR_CALL rows (ExecuTorch's table drops them).
+  std::string block;              ///< Only blocks with this name ("" = all).
+};
+
+/// The event table, one section per block, columns aligned.
+void render_event_table(const inspect::Inspector& in, const InspectTableOptions& opt, std::ostream& out);
+
+/// One row per event with every column ExecuTorch's to_dataframe has (lists as JSON text),
+/// separated by `sep` (',' with RFC 4180 quoting, or '\t').
+void render_event_rows(const inspect::Inspector& in, const InspectTableOptions& opt, char sep, std::ostream& out);
+
+/// Per-type summary of each selected block.
+void render_type_summary(const inspect::Inspector& in, const InspectTableOptions& opt, std::ostream& out);
+
+/// Module tree with totals, then find_total_for_module for the top-level modules.
+void render_module_tree(const inspect::Inspector& in, const InspectTableOptions& opt, std::ostream& out);
+
+/// Everything as one JSON object (docs/inspect.md).
+nlohmann::ordered_json inspector_json(const inspect::Inspector& in, const InspectTableOptions& opt);
+
+}  // namespace etscope::cli

@@ -1,0 +1,155 @@
+#include "etscope/inspect/run_trace.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace etscope::inspect {
+namespace {
+
+// JSON string literal. Written by hand rather than through nlohmann::json because a trace of a
+// million events is streamed, never held as a document.
+void put_string(std::ostream& o, const std::string& s) {
+  o << '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': o << "\\\""; break;
+      case '\\': o << "\\\\"; break;
+      case '\n': o << "\\n"; break;
+      case '\r': o << "\\r"; break;
+      case '\t': o << "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          o << buf;
+        } else {
+          o << static_cast<char>(c);
+        }
+    }
+  }
+  o << '"';
+}
+
+void put_number(std::ostream& o, double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  o << buf;
+}
+
+const char* category(const std::string& name, bool delegated) {
+  if (delegated || name == "DELEGATE_CALL") return "delegate";
+  if (name.find("OPERATOR_CALL") != std::string::npos) return "operator";
+  if (name.rfind("native_call_", 0) == 0) return "kernel";
+  return "framework";
+}
+
+struct Link {
+  uint32_t block = UINT32_MAX;
+  uint32_t event = 0;
+};
+
+}  // namespace
+
+void write_run_trace(const Inspector& inspector, std::ostream& o) {
+  const etdump::EtdumpFile& dump = inspector.dump();
+  // Raw event -> Inspector event, so each drawn bar carries what the join knows about it.
+  std::vector<Link> links(dump.events.size());
+  for (uint32_t b = 0; b < inspector.blocks().size(); ++b) {
+    const EventBlock& block = inspector.blocks()[b];
+    for (uint32_t e = 0; e < block.events.size(); ++e) {
+      for (uint32_t raw : block.events[e].raw_events) links[raw] = Link{b, e};
+    }
+  }
+  uint64_t t0 = UINT64_MAX;
+  for (const etdump::Event& e : dump.events) {
+    if (e.kind == etdump::EventKind::kProfile) t0 = std::min(t0, e.start);
+  }
+  if (t0 == UINT64_MAX) t0 = 0;
+  // Cycles have no rate: draw one cycle as one microsecond.
+  const TimeScale source = inspector.options().source;
+  const double to_us = source == TimeScale::kCycles ? 1.0 : 1e6 / units_per_second(source);
+
+  o << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"source\":";
+  put_string(o, dump.name());
+  o << ",\"producer\":\"etscope trace\",\"time_scale\":";
+  put_string(o, to_string(inspector.options().source));
+  o << "},\"traceEvents\":[\n";
+  o << "{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":";
+  put_string(o, "ExecuTorch run: " + dump.name());
+  o << "}}";
+  std::map<std::string, int> seen_names;
+  for (uint32_t r = 0; r < dump.blocks.size(); ++r) {
+    const etdump::RunBlock& run = dump.blocks[r];
+    const int n = ++seen_names[run.name];
+    const int tid = static_cast<int>(r) + 1;
+    o << ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":" << tid << ",\"name\":\"thread_name\",\"args\":{\"name\":";
+    put_string(o, (run.name.empty() ? std::string("run") : run.name) + " #" + std::to_string(n));
+    o << "}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":" << tid << ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" << tid << "}}";
+    for (uint32_t i = run.first_event; i < run.first_event + run.event_count; ++i) {
+      const etdump::Event& e = dump.events[i];
+      if (e.kind != etdump::EventKind::kProfile) continue;
+      const Link link = links[i];
+      const Event* ev = link.block == UINT32_MAX ? nullptr : &inspector.blocks()[link.block].events[link.event];
+      std::string name = dump.name_of(e);
+      std::string delegate_id;
+      if (e.delegate) {
+        const etdump::DelegateRef& d = dump.delegate_refs[e.ref];
+        delegate_id = d.id_int != -1 ? std::to_string(d.id_int) : d.id_str;
+        if (name.empty()) name = delegate_id;
+      }
+      auto ticks = elapsed_ticks(e.start, e.end);
+      const uint64_t dur = ticks.ok() ? *ticks : 0;
+      o << ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":" << tid << ",\"name\":";
+      put_string(o, name);
+      o << ",\"cat\":\"" << category(name, e.delegate) << "\",\"ts\":";
+      put_number(o, static_cast<double>(e.start - std::min(e.start, t0)) * to_us);
+      o << ",\"dur\":";
+      put_number(o, static_cast<double>(dur) * to_us);
+      o << ",\"args\":{\"instruction\":" << e.instruction << ",\"chain\":" << e.chain;
+      if (!delegate_id.empty()) {
+        o << ",\"delegate_debug_identifier\":";
+        put_string(o, delegate_id);
+      }
+      if (ev != nullptr) {
+        if (ev->delegate_backend_name) {
+          o << ",\"delegate_backend\":";
+          put_string(o, *ev->delegate_backend_name);
+        }
+        if (ev->debug_handles) {
+          o << ",\"debug_handles\":[";
+          for (size_t k = 0; k < ev->debug_handles->size(); ++k) o << (k ? "," : "") << (*ev->debug_handles)[k];
+          o << "]";
+        }
+        if (!ev->op_types.empty()) {
+          o << ",\"op_types\":[";
+          for (size_t k = 0; k < ev->op_types.size(); ++k) {
+            if (k) o << ",";
+            put_string(o, ev->op_types[k]);
+          }
+          o << "]";
+        }
+        if (!ev->nodes.empty()) {
+          const NodeLink& node = ev->nodes.front();
+          o << ",\"node\":";
+          put_string(o, node.node_name);
+          o << ",\"module_hierarchy\":[";
+          for (size_t k = 0; k < node.module_stack.size(); ++k) {
+            if (k) o << ",";
+            const etrecord::ModuleFrame& f = node.module_stack[k];
+            put_string(o, (f.path.empty() ? std::string("<root>") : f.path) + " (" + f.type + ")");
+          }
+          o << "],\"stack_trace\":";
+          put_string(o, node.stack_trace);
+        }
+      }
+      o << "}}";
+    }
+  }
+  o << "\n]}\n";
+}
+
+}  // namespace etscope::inspect
