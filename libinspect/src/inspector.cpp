@@ -709,6 +709,55 @@ std::vector<DelegateSummary> Inspector::delegate_summaries(size_t block_index) c
   return out;
 }
 
+std::vector<std::string> Inspector::block_methods(const Program& program) const {
+  std::vector<std::string> out(blocks_.size());
+  const std::string prefix = "native_call_";
+  for (size_t b = 0; b < blocks_.size(); ++b) {
+    size_t best_score = 0;
+    std::string best;
+    bool tie = false;
+    for (const ExecutionPlan& plan : program.plans) {
+      size_t score = 0;
+      bool ok = true;
+      for (const Event& ev : blocks_[b].events) {
+        const bool kernel = ev.name.rfind(prefix, 0) == 0;
+        const bool delegate_call = ev.name == "DELEGATE_CALL";
+        if ((!kernel && !delegate_call) || ev.is_delegated_op.value_or(false)) continue;
+        if (ev.chain < 0 || static_cast<size_t>(ev.chain) >= plan.chains.size() || ev.instruction_id < 0 ||
+            static_cast<size_t>(ev.instruction_id) >= plan.chains[static_cast<size_t>(ev.chain)].instructions.size()) {
+          ok = false;
+          break;
+        }
+        const Instruction& ins = plan.chains[static_cast<size_t>(ev.chain)].instructions[static_cast<size_t>(ev.instruction_id)];
+        if (delegate_call) {
+          ok = ins.kind == InstructionKind::kDelegateCall;
+        } else {
+          // The runtime names the event after the operator without its namespace.
+          ok = ins.kind == InstructionKind::kKernelCall && ins.op_index >= 0 && static_cast<size_t>(ins.op_index) < plan.operators.size();
+          if (ok) {
+            const std::string q = plan.operators[static_cast<size_t>(ins.op_index)].qualified_name();
+            const std::string want = ev.name.substr(prefix.size());
+            ok = q == want || (q.size() > want.size() + 1 && q.compare(q.size() - want.size(), want.size(), want) == 0 &&
+                               q.compare(q.size() - want.size() - 2, 2, "::") == 0);
+          }
+        }
+        if (!ok) break;
+        ++score;
+      }
+      if (!ok || score == 0) continue;
+      if (score > best_score) {
+        best_score = score;
+        best = plan.name;
+        tie = false;
+      } else if (score == best_score) {
+        tie = true;
+      }
+    }
+    if (!tie) out[b] = best;
+  }
+  return out;
+}
+
 std::vector<std::string> Inspector::top_level_modules() const {
   std::vector<std::string> out;
   for (const EventBlock& block : blocks_) {

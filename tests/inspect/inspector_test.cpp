@@ -9,6 +9,7 @@
 
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/etrecord/etrecord.h"
+#include "etscope/formats/pte_reader.h"
 #include "etscope/inspect/inspector.h"
 #include "etscope/inspect/run_trace.h"
 #include "testing/test_json.h"
@@ -353,4 +354,19 @@ TEST_CASE("etscope inspect and trace fail with one line naming the file", "[insp
   auto ok = etscope::testing::run_etscope("trace --etdump '" + fixture("simple_conv/simple_conv.etdp") + "' -o '" + dir + "/t.json'");
   CHECK(ok.exit_code == 0);
   CHECK(json::parse(etscope::testing::load(dir + "/t.json")->bytes().begin(), etscope::testing::load(dir + "/t.json")->bytes().end())["traceEvents"].size() > 50);
+}
+
+TEST_CASE("blocks are attributed to the method whose plan explains their kernels", "[inspector]") {
+  auto program = etscope::PteReader::open(fixture("simple_conv/simple_conv.pte"));
+  REQUIRE(program.ok());
+  Inspector in = inspector_for(fixture("simple_conv/simple_conv.etdp"), "", "");
+  std::vector<std::string> methods = in.block_methods(*program);
+  REQUIRE(methods.size() == 2);
+  CHECK(methods[0].empty());  // Default: load and init only
+  CHECK(methods[1] == "forward");
+  // Another model's program explains none of these kernels.
+  auto other = etscope::PteReader::open(etscope::testing::real_artifact("add.pte"));
+  REQUIRE(other.ok());
+  std::vector<std::string> none = in.block_methods(*other);
+  CHECK(none[1].empty());
 }

@@ -31,6 +31,7 @@
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/etrecord/etrecord.h"
 #include "etscope/formats/blob.h"
+#include "etscope/formats/program.h"
 #include "etscope/formats/result.h"
 
 namespace etscope::inspect {
@@ -162,6 +163,13 @@ class Inspector {
 
   /// Delegate calls of one block with their unattributed time.
   std::vector<DelegateSummary> delegate_summaries(size_t block) const;
+
+  /// The method each block ran, found by matching its kernel events (native_call_<op> at
+  /// chain/instruction) and DELEGATE_CALLs against every plan of `program`: ExecuTorch names
+  /// every run "Execute" and every method's run "Method::execute", so the dump alone cannot
+  /// tell. "" for a block no plan explains, or that several plans explain equally (framework
+  /// blocks such as "Default" have no kernels and stay "").
+  std::vector<std::string> block_methods(const Program& program) const;
 
   /// Top-level module keys seen in the module hierarchy (children of the root module).
   std::vector<std::string> top_level_modules() const;
