@@ -10,9 +10,12 @@ cd "$root"
 jobs="$(nproc 2>/dev/null || echo 2)"
 
 # Debian packages the build needs. libimgui-dev, libglfw3-dev, libsqlite3-dev and libzip-dev are
-# for the viewer, the run store and ETRecord archives; xz-utils unpacks the large test fixtures.
+# for the viewer, the run store and ETRecord archives; xz-utils unpacks the large test fixtures;
+# libpng-dev writes the viewer's screenshots, which its tests take under xvfb (xauth) with Mesa's
+# software OpenGL (libgl1-mesa-dri) and a DejaVu font.
 packages=(cmake make g++ pkg-config flatbuffers-compiler libflatbuffers-dev libcli11-dev
-          nlohmann-json3-dev libeigen3-dev catch2 libimgui-dev libglfw3-dev libsqlite3-dev libzip-dev xz-utils)
+          nlohmann-json3-dev libeigen3-dev catch2 libimgui-dev libglfw3-dev libsqlite3-dev libzip-dev xz-utils
+          libpng-dev fonts-dejavu-core xvfb xauth libgl1-mesa-dri)
 
 setup() {
   local missing=()

@@ -1,0 +1,87 @@
+// Session: everything the viewer has loaded (a program, an ETDump, an ETRecord, a debug buffer)
+// and the view models built from them. A Session is built on the loading thread by
+// load_session() and is read-only afterwards, except for the models' own row caches, which only
+// the UI thread touches.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "etscope/etdump/etdump_reader.h"
+#include "etscope/etrecord/etrecord.h"
+#include "etscope/formats/blob.h"
+#include "etscope/formats/program.h"
+#include "etscope/formats/result.h"
+#include "etscope/inspect/inspector.h"
+#include "model/event_lookup.h"
+#include "model/memory_model.h"
+#include "model/program_model.h"
+#include "model/stats_model.h"
+#include "model/timeline_model.h"
+
+namespace etscope::gui {
+
+/// What a file given to the viewer is, decided from its bytes.
+enum class InputKind : uint8_t { kProgram, kBundledProgram, kETDump, kETRecord, kDebugBuffer };
+
+const char* to_string(InputKind kind);
+
+/// Sniffs `blob`'s identifiers: a .pte (any ET.. version), .bpte, ETDump or zip (an ETRecord).
+/// Bytes without an identifier are a debug buffer when the name ends in ".bin". Errors
+/// (kWrongKind) name the file and say what it is instead, e.g. a .ptd.
+Result<InputKind> detect_input_kind(const Blob& blob);
+
+/// Progress of a load, written by the loading thread and read by the UI thread.
+class LoadProgress {
+ public:
+  void set(float fraction, std::string stage);
+  float fraction() const { return fraction_.load(); }
+  std::string stage() const;
+
+ private:
+  std::atomic<float> fraction_{0.0f};
+  mutable std::mutex mutex_;
+  std::string stage_;
+};
+
+struct Session {
+  // The loaded files; each pointer is null when that kind was not given.
+  std::string program_path, dump_path, record_path, debug_path;
+  std::shared_ptr<const Program> program;  ///< A .pte, or the program inside a .bpte.
+  std::shared_ptr<const etdump::EtdumpFile> dump;
+  std::shared_ptr<const etrecord::EtRecord> record;
+  std::shared_ptr<const Blob> debug_buffer;
+
+  // View models.
+  std::vector<ProgramModel> plans;                 ///< One per execution plan.
+  std::vector<std::optional<MemoryModel>> memory;  ///< One per plan; empty when it failed.
+  std::unique_ptr<inspect::Inspector> inspector;   ///< When an ETDump is loaded.
+  std::unique_ptr<EventLookup> lookup;             ///< Borrows *inspector.
+  std::optional<TimelineModel> timeline;
+  std::optional<StatsModel> stats;
+
+  /// Messages for the error dialog, as the CLI words them: "<file>: <problem>".
+  std::vector<std::string> errors;
+
+  /// Every loaded path, program first.
+  std::vector<std::string> paths() const;
+  bool empty() const { return !program && !dump && !record && !debug_buffer; }
+  /// The plan the views start on: "forward" when there is one, else the first.
+  size_t default_plan() const;
+  /// Index of the plan named `name`, or -1.
+  int64_t find_plan(const std::string& name) const;
+};
+
+/// Loads `paths` in any order and builds the view models. Files of a kind `paths` does not
+/// provide are taken from `previous` (may be null) without reading them again, so dropping an
+/// ETDump on a window showing a program adds to it. Never fails as a whole: a file that cannot
+/// be read is reported in Session::errors and the others are still shown. `progress` may be null.
+std::unique_ptr<Session> load_session(const std::vector<std::string>& paths, const Session* previous,
+                                      LoadProgress* progress);
+
+}  // namespace etscope::gui

@@ -1,0 +1,113 @@
+#include "model/stats_model.h"
+
+#include <algorithm>
+
+#include "model/event_lookup.h"
+#include "model/text_format.h"
+
+namespace etscope::gui {
+namespace {
+
+double key_of(const StatsRow& r, StatsColumn column) {
+  switch (column) {
+    case StatsColumn::kInstruction:
+      return r.instruction.valid() ? static_cast<double>(r.instruction.chain) * 1e9 + r.instruction.instruction : -1.0;
+    case StatsColumn::kCount: return static_cast<double>(r.count);
+    case StatsColumn::kAvg: return r.avg;
+    case StatsColumn::kP10: return r.p10;
+    case StatsColumn::kP50: return r.p50;
+    case StatsColumn::kP90: return r.p90;
+    case StatsColumn::kMin: return r.min;
+    case StatsColumn::kMax: return r.max;
+    case StatsColumn::kTotal: return r.total;
+    case StatsColumn::kShare: return r.share;
+    case StatsColumn::kName: return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void sort_stats_rows(const std::vector<StatsRow>& all, StatsColumn column, bool ascending, std::vector<uint32_t>& rows) {
+  std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
+    const StatsRow& x = all[a];
+    const StatsRow& y = all[b];
+    if (column == StatsColumn::kName) {
+      const int c = x.name.compare(y.name);
+      return ascending ? c < 0 : c > 0;
+    }
+    const double kx = key_of(x, column), ky = key_of(y, column);
+    return ascending ? kx < ky : kx > ky;
+  });
+}
+
+StatsModel StatsModel::build(const inspect::Inspector& inspector) {
+  StatsModel m;
+  m.unit_ = inspect::to_string(inspector.options().target);
+  const auto& blocks = inspector.blocks();
+  size_t best_runs = 0;
+  bool best_execute = false;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const inspect::EventBlock& block = blocks[b];
+    StatsBlock out;
+    out.runs = block.runs.size();
+    double method_execute = -1, kernels = 0;
+    for (size_t e = 0; e < block.events.size(); ++e) {
+      const inspect::Event& ev = block.events[e];
+      StatsRow row;
+      row.event = static_cast<uint32_t>(e);
+      row.name = ev.name.empty() ? ev.delegate_identifier_text() : ev.name;
+      row.framework = ev.is_framework();
+      row.operator_call = ev.is_operator_call() || ev.name == "DELEGATE_CALL";
+      if (!row.framework && ev.chain >= 0) row.instruction = {ev.chain, ev.instruction_id};
+      row.module = module_path_text(ev);
+      if (ev.perf) {
+        const inspect::PerfData& p = *ev.perf;
+        row.count = p.raw.size();
+        row.avg = p.avg, row.p10 = p.p10, row.p50 = p.p50, row.p90 = p.p90, row.min = p.min, row.max = p.max;
+        for (double v : p.raw) row.total += v;
+        if (ev.name == "Method::execute") method_execute = p.avg;
+        if (!row.framework && !row.operator_call) kernels += p.avg;
+      }
+      out.rows.push_back(std::move(row));
+    }
+    out.run_time = method_execute >= 0 ? method_execute : kernels;
+    if (out.run_time > 0) {
+      for (StatsRow& row : out.rows) row.share = row.avg / out.run_time;
+    }
+    out.summary = inspector.summary_by_type(b);
+    out.modules = inspector.module_tree(b);
+    out.label = "#" + std::to_string(b) + " " + block.name + ": " + std::to_string(out.runs) +
+                (out.runs == 1 ? " run, " : " runs, ") + std::to_string(block.events.size()) + " events";
+    const bool execute = block.name == "Execute";
+    if (b == 0 || (execute && !best_execute) || (execute == best_execute && out.runs > best_runs)) {
+      m.default_block_ = b;
+      best_runs = out.runs;
+      best_execute = execute;
+    }
+    m.blocks_.push_back(std::move(out));
+  }
+  return m;
+}
+
+const std::vector<uint32_t>& StatsModel::rows(size_t block, const StatsQuery& query) const {
+  if (cache_valid_ && cache_block_ == block && cache_query_ == query) return cache_rows_;
+  ++recomputations_;
+  cache_valid_ = true;
+  cache_block_ = block;
+  cache_query_ = query;
+  cache_rows_.clear();
+  if (block >= blocks_.size()) return cache_rows_;
+  const auto& all = blocks_[block].rows;
+  const TextFilter filter(query.filter);
+  for (size_t i = 0; i < all.size(); ++i) {
+    const StatsRow& r = all[i];
+    if (query.hide_framework && (r.framework || r.operator_call)) continue;
+    if (!filter.empty() && !filter.matches(r.module.empty() ? r.name : r.name + "\n" + r.module)) continue;
+    cache_rows_.push_back(static_cast<uint32_t>(i));
+  }
+  sort_stats_rows(all, query.column, query.ascending, cache_rows_);
+  return cache_rows_;
+}
+
+}  // namespace etscope::gui

@@ -1,0 +1,81 @@
+// StatsModel: the Op statistics view's tables, computed once from an Inspector at load time
+// (per-event rows, per-type summary, module tree), with the filtered and sorted row order cached
+// under its inputs so a frame that changes nothing costs nothing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "etscope/inspect/inspector.h"
+#include "model/instruction_ref.h"
+
+namespace etscope::gui {
+
+enum class StatsColumn : uint8_t { kName, kInstruction, kCount, kAvg, kP10, kP50, kP90, kMin, kMax, kTotal, kShare };
+
+/// One Inspector event with its statistics in the model's unit (microseconds).
+struct StatsRow {
+  uint32_t event = 0;          ///< Index into EventBlock::events.
+  std::string name;
+  InstructionRef instruction;  ///< Invalid for framework events.
+  std::string module;          ///< Module path from the ETRecord, or "".
+  uint64_t count = 0;          ///< Samples (runs) with a duration.
+  double avg = 0, p10 = 0, p50 = 0, p90 = 0, min = 0, max = 0;
+  double total = 0;            ///< Sum of the samples.
+  double share = 0;            ///< avg / the run's time (Method::execute), 0..1.
+  bool framework = false;      ///< Method::execute and friends.
+  bool operator_call = false;  ///< OPERATOR_CALL / DELEGATE_CALL wrappers around a kernel.
+};
+
+struct StatsBlock {
+  std::string label;           ///< "#1 Execute: 10 runs, 8 events".
+  std::vector<StatsRow> rows;  ///< In Inspector order.
+  std::vector<inspect::TypeSummary> summary;
+  inspect::ModuleNode modules;
+  double run_time = 0;         ///< Method::execute avg, or the sum of kernel avgs without it.
+  size_t runs = 0;
+};
+
+struct StatsQuery {
+  std::string filter;          ///< TextFilter syntax, matched against name and module.
+  StatsColumn column = StatsColumn::kTotal;
+  bool ascending = false;
+  bool hide_framework = false; ///< Leave out framework events and OPERATOR_CALL wrappers.
+  bool operator==(const StatsQuery& o) const {
+    return filter == o.filter && column == o.column && ascending == o.ascending && hide_framework == o.hide_framework;
+  }
+};
+
+class StatsModel {
+ public:
+  /// Reads every block of `inspector` (built with microseconds as its target unit). The model
+  /// copies what it needs; the inspector need not outlive it.
+  static StatsModel build(const inspect::Inspector& inspector);
+
+  const std::vector<StatsBlock>& blocks() const { return blocks_; }
+  /// The block to show first: the one with the most runs, preferring "Execute" blocks.
+  size_t default_block() const { return default_block_; }
+  const char* unit() const { return unit_.c_str(); }
+
+  /// Row indices of block `block` that pass `query`, in its order (ties by Inspector order).
+  /// Cached: asking again with the same block and query returns the same vector unchanged.
+  const std::vector<uint32_t>& rows(size_t block, const StatsQuery& query) const;
+  /// How many times rows() actually filtered and sorted (for tests).
+  size_t recomputations() const { return recomputations_; }
+
+ private:
+  std::vector<StatsBlock> blocks_;
+  size_t default_block_ = 0;
+  std::string unit_ = "us";
+  mutable bool cache_valid_ = false;
+  mutable size_t cache_block_ = 0;
+  mutable StatsQuery cache_query_;
+  mutable std::vector<uint32_t> cache_rows_;
+  mutable size_t recomputations_ = 0;
+};
+
+/// Sorts `rows` (indices into `all`) by `column`; ties keep Inspector order.
+void sort_stats_rows(const std::vector<StatsRow>& all, StatsColumn column, bool ascending, std::vector<uint32_t>& rows);
+
+}  // namespace etscope::gui

@@ -1,0 +1,68 @@
+// ViewState: everything the UI remembers that is not data: which tab is open, the selected
+// instruction, the timeline's visible window, filters, dialogs. The views read and write it; the
+// App acts on the requests it carries (open files, quit). Models never see it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/instruction_ref.h"
+#include "model/stats_model.h"
+
+namespace etscope::gui {
+
+enum class ViewId : uint8_t { kProgram, kTimeline, kStats, kMemory };
+
+struct TimelineViewState {
+  double t0 = 0, t1 = 0;       ///< Visible window in ticks (ns) on the shared axis.
+  bool fit = true;             ///< Show everything on the next frame.
+  bool align_runs = true;      ///< Every track starts at 0 instead of at its time in the run.
+  bool scroll_to_selection = false;
+};
+
+struct StatsViewState {
+  size_t block = SIZE_MAX;     ///< SIZE_MAX: the model's default block.
+  char filter[256] = {};
+  StatsQuery query;
+};
+
+struct ViewState {
+  ViewId view = ViewId::kProgram;
+  bool select_view = true;     ///< Switch the tab bar to `view` on the next frame.
+  size_t plan = 0;             ///< Execution plan shown by the Program and Memory views.
+  InstructionRef selected;     ///< Shared selection.
+  bool scroll_program = false; ///< Scroll the instruction list to the selection once.
+  int program_tab = 0;         ///< 0 instructions, 1 values.
+
+  TimelineViewState timeline;
+  StatsViewState stats;
+
+  // Loading, shown by the main window.
+  bool loading = false;
+  float load_fraction = 0;
+  std::string load_stage;
+
+  // Dialogs.
+  bool open_dialog = false;    ///< Show the "Open file" path dialog.
+  char open_path[1024] = {};
+  std::vector<std::string> errors;  ///< Shown in a modal until dismissed.
+  bool errors_popup_open = false;
+  std::vector<std::string> recent;  ///< Recent files for the File menu (copied by the App).
+
+  // Requests for the App, cleared once handled.
+  std::vector<std::string> open_requests;
+  bool close_requested = false;
+  bool clear_recent_requested = false;
+  bool quit_requested = false;
+
+  /// Selects an instruction and asks every view to bring it into sight.
+  void select(const InstructionRef& ref) {
+    selected = ref;
+    scroll_program = true;
+    timeline.scroll_to_selection = true;
+  }
+};
+
+}  // namespace etscope::gui

@@ -1,0 +1,140 @@
+// etscope-gui's headless mode under Xvfb: each view rendered from fixtures into a real window
+// and saved as a PNG, which must have the requested size and show something (many colours,
+// many pixels off the background). Registered only when xvfb-run exists and not under
+// sanitizers (Mesa and GLFW leak, as LeakSanitizer sees it).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <set>
+
+#include "app/png_writer.h"
+#include "testing/test_util.h"
+
+using etscope::testing::fixture;
+using etscope::testing::real_artifact;
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+#ifdef ETSCOPE_XVFB_RUN
+constexpr const char* kXvfbRun = ETSCOPE_XVFB_RUN;
+#else
+constexpr const char* kXvfbRun = nullptr;  // then CMake does not register these tests
+#endif
+
+// Runs etscope-gui under its own Xvfb. xvfb-run -a looks for a free display from --server-num
+// on, and two xvfb-runs started together (another build's tests) can still pick the same one;
+// start the search at a number of our own and retry when the server, not the viewer, failed.
+Run run_gui(const std::string& args, const std::string& dir) {
+  if (kXvfbRun == nullptr) FAIL("xvfb-run was not found at configure time");
+  const std::string out = dir + "/stdout", err = dir + "/stderr";
+  Run r;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const int server = 100 + static_cast<int>((::getpid() * 7 + attempt * 131) % 3000);
+    // A 24-bit screen larger than any window the tests ask for.
+    const std::string cmd = std::string(kXvfbRun) + " -a -n " + std::to_string(server) +
+                            " -s '-screen 0 1920x1200x24' " + ETSCOPE_GUI_PATH + " " + args + " >" + out + " 2>" + err;
+    const int status = std::system(cmd.c_str());
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = slurp(out);
+    r.err = slurp(err);
+    const bool no_display = r.err.find("Xvfb failed to start") != std::string::npos ||
+                            r.err.find("cannot open a window") != std::string::npos ||
+                            r.err.find("GLFW error") != std::string::npos;
+    if (!no_display) break;
+  }
+  return r;
+}
+
+struct PictureStats {
+  size_t colours = 0;
+  double off_background = 0;  ///< Share of pixels not of the most common colour.
+};
+
+PictureStats picture_stats(const etscope::gui::Image& img) {
+  std::map<uint32_t, size_t> counts;
+  const size_t n = static_cast<size_t>(img.width) * static_cast<size_t>(img.height);
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* p = &img.pixels[i * static_cast<size_t>(img.channels)];
+    ++counts[(uint32_t{p[0]} << 16) | (uint32_t{p[1]} << 8) | p[2]];
+  }
+  size_t most = 0;
+  for (const auto& [colour, count] : counts) most = std::max(most, count);
+  return {counts.size(), 1.0 - static_cast<double>(most) / static_cast<double>(n)};
+}
+
+void check_screenshot(const std::string& view, const std::string& files, double min_off_background) {
+  const std::string dir = etscope::testing::temp_dir("gui_screenshot_" + view);
+  const std::string png = dir + "/" + view + ".png";
+  const Run r = run_gui("--screenshot " + png + " --view " + view + " --size 1200x800 " + files, dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto img = etscope::gui::read_png(png);
+  REQUIRE(img.ok());
+  CHECK(img->width == 1200);
+  CHECK(img->height == 800);
+  const PictureStats s = picture_stats(*img);
+  INFO(view << ": " << s.colours << " colours, " << s.off_background * 100 << "% off background");
+  CHECK(s.colours >= 40);  // text antialiasing alone gives dozens; a blank window gives one
+  CHECK(s.off_background >= min_off_background);
+}
+
+}  // namespace
+
+TEST_CASE("screenshot of the program view", "[gui][screenshot]") {
+  check_screenshot("program", fixture("simple_conv/simple_conv.pte") + " " + fixture("simple_conv/simple_conv.etdp"), 0.08);
+}
+
+TEST_CASE("screenshot of the timeline view", "[gui][screenshot]") {
+  check_screenshot("timeline", fixture("cifar10/cifar10.etdp"), 0.15);
+}
+
+TEST_CASE("screenshot of the op statistics view", "[gui][screenshot]") {
+  check_screenshot("stats",
+                   fixture("simple_conv/simple_conv.pte") + " " + fixture("simple_conv/simple_conv.etdp") + " " +
+                       fixture("simple_conv/simple_conv.etrecord"),
+                   0.08);
+}
+
+TEST_CASE("screenshot of the memory view", "[gui][screenshot]") {
+  check_screenshot("memory", real_artifact("xor_training.pte"), 0.3);
+}
+
+TEST_CASE("a file that cannot be read shows the error dialog and exits 1", "[gui][screenshot]") {
+  const std::string dir = etscope::testing::temp_dir("gui_screenshot_error");
+  const std::string png = dir + "/error.png";
+  const std::string ptd = real_artifact("xor_training.ptd");
+  const Run r = run_gui("--screenshot " + png + " --size 900x600 " + ptd, dir);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("etscope-gui: " + ptd + ": a tensor-data file (.ptd, FT01)") != std::string::npos);
+  auto img = etscope::gui::read_png(png);
+  REQUIRE(img.ok());
+  CHECK(img->width == 900);
+  CHECK(picture_stats(*img).colours >= 20);
+}
+
+TEST_CASE("the bench mode prints the mean and worst frame time", "[gui][screenshot]") {
+  const std::string dir = etscope::testing::temp_dir("gui_bench");
+  const Run r = run_gui("--bench-frames 20 --view timeline --size 800x600 " + fixture("cifar10/cifar10.etdp"), dir);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("20 frames (timeline view, 800x600, 292 timeline events): mean ") != std::string::npos);
+  CHECK(r.out.find(" ms, worst ") != std::string::npos);
+}
