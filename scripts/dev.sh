@@ -48,8 +48,20 @@ case "${1:-}" in
   build) setup; build ;;
   demo)
     setup; build
-    build/bin/etscope pte tests/data/real/xor_training.pte --instructions
-    build/bin/etscope ptd tests/data/real/xor_training.ptd
+    # The core loop on the bundled cifar10 sample: inspect the program, run it under the
+    # profiler with an ETDump, and read the trace back joined with the export-time ETRecord.
+    sample=tests/fixtures/executorch/cifar10
+    unpacked=build/fixtures/executorch/cifar10
+    mkdir -p build/demo
+    build/bin/etscope pte "$unpacked/cifar10.pte"
+    build/bin/etscope run "$unpacked/cifar10.pte" --input "$sample/cifar10.input0.npy" --iterations 10 \
+      --etdump build/demo/cifar10.etdp
+    build/bin/etscope inspect --etdump build/demo/cifar10.etdp --etrecord "$unpacked/cifar10.etrecord" \
+      --block Execute --sort total --top 12
+    build/bin/etscope inspect --etdump build/demo/cifar10.etdp --etrecord "$unpacked/cifar10.etrecord" \
+      --block Execute --by-type --modules
+    build/bin/etscope trace --etdump build/demo/cifar10.etdp --etrecord "$unpacked/cifar10.etrecord" \
+      -o build/demo/cifar10.trace.json
     ;;
   test)
     setup; build
