@@ -4,6 +4,7 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,13 +20,20 @@ constexpr uint64_t kMaxFlatBufferSize = FLATBUFFERS_MAX_BUFFER_SIZE - 1;
 /// Verifier options used everywhere: generous table limits for large programs, bounded depth.
 flatbuffers::Verifier::Options verifier_options();
 
-/// Copies a possibly-null flatbuffers vector of scalars into a std::vector.
+/// Copies a possibly-null flatbuffers vector of scalars into a std::vector. Elements are read
+/// with memcpy: flatbuffers' verifier only checks 4-byte alignment of a vector, so in a corrupt
+/// file the elements of an 8-byte vector ([long], [double]) may sit at a misaligned address.
 template <typename Out, typename In>
 std::vector<Out> to_vector(const flatbuffers::Vector<In>* v) {
   std::vector<Out> out;
   if (v == nullptr) return out;
   out.reserve(v->size());
-  for (auto x : *v) out.push_back(static_cast<Out>(x));
+  const uint8_t* p = v->Data();
+  for (flatbuffers::uoffset_t i = 0; i < v->size(); ++i) {
+    In x;
+    std::memcpy(&x, p + static_cast<size_t>(i) * sizeof(In), sizeof(In));
+    out.push_back(static_cast<Out>(flatbuffers::EndianScalar(x)));
+  }
   return out;
 }
 
