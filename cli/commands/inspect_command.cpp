@@ -1,14 +1,18 @@
 // etscope inspect: ExecuTorch's Inspector table (per-event statistics of a profiled run), joined
 // with the ETRecord when one is given, as text, CSV, TSV or JSON; the per-type summary and the
-// module tree with totals.
+// module tree with totals; with --aot-intermediates, the numeric gap between the AOT reference
+// and the run (ExecuTorch's calculate_numeric_gap).
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "commands/command.h"
 #include "etscope/inspect/inspector.h"
+#include "etscope/inspect/numeric_gap.h"
 #include "etscope/inspect/run_trace.h"
 #include "render/inspector_render.h"
+#include "render/numeric_gap_render.h"
 #include "render/program_json.h"
 
 namespace etscope::cli {
@@ -62,10 +66,15 @@ class InspectCommand final : public Command {
     sub->add_flag("--operator-calls", operator_calls_, "Keep OPERATOR_CALL rows (ExecuTorch's table drops them)");
     sub->add_flag("--by-type", by_type_, "Summary by operator type (count, total, share of the run)");
     sub->add_flag("--modules", modules_, "Module tree with totals (needs --etrecord)");
+    sub->add_option("--aot-intermediates", aot_, "AOT intermediate outputs (.ptd, index FILE.json beside it) to compare the run with "
+                                                 "(samples/export/write_aot_intermediates.py)");
+    sub->add_option("--aot-index", aot_index_, "Index of the AOT intermediates (default: FILE.json beside the .ptd, if any)");
+    sub->add_option("--gap", gap_, "Numeric gap metric with --aot-intermediates: L1, MSE or SNR (default L1)");
     return sub;
   }
 
   Result<int> run() override {
+    if (!aot_.empty() || !aot_index_.empty() || !gap_.empty()) return run_gap();
     ETSCOPE_ASSIGN_OR_RETURN(inspect::Inspector in, load_inspector(inputs_));
     InspectTableOptions opt;
     opt.sort = sort_ == "avg" ? EventSort::kAvg : sort_ == "total" ? EventSort::kTotal : sort_ == "name" ? EventSort::kName : EventSort::kOrder;
@@ -98,7 +107,36 @@ class InspectCommand final : public Command {
   }
 
  private:
+  // The numeric gap table (--aot-intermediates / --gap).
+  Result<int> run_gap() {
+    if (aot_.empty() || inputs_.debug_buffer.empty() || inputs_.etrecord.empty()) {
+      std::cerr << "etscope: the numeric gap needs --aot-intermediates FILE.ptd, --debug-buffer and --etrecord\n";
+      return 2;
+    }
+    ETSCOPE_ASSIGN_OR_RETURN(inspect::GapMetric metric, inspect::parse_gap_metric(gap_.empty() ? "L1" : gap_));
+    // The index written beside the .ptd (FILE.json), when present: op names and output order.
+    std::string index_path = aot_index_;
+    if (index_path.empty()) {
+      std::filesystem::path beside = aot_;
+      beside.replace_extension(".json");
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(beside, ec)) index_path = beside.string();
+    }
+    ETSCOPE_ASSIGN_OR_RETURN(inspect::AotIntermediates aot, inspect::load_aot_intermediates(aot_, index_path));
+    ETSCOPE_ASSIGN_OR_RETURN(inspect::Inspector in, load_inspector(inputs_));
+    ETSCOPE_ASSIGN_OR_RETURN(std::vector<inspect::GapRow> rows, inspect::calculate_numeric_gap(in, aot, metric));
+    if (format_ == "json") {
+      std::cout << dump_json(gap_json(rows, metric)) << "\n";
+    } else if (format_ == "csv" || format_ == "tsv") {
+      render_gap_rows(rows, metric, format_ == "csv" ? ',' : '\t', std::cout);
+    } else {
+      render_gap_table(rows, metric, std::cout);
+    }
+    return 0;
+  }
+
   InspectInputs inputs_;
+  std::string aot_, aot_index_, gap_;
   std::string format_ = "table", sort_ = "order", block_;
   size_t top_ = 0;
   bool operator_calls_ = false, by_type_ = false, modules_ = false;

@@ -1,0 +1,127 @@
+// Numeric gap: ExecuTorch's `Inspector.calculate_numeric_gap` (semantics.md §3.10, §3.11),
+// natively. Compares each operator's runtime output (logged in the ETDump's debug buffer at
+// intermediate-output level) with the output of the same graph node ahead of time.
+//
+// C++ cannot run the AOT reference graph, so its outputs come from a file written once by
+// samples/export/write_aot_intermediates.py: a FlatTensor .ptd with one tensor per key, the key
+// being the node's debug handles joined with "," ("3", "4,5") plus "/i" for element i of a
+// sequence output, and an optional JSON index (op names, order, which outputs are sequences,
+// non-tensor values, the reference graph's name).
+//
+// What is reproduced, with ExecuTorch's rules and quirks:
+//   - runtime side: linked events (op types) except OPERATOR_CALL; a DELEGATE_CALL is dropped when
+//     inner delegate events of its backend already cover its handles; per handle tuple the event
+//     with the largest instruction id; overlapping handle tuples merged (§3.10 step 4);
+//   - matching: connected components of the AOT/runtime overlap graph, output i of a runtime key
+//     compared with the AOT output keyed by its handle at index -(i+1), runtime lists narrowed by
+//     shape then dtype for multi-output kernels, sequences compared element-wise (step 5);
+//   - L1 (sum), MSE (mean) and SNR (dB) in float64, NaN/inf replaced only when a NaN is present,
+//     numpy broadcasting (§3.11).
+// One deliberate difference: events that were linked but logged no debug data (program-outputs
+// level, or a kernel whose output was dropped) are skipped instead of failing at indexing.
+//
+// Ownership: views borrow bytes from the AotIntermediates' .ptd and from the Inspector's debug
+// buffer; rows stay valid while both live.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "etscope/formats/flat_tensor.h"
+#include "etscope/formats/result.h"
+#include "etscope/formats/scalar_type.h"
+#include "etscope/inspect/inspector.h"
+
+namespace etscope::inspect {
+
+/// A dense, contiguous, row-major tensor whose bytes are borrowed.
+struct TensorView {
+  ScalarType dtype = ScalarType::kFloat;
+  std::vector<int64_t> shape;        ///< [] for a 0-dim tensor.
+  std::span<const uint8_t> bytes;    ///< numel() elements; empty for zero-size tensors.
+  uint64_t numel() const;
+};
+
+/// One compared value as the Inspector sees it: None, a Python scalar, a tensor, or a list
+/// (a sequence output, a TensorList, or an event's list of logged values).
+struct GapValue {
+  enum class Kind : uint8_t { kNone, kScalar, kTensor, kList };
+  Kind kind = Kind::kNone;
+  double scalar = 0;                 ///< kScalar (ints and bools as numbers).
+  TensorView tensor;                 ///< kTensor.
+  std::vector<GapValue> items;       ///< kList.
+
+  bool is_list() const { return kind == Kind::kList; }
+};
+
+/// One key of the AOT intermediate outputs.
+struct AotEntry {
+  std::vector<int64_t> handles;       ///< The key: the node's debug handle(s).
+  std::vector<std::string> op_names;  ///< FX node names; empty without an index.
+  GapValue output;                    ///< A tensor, a scalar, or a kList for sequence outputs.
+};
+
+/// AOT intermediate outputs loaded from a .ptd (+ index). Entries keep the capture order, which
+/// decides the row order (from the index; by key order in the .ptd without one).
+struct AotIntermediates {
+  std::shared_ptr<const TensorDataFile> file;  ///< Owns the tensor bytes the entries view.
+  std::string reference_graph;  ///< e.g. "exported_program"; "" when there is no index.
+  std::vector<AotEntry> entries;
+};
+
+/// Loads AOT intermediates. `index_json_path` may be empty: keys and tensors then come from the
+/// .ptd alone (no op names, no non-tensor sequence elements). Errors name the file: kNotFound/kIo
+/// (cannot read), kWrongKind (not a .ptd / not JSON), kCorrupt (a malformed key, an index entry
+/// naming a key the .ptd lacks, a tensor without a layout, an unknown dtype), kInvalidArgument
+/// (no entries at all).
+Result<AotIntermediates> load_aot_intermediates(const std::string& ptd_path,
+                                                const std::string& index_json_path);
+/// The same from an already-read .ptd and index text (`index_json` may be empty); for tests.
+Result<AotIntermediates> load_aot_intermediates(std::shared_ptr<const TensorDataFile> ptd,
+                                                std::string_view index_json,
+                                                const std::string& index_name = "index.json");
+
+enum class GapMetric : uint8_t { kL1, kMSE, kSNR };
+
+/// "L1", "MSE", "SNR".
+const char* to_string(GapMetric metric);
+/// Case-insensitive, surrounding whitespace ignored (as ExecuTorch); kInvalidArgument otherwise.
+Result<GapMetric> parse_gap_metric(std::string_view text);
+
+/// The comparator of §3.11 on two non-list values (scalars or tensors), in float64, shapes
+/// broadcast like numpy. `a` is the AOT reference (SNR's signal). kInvalidArgument for None,
+/// lists, non-numeric dtypes and shapes that do not broadcast.
+Result<double> compare_values(GapMetric metric, const GapValue& a, const GapValue& b);
+
+/// One row of calculate_numeric_gap's DataFrame.
+struct GapRow {
+  std::vector<int64_t> aot_handles;     ///< The matched runtime key, as ExecuTorch reports it.
+  std::vector<std::string> aot_ops;     ///< AOT op names whose key lies within aot_handles.
+  GapValue aot_output;
+  std::vector<std::string> runtime_ops; ///< Runtime event names whose key lies within.
+  std::vector<int64_t> runtime_handles;
+  GapValue runtime_output;
+  std::vector<double> gap;              ///< One per compared element (usually one).
+  /// Per AOT op name (first-seen order, no duplicates): its stack trace in the reference graph,
+  /// nullopt when the graph, the node or its trace is unknown.
+  std::vector<std::pair<std::string, std::optional<std::string>>> stack_traces;
+};
+
+/// calculate_numeric_gap(metric) over every block of `inspector`, rows in ExecuTorch's order.
+/// Needs an ETRecord (debug handles) and a debug buffer in the Inspector. Errors (one line,
+/// naming the file): kInvalidArgument without an ETRecord or debug buffer, or when nothing ran at
+/// intermediate-output level; kCorrupt for a logged tensor outside the debug buffer; the errors
+/// ExecuTorch raises (a component with several runtime keys, sequence/non-sequence mismatches).
+Result<std::vector<GapRow>> calculate_numeric_gap(const Inspector& inspector,
+                                                  const AotIntermediates& aot, GapMetric metric);
+
+/// Short text of a value for tables: "f32[1,16,32,32]", "3.5", "None", "[f32[2], i64[2]]".
+std::string describe(const GapValue& value);
+
+}  // namespace etscope::inspect

@@ -1,0 +1,730 @@
+// Numeric gap (semantics.md §3.10-3.11). Sections:
+//   1. Values: tensor views, describe()
+//   2. Loading AOT intermediates (.ptd + index)
+//   3. Comparator formulas (L1, MSE, SNR in float64 with broadcasting)
+//   4. Runtime side: collect, keep largest instruction id, merge overlaps
+//   5. Matching AOT to runtime and building the rows
+#include "etscope/inspect/numeric_gap.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "etscope/formats/checked.h"
+#include "etscope/formats/tensor_stats.h"
+
+namespace etscope::inspect {
+namespace {
+
+using Handles = std::vector<int64_t>;
+
+// ------------------------------------------------------------------ 1. Values
+
+uint64_t product(const std::vector<int64_t>& shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+// Bytes of a dense tensor, or nullopt for negative sizes, overflow or an unknown dtype.
+std::optional<uint64_t> dense_bytes(ScalarType dtype, const std::vector<int64_t>& shape) {
+  auto elem = element_size(dtype);
+  if (!elem) return std::nullopt;
+  uint64_t n = *elem;
+  for (int64_t d : shape) {
+    if (d < 0) return std::nullopt;
+    auto m = checked::mul(n, static_cast<uint64_t>(d));
+    if (!m) return std::nullopt;
+    n = *m;
+  }
+  return n;
+}
+
+bool overlaps(const Handles& a, const Handles& b) {
+  for (int64_t x : a)
+    if (std::find(b.begin(), b.end(), x) != b.end()) return true;
+  return false;
+}
+
+bool is_subset(const Handles& sub, const Handles& of) {
+  for (int64_t x : sub)
+    if (std::find(of.begin(), of.end(), x) == of.end()) return false;
+  return true;
+}
+
+}  // namespace
+
+uint64_t TensorView::numel() const { return product(shape); }
+
+std::string describe(const GapValue& v) {
+  switch (v.kind) {
+    case GapValue::Kind::kNone:
+      return "None";
+    case GapValue::Kind::kScalar: {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.6g", v.scalar);
+      return buf;
+    }
+    case GapValue::Kind::kTensor: {
+      std::string s = scalar_type_short_name(v.tensor.dtype) + "[";
+      for (size_t i = 0; i < v.tensor.shape.size(); ++i) s += (i ? "," : "") + std::to_string(v.tensor.shape[i]);
+      return s + "]";
+    }
+    case GapValue::Kind::kList: {
+      std::string s = "[";
+      for (size_t i = 0; i < v.items.size(); ++i) s += (i ? ", " : "") + describe(v.items[i]);
+      return s + "]";
+    }
+  }
+  return "None";
+}
+
+// ------------------------------------------------------------------ 2. Loading AOT intermediates
+
+namespace {
+
+// "4,5" or "4,5/1" -> handles and the sequence index (-1 without "/i").
+bool parse_key(const std::string& key, Handles& handles, int64_t& element) {
+  handles.clear();
+  element = -1;
+  std::string head = key;
+  if (size_t slash = key.find('/'); slash != std::string::npos) {
+    const std::string tail = key.substr(slash + 1);
+    if (tail.empty() || tail.size() > 9 || !std::all_of(tail.begin(), tail.end(), ::isdigit)) return false;
+    element = std::stoll(tail);
+    head = key.substr(0, slash);
+  }
+  size_t pos = 0;
+  while (pos <= head.size()) {
+    size_t comma = head.find(',', pos);
+    if (comma == std::string::npos) comma = head.size();
+    std::string part = head.substr(pos, comma - pos);
+    size_t start = (!part.empty() && part[0] == '-') ? 1 : 0;
+    if (part.size() <= start || part.size() > 18 || !std::all_of(part.begin() + static_cast<long>(start), part.end(), ::isdigit)) return false;
+    handles.push_back(std::stoll(part));
+    pos = comma + 1;
+  }
+  return !handles.empty();
+}
+
+Result<GapValue> tensor_of(const TensorDataFile& file, const TensorDataEntry& entry) {
+  if (!entry.layout) {
+    return make_error(ErrorCode::kCorrupt, "%s: key '%s' has no tensor layout", file.name().c_str(), entry.key.c_str());
+  }
+  GapValue v;
+  v.kind = GapValue::Kind::kTensor;
+  v.tensor.dtype = entry.layout->dtype;
+  for (int32_t d : entry.layout->sizes) v.tensor.shape.push_back(d);
+  auto nbytes = dense_bytes(v.tensor.dtype, v.tensor.shape);
+  if (!nbytes || !is_numeric(v.tensor.dtype)) {
+    return make_error(ErrorCode::kCorrupt, "%s: key '%s' has an unusable dtype or shape", file.name().c_str(), entry.key.c_str());
+  }
+  if (*nbytes > entry.data.size) {
+    return make_error(ErrorCode::kCorrupt, "%s: key '%s' holds %llu bytes, its shape needs %llu", file.name().c_str(),
+                      entry.key.c_str(), static_cast<unsigned long long>(entry.data.size), static_cast<unsigned long long>(*nbytes));
+  }
+  v.tensor.bytes = file.bytes(entry.data).subspan(0, static_cast<size_t>(*nbytes));
+  return v;
+}
+
+GapValue value_of_json(const nlohmann::json& j) {
+  GapValue v;
+  if (j.is_number() || j.is_boolean()) {
+    v.kind = GapValue::Kind::kScalar;
+    v.scalar = j.is_boolean() ? (j.get<bool>() ? 1.0 : 0.0) : j.get<double>();
+  } else if (j.is_string()) {  // Non-finite floats are written as strings.
+    const std::string s = j.get<std::string>();
+    if (s == "nan" || s == "inf" || s == "-inf") {
+      v.kind = GapValue::Kind::kScalar;
+      v.scalar = s == "nan" ? std::nan("") : s == "inf" ? HUGE_VAL : -HUGE_VAL;
+    }
+  }
+  return v;
+}
+
+// Puts `element` at `index` of a sequence output, padding with None.
+void set_element(GapValue& seq, size_t index, GapValue element) {
+  seq.kind = GapValue::Kind::kList;
+  if (seq.items.size() <= index) seq.items.resize(index + 1);
+  seq.items[index] = std::move(element);
+}
+
+Result<AotIntermediates> from_ptd_only(std::shared_ptr<const TensorDataFile> ptd) {
+  AotIntermediates out;
+  std::map<Handles, size_t> by_key;
+  for (const TensorDataEntry& e : ptd->entries) {
+    Handles handles;
+    int64_t element = -1;
+    if (!parse_key(e.key, handles, element)) {
+      return make_error(ErrorCode::kCorrupt, "%s: key '%s' is not debug handles joined by ',' (with an optional '/i')",
+                        ptd->name().c_str(), e.key.c_str());
+    }
+    ETSCOPE_ASSIGN_OR_RETURN(GapValue t, tensor_of(*ptd, e));
+    auto [it, fresh] = by_key.emplace(handles, out.entries.size());
+    if (fresh) out.entries.push_back(AotEntry{handles, {}, {}});
+    AotEntry& entry = out.entries[it->second];
+    if (element < 0) {
+      entry.output = std::move(t);
+    } else {
+      set_element(entry.output, static_cast<size_t>(element), std::move(t));
+    }
+  }
+  out.file = std::move(ptd);
+  return out;
+}
+
+Result<AotIntermediates> from_index(std::shared_ptr<const TensorDataFile> ptd, std::string_view text, const std::string& name) {
+  nlohmann::json index = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (index.is_discarded() || !index.is_object() || !index.contains("entries") || !index["entries"].is_array()) {
+    return Error(ErrorCode::kWrongKind, name + ": not an AOT intermediates index (JSON object with \"entries\")");
+  }
+  AotIntermediates out;
+  if (index.contains("reference_graph") && index["reference_graph"].is_string()) {
+    out.reference_graph = index["reference_graph"].get<std::string>();
+  }
+  std::map<Handles, size_t> by_key;
+  size_t n = 0;
+  for (const nlohmann::json& e : index["entries"]) {
+    const std::string where = name + ": entry " + std::to_string(n++);
+    if (!e.is_object() || !e.contains("debug_handle") || !e["debug_handle"].is_array()) {
+      return Error(ErrorCode::kCorrupt, where + ": no debug_handle list");
+    }
+    Handles handles;
+    for (const auto& h : e["debug_handle"]) {
+      if (!h.is_number_integer()) return Error(ErrorCode::kCorrupt, where + ": debug handles must be integers");
+      handles.push_back(h.get<int64_t>());
+    }
+    if (handles.empty()) return Error(ErrorCode::kCorrupt, where + ": empty debug_handle");
+    const bool sequence = e.value("is_sequence", false);
+    const int64_t element = e.value("output_index", int64_t{0});
+    if (element < 0 || element > (1 << 20)) return Error(ErrorCode::kCorrupt, where + ": bad output_index");
+    GapValue value;
+    if (e.contains("key") && e["key"].is_string()) {
+      const std::string key = e["key"].get<std::string>();
+      const TensorDataEntry* t = ptd->find(key);
+      if (!t) return Error(ErrorCode::kCorrupt, where + ": key '" + key + "' is not in " + ptd->name());
+      ETSCOPE_ASSIGN_OR_RETURN(value, tensor_of(*ptd, *t));
+    } else if (e.contains("value")) {
+      value = value_of_json(e["value"]);
+    }
+    auto [it, fresh] = by_key.emplace(handles, out.entries.size());
+    if (fresh) {
+      AotEntry entry{handles, {}, {}};
+      if (e.contains("op_names") && e["op_names"].is_array()) {
+        for (const auto& op : e["op_names"])
+          if (op.is_string()) entry.op_names.push_back(op.get<std::string>());
+      }
+      out.entries.push_back(std::move(entry));
+    }
+    AotEntry& entry = out.entries[it->second];
+    if (sequence) {
+      set_element(entry.output, static_cast<size_t>(element), std::move(value));
+    } else {
+      entry.output = std::move(value);
+    }
+  }
+  out.file = std::move(ptd);
+  return out;
+}
+
+}  // namespace
+
+Result<AotIntermediates> load_aot_intermediates(std::shared_ptr<const TensorDataFile> ptd, std::string_view index_json,
+                                                const std::string& index_name) {
+  Result<AotIntermediates> r = index_json.empty() ? from_ptd_only(ptd) : from_index(ptd, index_json, index_name);
+  if (r.ok() && r->entries.empty()) {
+    return Error(ErrorCode::kInvalidArgument, (index_json.empty() ? ptd->name() : index_name) + ": holds no AOT intermediate outputs");
+  }
+  return r;
+}
+
+Result<AotIntermediates> load_aot_intermediates(const std::string& ptd_path, const std::string& index_json_path) {
+  ETSCOPE_ASSIGN_OR_RETURN(TensorDataFile file, PtdReader::open(ptd_path));
+  auto ptd = std::make_shared<const TensorDataFile>(std::move(file));
+  if (index_json_path.empty()) return load_aot_intermediates(ptd, "", "");
+  ETSCOPE_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, read_file_bytes(index_json_path));
+  return load_aot_intermediates(ptd, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), index_json_path);
+}
+
+// ------------------------------------------------------------------ 3. Comparator formulas
+
+const char* to_string(GapMetric metric) {
+  switch (metric) {
+    case GapMetric::kL1: return "L1";
+    case GapMetric::kMSE: return "MSE";
+    case GapMetric::kSNR: return "SNR";
+  }
+  return "?";
+}
+
+Result<GapMetric> parse_gap_metric(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  std::string upper(text);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (upper == "L1") return GapMetric::kL1;
+  if (upper == "MSE") return GapMetric::kMSE;
+  if (upper == "SNR") return GapMetric::kSNR;
+  return Error(ErrorCode::kInvalidArgument, "unsupported distance metric '" + std::string(text) + "' (L1, MSE or SNR)");
+}
+
+namespace {
+
+// convert_to_float_tensor: float64 values and their shape; NaN -> 0 and +-inf -> +-max only when
+// some NaN is present (torch.nan_to_num's defaults).
+struct Doubles {
+  std::vector<int64_t> shape;
+  std::vector<double> values;
+};
+
+Result<Doubles> to_doubles(const GapValue& v) {
+  Doubles out;
+  if (v.kind == GapValue::Kind::kScalar) {
+    out.values.push_back(v.scalar);
+  } else if (v.kind == GapValue::Kind::kTensor) {
+    if (!is_numeric(v.tensor.dtype)) {
+      return Error(ErrorCode::kInvalidArgument, "cannot compare a tensor of dtype " + scalar_type_name(v.tensor.dtype));
+    }
+    out.shape = v.tensor.shape;
+    const uint64_t n = v.tensor.numel();
+    auto need = dense_bytes(v.tensor.dtype, v.tensor.shape);
+    if (!need || *need > v.tensor.bytes.size()) return Error(ErrorCode::kInternal, "tensor view shorter than its shape");
+    out.values.resize(static_cast<size_t>(n));
+    for (uint64_t i = 0; i < n; ++i) out.values[i] = element_as_double(v.tensor.dtype, v.tensor.bytes.data(), i);
+  } else {
+    return Error(ErrorCode::kInvalidArgument, std::string("cannot compare ") + (v.is_list() ? "a sequence" : "None") + " as one value");
+  }
+  if (std::any_of(out.values.begin(), out.values.end(), [](double x) { return std::isnan(x); })) {
+    const double big = std::numeric_limits<double>::max();
+    for (double& x : out.values) x = std::isnan(x) ? 0.0 : std::isinf(x) ? (x > 0 ? big : -big) : x;
+  }
+  return out;
+}
+
+// Neumaier-compensated sum, close to torch's pairwise float64 reductions.
+struct Sum {
+  double sum = 0, comp = 0;
+  void add(double x) {
+    const double t = sum + x;
+    if (std::isfinite(t)) {
+      comp += std::fabs(sum) >= std::fabs(x) ? (sum - t) + x : (x - t) + sum;
+    }
+    sum = t;
+  }
+  double value() const { return std::isfinite(sum) ? sum + comp : sum; }
+};
+
+// Calls f(a_i, b_i) over the numpy broadcast of a and b; false when the shapes do not broadcast.
+template <typename F>
+bool for_each_broadcast(const Doubles& a, const Doubles& b, F&& f, uint64_t& count) {
+  if (a.shape == b.shape) {
+    count = a.values.size();
+    for (size_t i = 0; i < a.values.size(); ++i) f(a.values[i], b.values[i]);
+    return true;
+  }
+  const size_t rank = std::max(a.shape.size(), b.shape.size());
+  std::vector<int64_t> out(rank), sa(rank, 0), sb(rank, 0);
+  int64_t stride_a = 1, stride_b = 1;
+  for (size_t k = 0; k < rank; ++k) {
+    const size_t d = rank - 1 - k;  // Right-aligned dimension.
+    const int64_t da = k < a.shape.size() ? a.shape[a.shape.size() - 1 - k] : 1;
+    const int64_t db = k < b.shape.size() ? b.shape[b.shape.size() - 1 - k] : 1;
+    if (da != db && da != 1 && db != 1) return false;
+    out[d] = da == 1 ? db : da;
+    sa[d] = da == 1 ? 0 : stride_a;
+    sb[d] = db == 1 ? 0 : stride_b;
+    stride_a *= da;
+    stride_b *= db;
+  }
+  count = product(out);
+  if (count == 0) return true;
+  std::vector<int64_t> idx(rank, 0);
+  int64_t ia = 0, ib = 0;
+  for (uint64_t n = 0; n < count; ++n) {
+    f(a.values[static_cast<size_t>(ia)], b.values[static_cast<size_t>(ib)]);
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < out[d]) {
+        ia += sa[d];
+        ib += sb[d];
+        break;
+      }
+      ia -= sa[d] * (out[d] - 1);
+      ib -= sb[d] * (out[d] - 1);
+      idx[d] = 0;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<double> compare_values(GapMetric metric, const GapValue& a, const GapValue& b) {
+  ETSCOPE_ASSIGN_OR_RETURN(Doubles ta, to_doubles(a));
+  ETSCOPE_ASSIGN_OR_RETURN(Doubles tb, to_doubles(b));
+  Sum abs_sum, sq_sum;
+  uint64_t count = 0;
+  const bool ok = for_each_broadcast(ta, tb, [&](double x, double y) {
+    const double d = x - y;
+    if (metric == GapMetric::kL1) {
+      abs_sum.add(std::fabs(d));
+    } else {
+      sq_sum.add(d * d);
+    }
+  }, count);
+  if (!ok) return Error(ErrorCode::kInvalidArgument, "shapes " + describe(a) + " and " + describe(b) + " do not broadcast");
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  switch (metric) {
+    case GapMetric::kL1:
+      return abs_sum.value();
+    case GapMetric::kMSE:
+      return count == 0 ? nan : sq_sum.value() / static_cast<double>(count);
+    case GapMetric::kSNR: {
+      Sum power;
+      for (double x : ta.values) power.add(x * x);
+      const double signal = ta.values.empty() ? nan : power.value() / static_cast<double>(ta.values.size());
+      const double noise = count == 0 ? nan : sq_sum.value() / static_cast<double>(count);
+      return 10.0 * std::log10(signal / noise);
+    }
+  }
+  return nan;
+}
+
+// ------------------------------------------------------------------ 4. Runtime side
+
+namespace {
+
+struct RuntimeOutput {
+  Handles key;
+  int32_t instruction = -1;
+  const Event* event = nullptr;
+  int64_t num_outputs = 1;
+};
+
+Result<GapValue> view_logged_tensor(const etdump::LoggedTensor& t, const Blob& buffer) {
+  GapValue v;
+  v.kind = GapValue::Kind::kTensor;
+  v.tensor.dtype = t.dtype;
+  v.tensor.shape = t.sizes;
+  auto nbytes = dense_bytes(t.dtype, t.sizes);
+  if (!nbytes) {
+    return make_error(ErrorCode::kCorrupt, "%s: a logged tensor has an unusable dtype or shape", buffer.name().c_str());
+  }
+  if (*nbytes == 0) return v;  // Zero-size: ExecuTorch inflates zeros of that shape.
+  if (t.offset < 0 || !checked::range_fits(static_cast<uint64_t>(t.offset), *nbytes, buffer.size())) {
+    return make_error(ErrorCode::kCorrupt, "%s: logged tensor at offset %lld (%llu bytes) lies outside the debug buffer (%zu bytes)",
+                      buffer.name().c_str(), static_cast<long long>(t.offset), static_cast<unsigned long long>(*nbytes), buffer.size());
+  }
+  v.tensor.bytes = buffer.bytes().subspan(static_cast<size_t>(t.offset), static_cast<size_t>(*nbytes));
+  return v;
+}
+
+// An event's debug_data: the list of its logged values, inflated as ExecuTorch inflates them.
+Result<GapValue> runtime_value(const Inspector& in, const Event& e) {
+  GapValue list;
+  list.kind = GapValue::Kind::kList;
+  for (uint32_t vi : e.debug_values) {
+    const etdump::LoggedValue& lv = in.dump().values.at(vi);
+    GapValue v;
+    switch (lv.type) {
+      case etdump::LoggedValue::Type::kInt: v.kind = GapValue::Kind::kScalar; v.scalar = static_cast<double>(lv.int_value); break;
+      case etdump::LoggedValue::Type::kBool: v.kind = GapValue::Kind::kScalar; v.scalar = lv.bool_value ? 1 : 0; break;
+      case etdump::LoggedValue::Type::kFloat:
+      case etdump::LoggedValue::Type::kDouble: v.kind = GapValue::Kind::kScalar; v.scalar = lv.double_value; break;
+      case etdump::LoggedValue::Type::kTensor:
+      case etdump::LoggedValue::Type::kTensorList: {
+        GapValue items;
+        items.kind = GapValue::Kind::kList;
+        for (const auto& t : lv.tensors) {
+          ETSCOPE_ASSIGN_OR_RETURN(GapValue item, view_logged_tensor(t, *in.debug_buffer()));
+          items.items.push_back(std::move(item));
+        }
+        if (lv.type == etdump::LoggedValue::Type::kTensorList) {
+          v = std::move(items);
+        } else if (!items.items.empty()) {
+          v = std::move(items.items.front());
+        }
+        break;
+      }
+      case etdump::LoggedValue::Type::kNull:
+      case etdump::LoggedValue::Type::kString:
+        break;  // Inflate to None.
+    }
+    list.items.push_back(std::move(v));
+  }
+  return list;
+}
+
+// _merge_runtime_debug_handles: first's elements not in second, then second de-duplicated.
+Handles merge_handles(const Handles& first, const Handles& second) {
+  Handles out;
+  for (int64_t x : first)
+    if (std::find(second.begin(), second.end(), x) == second.end()) out.push_back(x);
+  for (int64_t x : second)
+    if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+  return out;
+}
+
+struct RuntimeSide {
+  std::vector<RuntimeOutput> outputs;                         // After merging, in dict order.
+  std::vector<std::pair<Handles, std::string>> op_names;      // Pre-merge keys, insertion order.
+};
+
+RuntimeSide collect_runtime(const Inspector& in) {
+  // Handles already covered by fine-grained delegate events, per backend.
+  std::map<std::pair<bool, std::string>, std::set<int64_t>> inner;
+  auto backend_key = [](const Event& e) { return std::make_pair(e.delegate_backend_name.has_value(), e.delegate_backend_name.value_or("")); };
+  for (const EventBlock& b : in.blocks())
+    for (const Event& e : b.events)
+      if (e.is_delegated_op.value_or(false) && !e.op_types.empty() && !e.debug_values.empty() && e.debug_handles) {
+        inner[backend_key(e)].insert(e.debug_handles->begin(), e.debug_handles->end());
+      }
+
+  RuntimeSide side;
+  std::vector<RuntimeOutput> by_key;  // Insertion order; a replaced value keeps its position.
+  std::map<Handles, size_t> position;
+  for (const EventBlock& b : in.blocks()) {
+    for (const Event& e : b.events) {
+      if (e.name == "OPERATOR_CALL" || e.op_types.empty() || !e.debug_handles) continue;
+      const Handles& key = *e.debug_handles;
+      if (e.name == "DELEGATE_CALL") {
+        auto it = inner.find(backend_key(e));
+        if (it != inner.end() && std::any_of(key.begin(), key.end(), [&](int64_t h) { return it->second.count(h) > 0; })) continue;
+      }
+      // ExecuTorch indexes the (empty) debug data of such events and fails; etscope skips them.
+      if (e.debug_values.empty()) continue;
+      auto [pos, fresh] = position.emplace(key, by_key.size());
+      if (fresh) {
+        if (e.instruction_id <= -1) {
+          position.erase(pos);
+          continue;
+        }
+        by_key.push_back(RuntimeOutput{key, e.instruction_id, &e, e.num_outputs});
+        side.op_names.emplace_back(key, e.name);
+      } else if (e.instruction_id > by_key[pos->second].instruction) {
+        by_key[pos->second] = RuntimeOutput{key, e.instruction_id, &e, e.num_outputs};
+        for (auto& [k, name] : side.op_names)
+          if (k == key) name = e.name;
+      }
+    }
+  }
+
+  // merge_runtime_overlapping_debug_handles.
+  for (const RuntimeOutput& cur : by_key) {
+    Handles merged_key = cur.key;
+    RuntimeOutput value = cur;
+    std::vector<RuntimeOutput> kept;
+    for (const RuntimeOutput& existing : side.outputs) {
+      if (!overlaps(cur.key, existing.key)) {
+        kept.push_back(existing);
+        continue;
+      }
+      if (existing.instruction < cur.instruction) {
+        merged_key = merge_handles(existing.key, merged_key);
+      } else {
+        merged_key = merge_handles(merged_key, existing.key);
+        value = existing;
+      }
+    }
+    value.key = merged_key;
+    kept.push_back(std::move(value));
+    side.outputs = std::move(kept);
+  }
+  return side;
+}
+
+// ------------------------------------------------------------------ 5. Matching
+
+std::vector<std::string> find_op_names(const Handles& target, const std::vector<std::pair<Handles, std::vector<std::string>>>& names) {
+  std::vector<std::string> out;
+  for (const auto& [key, ops] : names)
+    if (is_subset(key, target)) out.insert(out.end(), ops.begin(), ops.end());
+  return out;
+}
+
+const etrecord::Graph* reference_graph(const Inspector& in, const std::string& name) {
+  const etrecord::EtRecord* r = in.record();
+  if (!r) return nullptr;
+  if (name.empty() || name == "exported_program") return r->exported_program ? &*r->exported_program : nullptr;
+  if (name == "edge_dialect_exported_program") {
+    auto it = r->edge_programs.find(in.options().method);
+    return it == r->edge_programs.end() ? nullptr : &it->second;
+  }
+  auto it = r->graph_map.find(name.find('/') == std::string::npos ? name + "/forward" : name);
+  return it == r->graph_map.end() ? nullptr : &it->second;
+}
+
+// One candidate row before comparison.
+struct Pair {
+  Handles key;            // The runtime key (reported as the AOT handle too).
+  size_t aot_entry = 0;
+  GapValue aot, runtime;
+};
+
+// _find_matching_runtime_output_by_shape_and_dtype.
+const GapValue& match_by_shape(const TensorView& aot, const std::vector<GapValue>& runtime) {
+  std::vector<size_t> same_shape;
+  for (size_t i = 0; i < runtime.size(); ++i)
+    if (runtime[i].kind == GapValue::Kind::kTensor && runtime[i].tensor.shape == aot.shape) same_shape.push_back(i);
+  if (same_shape.size() == 1) return runtime[same_shape[0]];
+  if (same_shape.size() > 1) {
+    std::vector<size_t> same_dtype;
+    for (size_t i : same_shape)
+      if (runtime[i].tensor.dtype == aot.dtype) same_dtype.push_back(i);
+    if (same_dtype.size() == 1) return runtime[same_dtype[0]];
+  }
+  return runtime.back();
+}
+
+}  // namespace
+
+Result<std::vector<GapRow>> calculate_numeric_gap(const Inspector& in, const AotIntermediates& aot, GapMetric metric) {
+  const std::string& dump_name = in.dump().name();
+  if (!in.record()) {
+    return Error(ErrorCode::kInvalidArgument, dump_name + ": the numeric gap needs the ETRecord (debug handles)");
+  }
+  if (!in.debug_buffer()) {
+    return Error(ErrorCode::kInvalidArgument, dump_name + ": the numeric gap needs the debug buffer the run wrote");
+  }
+  const RuntimeSide side = collect_runtime(in);
+  if (side.outputs.empty()) {
+    return Error(ErrorCode::kInvalidArgument,
+                 dump_name + ": no linked event logged debug data (record at intermediate-output level with a debug buffer)");
+  }
+
+  // Overlap graph: nodes are the AOT entries, then the runtime outputs; components via
+  // union-find over shared handles (an edge only joins an AOT node to a runtime node).
+  const size_t na = aot.entries.size(), total = na + side.outputs.size();
+  std::vector<size_t> parent(total);
+  for (size_t i = 0; i < total; ++i) parent[i] = i;
+  auto root = [&](size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  auto unite = [&](size_t x, size_t y) {
+    x = root(x), y = root(y);
+    if (x != y) parent[std::max(x, y)] = std::min(x, y);
+  };
+  std::map<int64_t, std::pair<std::vector<size_t>, std::vector<size_t>>> by_handle;
+  for (size_t i = 0; i < na; ++i)
+    for (int64_t h : aot.entries[i].handles) by_handle[h].first.push_back(i);
+  for (size_t j = 0; j < side.outputs.size(); ++j)
+    for (int64_t h : side.outputs[j].key) by_handle[h].second.push_back(na + j);
+  for (const auto& [h, nodes] : by_handle) {
+    if (nodes.first.empty() || nodes.second.empty()) continue;
+    for (size_t a : nodes.first) unite(a, nodes.second.front());
+    for (size_t r : nodes.second) unite(r, nodes.first.front());
+  }
+  // Components in order of their first node (ExecuTorch's DFS starts from each unvisited node).
+  std::vector<std::vector<size_t>> components;
+  std::map<size_t, size_t> component_of_root;
+  for (size_t i = 0; i < total; ++i) {
+    auto [it, fresh] = component_of_root.emplace(root(i), components.size());
+    if (fresh) components.emplace_back();
+    components[it->second].push_back(i);
+  }
+
+  std::vector<Pair> pairs;
+  for (const auto& comp : components) {
+    std::vector<size_t> aot_nodes, runtime_nodes;
+    for (size_t n : comp) (n < na ? aot_nodes : runtime_nodes).push_back(n);
+    if (aot_nodes.empty() || runtime_nodes.empty()) continue;
+    if (runtime_nodes.size() != 1) {
+      return Error(ErrorCode::kCorrupt, dump_name + ": expected one runtime debug handle per matched group, found " +
+                                            std::to_string(runtime_nodes.size()));
+    }
+    const RuntimeOutput& rt = side.outputs[runtime_nodes[0] - na];
+    // ExecuTorch checks only the first handle of each AOT key against the runtime key.
+    bool subset = true;
+    for (size_t a : aot_nodes) subset &= std::find(rt.key.begin(), rt.key.end(), aot.entries[a].handles.front()) != rt.key.end();
+    if (!subset) continue;
+    ETSCOPE_ASSIGN_OR_RETURN(GapValue runtime, runtime_value(in, *rt.event));
+    for (int64_t i = 0; i < rt.num_outputs; ++i) {
+      if (static_cast<size_t>(i) >= rt.key.size()) break;  // ExecuTorch: IndexError.
+      const int64_t handle = rt.key[rt.key.size() - 1 - static_cast<size_t>(i)];
+      std::optional<size_t> match;
+      for (size_t a : aot_nodes)
+        if (aot.entries[a].handles == Handles{handle}) match = a;
+      if (!match) continue;
+      const GapValue& aot_out = aot.entries[*match].output;
+      const size_t k = static_cast<size_t>(i) + 1;  // Runtime element at index -(i+1).
+      Pair p{rt.key, *match, aot_out, {}};
+      if (runtime.items.size() < k) continue;  // No such logged value (ExecuTorch: IndexError).
+      const GapValue& last = runtime.items[runtime.items.size() - k];
+      if (aot_out.is_list()) {
+        if (last.is_list() && std::all_of(last.items.begin(), last.items.end(), [](const GapValue& t) { return t.kind == GapValue::Kind::kTensor; })) {
+          p.runtime = last;
+        } else if (last.kind == GapValue::Kind::kTensor) {
+          p.runtime = runtime;
+        } else {
+          return Error(ErrorCode::kInvalidArgument, dump_name + ": the runtime value matched to the sequence output of handle " +
+                                                        std::to_string(handle) + " is neither a tensor nor a list of tensors");
+        }
+      } else if (rt.num_outputs == 1 && runtime.items.size() > 1 && aot_out.kind == GapValue::Kind::kTensor) {
+        p.runtime = match_by_shape(aot_out.tensor, runtime.items);
+      } else {
+        p.runtime = last;
+      }
+      // A Python dict keyed by (handles, AOT output): the same pair again replaces the value.
+      auto same = std::find_if(pairs.begin(), pairs.end(), [&](const Pair& q) { return q.key == p.key && q.aot_entry == p.aot_entry; });
+      if (same != pairs.end()) {
+        same->runtime = std::move(p.runtime);
+      } else {
+        pairs.push_back(std::move(p));
+      }
+    }
+  }
+
+  std::vector<std::pair<Handles, std::vector<std::string>>> aot_names, runtime_names;
+  for (const AotEntry& e : aot.entries) aot_names.emplace_back(e.handles, e.op_names);
+  for (const auto& [key, name] : side.op_names) runtime_names.push_back({key, {name}});
+  const etrecord::Graph* graph = reference_graph(in, aot.reference_graph);
+
+  std::vector<GapRow> rows;
+  for (Pair& p : pairs) {
+    if (p.aot.kind == GapValue::Kind::kNone || p.runtime.kind == GapValue::Kind::kNone) continue;
+    if (p.aot.is_list() && p.aot.items.size() > 1) continue;
+    GapRow row;
+    row.aot_handles = p.key;
+    row.aot_ops = find_op_names(p.key, aot_names);
+    row.runtime_ops = find_op_names(p.key, runtime_names);
+    row.runtime_handles = p.key;
+    if (p.aot.is_list() != p.runtime.is_list()) {
+      return Error(ErrorCode::kInvalidArgument, dump_name + ": AOT output " + describe(p.aot) + " and runtime output " +
+                                                    describe(p.runtime) + " must both be sequences or both not");
+    }
+    if (p.aot.is_list()) {
+      if (p.aot.items.size() != p.runtime.items.size()) {
+        return Error(ErrorCode::kInvalidArgument, dump_name + ": sequences " + describe(p.aot) + " and " + describe(p.runtime) +
+                                                      " differ in length");
+      }
+      for (size_t i = 0; i < p.aot.items.size(); ++i) {
+        auto g = compare_values(metric, p.aot.items[i], p.runtime.items[i]);
+        if (!g.ok()) return g.error().with_context(dump_name);
+        row.gap.push_back(*g);
+      }
+    } else {
+      auto g = compare_values(metric, p.aot, p.runtime);
+      if (!g.ok()) return g.error().with_context(dump_name);
+      row.gap.push_back(*g);
+    }
+    for (const std::string& op : row.aot_ops) {
+      if (std::any_of(row.stack_traces.begin(), row.stack_traces.end(), [&](const auto& s) { return s.first == op; })) continue;
+      std::optional<std::string> trace;
+      if (const etrecord::GraphNode* node = graph ? graph->find_node(op) : nullptr; node && !node->stack_trace.empty()) {
+        trace = node->stack_trace;
+      }
+      row.stack_traces.emplace_back(op, std::move(trace));
+    }
+    row.aot_output = std::move(p.aot);
+    row.runtime_output = std::move(p.runtime);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace etscope::inspect
