@@ -49,13 +49,6 @@ std::vector<size_t> rows_of(const EventBlock& b, const InspectTableOptions& opt)
   return rows;
 }
 
-double execute_avg(const EventBlock& b) {
-  for (const Event& e : b.events) {
-    if (e.name == "Method::execute" && e.perf) return e.perf->avg;
-  }
-  return 0;
-}
-
 // ExecuTorch's op_types cell: the list when it has fewer than 5 items, else a summary string.
 std::string op_types_text(const Event& e) {
   const auto& t = e.op_types;
@@ -118,7 +111,7 @@ std::string block_title(const inspect::Inspector& in, size_t bi) {
   std::string s = "block " + std::to_string(bi) + " '" + b.name + "': " + std::to_string(b.runs.size()) + (b.runs.size() == 1 ? " run, " : " runs, ") +
                   std::to_string(b.events.size()) + " events";
   if (b.bundled_input_index >= 0) s += ", bundled input " + std::to_string(b.bundled_input_index);
-  if (double t = execute_avg(b); t > 0) s += "; Method::execute avg " + fixed(t) + " " + unit(in);
+  if (double t = in.run_time(bi); t > 0) s += "; Method::execute avg " + fixed(t) + " " + unit(in);
   return s;
 }
 
@@ -247,7 +240,7 @@ void render_event_table(const inspect::Inspector& in, const InspectTableOptions&
     if (!first) out << "\n";
     first = false;
     out << block_title(in, bi) << "\n";
-    const double run = execute_avg(b);
+    const double run = in.run_time(bi);
     std::vector<std::vector<std::string>> rows;
     for (size_t i : rows_of(b, opt)) {
       const Event& e = b.events[i];

@@ -42,16 +42,7 @@ void DrawMemoryView(const Session& session, ViewState& state) {
   }
   state.plan = std::min(state.plan, session.plans.size() - 1);
   if (session.plans.size() > 1) {
-    ImGui::SetNextItemWidth(220);
-    if (ImGui::BeginCombo("##plan", session.plans[state.plan].name().c_str())) {
-      for (size_t i = 0; i < session.plans.size(); ++i) {
-        if (ImGui::Selectable(session.plans[i].name().c_str(), i == state.plan)) {
-          state.plan = i;
-          state.selected = {};
-        }
-      }
-      ImGui::EndCombo();
-    }
+    DrawPlanPicker(session, state);
     ImGui::SameLine();
   }
   if (!session.memory[state.plan]) {

@@ -18,20 +18,6 @@ ImFont* MonoFont() {
   return atlas->Fonts.Size > 1 ? atlas->Fonts[1] : ImGui::GetFont();
 }
 
-void DrawPlanPicker(const Session& session, ViewState& state) {
-  if (session.plans.size() <= 1) return;
-  ImGui::SetNextItemWidth(220);
-  if (ImGui::BeginCombo("##plan", session.plans[state.plan].name().c_str())) {
-    for (size_t i = 0; i < session.plans.size(); ++i) {
-      if (ImGui::Selectable(session.plans[i].name().c_str(), i == state.plan)) {
-        state.plan = i;
-        state.selected = {};
-      }
-    }
-    ImGui::EndCombo();
-  }
-}
-
 void DrawIoTable(const char* id, const std::vector<IoRow>& rows) {
   if (rows.empty()) {
     ImGui::TextDisabled("none");
@@ -194,6 +180,20 @@ void DrawValues(const ProgramModel& plan) {
 }
 
 }  // namespace
+
+void DrawPlanPicker(const Session& session, ViewState& state) {
+  if (session.plans.size() <= 1) return;
+  ImGui::SetNextItemWidth(220);
+  if (ImGui::BeginCombo("##plan", session.plans[state.plan].name().c_str())) {
+    for (size_t i = 0; i < session.plans.size(); ++i) {
+      if (ImGui::Selectable(session.plans[i].name().c_str(), i == state.plan)) {
+        state.plan = i;
+        state.selected = {};
+      }
+    }
+    ImGui::EndCombo();
+  }
+}
 
 void DrawProgramView(const Session& session, ViewState& state) {
   if (session.plans.empty()) {

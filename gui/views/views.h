@@ -11,6 +11,10 @@ namespace etscope::gui {
 /// `session` may be null (nothing loaded yet).
 void DrawMainWindow(const Session* session, ViewState& state);
 
+/// A combo box choosing the plan (method) shown; draws nothing when there is only one plan.
+/// Choosing another plan clears the selection.
+void DrawPlanPicker(const Session& session, ViewState& state);
+
 void DrawProgramView(const Session& session, ViewState& state);
 void DrawTimelineView(const Session& session, ViewState& state);
 void DrawStatsView(const Session& session, ViewState& state);

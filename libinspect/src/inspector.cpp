@@ -587,14 +587,6 @@ double Inspector::find_total_for_module(std::string_view module_name) const {
 
 namespace {
 
-// The block's run time: Method::execute's average, or the sum of kernel times without one.
-double run_time(const EventBlock& block) {
-  for (const Event& ev : block.events) {
-    if (ev.name == "Method::execute" && ev.perf) return ev.perf->avg;
-  }
-  return 0;
-}
-
 std::string strip_instance_suffix(const std::string& name) {
   // XNNPACK names its events "Convolution (NHWC, F32) IGEMM #3": the type is the part before " #".
   size_t hash = name.rfind(" #");
@@ -606,6 +598,14 @@ std::string strip_instance_suffix(const std::string& name) {
 }
 
 }  // namespace
+
+double Inspector::run_time(size_t block) const {
+  if (block >= blocks_.size()) return 0;
+  for (const Event& ev : blocks_[block].events) {
+    if (ev.name == "Method::execute" && ev.perf) return ev.perf->avg;
+  }
+  return 0;
+}
 
 std::vector<TypeSummary> Inspector::summary_by_type(size_t block_index) const {
   std::vector<TypeSummary> rows;
@@ -638,7 +638,7 @@ std::vector<TypeSummary> Inspector::summary_by_type(size_t block_index) const {
     }
   }
   for (const TypeSummary& r : rows) sum += r.total;
-  double denom = run_time(block);
+  double denom = run_time(block_index);
   if (denom <= 0) denom = sum;
   for (TypeSummary& r : rows) {
     r.avg = r.count ? r.total / static_cast<double>(r.count) : 0;

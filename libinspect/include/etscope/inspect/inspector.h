@@ -155,6 +155,9 @@ class Inspector {
   /// a key containing `module_name`; each event counted once. Target unit.
   double find_total_for_module(std::string_view module_name) const;
 
+  /// The block's run time: its Method::execute average (target unit), 0 when it has none.
+  double run_time(size_t block) const;
+
   /// Per-type summary of one block (sorted by total, largest first).
   std::vector<TypeSummary> summary_by_type(size_t block) const;
 
