@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "etscope/formats/result.h"
+#include "etscope/core/result.h"
 
 namespace etscope::cli {
 

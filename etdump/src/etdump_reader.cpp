@@ -4,7 +4,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "etscope/formats/checked.h"
+#include "etscope/core/checked.h"
 #include "etscope/formats/file_kind.h"
 #include "etscope_fb/etdump_generated.h"
 #include "flatbuffer_util.h"

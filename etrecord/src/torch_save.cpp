@@ -6,7 +6,7 @@
 #include <cstring>
 #include <map>
 
-#include "etscope/formats/checked.h"
+#include "etscope/core/checked.h"
 #include "pickle_reader.h"
 
 namespace etscope::etrecord {

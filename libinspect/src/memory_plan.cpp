@@ -7,7 +7,7 @@
 #include <numeric>
 #include <tuple>
 
-#include "etscope/formats/checked.h"
+#include "etscope/core/checked.h"
 #include "etscope/inspect/greedy_planner.h"
 
 namespace etscope::inspect {

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "etscope/formats/checked.h"
+#include "etscope/core/checked.h"
 #include "etscope/formats/tensor_stats.h"
 
 namespace etscope::inspect {

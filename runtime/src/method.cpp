@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "etscope/formats/checked.h"
+#include "etscope/core/checked.h"
 #include "etscope/formats/op_signatures.h"
 
 namespace etscope::rt {

@@ -16,8 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "etscope/formats/result.h"
-#include "etscope/runtime/evalue.h"
+#include "etscope/core/result.h"
+#include "etscope/core/evalue.h"
 
 namespace etscope::rt {
 

@@ -14,9 +14,9 @@
 
 #include "etscope/formats/flat_tensor.h"
 #include "etscope/formats/program.h"
-#include "etscope/formats/result.h"
-#include "etscope/runtime/event_tracer.h"
-#include "etscope/runtime/evalue.h"
+#include "etscope/core/result.h"
+#include "etscope/core/event_tracer.h"
+#include "etscope/core/evalue.h"
 #include "etscope/runtime/kernel.h"
 
 namespace etscope::rt {

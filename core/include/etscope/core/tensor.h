@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <span>
 
-#include "etscope/formats/result.h"
-#include "etscope/formats/scalar_type.h"
+#include "etscope/core/result.h"
+#include "etscope/core/scalar_type.h"
 
 namespace etscope::rt {
 

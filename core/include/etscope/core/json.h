@@ -11,9 +11,9 @@
 #include <string_view>
 #include <utility>
 
-#include "etscope/formats/result.h"
+#include "etscope/core/result.h"
 
-namespace etscope::etrecord {
+namespace etscope {
 
 using Json = nlohmann::json;
 
@@ -42,4 +42,4 @@ std::optional<int64_t> as_int64(const Json& j);
 /// A decimal integer in a string ("12", "-3"), strictly; nullopt otherwise.
 std::optional<int64_t> parse_int(std::string_view text);
 
-}  // namespace etscope::etrecord
+}  // namespace etscope

@@ -1,8 +1,8 @@
-#include "json_util.h"
+#include "etscope/core/json.h"
 
 #include <charconv>
 
-namespace etscope::etrecord {
+namespace etscope {
 
 Result<Json> parse_json(std::string_view text, uint64_t max_depth, const std::string& where) {
   // nlohmann's parser is iterative, but each level still costs memory; count brackets outside
@@ -86,4 +86,4 @@ std::optional<int64_t> parse_int(std::string_view text) {
   return v;
 }
 
-}  // namespace etscope::etrecord
+}  // namespace etscope

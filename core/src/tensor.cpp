@@ -1,6 +1,6 @@
-#include "etscope/runtime/tensor.h"
+#include "etscope/core/tensor.h"
 
-#include "etscope/runtime/evalue.h"
+#include "etscope/core/evalue.h"
 
 namespace etscope::rt {
 
