@@ -5,6 +5,10 @@
 
 #include "commands/command.h"
 
+namespace etscope::cli {
+std::unique_ptr<Command> make_kernels_command();  // commands/kernels_command.cpp
+}  // namespace etscope::cli
+
 int main(int argc, char** argv) {
   using namespace etscope::cli;
   CLI::App app{"etscope: inspect, run and profile ExecuTorch programs", "etscope"};
@@ -20,6 +24,7 @@ int main(int argc, char** argv) {
   commands.push_back(make_etrecord_command());
   commands.push_back(make_inspect_command());
   commands.push_back(make_trace_command());
+  commands.push_back(make_kernels_command());
   std::vector<std::pair<CLI::App*, Command*>> verbs;
   for (auto& c : commands) verbs.emplace_back(c->add_to(app), c.get());
 

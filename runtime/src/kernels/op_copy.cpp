@@ -316,20 +316,36 @@ void scalar_tensor_out(KernelContext& ctx, Args args) {
   fill(ctx, *out, *args[0], op);
 }
 
+// full.out(size, fill_value, out): out resized to `size`, every element fill_value.
+void full_out(KernelContext& ctx, Args args) {
+  const char* op = "full.out";
+  if (!check_arg_count(ctx, args, 3, op)) return;
+  TensorImpl* out = tensor_arg(ctx, args, 2, op);
+  IntList size;
+  if (!out || !int_list_arg(ctx, args, 0, &size, op)) return;
+  if (out->dim() != static_cast<int>(size.size)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: output has rank %d, size has %zu items", op, out->dim(), size.size);
+    return;
+  }
+  if (!resize_or_fail(ctx, out, size.span(), op)) return;
+  fill(ctx, *out, *args[1], op);
+}
+
 }  // namespace
 
 void register_copy_kernels(KernelRegistry& r) {
-  r.add("aten::alias_copy.out", {alias_copy_out});
-  r.add("aten::clone.out", {clone_out});
-  r.add("dim_order_ops::_to_dim_order_copy.out", {to_dim_order_copy_out});
-  r.add("dim_order_ops::_clone_dim_order.out", {clone_dim_order_out});
-  r.add("aten::squeeze_copy.dims_out", {squeeze_copy_dims_out});
-  r.add("aten::squeeze_copy.dim_out", {squeeze_copy_dims_out});
-  r.add("aten::unsqueeze_copy.out", {unsqueeze_copy_out});
-  r.add("aten::expand_copy.out", {expand_copy_out});
-  r.add("aten::cat.out", {cat_out});
-  r.add("aten::full_like.out", {full_like_out});
-  r.add("aten::scalar_tensor.out", {scalar_tensor_out});
+  r.add("aten::alias_copy.out", kernel(alias_copy_out, kRealBoolDtypes));
+  r.add("aten::clone.out", kernel(clone_out, kRealBoolDtypes));
+  r.add("dim_order_ops::_to_dim_order_copy.out", kernel(to_dim_order_copy_out, kRealBoolDtypes));
+  r.add("dim_order_ops::_clone_dim_order.out", kernel(clone_dim_order_out, kRealBoolDtypes));
+  r.add("aten::squeeze_copy.dims_out", kernel(squeeze_copy_dims_out, kRealBoolDtypes));
+  r.add("aten::squeeze_copy.dim_out", kernel(squeeze_copy_dims_out, kRealBoolDtypes));
+  r.add("aten::unsqueeze_copy.out", kernel(unsqueeze_copy_out, kRealBoolDtypes));
+  r.add("aten::expand_copy.out", kernel(expand_copy_out, kRealBoolDtypes));
+  r.add("aten::cat.out", kernel(cat_out, kRealBoolDtypes));
+  r.add("aten::full_like.out", kernel(full_like_out, kRealBoolDtypes));
+  r.add("aten::full.out", kernel(full_out, kRealBoolDtypes));
+  r.add("aten::scalar_tensor.out", kernel(scalar_tensor_out, kRealBoolDtypes));
 }
 
 }  // namespace etscope::rt::kernels

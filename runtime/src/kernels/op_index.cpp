@@ -125,8 +125,8 @@ void scatter_value_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_index_kernels(KernelRegistry& r) {
-  r.add("aten::gather.out", {gather_out});
-  r.add("aten::scatter.value_out", {scatter_value_out});
+  r.add("aten::gather.out", kernel(gather_out, kRealBoolDtypes));
+  r.add("aten::scatter.value_out", kernel(scatter_value_out, kRealBoolDtypes));
 }
 
 }  // namespace etscope::rt::kernels

@@ -1,4 +1,6 @@
-// _native_batch_norm_legit_no_training (inference batch norm over dim 1) and native_dropout.
+// _native_batch_norm_legit_no_training (inference batch norm over dim 1), native_layer_norm and
+// native_dropout.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -63,6 +65,93 @@ void batch_norm_no_training_out(KernelContext& ctx, Args args) {
         T* yp = y + (n * c + ch) * inner;
         for (int64_t i = 0; i < inner; ++i) yp[i] = xp[i] * scale + shift;
       }
+    }
+  });
+  if (!ok) ctx.fail(ErrorCode::kNotSupported, "%s: only float32 and float64 are supported", op);
+}
+
+// native_layer_norm.out(input, normalized_shape, weight?, bias?, eps, out0, out1, out2): each
+// group of the trailing dims named by normalized_shape is normalised by its own mean and biased
+// variance; out1 (mean) and out2 (rstd = 1 / sqrt(var + eps)) keep input's leading dims and have
+// size 1 in the normalised ones. Statistics accumulate in double, two passes.
+void layer_norm_out(KernelContext& ctx, Args args) {
+  const char* op = "native_layer_norm.out";
+  if (!check_arg_count(ctx, args, 8, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* weight = optional_tensor_arg(args, 2);
+  TensorImpl* bias = optional_tensor_arg(args, 3);
+  TensorImpl* out = tensor_arg(ctx, args, 5, op);
+  TensorImpl* mean_out = tensor_arg(ctx, args, 6, op);
+  TensorImpl* rstd_out = tensor_arg(ctx, args, 7, op);
+  IntList shape;
+  if (!in || !out || !mean_out || !rstd_out || !int_list_arg(ctx, args, 1, &shape, op) ||
+      !require_contiguous(ctx, op, {in, weight, bias, out, mean_out, rstd_out})) {
+    return;
+  }
+  const int rank = in->dim();
+  const int axis = rank - static_cast<int>(shape.size);
+  if (shape.size == 0 || axis < 0) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: normalized_shape must have 1 to %d items", op, rank);
+    return;
+  }
+  int64_t n = 1;
+  for (size_t k = 0; k < shape.size; ++k) {
+    if (in->size(axis + static_cast<int>(k)) != shape[k]) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: input's trailing dims do not match normalized_shape", op);
+      return;
+    }
+    n *= shape[k];
+  }
+  for (const TensorImpl* t : {weight, bias}) {
+    if (t != nullptr && (t->dim() != static_cast<int>(shape.size) ||
+                         !std::equal(t->sizes().begin(), t->sizes().end(), shape.span().begin()))) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: weight and bias must have shape normalized_shape", op);
+      return;
+    }
+  }
+  for (const TensorImpl* t : {weight, bias, out, mean_out, rstd_out}) {
+    if (t != nullptr && t->dtype() != in->dtype()) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: all tensors must share the input's dtype", op);
+      return;
+    }
+  }
+  std::array<int64_t, kMaxDims> stat_sizes{};
+  for (int i = 0; i < rank; ++i) stat_sizes[static_cast<size_t>(i)] = i < axis ? in->size(i) : 1;
+  const std::span<const int64_t> stat_span{stat_sizes.data(), static_cast<size_t>(rank)};
+  if (mean_out->dim() != rank || rstd_out->dim() != rank) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: mean and rstd outputs must have rank %d", op, rank);
+    return;
+  }
+  if (!resize_or_fail(ctx, out, in->sizes(), op) || !resize_or_fail(ctx, mean_out, stat_span, op) ||
+      !resize_or_fail(ctx, rstd_out, stat_span, op)) {
+    return;
+  }
+  const double eps = args[4]->scalar_as_double();
+  const int64_t m = n == 0 ? mean_out->numel() : in->numel() / n;
+  const bool ok = dispatch_float(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* w = weight != nullptr ? weight->data_as<T>() : nullptr;
+    const T* b = bias != nullptr ? bias->data_as<T>() : nullptr;
+    for (int64_t r = 0; r < m; ++r) {
+      const T* x = in->data_as<T>() + r * n;
+      T* y = out->data_as<T>() + r * n;
+      double sum = 0;
+      for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]);
+      const double mean = sum / static_cast<double>(n);
+      double sq = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double dx = static_cast<double>(x[i]) - mean;
+        sq += dx * dx;
+      }
+      const double rstd = 1.0 / std::sqrt(sq / static_cast<double>(n) + eps);
+      for (int64_t i = 0; i < n; ++i) {
+        double v = (static_cast<double>(x[i]) - mean) * rstd;
+        if (w != nullptr) v *= static_cast<double>(w[i]);
+        if (b != nullptr) v += static_cast<double>(b[i]);
+        y[i] = static_cast<T>(v);
+      }
+      mean_out->data_as<T>()[r] = static_cast<T>(mean);
+      rstd_out->data_as<T>()[r] = static_cast<T>(rstd);
     }
   });
   if (!ok) ctx.fail(ErrorCode::kNotSupported, "%s: only float32 and float64 are supported", op);
@@ -136,8 +225,9 @@ void native_dropout_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_norm_kernels(KernelRegistry& r) {
-  r.add("aten::_native_batch_norm_legit_no_training.out", {batch_norm_no_training_out});
-  r.add("aten::native_dropout.out", {native_dropout_out});
+  r.add("aten::_native_batch_norm_legit_no_training.out", kernel(batch_norm_no_training_out, kFloatDtypes));
+  r.add("aten::native_layer_norm.out", kernel(layer_norm_out, kFloatDtypes));
+  r.add("aten::native_dropout.out", kernel(native_dropout_out, kFloatDtypes));
 }
 
 }  // namespace etscope::rt::kernels

@@ -219,6 +219,56 @@ void argmax_out(KernelContext& ctx, Args args) {
   });
 }
 
+// any.all_out(self, out), any.out(self, dim, keepdim, out), any.dims_out(self, dim?, keepdim,
+// out): whether any element of the reduced group is non-zero (NaN counts). The output is bool
+// (or uint8). any.dims with an empty dim list reduces nothing (out = self != 0); None reduces all.
+enum class AnyMode { kAll, kDim, kDims };
+template <AnyMode Mode>
+void any_out(KernelContext& ctx, Args args) {
+  const char* op = Mode == AnyMode::kAll ? "any.all_out" : Mode == AnyMode::kDim ? "any.out" : "any.dims_out";
+  const size_t out_index = Mode == AnyMode::kAll ? 1 : 3;
+  if (!check_arg_count(ctx, args, out_index + 1, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, out_index, op);
+  if (!in || !out || !require_contiguous(ctx, op, {in, out})) return;
+  if (!is_supported_dtype(in->dtype()) || (out->dtype() != ScalarType::kBool && out->dtype() != ScalarType::kByte)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: needs a real or bool input and a bool or uint8 output", op);
+    return;
+  }
+  uint32_t mask = 0;
+  if (Mode == AnyMode::kAll) {
+    mask = in->dim() == 0 ? 0 : (1u << in->dim()) - 1;
+    if (out->dim() != 0 || !resize_or_fail(ctx, out, {}, op)) {
+      if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: output must be 0-dim", op);
+      return;
+    }
+  } else {
+    if (Mode == AnyMode::kDim && args[1]->tag != Tag::kInt) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: dim must be an int", op);
+      return;
+    }
+    const bool keepdim = args[2]->tag == Tag::kBool && args[2]->scalar.b;
+    if (Mode == AnyMode::kDims && args[1]->tag == Tag::kIntList && args[1]->int_list.empty()) {
+      if (out->dim() != in->dim() || !resize_or_fail(ctx, out, in->sizes(), op)) {
+        if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: output must have self's rank", op);
+        return;
+      }
+    } else if (!reduce_dims(ctx, args, 1, *in, keepdim, out, &mask, op)) {
+      return;
+    }
+  }
+  const ReducePlan plan = make_plan(*in, mask);
+  uint8_t* y = static_cast<uint8_t*>(out->data());
+  dispatch_real_and_bool(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = in->data_as<T>();
+    bool acc = false;
+    for_each_reduction(
+        plan, [&](int64_t) { acc = false; }, [&](int64_t, int64_t off) { acc = acc || x[off] != T(0); },
+        [&](int64_t o) { y[o] = acc ? 1 : 0; });
+  });
+}
+
 // Splits a contiguous tensor around `dim` into outer x n x inner.
 bool softmax_shape(KernelContext& ctx, Args args, const char* op, TensorImpl** in, TensorImpl** out, int64_t* outer,
                    int64_t* n, int64_t* inner) {
@@ -282,13 +332,16 @@ void softmax_out(KernelContext& ctx, Args args) { softmax_impl<false>(ctx, args,
 }  // namespace
 
 void register_reduce_kernels(KernelRegistry& r) {
-  r.add("aten::sum.IntList_out", {sum_intlist_out});
-  r.add("aten::mean.out", {mean_out});
-  r.add("aten::mean.dtype_out", {mean_dtype_out});
-  r.add("aten::sum.out", {sum_out});
-  r.add("aten::argmax.out", {argmax_out});
-  r.add("aten::_log_softmax.out", {log_softmax_out});
-  r.add("aten::_softmax.out", {softmax_out});
+  r.add("aten::sum.IntList_out", kernel(sum_intlist_out, kRealBoolDtypes));
+  r.add("aten::mean.out", kernel(mean_out, kRealBoolDtypes));
+  r.add("aten::mean.dtype_out", kernel(mean_dtype_out, kRealBoolDtypes));
+  r.add("aten::sum.out", kernel(sum_out, kRealBoolDtypes));
+  r.add("aten::any.all_out", kernel(any_out<AnyMode::kAll>, kRealBoolDtypes));
+  r.add("aten::any.out", kernel(any_out<AnyMode::kDim>, kRealBoolDtypes));
+  r.add("aten::any.dims_out", kernel(any_out<AnyMode::kDims>, kRealBoolDtypes));
+  r.add("aten::argmax.out", kernel(argmax_out, kRealDtypes));
+  r.add("aten::_log_softmax.out", kernel(log_softmax_out, kFloatDtypes));
+  r.add("aten::_softmax.out", kernel(softmax_out, kFloatDtypes));
 }
 
 }  // namespace etscope::rt::kernels

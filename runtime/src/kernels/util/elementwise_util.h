@@ -38,6 +38,43 @@ inline bool is_supported_dtype(ScalarType t) {
   return dispatch_real_and_bool(t, [](auto) {});
 }
 
+/// A Scalar argument as a 0-dim tensor, for binary_elementwise. ATen's "wrapped number" rule: a
+/// scalar does not promote a tensor of its own kind or higher (bool < integral < floating), so
+/// it takes the tensor's dtype then (and the same-dtype fast path applies); otherwise it is a
+/// long (Int scalar) or double (Double scalar).
+class ScalarTensor {
+ public:
+  ScalarTensor(const EValue& v, ScalarType tensor_dtype) {
+    const int scalar_kind = v.tag == Tag::kBool ? 0 : v.tag == Tag::kInt ? 1 : 2;
+    const int tensor_kind = tensor_dtype == ScalarType::kBool ? 0 : is_floating(tensor_dtype) ? 2 : 1;
+    const ScalarType st = scalar_kind <= tensor_kind && is_supported_dtype(tensor_dtype) ? tensor_dtype
+                          : scalar_kind == 2                                            ? ScalarType::kDouble
+                                                                                        : ScalarType::kLong;
+    init(st);
+    if (v.tag == Tag::kInt) {
+      store_from<int64_t>(st, storage_, 0, v.scalar.i);
+    } else {
+      store_from<double>(st, storage_, 0, v.scalar_as_double());
+    }
+  }
+  ScalarTensor(ScalarType dtype, double value) {
+    init(dtype);
+    store_from<double>(dtype, storage_, 0, value);
+  }
+  ScalarTensor(const ScalarTensor&) = delete;
+  ScalarTensor& operator=(const ScalarTensor&) = delete;
+
+  const TensorImpl& impl() const { return impl_; }
+
+ private:
+  void init(ScalarType dtype) {
+    (void)impl_.init(dtype, {}, {}, false, sizeof(storage_));
+    impl_.set_data(storage_);
+  }
+  TensorImpl impl_;
+  alignas(8) uint8_t storage_[8] = {};
+};
+
 /// out = op(a, b) with broadcasting. `op` is a generic callable used at each compute type.
 /// Resizes out to the broadcast shape. Returns false (after failing ctx) on error.
 template <typename Op>
