@@ -38,5 +38,7 @@ void register_unary_kernels(KernelRegistry& r);           // op_unary.cpp
 void register_slice_kernels(KernelRegistry& r);           // op_slice.cpp
 void register_upsample_kernels(KernelRegistry& r);        // op_upsample.cpp
 void register_quantize_kernels(KernelRegistry& r);        // op_quantize.cpp
+void register_pointwise_kernels(KernelRegistry& r);       // op_pointwise.cpp
+void register_shape_kernels(KernelRegistry& r);           // op_shape.cpp
 
 }  // namespace etscope::rt::kernels
