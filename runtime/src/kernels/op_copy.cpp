@@ -1,6 +1,7 @@
-// Copies and shape changes: alias_copy, clone, squeeze_copy, unsqueeze_copy, expand_copy, cat,
-// dim_order_ops::_to_dim_order_copy / _clone_dim_order (dtype conversion and dim-order change),
-// and the fills full_like, scalar_tensor.
+// Copies and shape changes: alias_copy, detach_copy / lift_fresh_copy, clone, _to_copy, copy,
+// squeeze_copy, unsqueeze_copy, expand_copy, cat, dim_order_ops::_to_dim_order_copy /
+// _clone_dim_order (dtype conversion and dim-order change), and the fills full, full_like, fill,
+// scalar_tensor, empty.
 #include "kernels/register.h"
 #include "kernels/util/elementwise_util.h"
 
@@ -70,6 +71,60 @@ void alias_copy_out(KernelContext& ctx, Args args) {
   TensorImpl* out = tensor_arg(ctx, args, 1, op);
   if (!in || !out || !require_contiguous(ctx, op, {in, out}) || !resize_or_fail(ctx, out, in->sizes(), op)) return;
   same_bytes_copy(ctx, *in, *out, op);
+}
+
+// detach_copy.out(self, out) and lift_fresh_copy.out(self, out): plain copies (autograd-only
+// distinctions ExecuTorch keeps in the graph).
+void detach_copy_out(KernelContext& ctx, Args args) {
+  const char* op = "detach_copy.out";
+  if (!check_arg_count(ctx, args, 2, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 1, op);
+  if (!in || !out || !require_contiguous(ctx, op, {in, out}) || !resize_or_fail(ctx, out, in->sizes(), op)) return;
+  same_bytes_copy(ctx, *in, *out, op);
+}
+
+// _to_copy.out(self, non_blocking, memory_format?, out): converts to out's dtype.
+void to_copy_out(KernelContext& ctx, Args args) {
+  const char* op = "_to_copy.out";
+  if (!check_arg_count(ctx, args, 4, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 3, op);
+  if (!in || !out || !supported(ctx, op, {in, out})) return;
+  if (out->dim() != in->dim() || !resize_or_fail(ctx, out, in->sizes(), op)) {
+    if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: output rank must match the input's", op);
+    return;
+  }
+  copy_strided(*in, *out);
+}
+
+// copy.out(self, src, non_blocking, out): out (self's shape and dtype) = src broadcast to that
+// shape and converted.
+void copy_out(KernelContext& ctx, Args args) {
+  const char* op = "copy.out";
+  if (!check_arg_count(ctx, args, 4, op)) return;
+  TensorImpl* self = tensor_arg(ctx, args, 0, op);
+  TensorImpl* src = tensor_arg(ctx, args, 1, op);
+  TensorImpl* out = tensor_arg(ctx, args, 3, op);
+  if (!self || !src || !out || !supported(ctx, op, {self, src, out}) || !require_contiguous(ctx, op, {self, src, out})) return;
+  std::array<int64_t, kMaxDims> shape{};
+  int dim = 0;
+  if (out->dtype() != self->dtype() || !broadcast_shape(self->sizes(), src->sizes(), &shape, &dim) ||
+      dim != self->dim() || !std::equal(self->sizes().begin(), self->sizes().end(), shape.begin())) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: src must broadcast to self's shape and out have self's dtype", op);
+    return;
+  }
+  if (!resize_or_fail(ctx, out, self->sizes(), op)) return;
+  dispatch_real_and_bool(src->dtype(), [&](auto in_tag) {
+    using I = typename decltype(in_tag)::type;
+    dispatch_real_and_bool(out->dtype(), [&](auto out_tag) {
+      using O = typename decltype(out_tag)::type;
+      const I* x = src->data_as<I>();
+      O* y = out->data_as<O>();
+      BroadcastIndex bi(out->sizes(), src->sizes());
+      for (int64_t i = 0; i < out->numel(); ++i, bi.advance()) y[i] = convert<O>(x[bi.index()]);
+    });
+  });
 }
 
 // clone.out(self, memory_format?, out): copies into out's own dim order.
@@ -331,10 +386,71 @@ void full_out(KernelContext& ctx, Args args) {
   fill(ctx, *out, *args[1], op);
 }
 
+// fill.Scalar_out(self, value, out) / fill.Tensor_out(self, value (0-dim), out): self's shape,
+// every element value.
+void fill_scalar_out(KernelContext& ctx, Args args) {
+  const char* op = "fill.Scalar_out";
+  if (!check_arg_count(ctx, args, 3, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 2, op);
+  if (!in || !out) return;
+  if (out->dim() != in->dim() || out->dtype() != in->dtype() || !resize_or_fail(ctx, out, in->sizes(), op)) {
+    if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: output must have self's rank and dtype", op);
+    return;
+  }
+  fill(ctx, *out, *args[1], op);
+}
+void fill_tensor_out(KernelContext& ctx, Args args) {
+  const char* op = "fill.Tensor_out";
+  if (!check_arg_count(ctx, args, 3, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* value = tensor_arg(ctx, args, 1, op);
+  TensorImpl* out = tensor_arg(ctx, args, 2, op);
+  if (!in || !value || !out || !supported(ctx, op, {value})) return;
+  if (value->dim() != 0) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: value must be a 0-dim tensor", op);
+    return;
+  }
+  if (out->dim() != in->dim() || out->dtype() != in->dtype() || !resize_or_fail(ctx, out, in->sizes(), op)) {
+    if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: output must have self's rank and dtype", op);
+    return;
+  }
+  EValue v;
+  if (is_floating(value->dtype())) {
+    v.tag = Tag::kDouble;
+    v.scalar.d = load_as<double>(value->dtype(), value->data(), 0);
+  } else {
+    v.tag = Tag::kInt;
+    v.scalar.i = load_as<int64_t>(value->dtype(), value->data(), 0);
+  }
+  fill(ctx, *out, v, op);
+}
+
+// empty.out(size, memory_format?, out): only the shape; contents are unspecified.
+void empty_out(KernelContext& ctx, Args args) {
+  const char* op = "empty.out";
+  if (!check_arg_count(ctx, args, 3, op)) return;
+  TensorImpl* out = tensor_arg(ctx, args, 2, op);
+  IntList size;
+  if (!out || !int_list_arg(ctx, args, 0, &size, op)) return;
+  if (out->dim() != static_cast<int>(size.size)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: output has rank %d, size has %zu items", op, out->dim(), size.size);
+    return;
+  }
+  resize_or_fail(ctx, out, size.span(), op);
+}
+
 }  // namespace
 
 void register_copy_kernels(KernelRegistry& r) {
   r.add("aten::alias_copy.out", kernel(alias_copy_out, kRealBoolDtypes));
+  r.add("aten::detach_copy.out", kernel(detach_copy_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::lift_fresh_copy.out", kernel(detach_copy_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::_to_copy.out", kernel(to_copy_out, kRealBoolDtypes));
+  r.add("aten::copy.out", kernel(copy_out, kRealBoolDtypes));
+  r.add("aten::fill.Scalar_out", kernel(fill_scalar_out, kRealBoolDtypes));
+  r.add("aten::fill.Tensor_out", kernel(fill_tensor_out, kRealBoolDtypes));
+  r.add("aten::empty.out", kernel(empty_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::clone.out", kernel(clone_out, kRealBoolDtypes));
   r.add("dim_order_ops::_to_dim_order_copy.out", kernel(to_dim_order_copy_out, kRealBoolDtypes));
   r.add("dim_order_ops::_clone_dim_order.out", kernel(clone_dim_order_out, kRealBoolDtypes));

@@ -1,5 +1,6 @@
-// Copies of strided parts of one dimension: slice_copy, select_copy, split_copy,
-// split_with_sizes_copy; and embedding (rows of a table picked by an index tensor).
+// Copies of strided parts of one dimension: slice_copy, select_copy, narrow_copy, split_copy,
+// split_with_sizes_copy, unbind_copy; their inverses slice_scatter and select_scatter; and
+// embedding (rows of a table picked by an index tensor).
 //
 // A contiguous tensor seen along dimension d is [outer, size(d), inner]; each of these kernels
 // copies, for every outer index, a set of rows of `inner` elements.
@@ -25,7 +26,10 @@ DimView view_along(const TensorImpl& t, int64_t d) {
   return v;
 }
 
-// out[o, j, :] = in[o, start + j * step, :] for j < len (dtypes equal, both contiguous).
+// out[o, j, :] = in[o, start + j * step, :] for j < len (dtypes equal, both contiguous), where
+// `v` views `in`. With Scatter, the other way round: v views `out` and
+// out[o, start + j * step, :] = in[o, j, :].
+template <bool Scatter = false>
 void copy_rows(const TensorImpl& in, TensorImpl& out, const DimView& v, int64_t start, int64_t step, int64_t len) {
   const size_t es = in.element_size();
   const size_t row = static_cast<size_t>(v.inner) * es;
@@ -33,12 +37,15 @@ void copy_rows(const TensorImpl& in, TensorImpl& out, const DimView& v, int64_t 
   auto* dst = static_cast<uint8_t*>(out.data());
   if (row == 0 || len == 0) return;
   for (int64_t o = 0; o < v.outer; ++o) {
-    const uint8_t* s = src + static_cast<size_t>(o * v.size + start) * row;
-    uint8_t* d = dst + static_cast<size_t>(o * len) * row;
+    const size_t strided = static_cast<size_t>(o * v.size + start) * row, packed = static_cast<size_t>(o * len) * row;
+    const uint8_t* s = src + (Scatter ? packed : strided);
+    uint8_t* d = dst + (Scatter ? strided : packed);
+    const size_t s_step = Scatter ? row : static_cast<size_t>(step) * row;
+    const size_t d_step = Scatter ? static_cast<size_t>(step) * row : row;
     if (step == 1) {
       std::memcpy(d, s, static_cast<size_t>(len) * row);
     } else {
-      for (int64_t j = 0; j < len; ++j) std::memcpy(d + static_cast<size_t>(j) * row, s + static_cast<size_t>(j * step) * row, row);
+      for (int64_t j = 0; j < len; ++j) std::memcpy(d + static_cast<size_t>(j) * d_step, s + static_cast<size_t>(j) * s_step, row);
     }
   }
 }
@@ -67,6 +74,21 @@ bool same_dtype_contiguous(KernelContext& ctx, const char* op, const TensorImpl&
   return require_contiguous(ctx, op, {&in, &out});
 }
 
+// Python slice bounds: None = the end, negative counts from the end, then clamp to [0, size].
+// Gives the first index and the number of elements taken with `step` (> 0).
+void slice_range(const EValue& start_arg, const EValue& end_arg, int64_t step, int64_t size, int64_t* start,
+                 int64_t* len) {
+  auto bound = [size](const EValue& e, int64_t dflt) {
+    if (e.tag != Tag::kInt) return dflt;
+    int64_t x = e.scalar.i;
+    if (x < 0) x = x < -size ? 0 : x + size;
+    return x > size ? size : x;
+  };
+  *start = bound(start_arg, 0);
+  const int64_t end = bound(end_arg, size);
+  *len = end > *start ? (end - *start - 1) / step + 1 : 0;
+}
+
 // slice_copy.Tensor_out(self, dim, start?, end?, step, out). Bounds follow Python slicing:
 // negative values count from the end, then clamp to [0, size].
 void slice_copy_out(KernelContext& ctx, Args args) {
@@ -82,14 +104,8 @@ void slice_copy_out(KernelContext& ctx, Args args) {
     return;
   }
   const DimView v = view_along(*in, d);
-  auto bound = [&](const EValue& e, int64_t dflt) {
-    if (e.tag != Tag::kInt) return dflt;
-    int64_t x = e.scalar.i;
-    if (x < 0) x = x < -v.size ? 0 : x + v.size;
-    return x > v.size ? v.size : x;
-  };
-  const int64_t start = bound(*args[2], 0), end = bound(*args[3], v.size);
-  const int64_t len = end > start ? (end - start - 1) / step + 1 : 0;
+  int64_t start = 0, len = 0;
+  slice_range(*args[2], *args[3], step, v.size, &start, &len);
   std::array<int64_t, kMaxDims> sizes{};
   for (int i = 0; i < in->dim(); ++i) sizes[static_cast<size_t>(i)] = i == d ? len : in->size(i);
   if (out->dim() != in->dim() ||
@@ -260,6 +276,128 @@ void embedding_out(KernelContext& ctx, Args args) {
   }
 }
 
+// narrow_copy.out(self, dim, start, length, out): self[..., start:start + length, ...]; start may
+// be negative (from the end) but the range must lie inside the dimension.
+void narrow_copy_out(KernelContext& ctx, Args args) {
+  const char* op = "narrow_copy.out";
+  if (!check_arg_count(ctx, args, 5, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 4, op);
+  int64_t d = 0;
+  if (!in || !out || !same_dtype_contiguous(ctx, op, *in, *out) || !dim_arg(ctx, args, 1, in->dim(), &d, op)) return;
+  const DimView v = view_along(*in, d);
+  int64_t start = args[2]->tag == Tag::kInt ? args[2]->scalar.i : 0;
+  const int64_t length = args[3]->tag == Tag::kInt ? args[3]->scalar.i : -1;
+  if (start < 0 && start >= -v.size) start += v.size;
+  if (start < 0 || start > v.size || length < 0 || length > v.size - start) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: start %lld and length %lld do not fit size %lld", op,
+             static_cast<long long>(start), static_cast<long long>(length), static_cast<long long>(v.size));
+    return;
+  }
+  std::array<int64_t, kMaxDims> sizes{};
+  for (int i = 0; i < in->dim(); ++i) sizes[static_cast<size_t>(i)] = i == d ? length : in->size(i);
+  if (out->dim() != in->dim()) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: output rank differs from self's", op);
+    return;
+  }
+  if (!resize_or_fail(ctx, out, {sizes.data(), static_cast<size_t>(in->dim())}, op)) return;
+  copy_rows(*in, *out, v, start, 1, length);
+}
+
+// unbind_copy.int_out(self, dim, out[]): one output per index along dim, that dim removed.
+void unbind_copy_out(KernelContext& ctx, Args args) {
+  const char* op = "unbind_copy.int_out";
+  if (!check_arg_count(ctx, args, 3, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  int64_t d = 0;
+  if (!in || !tensor_list_arg(ctx, args, 2, op) || !dim_arg(ctx, args, 1, in->dim(), &d, op)) return;
+  const DimView v = view_along(*in, d);
+  const auto list = args[2]->tensor_list;
+  if (static_cast<int64_t>(list.size()) != v.size) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: expected %lld outputs, got %zu", op, static_cast<long long>(v.size), list.size());
+    return;
+  }
+  std::array<int64_t, kMaxDims> sizes{};
+  size_t n = 0;
+  for (int i = 0; i < in->dim(); ++i) {
+    if (i != d) sizes[n++] = in->size(i);
+  }
+  for (size_t k = 0; k < list.size(); ++k) {
+    TensorImpl* out = list[k];
+    if (out == nullptr || !same_dtype_contiguous(ctx, op, *in, *out) || out->dim() != static_cast<int>(n)) {
+      if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: output %zu must have rank %zu", op, k, n);
+      return;
+    }
+    if (!resize_or_fail(ctx, out, {sizes.data(), n}, op)) return;
+    copy_rows(*in, *out, v, static_cast<int64_t>(k), 1, 1);
+  }
+}
+
+// Shared by the scatters: out = self, with src's shape checked against `expected`.
+bool scatter_base(KernelContext& ctx, const TensorImpl& self, const TensorImpl& src, TensorImpl& out,
+                  std::span<const int64_t> expected, const char* op) {
+  if (!same_dtype_contiguous(ctx, op, self, out) || !same_dtype_contiguous(ctx, op, self, src)) return false;
+  if (src.dim() != static_cast<int>(expected.size()) || !std::equal(expected.begin(), expected.end(), src.sizes().begin())) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: src does not have the shape of the embedded slice", op);
+    return false;
+  }
+  if (out.dim() != self.dim() || !resize_or_fail(ctx, &out, self.sizes(), op)) {
+    if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: output rank differs from self's", op);
+    return false;
+  }
+  if (out.data() != self.data() && self.nbytes() > 0) std::memmove(out.data(), self.data(), self.nbytes());
+  return true;
+}
+
+// slice_scatter.out(self, src, dim, start?, end?, step, out): out = self with the slice replaced by src.
+void slice_scatter_out(KernelContext& ctx, Args args) {
+  const char* op = "slice_scatter.out";
+  if (!check_arg_count(ctx, args, 7, op)) return;
+  TensorImpl* self = tensor_arg(ctx, args, 0, op);
+  TensorImpl* src = tensor_arg(ctx, args, 1, op);
+  TensorImpl* out = tensor_arg(ctx, args, 6, op);
+  int64_t d = 0;
+  if (!self || !src || !out || !dim_arg(ctx, args, 2, self->dim(), &d, op)) return;
+  const int64_t step = args[5]->tag == Tag::kInt ? args[5]->scalar.i : 1;
+  if (step <= 0) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: step must be positive", op);
+    return;
+  }
+  const DimView v = view_along(*self, d);
+  int64_t start = 0, len = 0;
+  slice_range(*args[3], *args[4], step, v.size, &start, &len);
+  std::array<int64_t, kMaxDims> sizes{};
+  for (int i = 0; i < self->dim(); ++i) sizes[static_cast<size_t>(i)] = i == d ? len : self->size(i);
+  if (!scatter_base(ctx, *self, *src, *out, {sizes.data(), static_cast<size_t>(self->dim())}, op)) return;
+  copy_rows<true>(*src, *out, v, start, step, len);
+}
+
+// select_scatter.out(self, src, dim, index, out): out = self with self.select(dim, index) = src.
+void select_scatter_out(KernelContext& ctx, Args args) {
+  const char* op = "select_scatter.out";
+  if (!check_arg_count(ctx, args, 5, op)) return;
+  TensorImpl* self = tensor_arg(ctx, args, 0, op);
+  TensorImpl* src = tensor_arg(ctx, args, 1, op);
+  TensorImpl* out = tensor_arg(ctx, args, 4, op);
+  int64_t d = 0;
+  if (!self || !src || !out || !dim_arg(ctx, args, 2, self->dim(), &d, op)) return;
+  const DimView v = view_along(*self, d);
+  int64_t index = args[3]->tag == Tag::kInt ? args[3]->scalar.i : v.size;
+  if (index < -v.size || index >= v.size) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: index %lld is out of range for size %lld", op,
+             static_cast<long long>(index), static_cast<long long>(v.size));
+    return;
+  }
+  if (index < 0) index += v.size;
+  std::array<int64_t, kMaxDims> sizes{};
+  size_t n = 0;
+  for (int i = 0; i < self->dim(); ++i) {
+    if (i != d) sizes[n++] = self->size(i);
+  }
+  if (!scatter_base(ctx, *self, *src, *out, {sizes.data(), n}, op)) return;
+  copy_rows<true>(*src, *out, v, index, 1, 1);
+}
+
 }  // namespace
 
 void register_slice_kernels(KernelRegistry& r) {
@@ -269,6 +407,10 @@ void register_slice_kernels(KernelRegistry& r) {
   r.add("aten::split_copy.Tensor_out", kernel(split_copy_out, all));
   r.add("aten::split_with_sizes_copy.out", kernel(split_with_sizes_copy_out, all));
   r.add("aten::embedding.out", kernel(embedding_out, all));
+  r.add("aten::narrow_copy.out", kernel(narrow_copy_out, all));
+  r.add("aten::unbind_copy.int_out", kernel(unbind_copy_out, all));
+  r.add("aten::slice_scatter.out", kernel(slice_scatter_out, all));
+  r.add("aten::select_scatter.out", kernel(select_scatter_out, all));
 }
 
 }  // namespace etscope::rt::kernels
