@@ -1,5 +1,5 @@
-// _native_batch_norm_legit_no_training (inference batch norm over dim 1), native_layer_norm and
-// native_dropout.
+// _native_batch_norm_legit_no_training (inference batch norm over dim 1), native_layer_norm,
+// native_group_norm and native_dropout.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -157,6 +157,79 @@ void layer_norm_out(KernelContext& ctx, Args args) {
   if (!ok) ctx.fail(ErrorCode::kNotSupported, "%s: only float32 and float64 are supported", op);
 }
 
+// native_group_norm.out(input, weight?, bias?, N, C, HxW, group, eps, out0, out1, out2): the C
+// channels of each sample form `group` groups of C / group channels, each normalised over its
+// channels and spatial positions; weight and bias ([C]) scale per channel. out1 (mean) and out2
+// (rstd) have shape [N, group].
+void group_norm_out(KernelContext& ctx, Args args) {
+  const char* op = "native_group_norm.out";
+  if (!check_arg_count(ctx, args, 11, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* weight = optional_tensor_arg(args, 1);
+  TensorImpl* bias = optional_tensor_arg(args, 2);
+  TensorImpl* out = tensor_arg(ctx, args, 8, op);
+  TensorImpl* mean_out = tensor_arg(ctx, args, 9, op);
+  TensorImpl* rstd_out = tensor_arg(ctx, args, 10, op);
+  if (!in || !out || !mean_out || !rstd_out || !require_contiguous(ctx, op, {in, weight, bias, out, mean_out, rstd_out})) {
+    return;
+  }
+  for (size_t i = 3; i <= 6; ++i) {
+    if (args[i]->tag != Tag::kInt) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: N, C, HxW and group must be ints", op);
+      return;
+    }
+  }
+  const int64_t n = args[3]->scalar.i, c = args[4]->scalar.i, hw = args[5]->scalar.i, groups = args[6]->scalar.i;
+  if (in->dim() < 2 || in->size(0) != n || in->size(1) != c || groups <= 0 || c % groups != 0 ||
+      (c > 0 && n > 0 && in->numel() != n * c * hw)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: input shape disagrees with N, C, HxW or group", op);
+    return;
+  }
+  for (const TensorImpl* t : {weight, bias}) {
+    if (t != nullptr && (t->dim() != 1 || t->size(0) != c)) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: weight and bias must have shape [%lld]", op, static_cast<long long>(c));
+      return;
+    }
+  }
+  for (const TensorImpl* t : {weight, bias, out, mean_out, rstd_out}) {
+    if (t != nullptr && t->dtype() != in->dtype()) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: all tensors must share the input's dtype", op);
+      return;
+    }
+  }
+  const int64_t stat_sizes[2] = {n, groups};
+  if (mean_out->dim() != 2 || rstd_out->dim() != 2 || !resize_or_fail(ctx, out, in->sizes(), op) ||
+      !resize_or_fail(ctx, mean_out, stat_sizes, op) || !resize_or_fail(ctx, rstd_out, stat_sizes, op)) {
+    if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: mean and rstd outputs must be 2-D", op);
+    return;
+  }
+  const double eps = args[7]->scalar_as_double();
+  const int64_t cg = c / groups, group_size = cg * hw;
+  const bool ok = dispatch_float(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* w = weight != nullptr ? weight->data_as<T>() : nullptr;
+    const T* b = bias != nullptr ? bias->data_as<T>() : nullptr;
+    for (int64_t g = 0; g < n * groups; ++g) {
+      const T* x = in->data_as<T>() + g * group_size;
+      T* y = out->data_as<T>() + g * group_size;
+      double sum = 0, sq = 0;
+      for (int64_t i = 0; i < group_size; ++i) sum += static_cast<double>(x[i]);
+      const double mean = sum / static_cast<double>(group_size);
+      for (int64_t i = 0; i < group_size; ++i) sq += (static_cast<double>(x[i]) - mean) * (static_cast<double>(x[i]) - mean);
+      const double rstd = 1.0 / std::sqrt(sq / static_cast<double>(group_size) + eps);
+      for (int64_t ch = 0; ch < cg; ++ch) {
+        const int64_t channel = (g % groups) * cg + ch;
+        const double scale = rstd * (w != nullptr ? static_cast<double>(w[channel]) : 1.0);
+        const double shift = (b != nullptr ? static_cast<double>(b[channel]) : 0.0) - mean * scale;
+        for (int64_t i = ch * hw; i < (ch + 1) * hw; ++i) y[i] = static_cast<T>(static_cast<double>(x[i]) * scale + shift);
+      }
+      mean_out->data_as<T>()[g] = static_cast<T>(mean);
+      rstd_out->data_as<T>()[g] = static_cast<T>(rstd);
+    }
+  });
+  if (!ok) ctx.fail(ErrorCode::kNotSupported, "%s: only float32 and float64 are supported", op);
+}
+
 // Dropout's random stream: SplitMix64 over a process-wide counter that every element advances.
 // The counter starts at the seed in the environment variable ETSCOPE_DROPOUT_SEED (decimal or
 // 0x-hex) or at 0x5EED, so a process's sequence of runs is reproducible; it does not (and cannot)
@@ -227,6 +300,7 @@ void native_dropout_out(KernelContext& ctx, Args args) {
 void register_norm_kernels(KernelRegistry& r) {
   r.add("aten::_native_batch_norm_legit_no_training.out", kernel(batch_norm_no_training_out, kFloatDtypes));
   r.add("aten::native_layer_norm.out", kernel(layer_norm_out, kFloatDtypes));
+  r.add("aten::native_group_norm.out", kernel(group_norm_out, kFloatDtypes));
   r.add("aten::native_dropout.out", kernel(native_dropout_out, kFloatDtypes));
 }
 

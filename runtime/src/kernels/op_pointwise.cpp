@@ -1,6 +1,6 @@
 // Broadcasting binary kernels beyond the four arithmetic ones: comparisons of two tensors,
-// logical and bitwise and / or / xor, minimum / maximum, remainder / fmod / floor_divide, atan2
-// and rsub. All of them go through binary_elementwise (same-dtype fast path; mixed dtypes
+// logical and bitwise and / or / xor, minimum / maximum, remainder / fmod / floor_divide, div
+// with a rounding mode, clamp with tensor bounds, atan2 and rsub. All of them go through binary_elementwise (same-dtype fast path; mixed dtypes
 // compute in int64 when every operand is integral or bool, in double otherwise).
 #include <cmath>
 #include <cstring>
@@ -251,6 +251,103 @@ void rsub_scalar_out(KernelContext& ctx, Args args) {
   });
 }
 
+// div.out_mode(self, other, rounding_mode?, out) and div.Scalar_mode_out: rounding_mode None is
+// true division, "trunc" rounds toward zero, "floor" toward negative infinity. Integral operands
+// with a rounding mode divide exactly in integers (a zero divisor fails the call).
+void div_mode(KernelContext& ctx, Args args, bool scalar_other) {
+  const char* op = scalar_other ? "div.Scalar_mode_out" : "div.out_mode";
+  if (!check_arg_count(ctx, args, 4, op)) return;
+  int mode = 0;  // 0 true, 1 trunc, 2 floor
+  if (args[2]->tag == Tag::kString) {
+    if (args[2]->str == "trunc") {
+      mode = 1;
+    } else if (args[2]->str == "floor") {
+      mode = 2;
+    } else {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: rounding_mode must be 'trunc', 'floor' or None", op);
+      return;
+    }
+  }
+  EValue* shifted[3] = {args[0], args[1], args[3]};
+  Operands o;
+  if (!operands(ctx, Args{shifted, 3}, scalar_other, op, &o)) return;
+  const bool floating = any_floating(o);
+  if ((floating || mode == 0) && !is_floating(o.out->dtype())) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: a floating result cannot be stored in a %s output", op,
+             scalar_type_name(o.out->dtype()).c_str());
+    return;
+  }
+  if (mode != 0 && !check_integral_divisor(ctx, o, op)) return;
+  binary_elementwise(ctx, *o.a, *o.b, *o.out, op, [mode](auto a, auto b) {
+    using T = decltype(a);
+    if constexpr (std::is_floating_point_v<T>) {
+      const T q = a / b;
+      return mode == 1 ? std::trunc(q) : mode == 2 ? std::floor(q) : q;
+    } else if constexpr (std::is_same_v<T, bool>) {
+      return static_cast<double>(a) / static_cast<double>(b);
+    } else {
+      if (mode == 0) return static_cast<double>(a) / static_cast<double>(b);
+      if (mode == 2) return static_cast<double>(floor_div_int(a, b));
+      if (std::is_signed_v<T> && b == T(-1)) return static_cast<double>(floor_div_int(a, b));
+      return static_cast<double>(static_cast<T>(a / b));
+    }
+  });
+}
+void div_out_mode(KernelContext& ctx, Args args) { div_mode(ctx, args, false); }
+void div_scalar_mode_out(KernelContext& ctx, Args args) { div_mode(ctx, args, true); }
+
+// clamp.Tensor_out(self, min?, max?, out): out = min(max(self, min), max), all broadcast together;
+// NaN in any operand gives NaN.
+void clamp_tensor_out(KernelContext& ctx, Args args) {
+  const char* op = "clamp.Tensor_out";
+  if (!check_arg_count(ctx, args, 4, op)) return;
+  TensorImpl* self = tensor_arg(ctx, args, 0, op);
+  TensorImpl* lo = optional_tensor_arg(args, 1);
+  TensorImpl* hi = optional_tensor_arg(args, 2);
+  TensorImpl* out = tensor_arg(ctx, args, 3, op);
+  if (!self || !out || !require_contiguous(ctx, op, {self, lo, hi, out})) return;
+  if (lo == nullptr && hi == nullptr) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: at least one of min and max must be given", op);
+    return;
+  }
+  if (self->dtype() == ScalarType::kBool || !is_supported_dtype(out->dtype()) || !is_supported_dtype(self->dtype())) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: unsupported dtypes", op);
+    return;
+  }
+  std::array<int64_t, kMaxDims> shape{};
+  int dim = 0;
+  std::span<const int64_t> full = self->sizes();
+  for (const TensorImpl* t : {lo, hi}) {
+    if (t == nullptr) continue;
+    if (!broadcast_shape(full, t->sizes(), &shape, &dim)) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: shapes do not broadcast", op);
+      return;
+    }
+    full = {shape.data(), static_cast<size_t>(dim)};
+  }
+  if (!resize_or_fail(ctx, out, full, op)) return;
+  // out = self broadcast to the full shape, then clamped in place by each bound.
+  dispatch_real_and_bool(self->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    BroadcastIndex bi(out->sizes(), self->sizes());
+    for (int64_t i = 0; i < out->numel(); ++i, bi.advance()) {
+      store_from<T>(out->dtype(), out->data(), i, self->data_as<T>()[bi.index()]);
+    }
+  });
+  auto bound = [&](const TensorImpl* t, bool upper) {
+    if (t == nullptr || ctx.failed()) return;
+    binary_elementwise(ctx, *out, *t, *out, op, [upper](auto a, auto b) {
+      using T = decltype(a);
+      if constexpr (std::is_floating_point_v<T>) {
+        if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+      }
+      return upper ? (b < a ? static_cast<T>(b) : a) : (a < b ? static_cast<T>(b) : a);
+    });
+  };
+  bound(lo, false);
+  bound(hi, true);
+}
+
 }  // namespace
 
 void register_pointwise_kernels(KernelRegistry& r) {
@@ -278,6 +375,9 @@ void register_pointwise_kernels(KernelRegistry& r) {
   r.add("aten::fmod.Scalar_out", kernel(fmod_scalar_out, kRealDtypes));
   r.add("aten::floor_divide.out", kernel(floor_divide_out, kRealDtypes));
   r.add("aten::atan2.out", kernel(atan2_out, all));
+  r.add("aten::div.out_mode", kernel(div_out_mode, kRealBoolDtypes));
+  r.add("aten::div.Scalar_mode_out", kernel(div_scalar_mode_out, kRealBoolDtypes));
+  r.add("aten::clamp.Tensor_out", kernel(clamp_tensor_out, kRealDtypes));
   r.add("aten::rsub.Scalar_out", kernel(rsub_scalar_out, kRealDtypes));
 }
 

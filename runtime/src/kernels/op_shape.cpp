@@ -1,4 +1,5 @@
-// Shape and index kernels: stack, transpose_copy / t_copy, constant_pad_nd, repeat, flip,
+// Shape and index kernels: stack, transpose_copy / t_copy, constant_pad_nd, repeat, flip, roll,
+// pixel_shuffle / pixel_unshuffle,
 // index_select, masked_fill, tril, arange, zeros / ones, cumsum, and the dim reductions
 // amax / amin / argmin / max.dim / min.dim.
 //
@@ -294,6 +295,102 @@ void flip_out(KernelContext& ctx, Args args) {
     }
     copy_element(*in, src, *out, i);
   });
+}
+
+// roll.out(self, shifts, dims, out): element i of each rolled dim moves to (i + shift) mod size;
+// with no dims the flattened tensor rolls by the single shift.
+void roll_out(KernelContext& ctx, Args args) {
+  const char* op = "roll.out";
+  if (!check_arg_count(ctx, args, 4, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 3, op);
+  IntList shifts, dims;
+  if (!in || !out || !int_list_arg(ctx, args, 1, &shifts, op) || !int_list_arg(ctx, args, 2, &dims, op) ||
+      !same_dtype(ctx, op, *in, *out)) {
+    return;
+  }
+  const bool flat = dims.size == 0;
+  if ((flat && shifts.size != 1) || (!flat && shifts.size != dims.size)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: shifts and dims must have the same length (one shift without dims)", op);
+    return;
+  }
+  if (!rank_is(ctx, op, *out, static_cast<size_t>(in->dim())) || !resize_or_fail(ctx, out, in->sizes(), op)) return;
+  const int64_t n = in->numel();
+  if (n == 0) return;
+  if (flat) {
+    const int64_t s = ((shifts[0] % n) + n) % n;
+    for (int64_t i = 0; i < n; ++i) copy_element(*in, i, *out, (i + s) % n);
+    return;
+  }
+  std::array<int64_t, kMaxDims> shift{};
+  for (size_t k = 0; k < dims.size; ++k) {
+    const int64_t d = in->dim() == 0 ? -1 : normalize_dim(dims[k], in->dim());
+    if (d < 0) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: dim %lld is out of range", op, static_cast<long long>(dims[k]));
+      return;
+    }
+    const int64_t size = in->size(static_cast<int>(d));
+    shift[static_cast<size_t>(d)] = (shift[static_cast<size_t>(d)] + ((shifts[k] % size) + size) % size) % size;
+  }
+  const auto strides = strides_of(*in);
+  for_each_coord(in->sizes(), n, [&](int64_t i, const std::array<int64_t, kMaxDims>& idx) {
+    int64_t dst = 0;
+    for (int d = 0; d < in->dim(); ++d) {
+      dst += ((idx[static_cast<size_t>(d)] + shift[static_cast<size_t>(d)]) % in->size(d)) * strides[static_cast<size_t>(d)];
+    }
+    copy_element(*in, i, *out, dst);
+  });
+}
+
+// pixel_shuffle.out(self, r, out): [*, C r^2, H, W] -> [*, C, H r, W r]; pixel_unshuffle.out is
+// the inverse. out[c][h r + i][w r + j] = in[c r^2 + i r + j][h][w].
+template <bool Shuffle>
+void pixel_shuffle_out(KernelContext& ctx, Args args) {
+  const char* op = Shuffle ? "pixel_shuffle.out" : "pixel_unshuffle.out";
+  if (!check_arg_count(ctx, args, 3, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 2, op);
+  if (!in || !out || !same_dtype(ctx, op, *in, *out)) return;
+  const int64_t r = args[1]->tag == Tag::kInt ? args[1]->scalar.i : 0;
+  const int rank = in->dim();
+  if (rank < 3 || r <= 0 || r > 65536) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: needs a tensor of rank >= 3 and a positive factor", op);
+    return;
+  }
+  const int64_t c = in->size(rank - 3), h = in->size(rank - 2), w = in->size(rank - 1);
+  if (Shuffle ? c % (r * r) != 0 : (h % r != 0 || w % r != 0)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: sizes are not divisible by the factor", op);
+    return;
+  }
+  // Shapes of the shuffled (big) side: channels cs, height hs, width ws.
+  const int64_t cs = Shuffle ? c / (r * r) : c, hs = Shuffle ? h * r : h, ws = Shuffle ? w * r : w;
+  std::array<int64_t, kMaxDims> sizes{};
+  for (int i = 0; i < rank - 3; ++i) sizes[static_cast<size_t>(i)] = in->size(i);
+  sizes[static_cast<size_t>(rank - 3)] = Shuffle ? cs : c * r * r;
+  sizes[static_cast<size_t>(rank - 2)] = Shuffle ? hs : h / r;
+  sizes[static_cast<size_t>(rank - 1)] = Shuffle ? ws : w / r;
+  if (!rank_is(ctx, op, *out, static_cast<size_t>(rank)) ||
+      !resize_or_fail(ctx, out, {sizes.data(), static_cast<size_t>(rank)}, op)) {
+    return;
+  }
+  const int64_t batch = cs * hs * ws == 0 ? 0 : in->numel() / (cs * hs * ws);
+  const int64_t hl = hs / r, wl = ws / r;  // the packed (small) side
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t base = b * cs * hs * ws;
+    for (int64_t ch = 0; ch < cs; ++ch) {
+      for (int64_t y = 0; y < hs; ++y) {
+        for (int64_t x = 0; x < ws; ++x) {
+          const int64_t big = base + (ch * hs + y) * ws + x;
+          const int64_t small = base + ((ch * r * r + (y % r) * r + x % r) * hl + y / r) * wl + x / r;
+          if (Shuffle) {
+            copy_element(*in, small, *out, big);
+          } else {
+            copy_element(*in, big, *out, small);
+          }
+        }
+      }
+    }
+  }
 }
 
 // Reads the index tensor's element i (int64 or int32).
@@ -674,6 +771,9 @@ void register_shape_kernels(KernelRegistry& r) {
   r.add("aten::repeat.out", kernel(repeat_out, bytes));
   r.add("aten::flip.out", kernel(flip_out, bytes));
   r.add("aten::index_select.out", kernel(index_select_out, bytes));
+  r.add("aten::roll.out", kernel(roll_out, bytes));
+  r.add("aten::pixel_shuffle.out", kernel(pixel_shuffle_out<true>, bytes));
+  r.add("aten::pixel_unshuffle.out", kernel(pixel_shuffle_out<false>, bytes));
   r.add("aten::tril.out", kernel(tril_out, bytes));
   r.add("aten::constant_pad_nd.out", kernel(constant_pad_nd_out, kRealBoolDtypes));
   r.add("aten::masked_fill.Scalar_out", kernel(masked_fill_out, kRealBoolDtypes));

@@ -1,6 +1,6 @@
 // Unary math: the floating functions (tanh, gelu, sqrt, log, trigonometry, erf, ...), the
 // rounding family (floor, ceil, round, trunc), abs / sign / reciprocal, logical_not, bitwise_not,
-// isnan / isinf, leaky_relu, elu; and pow with its three overloads.
+// isnan / isinf, leaky_relu, elu, logit, glu; and pow with its three overloads.
 //
 // Floating functions accept any real or bool input and need a floating output; they compute in
 // the output's precision (float for float32 outputs, double otherwise). Functions that keep the
@@ -273,6 +273,68 @@ void elu_out(KernelContext& ctx, Args args) {
   });
 }
 
+// logit.out(self, eps?, out): log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps is given.
+void logit_out(KernelContext& ctx, Args args) {
+  const char* name = "logit.out";
+  if (!check_arg_count(ctx, args, 3, name)) return;
+  TensorImpl* a = tensor_arg(ctx, args, 0, name);
+  TensorImpl* out = tensor_arg(ctx, args, 2, name);
+  if (!a || !out) return;
+  if (!is_floating(out->dtype())) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: output must be floating point", name);
+    return;
+  }
+  const bool has_eps = !args[1]->is_none();
+  const double eps = has_eps ? args[1]->scalar_as_double() : 0.0;
+  unary_elementwise(ctx, *a, *out, name, [has_eps, eps](auto x) {
+    using T = float_of<decltype(x)>;
+    T v = static_cast<T>(x);
+    if (has_eps) v = v < static_cast<T>(eps) ? static_cast<T>(eps) : v > static_cast<T>(1 - eps) ? static_cast<T>(1 - eps) : v;
+    return std::log(v / (T(1) - v));
+  });
+}
+
+// glu.out(self, dim, out): the first half of dim times the sigmoid of the second half.
+void glu_out(KernelContext& ctx, Args args) {
+  const char* name = "glu.out";
+  if (!check_arg_count(ctx, args, 3, name)) return;
+  TensorImpl* a = tensor_arg(ctx, args, 0, name);
+  TensorImpl* out = tensor_arg(ctx, args, 2, name);
+  if (!a || !out || !require_contiguous(ctx, name, {a, out})) return;
+  const int64_t d = args[1]->tag == Tag::kInt && a->dim() > 0 ? normalize_dim(args[1]->scalar.i, a->dim()) : -1;
+  if (d < 0 || a->size(static_cast<int>(d)) % 2 != 0) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: dim must exist and have an even size", name);
+    return;
+  }
+  if (a->dtype() != out->dtype() || !dispatch_float(a->dtype(), [](auto) {})) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: self and out must share a float32 or float64 dtype", name);
+    return;
+  }
+  std::array<int64_t, kMaxDims> sizes{};
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < a->dim(); ++i) {
+    sizes[static_cast<size_t>(i)] = i == d ? a->size(i) / 2 : a->size(i);
+    if (i < d) outer *= a->size(i);
+    if (i > d) inner *= a->size(i);
+  }
+  if (out->dim() != a->dim() || !resize_or_fail(ctx, out, {sizes.data(), static_cast<size_t>(a->dim())}, name)) {
+    if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: output rank differs from self's", name);
+    return;
+  }
+  const int64_t half = sizes[static_cast<size_t>(d)] * inner;
+  dispatch_float(a->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = a->data_as<T>();
+    T* y = out->data_as<T>();
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < half; ++i) {
+        const T first = x[o * 2 * half + i], gate = x[o * 2 * half + half + i];
+        y[o * half + i] = first / (T(1) + std::exp(-gate));
+      }
+    }
+  });
+}
+
 // Integer power by squaring in wrapping (unsigned) arithmetic; a negative exponent gives what
 // truncating the real result gives: 1 for base 1, +-1 for base -1, 0 otherwise.
 template <typename T>
@@ -396,6 +458,8 @@ void register_unary_kernels(KernelRegistry& r) {
   r.add("aten::isinf.out", kernel(isnan_isinf_out<true>, kRealBoolDtypes));
   r.add("aten::leaky_relu.out", kernel(leaky_relu_out, kFloatDtypes));
   r.add("aten::elu.out", kernel(elu_out, kFloatDtypes));
+  r.add("aten::logit.out", kernel(logit_out, kRealBoolDtypes));
+  r.add("aten::glu.out", kernel(glu_out, kFloatDtypes));
   r.add("aten::pow.Tensor_Tensor_out", kernel(pow_tensor_tensor_out, kRealBoolDtypes));
   r.add("aten::pow.Tensor_Scalar_out", kernel(pow_tensor_scalar_out, kRealBoolDtypes));
   r.add("aten::pow.Scalar_out", kernel(pow_scalar_out, kRealBoolDtypes));
