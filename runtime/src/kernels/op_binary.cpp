@@ -72,14 +72,14 @@ void div_scalar_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_binary_kernels(KernelRegistry& r) {
-  r.add("aten::add.out", kernel(add_out, kRealBoolDtypes));
-  r.add("aten::add.Scalar_out", kernel(add_scalar_out, kRealBoolDtypes));
-  r.add("aten::sub.out", kernel(sub_out, kRealDtypes));
-  r.add("aten::sub.Scalar_out", kernel(sub_scalar_out, kRealDtypes));
-  r.add("aten::mul.out", kernel(mul_out, kRealBoolDtypes));
-  r.add("aten::mul.Scalar_out", kernel(mul_scalar_out, kRealBoolDtypes));
-  r.add("aten::div.out", kernel(div_out, kRealBoolDtypes));
-  r.add("aten::div.Scalar_out", kernel(div_scalar_out, kRealBoolDtypes));
+  r.add("aten::add.out", kernel(add_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::add.Scalar_out", kernel(add_scalar_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::sub.out", kernel(sub_out, kRealDtypes | kHalfDtypes));
+  r.add("aten::sub.Scalar_out", kernel(sub_scalar_out, kRealDtypes | kHalfDtypes));
+  r.add("aten::mul.out", kernel(mul_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::mul.Scalar_out", kernel(mul_scalar_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::div.out", kernel(div_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::div.Scalar_out", kernel(div_scalar_out, kRealBoolDtypes | kHalfDtypes));
 }
 
 }  // namespace etscope::rt::kernels

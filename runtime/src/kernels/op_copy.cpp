@@ -8,12 +8,38 @@
 namespace etscope::rt::kernels {
 namespace {
 
+// Calls f(in_index, out_index) for every element of two tensors of the same sizes, each laid
+// out in its own dim order (strides).
+template <typename F>
+void walk_strided(const TensorImpl& in, const TensorImpl& out, F f) {
+  const int rank = in.dim();
+  std::array<int64_t, kMaxDims> counter{};
+  int64_t xi = 0, yi = 0;
+  for (int64_t i = 0; i < in.numel(); ++i) {
+    f(xi, yi);
+    for (int d = rank - 1; d >= 0; --d) {
+      xi += in.stride(d), yi += out.stride(d);
+      if (++counter[static_cast<size_t>(d)] < in.size(d)) break;
+      xi -= in.stride(d) * counter[static_cast<size_t>(d)];
+      yi -= out.stride(d) * counter[static_cast<size_t>(d)];
+      counter[static_cast<size_t>(d)] = 0;
+    }
+  }
+}
+
 // out = in (same sizes), converting dtypes and honouring both tensors' dim orders (strides).
+// Half and bfloat16 convert through double (exact for both).
 void copy_strided(const TensorImpl& in, TensorImpl& out) {
   const int64_t n = in.numel();
   const bool same_order = std::equal(in.dim_order().begin(), in.dim_order().end(), out.dim_order().begin());
   if (in.dtype() == out.dtype() && same_order) {
     if (out.data() != in.data()) std::memmove(out.data(), in.data(), in.nbytes());
+    return;
+  }
+  if (!is_supported_dtype(in.dtype()) || !is_supported_dtype(out.dtype())) {
+    walk_strided(in, out, [&](int64_t xi, int64_t yi) {
+      store_from<double>(out.dtype(), out.data(), yi, load_as<double>(in.dtype(), in.data(), xi));
+    });
     return;
   }
   dispatch_real_and_bool(in.dtype(), [&](auto in_tag) {
@@ -26,26 +52,15 @@ void copy_strided(const TensorImpl& in, TensorImpl& out) {
         for (int64_t i = 0; i < n; ++i) y[i] = convert<O>(x[i]);
         return;
       }
-      const int rank = in.dim();
-      std::array<int64_t, kMaxDims> counter{};
-      int64_t xi = 0, yi = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        y[yi] = convert<O>(x[xi]);
-        for (int d = rank - 1; d >= 0; --d) {
-          xi += in.stride(d), yi += out.stride(d);
-          if (++counter[static_cast<size_t>(d)] < in.size(d)) break;
-          xi -= in.stride(d) * counter[static_cast<size_t>(d)];
-          yi -= out.stride(d) * counter[static_cast<size_t>(d)];
-          counter[static_cast<size_t>(d)] = 0;
-        }
-      }
+      walk_strided(in, out, [&](int64_t xi, int64_t yi) { y[yi] = convert<O>(x[xi]); });
     });
   });
 }
 
+// Fails the call unless every tensor has a dtype the copies handle (real, bool, half, bfloat16).
 bool supported(KernelContext& ctx, const char* op, std::initializer_list<const TensorImpl*> ts) {
   for (const TensorImpl* t : ts) {
-    if (!is_supported_dtype(t->dtype())) {
+    if (!is_elementwise_dtype(t->dtype())) {
       ctx.fail(ErrorCode::kNotSupported, "%s: unsupported dtype %s", op, scalar_type_name(t->dtype()).c_str());
       return false;
     }
@@ -115,6 +130,13 @@ void copy_out(KernelContext& ctx, Args args) {
     return;
   }
   if (!resize_or_fail(ctx, out, self->sizes(), op)) return;
+  if (!is_supported_dtype(src->dtype()) || !is_supported_dtype(out->dtype())) {
+    BroadcastIndex bi(out->sizes(), src->sizes());
+    for (int64_t i = 0; i < out->numel(); ++i, bi.advance()) {
+      store_from<double>(out->dtype(), out->data(), i, load_as<double>(src->dtype(), src->data(), bi.index()));
+    }
+    return;
+  }
   dispatch_real_and_bool(src->dtype(), [&](auto in_tag) {
     using I = typename decltype(in_tag)::type;
     dispatch_real_and_bool(out->dtype(), [&](auto out_tag) {
@@ -275,7 +297,7 @@ void cat_out(KernelContext& ctx, Args args) {
   bool first = true;
   for (const TensorImpl* t : args[0]->tensor_list) {
     if (t == nullptr || (t->dim() == 1 && t->numel() == 0)) continue;
-    if (t->dim() != rank || !t->contiguous() || !is_supported_dtype(t->dtype())) {
+    if (t->dim() != rank || !t->contiguous() || !is_elementwise_dtype(t->dtype())) {
       ctx.fail(ErrorCode::kInvalidArgument, "%s: inputs must be contiguous with the output's rank", op);
       return;
     }
@@ -446,19 +468,19 @@ void register_copy_kernels(KernelRegistry& r) {
   r.add("aten::alias_copy.out", kernel(alias_copy_out, kRealBoolDtypes));
   r.add("aten::detach_copy.out", kernel(detach_copy_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::lift_fresh_copy.out", kernel(detach_copy_out, kRealBoolDtypes | kHalfDtypes));
-  r.add("aten::_to_copy.out", kernel(to_copy_out, kRealBoolDtypes));
-  r.add("aten::copy.out", kernel(copy_out, kRealBoolDtypes));
+  r.add("aten::_to_copy.out", kernel(to_copy_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::copy.out", kernel(copy_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::fill.Scalar_out", kernel(fill_scalar_out, kRealBoolDtypes));
   r.add("aten::fill.Tensor_out", kernel(fill_tensor_out, kRealBoolDtypes));
   r.add("aten::empty.out", kernel(empty_out, kRealBoolDtypes | kHalfDtypes));
-  r.add("aten::clone.out", kernel(clone_out, kRealBoolDtypes));
-  r.add("dim_order_ops::_to_dim_order_copy.out", kernel(to_dim_order_copy_out, kRealBoolDtypes));
-  r.add("dim_order_ops::_clone_dim_order.out", kernel(clone_dim_order_out, kRealBoolDtypes));
+  r.add("aten::clone.out", kernel(clone_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("dim_order_ops::_to_dim_order_copy.out", kernel(to_dim_order_copy_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("dim_order_ops::_clone_dim_order.out", kernel(clone_dim_order_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::squeeze_copy.dims_out", kernel(squeeze_copy_dims_out, kRealBoolDtypes));
   r.add("aten::squeeze_copy.dim_out", kernel(squeeze_copy_dims_out, kRealBoolDtypes));
   r.add("aten::unsqueeze_copy.out", kernel(unsqueeze_copy_out, kRealBoolDtypes));
   r.add("aten::expand_copy.out", kernel(expand_copy_out, kRealBoolDtypes));
-  r.add("aten::cat.out", kernel(cat_out, kRealBoolDtypes));
+  r.add("aten::cat.out", kernel(cat_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::full_like.out", kernel(full_like_out, kRealBoolDtypes));
   r.add("aten::full.out", kernel(full_out, kRealBoolDtypes));
   r.add("aten::scalar_tensor.out", kernel(scalar_tensor_out, kRealBoolDtypes));

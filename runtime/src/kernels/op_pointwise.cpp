@@ -352,33 +352,33 @@ void clamp_tensor_out(KernelContext& ctx, Args args) {
 
 void register_pointwise_kernels(KernelRegistry& r) {
   const uint32_t all = kRealBoolDtypes, ints = kIntDtypes | kBoolDtype;
-  r.add("aten::eq.Tensor_out", kernel(eq_tensor_out, all));
-  r.add("aten::ne.Tensor_out", kernel(ne_tensor_out, all));
-  r.add("aten::lt.Tensor_out", kernel(lt_tensor_out, all));
-  r.add("aten::le.Tensor_out", kernel(le_tensor_out, all));
-  r.add("aten::gt.Tensor_out", kernel(gt_tensor_out, all));
-  r.add("aten::ge.Tensor_out", kernel(ge_tensor_out, all));
-  r.add("aten::logical_and.out", kernel(logical_and_out, all));
-  r.add("aten::logical_or.out", kernel(logical_or_out, all));
-  r.add("aten::logical_xor.out", kernel(logical_xor_out, all));
+  r.add("aten::eq.Tensor_out", kernel(eq_tensor_out, all | kHalfDtypes));
+  r.add("aten::ne.Tensor_out", kernel(ne_tensor_out, all | kHalfDtypes));
+  r.add("aten::lt.Tensor_out", kernel(lt_tensor_out, all | kHalfDtypes));
+  r.add("aten::le.Tensor_out", kernel(le_tensor_out, all | kHalfDtypes));
+  r.add("aten::gt.Tensor_out", kernel(gt_tensor_out, all | kHalfDtypes));
+  r.add("aten::ge.Tensor_out", kernel(ge_tensor_out, all | kHalfDtypes));
+  r.add("aten::logical_and.out", kernel(logical_and_out, all | kHalfDtypes));
+  r.add("aten::logical_or.out", kernel(logical_or_out, all | kHalfDtypes));
+  r.add("aten::logical_xor.out", kernel(logical_xor_out, all | kHalfDtypes));
   r.add("aten::bitwise_and.Tensor_out", kernel(bitwise_and_tensor_out, ints));
   r.add("aten::bitwise_or.Tensor_out", kernel(bitwise_or_tensor_out, ints));
   r.add("aten::bitwise_xor.Tensor_out", kernel(bitwise_xor_tensor_out, ints));
   r.add("aten::bitwise_and.Scalar_out", kernel(bitwise_and_scalar_out, ints));
   r.add("aten::bitwise_or.Scalar_out", kernel(bitwise_or_scalar_out, ints));
   r.add("aten::bitwise_xor.Scalar_out", kernel(bitwise_xor_scalar_out, ints));
-  r.add("aten::minimum.out", kernel(min_max<false>, all));
-  r.add("aten::maximum.out", kernel(min_max<true>, all));
-  r.add("aten::remainder.Tensor_out", kernel(remainder_tensor_out, kRealDtypes));
-  r.add("aten::remainder.Scalar_out", kernel(remainder_scalar_out, kRealDtypes));
-  r.add("aten::fmod.Tensor_out", kernel(fmod_tensor_out, kRealDtypes));
-  r.add("aten::fmod.Scalar_out", kernel(fmod_scalar_out, kRealDtypes));
-  r.add("aten::floor_divide.out", kernel(floor_divide_out, kRealDtypes));
-  r.add("aten::atan2.out", kernel(atan2_out, all));
-  r.add("aten::div.out_mode", kernel(div_out_mode, kRealBoolDtypes));
-  r.add("aten::div.Scalar_mode_out", kernel(div_scalar_mode_out, kRealBoolDtypes));
+  r.add("aten::minimum.out", kernel(min_max<false>, all | kHalfDtypes));
+  r.add("aten::maximum.out", kernel(min_max<true>, all | kHalfDtypes));
+  r.add("aten::remainder.Tensor_out", kernel(remainder_tensor_out, kRealDtypes | kHalfDtypes));
+  r.add("aten::remainder.Scalar_out", kernel(remainder_scalar_out, kRealDtypes | kHalfDtypes));
+  r.add("aten::fmod.Tensor_out", kernel(fmod_tensor_out, kRealDtypes | kHalfDtypes));
+  r.add("aten::fmod.Scalar_out", kernel(fmod_scalar_out, kRealDtypes | kHalfDtypes));
+  r.add("aten::floor_divide.out", kernel(floor_divide_out, kRealDtypes | kHalfDtypes));
+  r.add("aten::atan2.out", kernel(atan2_out, all | kHalfDtypes));
+  r.add("aten::div.out_mode", kernel(div_out_mode, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::div.Scalar_mode_out", kernel(div_scalar_mode_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::clamp.Tensor_out", kernel(clamp_tensor_out, kRealDtypes));
-  r.add("aten::rsub.Scalar_out", kernel(rsub_scalar_out, kRealDtypes));
+  r.add("aten::rsub.Scalar_out", kernel(rsub_scalar_out, kRealDtypes | kHalfDtypes));
 }
 
 }  // namespace etscope::rt::kernels

@@ -423,7 +423,7 @@ void pow_scalar_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_unary_kernels(KernelRegistry& r) {
-  const uint32_t fl = kRealBoolDtypes;
+  const uint32_t fl = kRealBoolDtypes | kHalfDtypes;  // half / bfloat16 compute through float
   r.add("aten::tanh.out", kernel(float_unary<Tanh>, fl));
   r.add("aten::sqrt.out", kernel(float_unary<Sqrt>, fl));
   r.add("aten::rsqrt.out", kernel(float_unary<Rsqrt>, fl));
@@ -445,24 +445,24 @@ void register_unary_kernels(KernelRegistry& r) {
   r.add("aten::atanh.out", kernel(float_unary<Atanh>, fl));
   r.add("aten::erf.out", kernel(float_unary<Erf>, fl));
   r.add("aten::reciprocal.out", kernel(float_unary<Reciprocal>, fl));
-  r.add("aten::gelu.out", kernel(gelu_out, kFloatDtypes));
-  r.add("aten::abs.out", kernel(abs_out, kRealDtypes));
-  r.add("aten::sign.out", kernel(sign_out, kRealBoolDtypes));
-  r.add("aten::floor.out", kernel(rounding_out<0>, kRealDtypes));
-  r.add("aten::ceil.out", kernel(rounding_out<1>, kRealDtypes));
-  r.add("aten::round.out", kernel(rounding_out<2>, kRealDtypes));
-  r.add("aten::trunc.out", kernel(rounding_out<3>, kRealDtypes));
+  r.add("aten::gelu.out", kernel(gelu_out, kFloatDtypes | kHalfDtypes));
+  r.add("aten::abs.out", kernel(abs_out, kRealDtypes | kHalfDtypes));
+  r.add("aten::sign.out", kernel(sign_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::floor.out", kernel(rounding_out<0>, kRealDtypes | kHalfDtypes));
+  r.add("aten::ceil.out", kernel(rounding_out<1>, kRealDtypes | kHalfDtypes));
+  r.add("aten::round.out", kernel(rounding_out<2>, kRealDtypes | kHalfDtypes));
+  r.add("aten::trunc.out", kernel(rounding_out<3>, kRealDtypes | kHalfDtypes));
   r.add("aten::bitwise_not.out", kernel(bitwise_not_out, kIntDtypes | kBoolDtype));
-  r.add("aten::logical_not.out", kernel(logical_not_out, kRealBoolDtypes));
-  r.add("aten::isnan.out", kernel(isnan_isinf_out<false>, kRealBoolDtypes));
-  r.add("aten::isinf.out", kernel(isnan_isinf_out<true>, kRealBoolDtypes));
-  r.add("aten::leaky_relu.out", kernel(leaky_relu_out, kFloatDtypes));
-  r.add("aten::elu.out", kernel(elu_out, kFloatDtypes));
-  r.add("aten::logit.out", kernel(logit_out, kRealBoolDtypes));
+  r.add("aten::logical_not.out", kernel(logical_not_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::isnan.out", kernel(isnan_isinf_out<false>, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::isinf.out", kernel(isnan_isinf_out<true>, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::leaky_relu.out", kernel(leaky_relu_out, kFloatDtypes | kHalfDtypes));
+  r.add("aten::elu.out", kernel(elu_out, kFloatDtypes | kHalfDtypes));
+  r.add("aten::logit.out", kernel(logit_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::glu.out", kernel(glu_out, kFloatDtypes));
-  r.add("aten::pow.Tensor_Tensor_out", kernel(pow_tensor_tensor_out, kRealBoolDtypes));
-  r.add("aten::pow.Tensor_Scalar_out", kernel(pow_tensor_scalar_out, kRealBoolDtypes));
-  r.add("aten::pow.Scalar_out", kernel(pow_scalar_out, kRealBoolDtypes));
+  r.add("aten::pow.Tensor_Tensor_out", kernel(pow_tensor_tensor_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::pow.Tensor_Scalar_out", kernel(pow_tensor_scalar_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::pow.Scalar_out", kernel(pow_scalar_out, kRealBoolDtypes | kHalfDtypes));
 }
 
 }  // namespace etscope::rt::kernels

@@ -1,11 +1,13 @@
 // Elementwise loops over broadcast tensors. Same-dtype operands take a typed fast path; mixed
-// dtypes compute in int64 (all integral) or double (otherwise) and convert on store, following
-// ATen's promotion closely enough for the dtypes ExecuTorch programs use.
+// dtypes (and half / bfloat16 ones) compute in int64 (all integral) or double (otherwise) and
+// convert on store, following ATen's promotion closely enough for the dtypes ExecuTorch programs
+// use.
 #pragma once
 
 #include <type_traits>
 
 #include "kernels/util/broadcast_util.h"
+#include "kernels/util/half.h"
 #include "kernels/util/kernel_util.h"
 
 namespace etscope::rt::kernels {
@@ -14,10 +16,12 @@ inline bool is_floating(ScalarType t) {
   return t == ScalarType::kFloat || t == ScalarType::kDouble || t == ScalarType::kHalf || t == ScalarType::kBFloat16;
 }
 
-/// Element i of a contiguous tensor's storage, converted to T. Unsupported dtypes read as 0; the
-/// callers check dtypes first with is_supported_dtype.
+/// Element i of a contiguous tensor's storage, converted to T. Half and bfloat16 elements go
+/// through float. Unsupported dtypes read as 0; the callers check dtypes first.
 template <typename T>
 inline T load_as(ScalarType dtype, const void* base, int64_t i) {
+  if (dtype == ScalarType::kHalf) return convert<T>(half_to_float(static_cast<const uint16_t*>(base)[i]));
+  if (dtype == ScalarType::kBFloat16) return convert<T>(bfloat16_to_float(static_cast<const uint16_t*>(base)[i]));
   T out{};
   dispatch_real_and_bool(dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
@@ -28,6 +32,14 @@ inline T load_as(ScalarType dtype, const void* base, int64_t i) {
 
 template <typename T>
 inline void store_from(ScalarType dtype, void* base, int64_t i, T v) {
+  if (dtype == ScalarType::kHalf) {
+    static_cast<uint16_t*>(base)[i] = float_to_half(convert<float>(v));
+    return;
+  }
+  if (dtype == ScalarType::kBFloat16) {
+    static_cast<uint16_t*>(base)[i] = float_to_bfloat16(convert<float>(v));
+    return;
+  }
   dispatch_real_and_bool(dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     static_cast<S*>(base)[i] = convert<S>(v);
@@ -36,6 +48,12 @@ inline void store_from(ScalarType dtype, void* base, int64_t i, T v) {
 
 inline bool is_supported_dtype(ScalarType t) {
   return dispatch_real_and_bool(t, [](auto) {});
+}
+
+/// The dtypes the elementwise helpers take: the real ones, bool, and half / bfloat16, which
+/// compute through float on the mixed-dtype path.
+inline bool is_elementwise_dtype(ScalarType t) {
+  return is_supported_dtype(t) || t == ScalarType::kHalf || t == ScalarType::kBFloat16;
 }
 
 /// A Scalar argument as a 0-dim tensor, for binary_elementwise. ATen's "wrapped number" rule: a
@@ -81,7 +99,7 @@ template <typename Op>
 bool binary_elementwise(KernelContext& ctx, const TensorImpl& a, const TensorImpl& b, TensorImpl& out,
                         const char* name, Op op) {
   if (!require_contiguous(ctx, name, {&a, &b, &out})) return false;
-  if (!is_supported_dtype(a.dtype()) || !is_supported_dtype(b.dtype()) || !is_supported_dtype(out.dtype())) {
+  if (!is_elementwise_dtype(a.dtype()) || !is_elementwise_dtype(b.dtype()) || !is_elementwise_dtype(out.dtype())) {
     ctx.fail(ErrorCode::kNotSupported, "%s: unsupported dtype combination %s, %s -> %s", name,
              scalar_type_name(a.dtype()).c_str(), scalar_type_name(b.dtype()).c_str(),
              scalar_type_name(out.dtype()).c_str());
@@ -96,7 +114,7 @@ bool binary_elementwise(KernelContext& ctx, const TensorImpl& a, const TensorImp
   if (!resize_or_fail(ctx, &out, {shape.data(), static_cast<size_t>(dim)}, name)) return false;
   const int64_t n = out.numel();
   const bool same_shape = a.numel() == n && b.numel() == n;
-  if (a.dtype() == b.dtype() && a.dtype() == out.dtype()) {
+  if (a.dtype() == b.dtype() && a.dtype() == out.dtype() && is_supported_dtype(out.dtype())) {
     dispatch_real_and_bool(out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* pa = a.data_as<T>();
@@ -147,7 +165,7 @@ bool unary_elementwise(KernelContext& ctx, const TensorImpl& a, TensorImpl& out,
     });
     return true;
   }
-  if (!is_supported_dtype(a.dtype()) || !is_supported_dtype(out.dtype())) {
+  if (!is_elementwise_dtype(a.dtype()) || !is_elementwise_dtype(out.dtype())) {
     ctx.fail(ErrorCode::kNotSupported, "%s: unsupported dtypes %s -> %s", name, scalar_type_name(a.dtype()).c_str(),
              scalar_type_name(out.dtype()).c_str());
     return false;
