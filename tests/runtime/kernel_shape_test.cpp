@@ -137,3 +137,22 @@ TEST_CASE("amax / amin / max.dim / min.dim / argmin", "[kernels][shape][reduce]"
   REQUIRE(c.run("aten::argmin.out", {c.f32({0}), c.none(), c.boolean_scalar(false), ai, ai}).failed());
   REQUIRE(c.run("aten::amax.out", {c.f32({0, 2}), c.int_list({0}), c.boolean_scalar(false), c.f32({2}), c.none()}).failed());
 }
+
+TEST_CASE("scatter.src_out and scatter_add.out", "[kernels][index]") {
+  KernelCall c;
+  // dim 1: out[i][index[i][j]] = src[i][j]; src is larger than index.
+  EValue* out = c.f32({2, 3});
+  REQUIRE_FALSE(c.run("aten::scatter.src_out", {c.f32({2, 3}, {0, 0, 0, 0, 0, 0}), c.integer(1), c.i64({2, 1}, {2, 0}),
+                                               c.f32({2, 2}, {7, 8, 9, 10}), out, out})
+                    .failed());
+  CHECK(c.t(out).values<float>() == std::vector<float>{0, 0, 7, 9, 0, 0});
+  EValue* add = c.i64({3});
+  REQUIRE_FALSE(c.run("aten::scatter_add.out", {c.i64({3}, {1, 1, 1}), c.integer(0), c.i64({4}, {0, 2, 0, 0}),
+                                               c.i64({4}, {5, 6, 7, 8}), add, add})
+                    .failed());
+  CHECK(c.t(add).values<int64_t>() == std::vector<int64_t>{21, 1, 7});
+  auto ctx = c.run("aten::scatter_add.out", {c.i64({3}), c.integer(0), c.i64({1}, {3}), c.i64({1}), add, add});
+  REQUIRE(ctx.failed());
+  CHECK(std::string(ctx.message()).find("out of range") != std::string::npos);
+  REQUIRE(c.run("aten::scatter.src_out", {c.f32({3}), c.integer(0), c.i64({2}, {0, 1}), c.f32({1}), c.f32({3}), c.none()}).failed());
+}
