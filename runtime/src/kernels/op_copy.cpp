@@ -78,20 +78,12 @@ bool same_bytes_copy(KernelContext& ctx, const TensorImpl& in, TensorImpl& out, 
   return true;
 }
 
-// alias_copy.out(self, out)
-void alias_copy_out(KernelContext& ctx, Args args) {
-  const char* op = "alias_copy.out";
-  if (!check_arg_count(ctx, args, 2, op)) return;
-  TensorImpl* in = tensor_arg(ctx, args, 0, op);
-  TensorImpl* out = tensor_arg(ctx, args, 1, op);
-  if (!in || !out || !require_contiguous(ctx, op, {in, out}) || !resize_or_fail(ctx, out, in->sizes(), op)) return;
-  same_bytes_copy(ctx, *in, *out, op);
-}
-
-// detach_copy.out(self, out) and lift_fresh_copy.out(self, out): plain copies (autograd-only
-// distinctions ExecuTorch keeps in the graph).
-void detach_copy_out(KernelContext& ctx, Args args) {
-  const char* op = "detach_copy.out";
+// alias_copy.out(self, out), detach_copy.out and lift_fresh_copy.out (same arguments): plain
+// copies (the last two are autograd-only distinctions ExecuTorch keeps in the graph).
+template <int Which>
+void plain_copy_out(KernelContext& ctx, Args args) {
+  static constexpr const char* names[] = {"alias_copy.out", "detach_copy.out", "lift_fresh_copy.out"};
+  const char* op = names[Which];
   if (!check_arg_count(ctx, args, 2, op)) return;
   TensorImpl* in = tensor_arg(ctx, args, 0, op);
   TensorImpl* out = tensor_arg(ctx, args, 1, op);
@@ -465,9 +457,9 @@ void empty_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_copy_kernels(KernelRegistry& r) {
-  r.add("aten::alias_copy.out", kernel(alias_copy_out, kRealBoolDtypes));
-  r.add("aten::detach_copy.out", kernel(detach_copy_out, kRealBoolDtypes | kHalfDtypes));
-  r.add("aten::lift_fresh_copy.out", kernel(detach_copy_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::alias_copy.out", kernel(plain_copy_out<0>, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::detach_copy.out", kernel(plain_copy_out<1>, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::lift_fresh_copy.out", kernel(plain_copy_out<2>, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::_to_copy.out", kernel(to_copy_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::copy.out", kernel(copy_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::fill.Scalar_out", kernel(fill_scalar_out, kRealBoolDtypes));

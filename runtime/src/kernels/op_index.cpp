@@ -64,6 +64,13 @@ bool walk_index(const TensorImpl& index, std::span<const int64_t> strides, int64
   return true;
 }
 
+// The scatters start from out = self.
+bool copy_self(KernelContext& ctx, const TensorImpl& self, TensorImpl& out, const char* op) {
+  if (!resize_or_fail(ctx, &out, self.sizes(), op)) return false;
+  if (out.data() != self.data()) std::memmove(out.data(), self.data(), self.nbytes());
+  return true;
+}
+
 // gather.out(self, dim, index, sparse_grad, out): out[i][j] = self[i][index[i][j]] (dim = 1).
 void gather_out(KernelContext& ctx, Args args) {
   const char* op = "gather.out";
@@ -111,8 +118,7 @@ void scatter_value_out(KernelContext& ctx, Args args) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: needs a scalar value and an output of self's (real) dtype", op);
     return;
   }
-  if (!resize_or_fail(ctx, out, self->sizes(), op)) return;
-  if (out->data() != self->data()) std::memmove(out->data(), self->data(), self->nbytes());
+  if (!copy_self(ctx, *self, *out, op)) return;
   const int64_t limit = self->dim() == 0 ? 1 : self->size(static_cast<int>(dim));
   bool ok = true;
   dispatch_real_and_bool(out->dtype(), [&](auto tag) {
@@ -155,8 +161,7 @@ void scatter_src(KernelContext& ctx, Args args) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: src must have self's rank and cover index", op);
     return;
   }
-  if (!resize_or_fail(ctx, out, self->sizes(), op)) return;
-  if (out->data() != self->data()) std::memmove(out->data(), self->data(), self->nbytes());
+  if (!copy_self(ctx, *self, *out, op)) return;
   const int64_t limit = self->dim() == 0 ? 1 : self->size(static_cast<int>(dim));
   bool ok = true;
   dispatch_real_and_bool(out->dtype(), [&](auto tag) {

@@ -11,6 +11,30 @@
 namespace etscope::rt::kernels {
 namespace {
 
+// Fails the call unless every given tensor has in's dtype.
+bool share_dtype(KernelContext& ctx, const char* op, const TensorImpl& in, std::initializer_list<const TensorImpl*> ts) {
+  for (const TensorImpl* t : ts) {
+    if (t != nullptr && t->dtype() != in.dtype()) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: all tensors must share the input's dtype", op);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Mean and 1 / sqrt(biased variance + eps) of n values, two passes in double.
+template <typename T>
+void mean_rstd(const T* x, int64_t n, double eps, double* mean, double* rstd) {
+  double sum = 0, sq = 0;
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]);
+  *mean = sum / static_cast<double>(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double dx = static_cast<double>(x[i]) - *mean;
+    sq += dx * dx;
+  }
+  *rstd = 1.0 / std::sqrt(sq / static_cast<double>(n) + eps);
+}
+
 // _native_batch_norm_legit_no_training.out(input, weight?, bias?, running_mean, running_var,
 // momentum, eps, out0, out1, out2): out0 = (x - mean) / sqrt(var + eps) * weight + bias per
 // channel; out1 and out2 are the empty [0] tensors ATen returns in this mode.
@@ -36,12 +60,7 @@ void batch_norm_no_training_out(KernelContext& ctx, Args args) {
       return;
     }
   }
-  for (const TensorImpl* t : {weight, bias, mean, var, out}) {
-    if (t != nullptr && t->dtype() != in->dtype()) {
-      ctx.fail(ErrorCode::kNotSupported, "%s: all tensors must share the input's dtype", op);
-      return;
-    }
-  }
+  if (!share_dtype(ctx, op, *in, {weight, bias, mean, var, out})) return;
   const double eps = args[6]->scalar_as_double();
   if (!resize_or_fail(ctx, out, in->sizes(), op)) return;
   for (size_t i : {size_t{8}, size_t{9}}) {
@@ -109,12 +128,7 @@ void layer_norm_out(KernelContext& ctx, Args args) {
       return;
     }
   }
-  for (const TensorImpl* t : {weight, bias, out, mean_out, rstd_out}) {
-    if (t != nullptr && t->dtype() != in->dtype()) {
-      ctx.fail(ErrorCode::kInvalidArgument, "%s: all tensors must share the input's dtype", op);
-      return;
-    }
-  }
+  if (!share_dtype(ctx, op, *in, {weight, bias, out, mean_out, rstd_out})) return;
   std::array<int64_t, kMaxDims> stat_sizes{};
   for (int i = 0; i < rank; ++i) stat_sizes[static_cast<size_t>(i)] = i < axis ? in->size(i) : 1;
   const std::span<const int64_t> stat_span{stat_sizes.data(), static_cast<size_t>(rank)};
@@ -135,15 +149,8 @@ void layer_norm_out(KernelContext& ctx, Args args) {
     for (int64_t r = 0; r < m; ++r) {
       const T* x = in->data_as<T>() + r * n;
       T* y = out->data_as<T>() + r * n;
-      double sum = 0;
-      for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]);
-      const double mean = sum / static_cast<double>(n);
-      double sq = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        const double dx = static_cast<double>(x[i]) - mean;
-        sq += dx * dx;
-      }
-      const double rstd = 1.0 / std::sqrt(sq / static_cast<double>(n) + eps);
+      double mean = 0, rstd = 0;
+      mean_rstd(x, n, eps, &mean, &rstd);
       for (int64_t i = 0; i < n; ++i) {
         double v = (static_cast<double>(x[i]) - mean) * rstd;
         if (w != nullptr) v *= static_cast<double>(w[i]);
@@ -191,12 +198,7 @@ void group_norm_out(KernelContext& ctx, Args args) {
       return;
     }
   }
-  for (const TensorImpl* t : {weight, bias, out, mean_out, rstd_out}) {
-    if (t != nullptr && t->dtype() != in->dtype()) {
-      ctx.fail(ErrorCode::kInvalidArgument, "%s: all tensors must share the input's dtype", op);
-      return;
-    }
-  }
+  if (!share_dtype(ctx, op, *in, {weight, bias, out, mean_out, rstd_out})) return;
   const int64_t stat_sizes[2] = {n, groups};
   if (mean_out->dim() != 2 || rstd_out->dim() != 2 || !resize_or_fail(ctx, out, in->sizes(), op) ||
       !resize_or_fail(ctx, mean_out, stat_sizes, op) || !resize_or_fail(ctx, rstd_out, stat_sizes, op)) {
@@ -212,11 +214,8 @@ void group_norm_out(KernelContext& ctx, Args args) {
     for (int64_t g = 0; g < n * groups; ++g) {
       const T* x = in->data_as<T>() + g * group_size;
       T* y = out->data_as<T>() + g * group_size;
-      double sum = 0, sq = 0;
-      for (int64_t i = 0; i < group_size; ++i) sum += static_cast<double>(x[i]);
-      const double mean = sum / static_cast<double>(group_size);
-      for (int64_t i = 0; i < group_size; ++i) sq += (static_cast<double>(x[i]) - mean) * (static_cast<double>(x[i]) - mean);
-      const double rstd = 1.0 / std::sqrt(sq / static_cast<double>(group_size) + eps);
+      double mean = 0, rstd = 0;
+      mean_rstd(x, group_size, eps, &mean, &rstd);
       for (int64_t ch = 0; ch < cg; ++ch) {
         const int64_t channel = (g % groups) * cg + ch;
         const double scale = rstd * (w != nullptr ? static_cast<double>(w[channel]) : 1.0);

@@ -116,6 +116,26 @@ void slice_copy_out(KernelContext& ctx, Args args) {
   copy_rows(*in, *out, v, start, step, len);
 }
 
+// The index argument of a select (negative counts from the end), checked against v.size; and
+// the sizes of `t` without dimension d.
+bool select_index(KernelContext& ctx, const EValue& arg, const DimView& v, int64_t* index, const char* op) {
+  *index = arg.tag == Tag::kInt ? arg.scalar.i : v.size;
+  if (*index < -v.size || *index >= v.size) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: index %lld is out of range for size %lld", op,
+             static_cast<long long>(*index), static_cast<long long>(v.size));
+    return false;
+  }
+  if (*index < 0) *index += v.size;
+  return true;
+}
+size_t sizes_without(const TensorImpl& t, int64_t d, std::array<int64_t, kMaxDims>* sizes) {
+  size_t n = 0;
+  for (int i = 0; i < t.dim(); ++i) {
+    if (i != d) (*sizes)[n++] = t.size(i);
+  }
+  return n;
+}
+
 // select_copy.int_out(self, dim, index, out): the slice at `index` with dimension dim removed.
 void select_copy_out(KernelContext& ctx, Args args) {
   const char* op = "select_copy.int_out";
@@ -125,18 +145,10 @@ void select_copy_out(KernelContext& ctx, Args args) {
   int64_t d = 0;
   if (!in || !out || !same_dtype_contiguous(ctx, op, *in, *out) || !dim_arg(ctx, args, 1, in->dim(), &d, op)) return;
   const DimView v = view_along(*in, d);
-  int64_t index = args[2]->tag == Tag::kInt ? args[2]->scalar.i : v.size;
-  if (index < -v.size || index >= v.size) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: index %lld is out of range for size %lld", op,
-             static_cast<long long>(index), static_cast<long long>(v.size));
-    return;
-  }
-  if (index < 0) index += v.size;
+  int64_t index = 0;
+  if (!select_index(ctx, *args[2], v, &index, op)) return;
   std::array<int64_t, kMaxDims> sizes{};
-  size_t n = 0;
-  for (int i = 0; i < in->dim(); ++i) {
-    if (i != d) sizes[n++] = in->size(i);
-  }
+  const size_t n = sizes_without(*in, d, &sizes);
   if (out->dim() != static_cast<int>(n)) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: output must have rank %zu", op, n);
     return;
@@ -318,10 +330,7 @@ void unbind_copy_out(KernelContext& ctx, Args args) {
     return;
   }
   std::array<int64_t, kMaxDims> sizes{};
-  size_t n = 0;
-  for (int i = 0; i < in->dim(); ++i) {
-    if (i != d) sizes[n++] = in->size(i);
-  }
+  const size_t n = sizes_without(*in, d, &sizes);
   for (size_t k = 0; k < list.size(); ++k) {
     TensorImpl* out = list[k];
     if (out == nullptr || !same_dtype_contiguous(ctx, op, *in, *out) || out->dim() != static_cast<int>(n)) {
@@ -382,18 +391,10 @@ void select_scatter_out(KernelContext& ctx, Args args) {
   int64_t d = 0;
   if (!self || !src || !out || !dim_arg(ctx, args, 2, self->dim(), &d, op)) return;
   const DimView v = view_along(*self, d);
-  int64_t index = args[3]->tag == Tag::kInt ? args[3]->scalar.i : v.size;
-  if (index < -v.size || index >= v.size) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: index %lld is out of range for size %lld", op,
-             static_cast<long long>(index), static_cast<long long>(v.size));
-    return;
-  }
-  if (index < 0) index += v.size;
+  int64_t index = 0;
+  if (!select_index(ctx, *args[3], v, &index, op)) return;
   std::array<int64_t, kMaxDims> sizes{};
-  size_t n = 0;
-  for (int i = 0; i < self->dim(); ++i) {
-    if (i != d) sizes[n++] = self->size(i);
-  }
+  const size_t n = sizes_without(*self, d, &sizes);
   if (!scatter_base(ctx, *self, *src, *out, {sizes.data(), n}, op)) return;
   copy_rows<true>(*src, *out, v, index, 1, 1);
 }
