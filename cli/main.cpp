@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   commands.push_back(make_etrecord_command());
   commands.push_back(make_inspect_command());
   commands.push_back(make_trace_command());
+  commands.push_back(make_kernels_command());
   std::vector<std::pair<CLI::App*, Command*>> verbs;
   for (auto& c : commands) verbs.emplace_back(c->add_to(app), c.get());
 
