@@ -8,12 +8,14 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <filesystem>
 
 namespace etscope {
 namespace {
 
 constexpr size_t kAlignment = 64;
+// What a pipe may deliver: regular files are mapped and have no limit here.
+constexpr size_t kMaxStreamBytes = size_t{1} << 30;
 
 // Heap copy with 64-byte alignment: flatbuffers and the runtime want aligned roots, and the
 // bytes of a copied-in program or a test buffer must behave like a mapped file.
@@ -79,6 +81,11 @@ Result<std::shared_ptr<const Blob>> Blob::open_file(const std::string& path) {
     ::close(fd);
     return Error(ErrorCode::kInvalidArgument, path + ": is a directory, not a file");
   }
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode)) {
+    // /dev/zero and friends never end: read only files and pipes.
+    ::close(fd);
+    return Error(ErrorCode::kInvalidArgument, path + ": is a device or socket, not a file");
+  }
   if (S_ISREG(st.st_mode)) {
     size_t length = static_cast<size_t>(st.st_size);
     if (length == 0) {
@@ -103,6 +110,11 @@ Result<std::shared_ptr<const Blob>> Blob::open_file(const std::string& path) {
       return errno_error(path, "read failed", err);
     }
     if (n == 0) break;
+    if (bytes.size() + static_cast<size_t>(n) > kMaxStreamBytes) {
+      ::close(fd);
+      return Error(ErrorCode::kOutOfResources,
+                   path + ": more than " + std::to_string(kMaxStreamBytes >> 20) + " MiB from a pipe; save it to a file first");
+    }
     bytes.insert(bytes.end(), chunk, chunk + n);
   }
   ::close(fd);
@@ -119,11 +131,56 @@ Result<std::vector<uint8_t>> read_file_bytes(const std::string& path) {
 }
 
 Status write_file_bytes(const std::string& path, std::span<const uint8_t> bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return errno_error(path, "cannot create", errno);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) return errno_error(path, "write failed", errno);
+  // Written to a temporary file beside the target and renamed into place: a reader never sees a
+  // half-written file, two writers never interleave (the last rename wins whole), and a full disk
+  // leaves the old file as it was.
+  std::string tmp = path + ".tmp.XXXXXX";
+  int fd = ::mkstemp(tmp.data());
+  if (fd < 0) return errno_error(path, "cannot create", errno);
+  auto fail = [&](const char* what) {
+    int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return errno_error(path, what, err);
+  };
+  // mkstemp makes the file 0600; give it the permissions a plain create would have.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (::fchmod(fd, 0666 & ~mask) != 0) return fail("cannot set permissions");
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail("write failed");
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) return fail("write failed");
+  if (::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return errno_error(path, "write failed", err);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return errno_error(path, "cannot replace", err);
+  }
+  return ok_status();
+}
+
+Status write_file_text(const std::string& path, std::string_view text) {
+  return write_file_bytes(path, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+}
+
+Status check_not_an_input(const std::string& output, const std::vector<std::string>& inputs) {
+  for (const std::string& input : inputs) {
+    std::error_code ec;
+    if (!input.empty() && std::filesystem::equivalent(output, input, ec) && !ec) {
+      return Error(ErrorCode::kInvalidArgument, output + ": is also an input of this command; refusing to overwrite it");
+    }
+  }
   return ok_status();
 }
 

@@ -53,7 +53,7 @@ TEST_CASE("slice_copy: negative dim and bounds, steps, clamping, empty results",
   REQUIRE(ctx.failed());
 }
 
-TEST_CASE("select_copy removes the dimension; negative index counts from the end", "[kernels][slice]") {
+TEST_CASE("select_copy removes the dimension and a negative index counts from the end", "[kernels][slice]") {
   KernelCall c;
   EValue* x = c.tensor<int64_t>(ScalarType::kLong, {2, 3, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
   EValue* a = c.i64({2, 2});

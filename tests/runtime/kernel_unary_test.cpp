@@ -84,7 +84,7 @@ TEST_CASE("gelu: exact and tanh-approximate", "[kernels][unary]") {
   REQUIRE(ctx.failed());
 }
 
-TEST_CASE("abs / sign / rounding keep the dtype; round is half-to-even", "[kernels][unary]") {
+TEST_CASE("abs / sign / rounding keep the dtype and round is half-to-even", "[kernels][unary]") {
   KernelCall c;
   const int64_t lo = std::numeric_limits<int64_t>::min();
   EValue* a = c.i64({3});

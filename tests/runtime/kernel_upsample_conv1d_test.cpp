@@ -45,7 +45,7 @@ TEST_CASE("upsample_bilinear2d: half-pixel and align_corners", "[kernels][upsamp
   REQUIRE(c.run("aten::upsample_bilinear2d.vec_out", {c.f32({2, 2}), c.int_list({4, 4}), c.boolean_scalar(false), c.none(), y, y}).failed());
 }
 
-TEST_CASE("upsample_nearest2d repeats pixels; downsampling picks floor(dst * in / out)", "[kernels][upsample]") {
+TEST_CASE("upsample_nearest2d repeats pixels and downsampling picks floor(dst * in / out)", "[kernels][upsample]") {
   KernelCall c;
   DoubleList scales({2.0, 1.0});
   EValue* y = c.f32({1, 1, 4, 2});

@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "etscope/core/result.h"
@@ -22,8 +23,9 @@ class Blob {
   Blob(const Blob&) = delete;
   Blob& operator=(const Blob&) = delete;
 
-  /// Maps (or, where mapping is impossible, reads) a whole file. Fails with kNotFound, kIo, or
-  /// kInvalidArgument for a directory.
+  /// Maps (or, where mapping is impossible, reads) a whole file. Fails with kNotFound, kIo,
+  /// kInvalidArgument for a directory, device or socket, kOutOfResources for a pipe delivering
+  /// more than 1 GiB.
   static Result<std::shared_ptr<const Blob>> open_file(const std::string& path);
 
   /// Copies bytes into a new aligned blob named `name`.
@@ -46,7 +48,14 @@ class Blob {
 /// Reads a whole file into a byte vector (for small side files). Errors name the path.
 Result<std::vector<uint8_t>> read_file_bytes(const std::string& path);
 
-/// Writes bytes to a file, replacing it. Errors name the path.
+/// Writes bytes to a file, replacing it whole: through a temporary file in the same directory,
+/// synced and renamed into place, so no reader ever sees a torn file and a failed write leaves
+/// the old one. Errors name the path.
 Status write_file_bytes(const std::string& path, std::span<const uint8_t> bytes);
+Status write_file_text(const std::string& path, std::string_view text);
+
+/// kInvalidArgument when `output` is the same file as one of `inputs` (an output that would
+/// destroy what the command reads). Paths that do not exist yet never match.
+Status check_not_an_input(const std::string& output, const std::vector<std::string>& inputs);
 
 }  // namespace etscope
