@@ -76,7 +76,8 @@ void check_output(const rt::EValue& got, const NpyArray& want, const std::string
 
 std::vector<std::string> zoo_models() {
   std::vector<std::string> names;
-  for (const auto& [file, entry] : load_json(fixture("models/index.json")).items()) {
+  const json index = load_json(fixture("models/index.json"));
+  for (const auto& [file, entry] : index.items()) {
     const std::string suffix = ".json";
     if (file.size() > suffix.size() && file.ends_with(suffix)) names.push_back(file.substr(0, file.size() - suffix.size()));
   }
