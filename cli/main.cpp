@@ -1,9 +1,40 @@
 // etscope: native developer tools for ExecuTorch programs. Parses the command line, runs one
 // verb, prints `etscope: <file>: <problem>` and exits 1 on failure (2 on a usage error).
 #include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
 #include <vector>
 
 #include "commands/command.h"
+
+namespace {
+
+int fail(const char* message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "etscope: %s\n", message);
+  return 1;
+}
+
+// Runs a parsed verb. Libraries report failure as Result; nothing should throw past them, but a
+// front end must never end in std::terminate: anything that still escapes (an allocation a file
+// or an option asked for, a library bug) becomes one line and exit code 1.
+int run_verb(etscope::cli::Command& command) {
+  try {
+    auto result = command.run();
+    if (!result.ok()) return fail(result.error().message().c_str());
+    return *result;
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory (a file or an option asked for more than this machine could allocate)");
+  } catch (const std::exception& e) {
+    const std::string message = std::string("internal error: ") + e.what();
+    return fail(message.c_str());
+  } catch (...) {
+    return fail("internal error: unknown exception");
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace etscope::cli;
@@ -20,6 +51,7 @@ int main(int argc, char** argv) {
   commands.push_back(make_etrecord_command());
   commands.push_back(make_inspect_command());
   commands.push_back(make_trace_command());
+  commands.push_back(make_kernels_command());
   std::vector<std::pair<CLI::App*, Command*>> verbs;
   for (auto& c : commands) verbs.emplace_back(c->add_to(app), c.get());
 
@@ -30,13 +62,7 @@ int main(int argc, char** argv) {
   }
   for (auto& [sub, command] : verbs) {
     if (!sub->parsed()) continue;
-    auto result = command->run();
-    if (!result.ok()) {
-      std::fflush(stdout);
-      std::fprintf(stderr, "etscope: %s\n", result.error().message().c_str());
-      return 1;
-    }
-    return *result;
+    return run_verb(*command);
   }
   return 2;
 }

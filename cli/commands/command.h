@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "etscope/formats/result.h"
+#include "etscope/core/result.h"
 
 namespace etscope::cli {
 
@@ -30,5 +30,6 @@ std::unique_ptr<Command> make_etdump_command();
 std::unique_ptr<Command> make_etrecord_command();
 std::unique_ptr<Command> make_inspect_command();
 std::unique_ptr<Command> make_trace_command();
+std::unique_ptr<Command> make_kernels_command();
 
 }  // namespace etscope::cli

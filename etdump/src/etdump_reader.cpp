@@ -1,10 +1,12 @@
 #include "etscope/etdump/etdump_reader.h"
 
+#include <algorithm>
+
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
 
-#include "etscope/formats/checked.h"
+#include "etscope/core/checked.h"
 #include "etscope/formats/file_kind.h"
 #include "etscope_fb/etdump_generated.h"
 #include "flatbuffer_util.h"
@@ -57,6 +59,18 @@ Result<EtdumpFile> EtdumpReader::read(std::shared_ptr<const Blob> blob) {
     if (static_cast<uint64_t>(prefix) + 4 > bytes.size()) {
       return make_error(ErrorCode::kTruncated, "%s: size prefix says %u bytes follow, the file has %zu", name.c_str(), prefix,
                         bytes.size() - 4);
+    }
+    // ExecuTorch writes exactly the prefixed buffer. Bytes past it mean a torn or concatenated
+    // file (two writers of one path): refuse them rather than read the front and ignore the rest.
+    // Up to 7 zero bytes of alignment padding are tolerated.
+    const size_t trailing = bytes.size() - 4 - prefix;
+    const bool padding = trailing < 8 && std::all_of(bytes.end() - static_cast<std::ptrdiff_t>(trailing), bytes.end(),
+                                                     [](uint8_t b) { return b == 0; });
+    if (trailing != 0 && !padding) {
+      return make_error(ErrorCode::kCorrupt,
+                        "%s: %zu bytes follow the end of the ETDump its size prefix declares (%u bytes): a torn or "
+                        "concatenated file",
+                        name.c_str(), trailing, prefix);
     }
     root_base = bytes.data() + 4;
     region = prefix;

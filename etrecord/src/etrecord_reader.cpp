@@ -5,7 +5,7 @@
 
 #include "etscope/etrecord/etrecord.h"
 #include "graph_json.h"
-#include "json_util.h"
+#include "etscope/core/json.h"
 #include "torch_save.h"
 #include "zip_archive.h"
 

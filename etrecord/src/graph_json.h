@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "etscope/etrecord/etrecord.h"
-#include "etscope/formats/result.h"
-#include "json_util.h"
+#include "etscope/core/result.h"
+#include "etscope/core/json.h"
 
 namespace etscope::etrecord {
 

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "etscope/formats/checked.h"
+#include "etscope/core/checked.h"
 
 namespace etscope::etrecord {
 namespace {

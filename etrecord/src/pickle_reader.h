@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "etscope/etrecord/etrecord.h"
-#include "etscope/formats/result.h"
-#include "etscope/formats/scalar_type.h"
+#include "etscope/core/result.h"
+#include "etscope/core/scalar_type.h"
 
 namespace etscope::etrecord {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <map>
 
-#include "etscope/formats/checked.h"
+#include "etscope/core/checked.h"
 #include "pickle_reader.h"
 
 namespace etscope::etrecord {
@@ -100,6 +100,17 @@ class Converter {
     }
     auto nbytes = checked::mul(numel, elem);
     if (!nbytes || *nbytes > limits_.max_entry_bytes) return bad("tensor larger than the per-entry limit");
+    // A view with stride 0 or overlapping strides reads the same storage elements many times: a
+    // few bytes in the archive can describe gigabytes. Real ETRecords hold such views only small
+    // (an expanded scalar), so a view larger than its storage is expanded only up to a bound.
+    auto storage_bytes_declared = checked::mul(static_cast<uint64_t>(s.storage_numel), elem);
+    constexpr uint64_t kMaxExpansion = uint64_t{16} << 20;
+    if (!storage_bytes_declared ||
+        (*nbytes > *storage_bytes_declared && *nbytes > kMaxExpansion)) {
+      return bad("a view of " + std::to_string(*nbytes) + " bytes over a storage of " +
+                 std::to_string(storage_bytes_declared.value_or(0)) +
+                 " bytes (stride 0 or overlapping strides) is larger than etscope expands (16 MiB)");
+    }
     // Tensors may share one storage, so the bytes we materialise count against the total too.
     if (budget_ != nullptr) {
       if (*nbytes > limits_.max_total_bytes - std::min(budget_->used, limits_.max_total_bytes)) {

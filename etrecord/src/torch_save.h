@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "etscope/etrecord/etrecord.h"
-#include "etscope/formats/result.h"
+#include "etscope/core/result.h"
 #include "zip_archive.h"
 
 namespace etscope::etrecord {

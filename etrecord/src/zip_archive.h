@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "etscope/etrecord/etrecord.h"
-#include "etscope/formats/result.h"
+#include "etscope/core/result.h"
 
 namespace etscope::etrecord {
 

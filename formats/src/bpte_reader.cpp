@@ -2,7 +2,7 @@
 #include <cstring>
 
 #include "etscope/formats/bundled_program.h"
-#include "etscope/formats/checked.h"
+#include "etscope/core/checked.h"
 #include "etscope/formats/file_kind.h"
 #include "etscope/formats/pte_reader.h"
 #include "etscope_fb/bundled_program_generated.h"

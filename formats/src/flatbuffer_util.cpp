@@ -1,6 +1,6 @@
 #include "flatbuffer_util.h"
 
-#include "etscope/formats/checked.h"
+#include "etscope/core/checked.h"
 
 namespace etscope::fbutil {
 

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "etscope/formats/blob.h"
-#include "etscope/formats/checked.h"
+#include "etscope/core/checked.h"
 
 namespace etscope {
 namespace {

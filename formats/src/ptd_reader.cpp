@@ -1,7 +1,7 @@
 // Reading .ptd tensor-data files in both FT01 layouts (formats.md §3).
 #include <cstring>
 
-#include "etscope/formats/checked.h"
+#include "etscope/core/checked.h"
 #include "etscope/formats/file_kind.h"
 #include "etscope/formats/flat_tensor.h"
 #include "etscope_fb/flat_tensor_generated.h"

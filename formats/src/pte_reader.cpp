@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "etscope/formats/checked.h"
+#include "etscope/core/checked.h"
 #include "etscope/formats/file_kind.h"
 #include "etscope_fb/program_generated.h"
 #include "flatbuffer_util.h"

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "etscope/formats/checked.h"
+#include "etscope/core/checked.h"
 #include "etscope_fb/program_generated.h"
 
 namespace etscope {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "etscope/formats/result.h"
+#include "etscope/core/result.h"
 
 namespace etscope::gui {
 

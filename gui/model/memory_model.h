@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "etscope/formats/program.h"
-#include "etscope/formats/result.h"
+#include "etscope/core/result.h"
 #include "etscope/inspect/memory_plan.h"
 
 namespace etscope::gui {

@@ -16,7 +16,7 @@
 #include "etscope/etrecord/etrecord.h"
 #include "etscope/formats/blob.h"
 #include "etscope/formats/program.h"
-#include "etscope/formats/result.h"
+#include "etscope/core/result.h"
 #include "etscope/inspect/inspector.h"
 #include "model/event_lookup.h"
 #include "model/memory_model.h"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "etscope/formats/program.h"
-#include "etscope/formats/scalar_type.h"
+#include "etscope/core/scalar_type.h"
 
 namespace etscope::gui {
 

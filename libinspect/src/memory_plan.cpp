@@ -7,7 +7,8 @@
 #include <numeric>
 #include <tuple>
 
-#include "etscope/formats/checked.h"
+#include "etscope/core/checked.h"
+#include "etscope/formats/training.h"
 #include "etscope/inspect/greedy_planner.h"
 
 namespace etscope::inspect {
@@ -15,17 +16,6 @@ namespace {
 
 constexpr uint64_t kPlannerAlignment = 16;
 constexpr uint64_t kXnnpackPadding = 64;
-
-// The Int a marker method such as __et_training_gradients_index_forward returns, if any.
-std::optional<int64_t> marker_index(const Program& program, const std::string& name) {
-  const ExecutionPlan* marker = program.find_plan(name);
-  if (marker == nullptr || marker->outputs.empty()) return std::nullopt;
-  const int32_t out = marker->outputs.front();
-  if (out < 0 || static_cast<size_t>(out) >= marker->values.size()) return std::nullopt;
-  const Value& v = marker->values[static_cast<size_t>(out)];
-  if (v.kind != ValueKind::kInt) return std::nullopt;
-  return v.int_value;
-}
 
 // Byte count of the union of [begin, end) intervals.
 uint64_t union_bytes(std::vector<std::pair<uint64_t, uint64_t>>& intervals) {
@@ -84,8 +74,10 @@ Result<MemoryPlan> MemoryPlan::build(const Program& program, const ExecutionPlan
   std::map<int32_t, size_t> input_pos, output_pos;
   for (size_t i = 0; i < plan.inputs.size(); ++i) input_pos.emplace(plan.inputs[i], i);
   for (size_t i = 0; i < plan.outputs.size(); ++i) output_pos.emplace(plan.outputs[i], i);
-  const auto grad_begin = marker_index(program, "__et_training_gradients_index_" + plan.name);
-  const auto grad_end = marker_index(program, "__et_training_parameters_index_" + plan.name);
+  const auto training = training_layout(program, plan.name);
+  // Output positions [grad_begin, grad_end) are gradients; an empty range for inference plans.
+  const size_t grad_begin = training ? training->gradients_begin : 0;
+  const size_t grad_end = training ? training->parameters_begin : 0;
 
   const size_t arena_count = plan.arena_count();
   for (size_t v = 0; v < plan.values.size(); ++v) {
@@ -136,8 +128,8 @@ Result<MemoryPlan> MemoryPlan::build(const Program& program, const ExecutionPlan
       pt.op_name = to_string(pt.role);
     } else {
       if (out != output_pos.end()) {
-        const auto pos = static_cast<int64_t>(out->second);
-        const bool gradient = grad_begin && grad_end && pos >= *grad_begin && pos < *grad_end;
+        const size_t pos = out->second;
+        const bool gradient = pos >= grad_begin && pos < grad_end;
         pt.role = gradient ? TensorRole::kGradient : TensorRole::kOutput;
       }
       if (pt.producer >= 0) {

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "etscope/formats/scalar_type.h"
+#include "etscope/core/scalar_type.h"
 
 namespace etscope::inspect {
 namespace {

@@ -13,9 +13,9 @@
 #include <map>
 #include <set>
 
-#include <nlohmann/json.hpp>
 
-#include "etscope/formats/checked.h"
+#include "etscope/core/checked.h"
+#include "etscope/core/json.h"
 #include "etscope/formats/tensor_stats.h"
 
 namespace etscope::inspect {
@@ -132,7 +132,7 @@ Result<GapValue> tensor_of(const TensorDataFile& file, const TensorDataEntry& en
   return v;
 }
 
-GapValue value_of_json(const nlohmann::json& j) {
+GapValue value_of_json(const Json& j) {
   GapValue v;
   if (j.is_number() || j.is_boolean()) {
     v.kind = GapValue::Kind::kScalar;
@@ -179,44 +179,56 @@ Result<AotIntermediates> from_ptd_only(std::shared_ptr<const TensorDataFile> ptd
 }
 
 Result<AotIntermediates> from_index(std::shared_ptr<const TensorDataFile> ptd, std::string_view text, const std::string& name) {
-  nlohmann::json index = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (index.is_discarded() || !index.is_object() || !index.contains("entries") || !index["entries"].is_array()) {
+  // The index is read through the checked accessors: a member of the wrong type is a corrupt
+  // index, never an exception.
+  constexpr uint64_t kMaxIndexDepth = 16;
+  auto parsed = parse_json(text, kMaxIndexDepth, name);
+  const Json* entries = parsed.ok() ? typed_member(*parsed, "entries", Json::value_t::array) : nullptr;
+  if (entries == nullptr) {
     return Error(ErrorCode::kWrongKind, name + ": not an AOT intermediates index (JSON object with \"entries\")");
   }
   AotIntermediates out;
-  if (index.contains("reference_graph") && index["reference_graph"].is_string()) {
-    out.reference_graph = index["reference_graph"].get<std::string>();
-  }
+  out.reference_graph = string_member(*parsed, "reference_graph");
   std::map<Handles, size_t> by_key;
   size_t n = 0;
-  for (const nlohmann::json& e : index["entries"]) {
+  for (const Json& e : *entries) {
     const std::string where = name + ": entry " + std::to_string(n++);
-    if (!e.is_object() || !e.contains("debug_handle") || !e["debug_handle"].is_array()) {
-      return Error(ErrorCode::kCorrupt, where + ": no debug_handle list");
-    }
+    const Json* handle_list = typed_member(e, "debug_handle", Json::value_t::array);
+    if (handle_list == nullptr) return Error(ErrorCode::kCorrupt, where + ": no debug_handle list");
     Handles handles;
-    for (const auto& h : e["debug_handle"]) {
-      if (!h.is_number_integer()) return Error(ErrorCode::kCorrupt, where + ": debug handles must be integers");
-      handles.push_back(h.get<int64_t>());
+    for (const auto& h : *handle_list) {
+      auto handle = as_int64(h);
+      if (!handle) return Error(ErrorCode::kCorrupt, where + ": debug handles must be integers");
+      handles.push_back(*handle);
     }
     if (handles.empty()) return Error(ErrorCode::kCorrupt, where + ": empty debug_handle");
-    const bool sequence = e.value("is_sequence", false);
-    const int64_t element = e.value("output_index", int64_t{0});
+    bool sequence = false;
+    if (const Json* m = member(e, "is_sequence")) {
+      auto b = as_bool(*m);
+      if (!b) return Error(ErrorCode::kCorrupt, where + ": is_sequence must be true or false");
+      sequence = *b;
+    }
+    int64_t element = 0;
+    if (const Json* m = member(e, "output_index")) {
+      auto i = as_int64(*m);
+      if (!i) return Error(ErrorCode::kCorrupt, where + ": output_index must be an integer");
+      element = *i;
+    }
     if (element < 0 || element > (1 << 20)) return Error(ErrorCode::kCorrupt, where + ": bad output_index");
     GapValue value;
-    if (e.contains("key") && e["key"].is_string()) {
-      const std::string key = e["key"].get<std::string>();
+    if (const Json* key_json = typed_member(e, "key", Json::value_t::string)) {
+      const std::string key = key_json->get<std::string>();
       const TensorDataEntry* t = ptd->find(key);
       if (!t) return Error(ErrorCode::kCorrupt, where + ": key '" + key + "' is not in " + ptd->name());
       ETSCOPE_ASSIGN_OR_RETURN(value, tensor_of(*ptd, *t));
-    } else if (e.contains("value")) {
-      value = value_of_json(e["value"]);
+    } else if (const Json* v = member(e, "value")) {
+      value = value_of_json(*v);
     }
     auto [it, fresh] = by_key.emplace(handles, out.entries.size());
     if (fresh) {
       AotEntry entry{handles, {}, {}};
-      if (e.contains("op_names") && e["op_names"].is_array()) {
-        for (const auto& op : e["op_names"])
+      if (const Json* ops = typed_member(e, "op_names", Json::value_t::array)) {
+        for (const auto& op : *ops)
           if (op.is_string()) entry.op_names.push_back(op.get<std::string>());
       }
       out.entries.push_back(std::move(entry));

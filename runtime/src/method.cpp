@@ -5,9 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 
-#include "etscope/formats/checked.h"
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "etscope/core/checked.h"
 #include "etscope/formats/op_signatures.h"
 
 namespace etscope::rt {
@@ -16,34 +20,94 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // [buffers]
 
-// A zero-filled, 64-byte-aligned heap block, allocated once at load.
+// A zero-filled, 64-byte-aligned block, allocated once at load. Large blocks are anonymous
+// mappings: the kernel hands out zero pages and commits them only when touched, so an arena that
+// a program declares far larger than it uses costs no time and no memory. (Under AddressSanitizer
+// every block comes from the heap so that overflows stay visible.)
 class AlignedBuffer {
  public:
   AlignedBuffer() = default;
-  explicit AlignedBuffer(size_t size) : size_(size) {
+  /// Allocates `size` bytes (plus padding); false when the size overflows or memory runs out,
+  /// leaving the buffer empty.
+  bool allocate(size_t size) {
+    release();
+    if (size > SIZE_MAX - 128) return false;
     const size_t capacity = (size + 63) / 64 * 64 + 64;
+#if !defined(__SANITIZE_ADDRESS__)
+    if (capacity >= kMapThreshold) {
+      void* p = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (p == MAP_FAILED) return false;
+      data_ = static_cast<uint8_t*>(p);
+      mapped_ = capacity;
+      size_ = size;
+      return true;
+    }
+#endif
     data_ = static_cast<uint8_t*>(std::aligned_alloc(64, capacity));
-    if (data_ == nullptr) std::abort();
+    if (data_ == nullptr) return false;
     std::memset(data_, 0, capacity);
+    size_ = size;
+    return true;
   }
-  AlignedBuffer(AlignedBuffer&& o) noexcept : data_(o.data_), size_(o.size_) { o.data_ = nullptr; }
+  AlignedBuffer(AlignedBuffer&& o) noexcept : data_(o.data_), size_(o.size_), mapped_(o.mapped_) {
+    o.data_ = nullptr;
+    o.size_ = 0;
+    o.mapped_ = 0;
+  }
   AlignedBuffer& operator=(AlignedBuffer&& o) noexcept {
     std::swap(data_, o.data_);
     std::swap(size_, o.size_);
+    std::swap(mapped_, o.mapped_);
     return *this;
   }
-  ~AlignedBuffer() { std::free(data_); }
+  ~AlignedBuffer() { release(); }
   uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
 
  private:
+  static constexpr size_t kMapThreshold = size_t{1} << 20;
+  void release() {
+    if (mapped_ != 0) {
+      munmap(data_, mapped_);
+    } else {
+      std::free(data_);
+    }
+    data_ = nullptr;
+    size_ = 0;
+    mapped_ = 0;
+  }
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  size_t mapped_ = 0;  // bytes mapped, 0 for heap blocks
 };
 
 // Maximum instructions one execute() may run (ExecuTorch's ET_MAX_INSTRUCTIONS), so a program
 // whose jumps loop forever fails instead of hanging.
 constexpr uint64_t kMaxInstructions = 10'000'000;
+
+// What a tensor value's bytes are, as far as load-time checks are concerned.
+enum class Storage : uint8_t {
+  kNone,      // no memory: an unplanned tensor that is not an input (or of zero bytes)
+  kReadOnly,  // the program's or a .ptd's constant bytes (or an aligned copy of them)
+  kWritable,  // planned arena memory or a buffer the method owns
+};
+
+uint64_t machine_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return UINT64_MAX;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+}
+
+std::string bytes_text(uint64_t n) {
+  char buf[64];
+  if (n >= (uint64_t{1} << 30)) {
+    std::snprintf(buf, sizeof buf, "%llu bytes (%.1f GiB)", static_cast<unsigned long long>(n), static_cast<double>(n) / (1 << 30));
+  } else {
+    std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(n));
+  }
+  return buf;
+}
 
 std::string native_call_name(const Operator& op) {
   const size_t sep = op.name.find("::");
@@ -80,20 +144,64 @@ struct Method::Impl {
   std::vector<uint8_t> input_set;
   AlignedBuffer scratch;
   size_t instruction_count = 0;
+  std::vector<Storage> storage;          // per value: what a tensor value's bytes are
+  std::vector<AlignedBuffer> owned;      // aligned copies of constants, buffers of unplanned inputs
+  uint64_t memory_left = 0;              // of MethodOptions::max_memory
 
   std::string where() const { return program->name() + ": method '" + plan->name + "'"; }
+  /// Takes `n` bytes from the memory budget, or explains why not.
+  Status reserve(uint64_t n, const std::string& what);
+  /// Allocates an owned buffer of `n` bytes within the budget.
+  Result<uint8_t*> own(uint64_t n, const std::string& what);
   Status load_values(const MethodOptions& options);
   Status load_instructions(const KernelRegistry& kernels);
+  Status check_inputs() const;
+  Status check_uses() const;
 };
+
+Status Method::Impl::reserve(uint64_t n, const std::string& what) {
+  if (n > memory_left) {
+    return Error(ErrorCode::kOutOfResources,
+                 what + " needs " + bytes_text(n) + ", more than the memory limit allows (" + bytes_text(memory_left) +
+                     " left; raise it with --max-memory)");
+  }
+  memory_left -= n;
+  return ok_status();
+}
+
+Result<uint8_t*> Method::Impl::own(uint64_t n, const std::string& what) {
+  ETSCOPE_TRY(reserve(n, what));
+  AlignedBuffer b;
+  if (n > SIZE_MAX || !b.allocate(static_cast<size_t>(n))) {
+    return Error(ErrorCode::kOutOfResources, what + ": cannot allocate " + bytes_text(n));
+  }
+  uint8_t* data = b.data();
+  owned.push_back(std::move(b));
+  return data;
+}
 
 // ---------------------------------------------------------------------------------------------
 // [load: values]
 
 Status Method::Impl::load_values(const MethodOptions& options) {
   const auto& pv = plan->values;
-  // Arenas first: planned tensors point into them.
+  memory_left = options.max_memory != 0 ? options.max_memory : machine_memory();
+  storage.assign(pv.size(), Storage::kNone);
+  // Arenas first: planned tensors point into them. Their sizes come from the file: each is
+  // checked against the memory limit before anything is allocated.
   for (size_t k = 1; k < plan->non_const_buffer_sizes.size(); ++k) {
-    arenas.emplace_back(static_cast<size_t>(plan->non_const_buffer_sizes[k]));
+    const int64_t size = plan->non_const_buffer_sizes[k];
+    const std::string arena = where() + ": memory arena " + std::to_string(k);
+    if (size < 0) return Error(ErrorCode::kCorrupt, arena + " has a negative size");
+    ETSCOPE_TRY(reserve(static_cast<uint64_t>(size), arena));
+  }
+  arenas.resize(plan->non_const_buffer_sizes.empty() ? 0 : plan->non_const_buffer_sizes.size() - 1);
+  for (size_t k = 0; k < arenas.size(); ++k) {
+    const uint64_t size = static_cast<uint64_t>(plan->non_const_buffer_sizes[k + 1]);
+    if (size > SIZE_MAX || !arenas[k].allocate(static_cast<size_t>(size))) {
+      return Error(ErrorCode::kOutOfResources,
+                   where() + ": memory arena " + std::to_string(k + 1) + ": cannot allocate " + bytes_text(size));
+    }
   }
   std::vector<int32_t> tensor_index(pv.size(), -1);
   size_t ntensors = 0, nints = 0, nlist = 0;
@@ -164,6 +272,7 @@ Status Method::Impl::load_values(const MethodOptions& options) {
         Status s = t.init(ti.dtype, {sizes, ti.sizes.size()}, ti.dim_order,
                           ti.dynamism == ShapeDynamism::kDynamicBound, ti.nbytes);
         if (!s.ok()) return s.error().with_context(what);
+        const uint64_t align = ::etscope::element_size(ti.dtype).value_or(1);
         uint8_t* planned = nullptr;
         if (ti.allocation) {
           const Allocation& a = *ti.allocation;
@@ -171,9 +280,14 @@ Status Method::Impl::load_values(const MethodOptions& options) {
               !checked::range_fits(a.offset, ti.nbytes, arenas[a.memory_id - 1].size())) {
             return Error(ErrorCode::kCorrupt, what + ": planned placement lies outside its arena");
           }
+          // Arenas start 64-byte aligned; the offset must keep the element type aligned.
+          if (a.offset % align != 0) {
+            return Error(ErrorCode::kCorrupt, what + ": planned offset " + std::to_string(a.offset) + " is not aligned for " +
+                                                  scalar_type_name(ti.dtype));
+          }
           planned = arenas[a.memory_id - 1].data() + a.offset;
         }
-        const uint8_t* source = nullptr;  // initial or constant bytes
+        std::span<const uint8_t> source;  // initial or constant bytes
         if (ti.external) {
           const TensorDataEntry* entry = nullptr;
           const TensorDataFile* file = nullptr;
@@ -193,16 +307,46 @@ Status Method::Impl::load_values(const MethodOptions& options) {
             return Error(ErrorCode::kInvalidArgument, what + ": '" + ti.fqn + "' in " + file->name() +
                                                           " has another dtype, shape or dim order than the program expects");
           }
-          source = file->bytes(entry->data).data();
+          source = file->bytes(entry->data);
         } else if (ti.data_kind == TensorDataKind::kConstant || ti.data_kind == TensorDataKind::kPlannedWithInit) {
-          source = program->bytes(ti.data).data();
+          source = program->bytes(ti.data);
+        }
+        const bool has_source = ti.external || ti.data_kind == TensorDataKind::kConstant ||
+                                ti.data_kind == TensorDataKind::kPlannedWithInit;
+        if (has_source && source.size() < ti.nbytes) {
+          return Error(ErrorCode::kCorrupt, what + ": its data holds " + std::to_string(source.size()) + " bytes, the tensor needs " +
+                                                std::to_string(ti.nbytes));
+        }
+        if (has_source && ti.dtype == ScalarType::kBool &&
+            std::any_of(source.begin(), source.begin() + static_cast<std::ptrdiff_t>(ti.nbytes), [](uint8_t b) { return b > 1; })) {
+          return Error(ErrorCode::kCorrupt, what + ": a bool constant holds a byte other than 0 or 1");
         }
         if (planned != nullptr) {
-          if (source != nullptr) std::memcpy(planned, source, ti.nbytes);
+          if (has_source && ti.nbytes > 0) std::memcpy(planned, source.data(), ti.nbytes);
           t.set_data(planned);
-        } else {
-          // Constants are used in place; kernels never write them.
-          t.set_data(const_cast<uint8_t*>(source));
+          storage[i] = Storage::kWritable;
+        } else if (has_source) {
+          // Constants are used in place; kernels never write them (checked below). Offsets come
+          // from the file, so a constant may sit at an address its element type cannot be loaded
+          // from: such a constant is copied once into aligned memory.
+          const uint8_t* data = source.data();
+          if (reinterpret_cast<uintptr_t>(data) % align != 0) {
+            ETSCOPE_ASSIGN_OR_RETURN(uint8_t* copy, own(ti.nbytes, what + " (an aligned copy of a misaligned constant)"));
+            if (ti.nbytes > 0) std::memcpy(copy, data, ti.nbytes);
+            data = copy;
+          }
+          t.set_data(const_cast<uint8_t*>(data));
+          storage[i] = Storage::kReadOnly;
+        } else if (std::find(plan->inputs.begin(), plan->inputs.end(), static_cast<int32_t>(i)) != plan->inputs.end() ||
+                   std::find(plan->outputs.begin(), plan->outputs.end(), static_cast<int32_t>(i)) != plan->outputs.end()) {
+          // An unplanned input or output (ExecuTorch lets the caller supply their memory): the
+          // method owns a buffer of its (upper-bound) size. set_input copies into it, so a program
+          // that writes its input never writes the caller's memory.
+          ETSCOPE_ASSIGN_OR_RETURN(uint8_t* buffer, own(ti.nbytes, what + " (the buffer of an unplanned input or output)"));
+          t.set_data(buffer);
+          storage[i] = Storage::kWritable;
+        } else if (ti.nbytes == 0) {
+          storage[i] = Storage::kWritable;  // nothing to read or write
         }
         break;
       }
@@ -285,7 +429,102 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels) {
     for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
     return Error(ErrorCode::kNotSupported, where() + ": missing kernels: " + list);
   }
-  scratch = AlignedBuffer(scratch_bytes);
+  ETSCOPE_TRY(reserve(scratch_bytes, where() + ": kernel scratch space"));
+  if (!scratch.allocate(scratch_bytes)) {
+    return Error(ErrorCode::kOutOfResources, where() + ": kernel scratch space: cannot allocate " + bytes_text(scratch_bytes));
+  }
+  return ok_status();
+}
+
+// ---------------------------------------------------------------------------------------------
+// [load: checks] Everything a kernel will trust is checked here, once: a kernel can then
+// assume that the tensors it reads have memory and the ones it writes are writable.
+
+Status Method::Impl::check_inputs() const {
+  for (size_t i = 0; i < plan->inputs.size(); ++i) {
+    const size_t vi = static_cast<size_t>(plan->inputs[i]);
+    if (values[vi].tag == Tag::kTensor && storage[vi] == Storage::kReadOnly) {
+      return Error(ErrorCode::kCorrupt, where() + ": input " + std::to_string(i) + " is value " + std::to_string(vi) +
+                                            ", a constant of the program; inputs must be writable");
+    }
+  }
+  return ok_status();
+}
+
+Status Method::Impl::check_uses() const {
+  // Walks each chain in order, following what MoveCalls alias and what FreeCalls release:
+  // `alias[v]` is the value whose tensor v holds now.
+  std::vector<int32_t> alias(values.size());
+  for (size_t c = 0; c < plan->chains.size(); ++c) {
+    for (size_t v = 0; v < alias.size(); ++v) alias[v] = static_cast<int32_t>(v);
+    std::vector<uint8_t> freed(values.size(), 0);
+    const auto& instructions = plan->chains[c].instructions;
+    for (size_t ii = 0; ii < instructions.size(); ++ii) {
+      const Instruction& in = instructions[ii];
+      auto at = [&](const std::string& op) {
+        return where() + ": instruction " + std::to_string(ii) + (op.empty() ? "" : " (" + op + ")");
+      };
+      // One tensor value used by the instruction, read or written.
+      auto check_tensor = [&](int32_t value, bool write, const std::string& op) -> Status {
+        const size_t owner = static_cast<size_t>(alias[static_cast<size_t>(value)]);
+        const TensorImpl* t = values[owner].tag == Tag::kTensor ? values[owner].tensor : nullptr;
+        if (t == nullptr) return ok_status();
+        const std::string v = "value " + std::to_string(value);
+        if (freed[owner]) return Error(ErrorCode::kCorrupt, at(op) + ": uses " + v + " after a FreeCall released it");
+        if (storage[owner] == Storage::kNone && t->nbytes() > 0) {
+          return Error(ErrorCode::kCorrupt,
+                       at(op) + ": " + v + " has no memory (neither planned, nor constant, nor a method input)");
+        }
+        if (write && storage[owner] == Storage::kReadOnly) {
+          return Error(ErrorCode::kCorrupt, at(op) + ": writes " + v + ", a constant of the program");
+        }
+        return ok_status();
+      };
+      auto check_value = [&](int32_t value, bool write, const std::string& op) -> Status {
+        const EValue& ev = values[static_cast<size_t>(alias[static_cast<size_t>(value)])];
+        if (ev.tag == Tag::kTensor) return check_tensor(value, write, op);
+        if (ev.tag == Tag::kTensorList || ev.tag == Tag::kOptionalTensorList) {
+          for (int32_t item : plan->values[static_cast<size_t>(value)].tensor_list) {
+            if (item >= 0) ETSCOPE_TRY(check_tensor(item, write, op));
+          }
+        }
+        return ok_status();
+      };
+      switch (in.kind) {
+        case InstructionKind::kKernelCall: {
+          const std::string op = plan->operators[static_cast<size_t>(in.op_index)].qualified_name();
+          const KernelArgs split = split_kernel_args(*plan, in);
+          for (int32_t a : split.inputs) ETSCOPE_TRY(check_value(a, false, op));
+          for (int32_t o : split.outputs) ETSCOPE_TRY(check_value(o, true, op));
+          break;
+        }
+        case InstructionKind::kMoveCall: {
+          ETSCOPE_TRY(check_value(in.move_from, false, "MoveCall"));
+          const Tag from = values[static_cast<size_t>(alias[static_cast<size_t>(in.move_from)])].tag;
+          const Tag to = values[static_cast<size_t>(in.move_to)].tag;
+          if (from != to) {
+            return Error(ErrorCode::kCorrupt, at("MoveCall") + ": moves a " + to_string(from) + " into a " + to_string(to));
+          }
+          alias[static_cast<size_t>(in.move_to)] = alias[static_cast<size_t>(in.move_from)];
+          break;
+        }
+        case InstructionKind::kFree: {
+          const size_t owner = static_cast<size_t>(alias[static_cast<size_t>(in.free_value)]);
+          if (storage[owner] == Storage::kReadOnly) {
+            return Error(ErrorCode::kCorrupt, at("FreeCall") + ": frees value " + std::to_string(in.free_value) +
+                                                  ", a constant of the program");
+          }
+          freed[owner] = 1;
+          break;
+        }
+        case InstructionKind::kJumpFalse:
+          ETSCOPE_TRY(check_value(in.cond_value, false, "JumpFalse"));
+          break;
+        case InstructionKind::kDelegateCall:
+          break;
+      }
+    }
+  }
   return ok_status();
 }
 
@@ -315,6 +554,8 @@ Result<std::unique_ptr<Method>> Method::load(const Program& program, const std::
     MethodScope init_scope(tracer, "Method::init");
     ETSCOPE_TRY(impl->load_values(options));
     ETSCOPE_TRY(impl->load_instructions(options.kernels ? *options.kernels : KernelRegistry::portable()));
+    ETSCOPE_TRY(impl->check_inputs());
+    ETSCOPE_TRY(impl->check_uses());
   }
   return std::unique_ptr<Method>(new Method(std::move(impl)));
 }
@@ -348,12 +589,18 @@ Status Method::set_input(size_t i, std::span<const uint8_t> data, std::span<cons
     return make_error(ErrorCode::kInvalidArgument, "%s: got %zu bytes, the tensor needs %zu", what.c_str(), data.size(),
                       t.nbytes());
   }
-  const TensorInfo& info = impl_->plan->values[static_cast<size_t>(vi)].tensor;
-  if (info.allocation || info.data_buffer_idx > 0) {
-    if (t.nbytes() > 0) std::memcpy(t.data(), data.data(), t.nbytes());
-  } else {
-    t.set_data(const_cast<uint8_t*>(data.data()));  // borrowed, as ExecuTorch shares unplanned inputs
+  // A bool holds 0 or 1; any other byte would be undefined behaviour in every kernel that loads it.
+  if (t.dtype() == ScalarType::kBool) {
+    const auto* end = data.data() + t.nbytes();
+    const auto* bad = std::find_if(data.data(), end, [](uint8_t b) { return b > 1; });
+    if (bad != end) {
+      return make_error(ErrorCode::kInvalidArgument, "%s: bool element %zu holds the byte %u (a bool must be 0 or 1)",
+                        what.c_str(), static_cast<size_t>(bad - data.data()), static_cast<unsigned>(*bad));
+    }
   }
+  // Every tensor input has memory of its own by now (planned, or a buffer the method owns), and
+  // the copy keeps the caller's bytes out of the program's reach.
+  if (t.nbytes() > 0) std::memcpy(t.data(), data.data(), t.nbytes());
   impl_->input_set[i] = 1;
   return ok_status();
 }

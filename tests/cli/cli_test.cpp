@@ -188,3 +188,27 @@ TEST_CASE("etscope run refuses delegates and missing kernels with one line", "[c
   CHECK(ext.exit_code == 1);
   CHECK_THAT(ext.err, Catch::Contains("external tensor 'net.linear.weight' not found (no .ptd given"));
 }
+
+TEST_CASE("etscope kernels lists the registry with each kernel's dtypes", "[cli][kernels]") {
+  auto table = run_etscope("kernels");
+  REQUIRE(table.exit_code == 0);
+  CHECK_THAT(table.out, Catch::Contains("aten::native_layer_norm.out"));
+  CHECK_THAT(table.out, Catch::Contains("quantized_decomposed::quantize_per_tensor.out"));
+  auto json = run_etscope("kernels --format json");
+  REQUIRE(json.exit_code == 0);
+  auto j = nlohmann::json::parse(json.out);
+  REQUIRE(j.is_array());
+  CHECK(j.size() > 100);
+  bool found_conv = false;
+  for (const auto& k : j) {
+    REQUIRE(k.contains("name"));
+    REQUIRE(k["dtypes"].is_array());
+    if (k["name"] == "aten::convolution.out") {
+      found_conv = true;
+      CHECK(k["dtypes"] == nlohmann::json::array({"Float", "Double"}));
+    }
+  }
+  CHECK(found_conv);
+  CHECK_THAT(table.out, Catch::Contains(std::to_string(j.size()) + " kernels"));
+  CHECK(run_etscope("kernels --format yaml").exit_code != 0);
+}

@@ -6,6 +6,7 @@
 
 #include "etscope/formats/op_signatures.h"
 #include "etscope/formats/pte_reader.h"
+#include "etscope/formats/training.h"
 #include "testing/test_util.h"
 
 using namespace etscope;
@@ -279,4 +280,26 @@ TEST_CASE("truncated segment data is reported with the file and the offsets", "[
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code() == ErrorCode::kTruncated);
   CHECK(r.error().message() == "cut.pte: file is 5000 bytes but its header declares segment data up to byte 12096");
+}
+
+TEST_CASE("training programs: the loss, gradients and parameters are found from the markers", "[pte][training]") {
+  auto program = etscope::PteReader::open(etscope::testing::real_artifact("xor_training.pte"));
+  REQUIRE(program.ok());
+  CHECK(etscope::is_training_marker("__et_training_gradients_index_forward"));
+  CHECK_FALSE(etscope::is_training_marker("forward"));
+  auto layout = etscope::training_layout(*program, "forward");
+  REQUIRE(layout.has_value());
+  // xor: outputs [loss, prediction, 4 gradients, 4 parameters] (Linear(2,10), Linear(10,2)).
+  CHECK(layout->outputs == 10);
+  CHECK(layout->forward_outputs() == 2);
+  CHECK(layout->gradient_count() == 4);
+  CHECK(layout->parameter_count() == 4);
+  auto all = etscope::training_methods(*program);
+  REQUIRE(all.size() == 1);
+  CHECK(all[0].method == "forward");
+  // Marker methods are no training methods themselves, and inference programs have none.
+  CHECK_FALSE(etscope::training_layout(*program, "__et_training_gradients_index_forward").has_value());
+  auto add = etscope::PteReader::open(etscope::testing::real_artifact("add.pte"));
+  REQUIRE(add.ok());
+  CHECK(etscope::training_methods(*add).empty());
 }

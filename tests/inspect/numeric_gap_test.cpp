@@ -252,6 +252,15 @@ TEST_CASE("bad inputs fail with one line naming the file", "[numeric_gap]") {
   CHECK(bad_key.error().message().find("idx.json") != std::string::npos);
   auto empty = load_aot_intermediates(shared, R"({"entries": []})", "idx.json");
   REQUIRE_FALSE(empty.ok());
+  // Members of the wrong type are a corrupt index, not an exception (issue 11 item 8).
+  for (const char* index : {R"({"entries": [{"debug_handle": [1], "is_sequence": "yes"}]})",
+                            R"({"entries": [{"debug_handle": [1], "output_index": "0"}]})",
+                            R"({"entries": [{"debug_handle": ["1"]}]})", R"({"entries": {"debug_handle": [1]}})",
+                            R"([1, 2])"}) {
+    auto typed = load_aot_intermediates(shared, index, "idx.json");
+    REQUIRE_FALSE(typed.ok());
+    CHECK(typed.error().message().rfind("idx.json", 0) == 0);
+  }
 
   auto aot = load_aot_intermediates(ptd, fixture("simple_conv/simple_conv.aot_intermediates.json"));
   REQUIRE(aot.ok());

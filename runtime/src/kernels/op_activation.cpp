@@ -122,13 +122,13 @@ void neg_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_activation_kernels(KernelRegistry& r) {
-  r.add("aten::relu.out", {relu_out});
-  r.add("aten::sigmoid.out", {sigmoid_out});
-  r.add("aten::hardtanh.out", {hardtanh_out});
-  r.add("aten::clamp.out", {clamp_out});
-  r.add("aten::threshold_backward.grad_input", {threshold_backward_out});
-  r.add("aten::exp.out", {exp_out});
-  r.add("aten::neg.out", {neg_out});
+  r.add("aten::relu.out", kernel(relu_out, kRealDtypes | kHalfDtypes));
+  r.add("aten::sigmoid.out", kernel(sigmoid_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::hardtanh.out", kernel(hardtanh_out, kRealDtypes | kHalfDtypes));
+  r.add("aten::clamp.out", kernel(clamp_out, kRealDtypes | kHalfDtypes));
+  r.add("aten::threshold_backward.grad_input", kernel(threshold_backward_out, kRealDtypes | kHalfDtypes));
+  r.add("aten::exp.out", kernel(exp_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::neg.out", kernel(neg_out, kRealDtypes | kHalfDtypes));
 }
 
 }  // namespace etscope::rt::kernels

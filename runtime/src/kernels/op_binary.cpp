@@ -17,18 +17,18 @@ void binary(KernelContext& ctx, Args args, bool scalar_other, bool has_alpha, co
   const double alpha = has_alpha ? args[2]->scalar_as_double() : 1.0;
   if (scalar_other) {
     const EValue& sv = *args[1];
-    const double value = sv.scalar_as_double() * alpha;
+    if (alpha == 1.0) {
+      ScalarTensor scalar(sv, a->dtype());
+      binary_elementwise(ctx, *a, scalar.impl(), *out, name, op);
+      return;
+    }
     // The scalar takes the tensor's dtype when that keeps it exact (so the same-dtype fast path
     // applies); a float scalar with an integral tensor computes in double.
     const ScalarType st = is_supported_dtype(a->dtype()) && (is_floating(a->dtype()) || sv.tag != Tag::kDouble)
                               ? a->dtype()
                               : ScalarType::kDouble;
-    TensorImpl scalar;
-    alignas(8) uint8_t storage[8] = {};
-    (void)scalar.init(st, {}, {}, false, sizeof(storage));
-    scalar.set_data(storage);
-    store_from<double>(st, storage, 0, value);
-    binary_elementwise(ctx, *a, scalar, *out, name, op);
+    ScalarTensor scalar(st, sv.scalar_as_double() * alpha);
+    binary_elementwise(ctx, *a, scalar.impl(), *out, name, op);
     return;
   }
   TensorImpl* b = tensor_arg(ctx, args, 1, name);
@@ -72,14 +72,14 @@ void div_scalar_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_binary_kernels(KernelRegistry& r) {
-  r.add("aten::add.out", {add_out});
-  r.add("aten::add.Scalar_out", {add_scalar_out});
-  r.add("aten::sub.out", {sub_out});
-  r.add("aten::sub.Scalar_out", {sub_scalar_out});
-  r.add("aten::mul.out", {mul_out});
-  r.add("aten::mul.Scalar_out", {mul_scalar_out});
-  r.add("aten::div.out", {div_out});
-  r.add("aten::div.Scalar_out", {div_scalar_out});
+  r.add("aten::add.out", kernel(add_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::add.Scalar_out", kernel(add_scalar_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::sub.out", kernel(sub_out, kRealDtypes | kHalfDtypes));
+  r.add("aten::sub.Scalar_out", kernel(sub_scalar_out, kRealDtypes | kHalfDtypes));
+  r.add("aten::mul.out", kernel(mul_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::mul.Scalar_out", kernel(mul_scalar_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::div.out", kernel(div_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::div.Scalar_out", kernel(div_scalar_out, kRealBoolDtypes | kHalfDtypes));
 }
 
 }  // namespace etscope::rt::kernels

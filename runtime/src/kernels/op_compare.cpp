@@ -126,13 +126,13 @@ void where_self_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_compare_kernels(KernelRegistry& r) {
-  r.add("aten::eq.Scalar_out", {eq_scalar_out});
-  r.add("aten::ne.Scalar_out", {ne_scalar_out});
-  r.add("aten::lt.Scalar_out", {lt_scalar_out});
-  r.add("aten::le.Scalar_out", {le_scalar_out});
-  r.add("aten::gt.Scalar_out", {gt_scalar_out});
-  r.add("aten::ge.Scalar_out", {ge_scalar_out});
-  r.add("aten::where.self_out", {where_self_out});
+  r.add("aten::eq.Scalar_out", kernel(eq_scalar_out, kRealBoolDtypes));
+  r.add("aten::ne.Scalar_out", kernel(ne_scalar_out, kRealBoolDtypes));
+  r.add("aten::lt.Scalar_out", kernel(lt_scalar_out, kRealBoolDtypes));
+  r.add("aten::le.Scalar_out", kernel(le_scalar_out, kRealBoolDtypes));
+  r.add("aten::gt.Scalar_out", kernel(gt_scalar_out, kRealBoolDtypes));
+  r.add("aten::ge.Scalar_out", kernel(ge_scalar_out, kRealBoolDtypes));
+  r.add("aten::where.self_out", kernel(where_self_out, kRealBoolDtypes));
 }
 
 }  // namespace etscope::rt::kernels

@@ -1,4 +1,4 @@
-// convolution, convolution_backward: 2-D, NCHW, groups (depthwise included), stride, padding,
+// convolution, convolution_backward: 1-D (NCL, run as 2-D with a height of 1) and 2-D (NCHW), groups (depthwise included), stride, padding,
 // dilation; float32 and float64. Transposed convolution is not supported.
 //
 // The general path lowers each (batch, group) to one GEMM over an im2col buffer; 1x1 stride-1
@@ -24,6 +24,18 @@ struct ConvParams {
   int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
   int64_t groups = 1;
   int64_t oh = 0, ow = 0;
+  int spatial = 2;  // 1 for NCL inputs: h, kh, sh, dh are 1 and ph 0
+
+  // The output's shape: [n, oc, oh, ow] or, for 1-D, [n, oc, ow].
+  int rank() const { return spatial + 2; }
+  void output_sizes(int64_t* sizes) const {
+    sizes[0] = n, sizes[1] = oc;
+    if (spatial == 1) {
+      sizes[2] = ow;
+    } else {
+      sizes[2] = oh, sizes[3] = ow;
+    }
+  }
 
   int64_t cg() const { return c / groups; }
   int64_t ocg() const { return oc / groups; }
@@ -51,7 +63,9 @@ bool read_pair(const EValue& v, int64_t* a, int64_t* b) {
 // Returns nullptr on success or a description of the problem.
 const char* parse_conv(const TensorImpl& in, const TensorImpl& weight, Args args, size_t first, ConvParams* p) {
   if (args.size() < first + 6) return "too few arguments";
-  if (in.dim() != 4 || weight.dim() != 4) return "only 4-D (NCHW) input and weight are supported";
+  if (in.dim() != weight.dim() || (in.dim() != 3 && in.dim() != 4)) {
+    return "input and weight must both be 3-D (NCL) or 4-D (NCHW)";
+  }
   if (args[first + 3]->tag == Tag::kBool && args[first + 3]->scalar.b) return "transposed convolution is not supported";
   if (!read_pair(*args[first], &p->sh, &p->sw) || !read_pair(*args[first + 1], &p->ph, &p->pw) ||
       !read_pair(*args[first + 2], &p->dh, &p->dw)) {
@@ -59,8 +73,16 @@ const char* parse_conv(const TensorImpl& in, const TensorImpl& weight, Args args
   }
   if (args[first + 5]->tag != Tag::kInt) return "groups must be an int";
   p->groups = args[first + 5]->scalar.i;
-  p->n = in.size(0), p->c = in.size(1), p->h = in.size(2), p->w = in.size(3);
-  p->oc = weight.size(0), p->kh = weight.size(2), p->kw = weight.size(3);
+  p->n = in.size(0), p->c = in.size(1);
+  p->oc = weight.size(0);
+  if (in.dim() == 3) {
+    // A 1-D convolution is a 2-D one over a plane of height 1.
+    p->spatial = 1;
+    p->h = 1, p->w = in.size(2), p->kh = 1, p->kw = weight.size(2);
+    p->sh = 1, p->ph = 0, p->dh = 1;
+  } else {
+    p->h = in.size(2), p->w = in.size(3), p->kh = weight.size(2), p->kw = weight.size(3);
+  }
   if (p->sh <= 0 || p->sw <= 0 || p->dh <= 0 || p->dw <= 0 || p->ph < 0 || p->pw < 0) {
     return "stride and dilation must be positive and padding non-negative";
   }
@@ -354,8 +376,13 @@ void convolution_out(KernelContext& ctx, Args args) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: bias must have shape [%lld]", name, static_cast<long long>(p.oc));
     return;
   }
-  const int64_t sizes[4] = {p.n, p.oc, p.oh, p.ow};
-  if (!resize_or_fail(ctx, out, sizes, name)) return;
+  int64_t sizes[4];
+  p.output_sizes(sizes);
+  if (out->dim() != p.rank()) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: output must have rank %d", name, p.rank());
+    return;
+  }
+  if (!resize_or_fail(ctx, out, {sizes, static_cast<size_t>(p.rank())}, name)) return;
   const bool im2col_path = !p.pointwise() && !p.depthwise();
   if (!scratch_ok(ctx, name, forward_scratch_bytes(p, in->element_size()))) return;
   uint8_t* workspace = ctx.scratch().data() + col_bytes(p, in->element_size());
@@ -430,11 +457,10 @@ void convolution_backward_out(KernelContext& ctx, Args args) {
     ctx.fail(ErrorCode::kNotSupported, "%s: %s", name, err);
     return;
   }
-  const int64_t go_sizes[4] = {p.n, p.oc, p.oh, p.ow};
-  if (go->dim() != 4 || !std::equal(go_sizes, go_sizes + 4, go->sizes().begin())) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: grad_output must have shape [%lld, %lld, %lld, %lld]", name,
-             static_cast<long long>(p.n), static_cast<long long>(p.oc), static_cast<long long>(p.oh),
-             static_cast<long long>(p.ow));
+  int64_t go_sizes[4];
+  p.output_sizes(go_sizes);
+  if (go->dim() != p.rank() || !std::equal(go_sizes, go_sizes + p.rank(), go->sizes().begin())) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: grad_output must have the convolution's output shape", name);
     return;
   }
   if (gi != nullptr && !resize_or_fail(ctx, gi, in->sizes(), name)) return;
@@ -513,8 +539,8 @@ void convolution_backward_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_convolution_kernels(KernelRegistry& r) {
-  r.add("aten::convolution.out", {convolution_out, convolution_scratch});
-  r.add("aten::convolution_backward.out", {convolution_backward_out, convolution_backward_scratch});
+  r.add("aten::convolution.out", kernel(convolution_out, kFloatDtypes, convolution_scratch));
+  r.add("aten::convolution_backward.out", kernel(convolution_backward_out, kFloatDtypes, convolution_backward_scratch));
 }
 
 }  // namespace etscope::rt::kernels

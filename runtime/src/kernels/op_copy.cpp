@@ -1,18 +1,45 @@
-// Copies and shape changes: alias_copy, clone, squeeze_copy, unsqueeze_copy, expand_copy, cat,
-// dim_order_ops::_to_dim_order_copy / _clone_dim_order (dtype conversion and dim-order change),
-// and the fills full_like, scalar_tensor.
+// Copies and shape changes: alias_copy, detach_copy / lift_fresh_copy, clone, _to_copy, copy,
+// squeeze_copy, unsqueeze_copy, expand_copy, cat, dim_order_ops::_to_dim_order_copy /
+// _clone_dim_order (dtype conversion and dim-order change), and the fills full, full_like, fill,
+// scalar_tensor, empty.
 #include "kernels/register.h"
 #include "kernels/util/elementwise_util.h"
 
 namespace etscope::rt::kernels {
 namespace {
 
+// Calls f(in_index, out_index) for every element of two tensors of the same sizes, each laid
+// out in its own dim order (strides).
+template <typename F>
+void walk_strided(const TensorImpl& in, const TensorImpl& out, F f) {
+  const int rank = in.dim();
+  std::array<int64_t, kMaxDims> counter{};
+  int64_t xi = 0, yi = 0;
+  for (int64_t i = 0; i < in.numel(); ++i) {
+    f(xi, yi);
+    for (int d = rank - 1; d >= 0; --d) {
+      xi += in.stride(d), yi += out.stride(d);
+      if (++counter[static_cast<size_t>(d)] < in.size(d)) break;
+      xi -= in.stride(d) * counter[static_cast<size_t>(d)];
+      yi -= out.stride(d) * counter[static_cast<size_t>(d)];
+      counter[static_cast<size_t>(d)] = 0;
+    }
+  }
+}
+
 // out = in (same sizes), converting dtypes and honouring both tensors' dim orders (strides).
+// Half and bfloat16 convert through double (exact for both).
 void copy_strided(const TensorImpl& in, TensorImpl& out) {
   const int64_t n = in.numel();
   const bool same_order = std::equal(in.dim_order().begin(), in.dim_order().end(), out.dim_order().begin());
   if (in.dtype() == out.dtype() && same_order) {
     if (out.data() != in.data()) std::memmove(out.data(), in.data(), in.nbytes());
+    return;
+  }
+  if (!is_supported_dtype(in.dtype()) || !is_supported_dtype(out.dtype())) {
+    walk_strided(in, out, [&](int64_t xi, int64_t yi) {
+      store_from<double>(out.dtype(), out.data(), yi, load_as<double>(in.dtype(), in.data(), xi));
+    });
     return;
   }
   dispatch_real_and_bool(in.dtype(), [&](auto in_tag) {
@@ -25,26 +52,15 @@ void copy_strided(const TensorImpl& in, TensorImpl& out) {
         for (int64_t i = 0; i < n; ++i) y[i] = convert<O>(x[i]);
         return;
       }
-      const int rank = in.dim();
-      std::array<int64_t, kMaxDims> counter{};
-      int64_t xi = 0, yi = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        y[yi] = convert<O>(x[xi]);
-        for (int d = rank - 1; d >= 0; --d) {
-          xi += in.stride(d), yi += out.stride(d);
-          if (++counter[static_cast<size_t>(d)] < in.size(d)) break;
-          xi -= in.stride(d) * counter[static_cast<size_t>(d)];
-          yi -= out.stride(d) * counter[static_cast<size_t>(d)];
-          counter[static_cast<size_t>(d)] = 0;
-        }
-      }
+      walk_strided(in, out, [&](int64_t xi, int64_t yi) { y[yi] = convert<O>(x[xi]); });
     });
   });
 }
 
+// Fails the call unless every tensor has a dtype the copies handle (real, bool, half, bfloat16).
 bool supported(KernelContext& ctx, const char* op, std::initializer_list<const TensorImpl*> ts) {
   for (const TensorImpl* t : ts) {
-    if (!is_supported_dtype(t->dtype())) {
+    if (!is_elementwise_dtype(t->dtype())) {
       ctx.fail(ErrorCode::kNotSupported, "%s: unsupported dtype %s", op, scalar_type_name(t->dtype()).c_str());
       return false;
     }
@@ -62,14 +78,67 @@ bool same_bytes_copy(KernelContext& ctx, const TensorImpl& in, TensorImpl& out, 
   return true;
 }
 
-// alias_copy.out(self, out)
-void alias_copy_out(KernelContext& ctx, Args args) {
-  const char* op = "alias_copy.out";
+// alias_copy.out(self, out), detach_copy.out and lift_fresh_copy.out (same arguments): plain
+// copies (the last two are autograd-only distinctions ExecuTorch keeps in the graph).
+template <int Which>
+void plain_copy_out(KernelContext& ctx, Args args) {
+  static constexpr const char* names[] = {"alias_copy.out", "detach_copy.out", "lift_fresh_copy.out"};
+  const char* op = names[Which];
   if (!check_arg_count(ctx, args, 2, op)) return;
   TensorImpl* in = tensor_arg(ctx, args, 0, op);
   TensorImpl* out = tensor_arg(ctx, args, 1, op);
   if (!in || !out || !require_contiguous(ctx, op, {in, out}) || !resize_or_fail(ctx, out, in->sizes(), op)) return;
   same_bytes_copy(ctx, *in, *out, op);
+}
+
+// _to_copy.out(self, non_blocking, memory_format?, out): converts to out's dtype.
+void to_copy_out(KernelContext& ctx, Args args) {
+  const char* op = "_to_copy.out";
+  if (!check_arg_count(ctx, args, 4, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 3, op);
+  if (!in || !out || !supported(ctx, op, {in, out})) return;
+  if (out->dim() != in->dim() || !resize_or_fail(ctx, out, in->sizes(), op)) {
+    if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: output rank must match the input's", op);
+    return;
+  }
+  copy_strided(*in, *out);
+}
+
+// copy.out(self, src, non_blocking, out): out (self's shape and dtype) = src broadcast to that
+// shape and converted.
+void copy_out(KernelContext& ctx, Args args) {
+  const char* op = "copy.out";
+  if (!check_arg_count(ctx, args, 4, op)) return;
+  TensorImpl* self = tensor_arg(ctx, args, 0, op);
+  TensorImpl* src = tensor_arg(ctx, args, 1, op);
+  TensorImpl* out = tensor_arg(ctx, args, 3, op);
+  if (!self || !src || !out || !supported(ctx, op, {self, src, out}) || !require_contiguous(ctx, op, {self, src, out})) return;
+  std::array<int64_t, kMaxDims> shape{};
+  int dim = 0;
+  if (out->dtype() != self->dtype() || !broadcast_shape(self->sizes(), src->sizes(), &shape, &dim) ||
+      dim != self->dim() || !std::equal(self->sizes().begin(), self->sizes().end(), shape.begin())) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: src must broadcast to self's shape and out have self's dtype", op);
+    return;
+  }
+  if (!resize_or_fail(ctx, out, self->sizes(), op)) return;
+  if (!is_supported_dtype(src->dtype()) || !is_supported_dtype(out->dtype())) {
+    BroadcastIndex bi(out->sizes(), src->sizes());
+    for (int64_t i = 0; i < out->numel(); ++i, bi.advance()) {
+      store_from<double>(out->dtype(), out->data(), i, load_as<double>(src->dtype(), src->data(), bi.index()));
+    }
+    return;
+  }
+  dispatch_real_and_bool(src->dtype(), [&](auto in_tag) {
+    using I = typename decltype(in_tag)::type;
+    dispatch_real_and_bool(out->dtype(), [&](auto out_tag) {
+      using O = typename decltype(out_tag)::type;
+      const I* x = src->data_as<I>();
+      O* y = out->data_as<O>();
+      BroadcastIndex bi(out->sizes(), src->sizes());
+      for (int64_t i = 0; i < out->numel(); ++i, bi.advance()) y[i] = convert<O>(x[bi.index()]);
+    });
+  });
 }
 
 // clone.out(self, memory_format?, out): copies into out's own dim order.
@@ -220,7 +289,7 @@ void cat_out(KernelContext& ctx, Args args) {
   bool first = true;
   for (const TensorImpl* t : args[0]->tensor_list) {
     if (t == nullptr || (t->dim() == 1 && t->numel() == 0)) continue;
-    if (t->dim() != rank || !t->contiguous() || !is_supported_dtype(t->dtype())) {
+    if (t->dim() != rank || !t->contiguous() || !is_elementwise_dtype(t->dtype())) {
       ctx.fail(ErrorCode::kInvalidArgument, "%s: inputs must be contiguous with the output's rank", op);
       return;
     }
@@ -316,20 +385,97 @@ void scalar_tensor_out(KernelContext& ctx, Args args) {
   fill(ctx, *out, *args[0], op);
 }
 
+// full.out(size, fill_value, out): out resized to `size`, every element fill_value.
+void full_out(KernelContext& ctx, Args args) {
+  const char* op = "full.out";
+  if (!check_arg_count(ctx, args, 3, op)) return;
+  TensorImpl* out = tensor_arg(ctx, args, 2, op);
+  IntList size;
+  if (!out || !int_list_arg(ctx, args, 0, &size, op)) return;
+  if (out->dim() != static_cast<int>(size.size)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: output has rank %d, size has %zu items", op, out->dim(), size.size);
+    return;
+  }
+  if (!resize_or_fail(ctx, out, size.span(), op)) return;
+  fill(ctx, *out, *args[1], op);
+}
+
+// fill.Scalar_out(self, value, out) / fill.Tensor_out(self, value (0-dim), out): self's shape,
+// every element value.
+void fill_scalar_out(KernelContext& ctx, Args args) {
+  const char* op = "fill.Scalar_out";
+  if (!check_arg_count(ctx, args, 3, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 2, op);
+  if (!in || !out) return;
+  if (out->dim() != in->dim() || out->dtype() != in->dtype() || !resize_or_fail(ctx, out, in->sizes(), op)) {
+    if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: output must have self's rank and dtype", op);
+    return;
+  }
+  fill(ctx, *out, *args[1], op);
+}
+void fill_tensor_out(KernelContext& ctx, Args args) {
+  const char* op = "fill.Tensor_out";
+  if (!check_arg_count(ctx, args, 3, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* value = tensor_arg(ctx, args, 1, op);
+  TensorImpl* out = tensor_arg(ctx, args, 2, op);
+  if (!in || !value || !out || !supported(ctx, op, {value})) return;
+  if (value->dim() != 0) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: value must be a 0-dim tensor", op);
+    return;
+  }
+  if (out->dim() != in->dim() || out->dtype() != in->dtype() || !resize_or_fail(ctx, out, in->sizes(), op)) {
+    if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: output must have self's rank and dtype", op);
+    return;
+  }
+  EValue v;
+  if (is_floating(value->dtype())) {
+    v.tag = Tag::kDouble;
+    v.scalar.d = load_as<double>(value->dtype(), value->data(), 0);
+  } else {
+    v.tag = Tag::kInt;
+    v.scalar.i = load_as<int64_t>(value->dtype(), value->data(), 0);
+  }
+  fill(ctx, *out, v, op);
+}
+
+// empty.out(size, memory_format?, out): only the shape; contents are unspecified.
+void empty_out(KernelContext& ctx, Args args) {
+  const char* op = "empty.out";
+  if (!check_arg_count(ctx, args, 3, op)) return;
+  TensorImpl* out = tensor_arg(ctx, args, 2, op);
+  IntList size;
+  if (!out || !int_list_arg(ctx, args, 0, &size, op)) return;
+  if (out->dim() != static_cast<int>(size.size)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: output has rank %d, size has %zu items", op, out->dim(), size.size);
+    return;
+  }
+  resize_or_fail(ctx, out, size.span(), op);
+}
+
 }  // namespace
 
 void register_copy_kernels(KernelRegistry& r) {
-  r.add("aten::alias_copy.out", {alias_copy_out});
-  r.add("aten::clone.out", {clone_out});
-  r.add("dim_order_ops::_to_dim_order_copy.out", {to_dim_order_copy_out});
-  r.add("dim_order_ops::_clone_dim_order.out", {clone_dim_order_out});
-  r.add("aten::squeeze_copy.dims_out", {squeeze_copy_dims_out});
-  r.add("aten::squeeze_copy.dim_out", {squeeze_copy_dims_out});
-  r.add("aten::unsqueeze_copy.out", {unsqueeze_copy_out});
-  r.add("aten::expand_copy.out", {expand_copy_out});
-  r.add("aten::cat.out", {cat_out});
-  r.add("aten::full_like.out", {full_like_out});
-  r.add("aten::scalar_tensor.out", {scalar_tensor_out});
+  r.add("aten::alias_copy.out", kernel(plain_copy_out<0>, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::detach_copy.out", kernel(plain_copy_out<1>, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::lift_fresh_copy.out", kernel(plain_copy_out<2>, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::_to_copy.out", kernel(to_copy_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::copy.out", kernel(copy_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::fill.Scalar_out", kernel(fill_scalar_out, kRealBoolDtypes));
+  r.add("aten::fill.Tensor_out", kernel(fill_tensor_out, kRealBoolDtypes));
+  r.add("aten::empty.out", kernel(empty_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::clone.out", kernel(clone_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("dim_order_ops::_to_dim_order_copy.out", kernel(to_dim_order_copy_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("dim_order_ops::_clone_dim_order.out", kernel(clone_dim_order_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::squeeze_copy.dims_out", kernel(squeeze_copy_dims_out, kRealBoolDtypes));
+  r.add("aten::squeeze_copy.dim_out", kernel(squeeze_copy_dims_out, kRealBoolDtypes));
+  r.add("aten::unsqueeze_copy.out", kernel(unsqueeze_copy_out, kRealBoolDtypes));
+  r.add("aten::expand_copy.out", kernel(expand_copy_out, kRealBoolDtypes));
+  r.add("aten::cat.out", kernel(cat_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::full_like.out", kernel(full_like_out, kRealBoolDtypes));
+  r.add("aten::full.out", kernel(full_out, kRealBoolDtypes));
+  r.add("aten::scalar_tensor.out", kernel(scalar_tensor_out, kRealBoolDtypes));
 }
 
 }  // namespace etscope::rt::kernels

@@ -138,9 +138,9 @@ void bmm_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_linear_algebra_kernels(KernelRegistry& r) {
-  r.add("aten::mm.out", {mm_out, mm_scratch});
-  r.add("aten::addmm.out", {addmm_out, addmm_scratch});
-  r.add("aten::bmm.out", {bmm_out, mm_scratch});
+  r.add("aten::mm.out", kernel(mm_out, kFloatDtypes, mm_scratch));
+  r.add("aten::addmm.out", kernel(addmm_out, kFloatDtypes, addmm_scratch));
+  r.add("aten::bmm.out", kernel(bmm_out, kFloatDtypes, mm_scratch));
 }
 
 }  // namespace etscope::rt::kernels

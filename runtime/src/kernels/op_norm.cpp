@@ -1,4 +1,6 @@
-// _native_batch_norm_legit_no_training (inference batch norm over dim 1) and native_dropout.
+// _native_batch_norm_legit_no_training (inference batch norm over dim 1), native_layer_norm,
+// native_group_norm and native_dropout.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -8,6 +10,30 @@
 
 namespace etscope::rt::kernels {
 namespace {
+
+// Fails the call unless every given tensor has in's dtype.
+bool share_dtype(KernelContext& ctx, const char* op, const TensorImpl& in, std::initializer_list<const TensorImpl*> ts) {
+  for (const TensorImpl* t : ts) {
+    if (t != nullptr && t->dtype() != in.dtype()) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: all tensors must share the input's dtype", op);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Mean and 1 / sqrt(biased variance + eps) of n values, two passes in double.
+template <typename T>
+void mean_rstd(const T* x, int64_t n, double eps, double* mean, double* rstd) {
+  double sum = 0, sq = 0;
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]);
+  *mean = sum / static_cast<double>(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double dx = static_cast<double>(x[i]) - *mean;
+    sq += dx * dx;
+  }
+  *rstd = 1.0 / std::sqrt(sq / static_cast<double>(n) + eps);
+}
 
 // _native_batch_norm_legit_no_training.out(input, weight?, bias?, running_mean, running_var,
 // momentum, eps, out0, out1, out2): out0 = (x - mean) / sqrt(var + eps) * weight + bias per
@@ -34,12 +60,7 @@ void batch_norm_no_training_out(KernelContext& ctx, Args args) {
       return;
     }
   }
-  for (const TensorImpl* t : {weight, bias, mean, var, out}) {
-    if (t != nullptr && t->dtype() != in->dtype()) {
-      ctx.fail(ErrorCode::kNotSupported, "%s: all tensors must share the input's dtype", op);
-      return;
-    }
-  }
+  if (!share_dtype(ctx, op, *in, {weight, bias, mean, var, out})) return;
   const double eps = args[6]->scalar_as_double();
   if (!resize_or_fail(ctx, out, in->sizes(), op)) return;
   for (size_t i : {size_t{8}, size_t{9}}) {
@@ -63,6 +84,146 @@ void batch_norm_no_training_out(KernelContext& ctx, Args args) {
         T* yp = y + (n * c + ch) * inner;
         for (int64_t i = 0; i < inner; ++i) yp[i] = xp[i] * scale + shift;
       }
+    }
+  });
+  if (!ok) ctx.fail(ErrorCode::kNotSupported, "%s: only float32 and float64 are supported", op);
+}
+
+// native_layer_norm.out(input, normalized_shape, weight?, bias?, eps, out0, out1, out2): each
+// group of the trailing dims named by normalized_shape is normalised by its own mean and biased
+// variance; out1 (mean) and out2 (rstd = 1 / sqrt(var + eps)) keep input's leading dims and have
+// size 1 in the normalised ones. Statistics accumulate in double, two passes.
+void layer_norm_out(KernelContext& ctx, Args args) {
+  const char* op = "native_layer_norm.out";
+  if (!check_arg_count(ctx, args, 8, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* weight = optional_tensor_arg(args, 2);
+  TensorImpl* bias = optional_tensor_arg(args, 3);
+  TensorImpl* out = tensor_arg(ctx, args, 5, op);
+  TensorImpl* mean_out = tensor_arg(ctx, args, 6, op);
+  TensorImpl* rstd_out = tensor_arg(ctx, args, 7, op);
+  IntList shape;
+  if (!in || !out || !mean_out || !rstd_out || !int_list_arg(ctx, args, 1, &shape, op) ||
+      !require_contiguous(ctx, op, {in, weight, bias, out, mean_out, rstd_out})) {
+    return;
+  }
+  const int rank = in->dim();
+  const int axis = rank - static_cast<int>(shape.size);
+  if (shape.size == 0 || axis < 0) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: normalized_shape must have 1 to %d items", op, rank);
+    return;
+  }
+  int64_t n = 1;
+  for (size_t k = 0; k < shape.size; ++k) {
+    if (in->size(axis + static_cast<int>(k)) != shape[k]) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: input's trailing dims do not match normalized_shape", op);
+      return;
+    }
+    n *= shape[k];
+  }
+  for (const TensorImpl* t : {weight, bias}) {
+    if (t != nullptr && (t->dim() != static_cast<int>(shape.size) ||
+                         !std::equal(t->sizes().begin(), t->sizes().end(), shape.span().begin()))) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: weight and bias must have shape normalized_shape", op);
+      return;
+    }
+  }
+  if (!share_dtype(ctx, op, *in, {weight, bias, out, mean_out, rstd_out})) return;
+  std::array<int64_t, kMaxDims> stat_sizes{};
+  for (int i = 0; i < rank; ++i) stat_sizes[static_cast<size_t>(i)] = i < axis ? in->size(i) : 1;
+  const std::span<const int64_t> stat_span{stat_sizes.data(), static_cast<size_t>(rank)};
+  if (mean_out->dim() != rank || rstd_out->dim() != rank) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: mean and rstd outputs must have rank %d", op, rank);
+    return;
+  }
+  if (!resize_or_fail(ctx, out, in->sizes(), op) || !resize_or_fail(ctx, mean_out, stat_span, op) ||
+      !resize_or_fail(ctx, rstd_out, stat_span, op)) {
+    return;
+  }
+  const double eps = args[4]->scalar_as_double();
+  const int64_t m = n == 0 ? mean_out->numel() : in->numel() / n;
+  const bool ok = dispatch_float(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* w = weight != nullptr ? weight->data_as<T>() : nullptr;
+    const T* b = bias != nullptr ? bias->data_as<T>() : nullptr;
+    for (int64_t r = 0; r < m; ++r) {
+      const T* x = in->data_as<T>() + r * n;
+      T* y = out->data_as<T>() + r * n;
+      double mean = 0, rstd = 0;
+      mean_rstd(x, n, eps, &mean, &rstd);
+      for (int64_t i = 0; i < n; ++i) {
+        double v = (static_cast<double>(x[i]) - mean) * rstd;
+        if (w != nullptr) v *= static_cast<double>(w[i]);
+        if (b != nullptr) v += static_cast<double>(b[i]);
+        y[i] = static_cast<T>(v);
+      }
+      mean_out->data_as<T>()[r] = static_cast<T>(mean);
+      rstd_out->data_as<T>()[r] = static_cast<T>(rstd);
+    }
+  });
+  if (!ok) ctx.fail(ErrorCode::kNotSupported, "%s: only float32 and float64 are supported", op);
+}
+
+// native_group_norm.out(input, weight?, bias?, N, C, HxW, group, eps, out0, out1, out2): the C
+// channels of each sample form `group` groups of C / group channels, each normalised over its
+// channels and spatial positions; weight and bias ([C]) scale per channel. out1 (mean) and out2
+// (rstd) have shape [N, group].
+void group_norm_out(KernelContext& ctx, Args args) {
+  const char* op = "native_group_norm.out";
+  if (!check_arg_count(ctx, args, 11, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* weight = optional_tensor_arg(args, 1);
+  TensorImpl* bias = optional_tensor_arg(args, 2);
+  TensorImpl* out = tensor_arg(ctx, args, 8, op);
+  TensorImpl* mean_out = tensor_arg(ctx, args, 9, op);
+  TensorImpl* rstd_out = tensor_arg(ctx, args, 10, op);
+  if (!in || !out || !mean_out || !rstd_out || !require_contiguous(ctx, op, {in, weight, bias, out, mean_out, rstd_out})) {
+    return;
+  }
+  for (size_t i = 3; i <= 6; ++i) {
+    if (args[i]->tag != Tag::kInt) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: N, C, HxW and group must be ints", op);
+      return;
+    }
+  }
+  const int64_t n = args[3]->scalar.i, c = args[4]->scalar.i, hw = args[5]->scalar.i, groups = args[6]->scalar.i;
+  if (in->dim() < 2 || in->size(0) != n || in->size(1) != c || groups <= 0 || c % groups != 0 ||
+      (c > 0 && n > 0 && in->numel() != n * c * hw)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: input shape disagrees with N, C, HxW or group", op);
+    return;
+  }
+  for (const TensorImpl* t : {weight, bias}) {
+    if (t != nullptr && (t->dim() != 1 || t->size(0) != c)) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: weight and bias must have shape [%lld]", op, static_cast<long long>(c));
+      return;
+    }
+  }
+  if (!share_dtype(ctx, op, *in, {weight, bias, out, mean_out, rstd_out})) return;
+  const int64_t stat_sizes[2] = {n, groups};
+  if (mean_out->dim() != 2 || rstd_out->dim() != 2 || !resize_or_fail(ctx, out, in->sizes(), op) ||
+      !resize_or_fail(ctx, mean_out, stat_sizes, op) || !resize_or_fail(ctx, rstd_out, stat_sizes, op)) {
+    if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: mean and rstd outputs must be 2-D", op);
+    return;
+  }
+  const double eps = args[7]->scalar_as_double();
+  const int64_t cg = c / groups, group_size = cg * hw;
+  const bool ok = dispatch_float(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* w = weight != nullptr ? weight->data_as<T>() : nullptr;
+    const T* b = bias != nullptr ? bias->data_as<T>() : nullptr;
+    for (int64_t g = 0; g < n * groups; ++g) {
+      const T* x = in->data_as<T>() + g * group_size;
+      T* y = out->data_as<T>() + g * group_size;
+      double mean = 0, rstd = 0;
+      mean_rstd(x, group_size, eps, &mean, &rstd);
+      for (int64_t ch = 0; ch < cg; ++ch) {
+        const int64_t channel = (g % groups) * cg + ch;
+        const double scale = rstd * (w != nullptr ? static_cast<double>(w[channel]) : 1.0);
+        const double shift = (b != nullptr ? static_cast<double>(b[channel]) : 0.0) - mean * scale;
+        for (int64_t i = ch * hw; i < (ch + 1) * hw; ++i) y[i] = static_cast<T>(static_cast<double>(x[i]) * scale + shift);
+      }
+      mean_out->data_as<T>()[g] = static_cast<T>(mean);
+      rstd_out->data_as<T>()[g] = static_cast<T>(rstd);
     }
   });
   if (!ok) ctx.fail(ErrorCode::kNotSupported, "%s: only float32 and float64 are supported", op);
@@ -136,8 +297,10 @@ void native_dropout_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_norm_kernels(KernelRegistry& r) {
-  r.add("aten::_native_batch_norm_legit_no_training.out", {batch_norm_no_training_out});
-  r.add("aten::native_dropout.out", {native_dropout_out});
+  r.add("aten::_native_batch_norm_legit_no_training.out", kernel(batch_norm_no_training_out, kFloatDtypes));
+  r.add("aten::native_layer_norm.out", kernel(layer_norm_out, kFloatDtypes));
+  r.add("aten::native_group_norm.out", kernel(group_norm_out, kFloatDtypes));
+  r.add("aten::native_dropout.out", kernel(native_dropout_out, kFloatDtypes));
 }
 
 }  // namespace etscope::rt::kernels

@@ -314,10 +314,10 @@ void adaptive_avg_pool2d_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_pool_kernels(KernelRegistry& r) {
-  r.add("aten::max_pool2d_with_indices.out", {max_pool2d_with_indices_out});
-  r.add("aten::max_pool2d_with_indices_backward.grad_input", {max_pool2d_with_indices_backward_out});
-  r.add("aten::avg_pool2d.out", {avg_pool2d_out});
-  r.add("aten::_adaptive_avg_pool2d.out", {adaptive_avg_pool2d_out});
+  r.add("aten::max_pool2d_with_indices.out", kernel(max_pool2d_with_indices_out, kFloatDtypes));
+  r.add("aten::max_pool2d_with_indices_backward.grad_input", kernel(max_pool2d_with_indices_backward_out, kFloatDtypes));
+  r.add("aten::avg_pool2d.out", kernel(avg_pool2d_out, kFloatDtypes));
+  r.add("aten::_adaptive_avg_pool2d.out", kernel(adaptive_avg_pool2d_out, kFloatDtypes));
 }
 
 }  // namespace etscope::rt::kernels

@@ -239,6 +239,11 @@ void register_prim_kernels(KernelRegistry& r) {
   prim("sym_size.int", sym_size_int);
   prim("sym_numel", sym_numel);
   prim("et_view.default", et_view);
+  // ExecuTorch's emitter writes the size queries of dynamic shapes under their ATen names
+  // (exir's ReplaceSymSizeOpPass), and its prim-op library registers them there; keep both.
+  const uint32_t any_tensor = kRealBoolDtypes | kHalfDtypes;
+  r.add("aten::sym_size.int", {sym_size_int, nullptr, false, any_tensor});
+  r.add("aten::sym_numel", {sym_numel, nullptr, false, any_tensor});
 }
 
 }  // namespace etscope::rt::kernels

@@ -1,5 +1,7 @@
-// Reductions over dimensions: sum, mean, argmax; and the dim-wise softmax / log_softmax.
+// Reductions over dimensions: sum, mean, any, var, prod, max / min (unary), argmax; and the
+// dim-wise softmax / log_softmax.
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "kernels/register.h"
@@ -219,6 +221,184 @@ void argmax_out(KernelContext& ctx, Args args) {
   });
 }
 
+// any.all_out(self, out), any.out(self, dim, keepdim, out), any.dims_out(self, dim?, keepdim,
+// out): whether any element of the reduced group is non-zero (NaN counts). The output is bool
+// (or uint8). any.dims with an empty dim list reduces nothing (out = self != 0); None reduces all.
+enum class AnyMode { kAll, kDim, kDims };
+template <AnyMode Mode>
+void any_out(KernelContext& ctx, Args args) {
+  const char* op = Mode == AnyMode::kAll ? "any.all_out" : Mode == AnyMode::kDim ? "any.out" : "any.dims_out";
+  const size_t out_index = Mode == AnyMode::kAll ? 1 : 3;
+  if (!check_arg_count(ctx, args, out_index + 1, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, out_index, op);
+  if (!in || !out || !require_contiguous(ctx, op, {in, out})) return;
+  if (!is_supported_dtype(in->dtype()) || (out->dtype() != ScalarType::kBool && out->dtype() != ScalarType::kByte)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: needs a real or bool input and a bool or uint8 output", op);
+    return;
+  }
+  uint32_t mask = 0;
+  if (Mode == AnyMode::kAll) {
+    mask = in->dim() == 0 ? 0 : (1u << in->dim()) - 1;
+    if (out->dim() != 0 || !resize_or_fail(ctx, out, {}, op)) {
+      if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: output must be 0-dim", op);
+      return;
+    }
+  } else {
+    if (Mode == AnyMode::kDim && args[1]->tag != Tag::kInt) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: dim must be an int", op);
+      return;
+    }
+    const bool keepdim = args[2]->tag == Tag::kBool && args[2]->scalar.b;
+    if (Mode == AnyMode::kDims && args[1]->tag == Tag::kIntList && args[1]->int_list.empty()) {
+      if (out->dim() != in->dim() || !resize_or_fail(ctx, out, in->sizes(), op)) {
+        if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: output must have self's rank", op);
+        return;
+      }
+    } else if (!reduce_dims(ctx, args, 1, *in, keepdim, out, &mask, op)) {
+      return;
+    }
+  }
+  const ReducePlan plan = make_plan(*in, mask);
+  uint8_t* y = static_cast<uint8_t*>(out->data());
+  dispatch_real_and_bool(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = in->data_as<T>();
+    bool acc = false;
+    for_each_reduction(
+        plan, [&](int64_t) { acc = false; }, [&](int64_t, int64_t off) { acc = acc || x[off] != T(0); },
+        [&](int64_t o) { y[o] = acc ? 1 : 0; });
+  });
+}
+
+// var.correction_out(self, dim?, correction?, keepdim, out) and var.out(self, dim?, unbiased,
+// keepdim, out): sum((x - mean)^2) / max(0, N - correction), by Welford's update in double.
+// correction defaults to 1; unbiased = false means 0.
+template <bool Correction>
+void var_out(KernelContext& ctx, Args args) {
+  const char* op = Correction ? "var.correction_out" : "var.out";
+  if (!check_arg_count(ctx, args, 5, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 4, op);
+  if (!in || !out || !require_contiguous(ctx, op, {in, out})) return;
+  if (!is_floating(in->dtype()) || in->dtype() != out->dtype() || !is_supported_dtype(in->dtype())) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: needs float32 or float64 self and out of one dtype", op);
+    return;
+  }
+  double correction = 1.0;
+  if (Correction) {
+    if (!args[2]->is_none()) correction = args[2]->scalar_as_double();
+  } else {
+    correction = args[2]->tag == Tag::kBool && !args[2]->scalar.b ? 0.0 : 1.0;
+  }
+  const bool keepdim = args[3]->tag == Tag::kBool && args[3]->scalar.b;
+  uint32_t mask = 0;
+  if (!reduce_dims(ctx, args, 1, *in, keepdim, out, &mask, op)) return;
+  const ReducePlan plan = make_plan(*in, mask);
+  dispatch_float(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = in->data_as<T>();
+    T* y = out->data_as<T>();
+    double mean = 0, m2 = 0;
+    int64_t count = 0;
+    for_each_reduction(
+        plan, [&](int64_t) { mean = 0, m2 = 0, count = 0; },
+        [&](int64_t, int64_t off) {
+          const double v = static_cast<double>(x[off]);
+          const double delta = v - mean;
+          mean += delta / static_cast<double>(++count);
+          m2 += delta * (v - mean);
+        },
+        [&](int64_t o) {
+          const double dof = std::max(0.0, static_cast<double>(count) - correction);
+          y[o] = static_cast<T>(m2 / dof);
+        });
+  });
+}
+
+// prod.out(self, dtype?, out) over everything; prod.int_out(self, dim, keepdim, dtype?, out).
+// Integral products wrap (computed in uint64), floating ones accumulate in double.
+template <bool Dim>
+void prod_out(KernelContext& ctx, Args args) {
+  const char* op = Dim ? "prod.int_out" : "prod.out";
+  const size_t out_index = Dim ? 4 : 2, dtype_index = Dim ? 3 : 1;
+  if (!check_arg_count(ctx, args, out_index + 1, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, out_index, op);
+  if (!in || !out || !require_contiguous(ctx, op, {in, out})) return;
+  if (!is_supported_dtype(in->dtype()) || !is_supported_dtype(out->dtype()) ||
+      (args[dtype_index]->tag == Tag::kInt && static_cast<ScalarType>(args[dtype_index]->scalar.i) != out->dtype())) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: unsupported dtypes or dtype argument not the output's", op);
+    return;
+  }
+  uint32_t mask = 0;
+  if (Dim) {
+    if (args[1]->tag != Tag::kInt) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: dim must be an int", op);
+      return;
+    }
+    const bool keepdim = args[2]->tag == Tag::kBool && args[2]->scalar.b;
+    if (!reduce_dims(ctx, args, 1, *in, keepdim, out, &mask, op)) return;
+  } else {
+    mask = in->dim() == 0 ? 0 : (1u << in->dim()) - 1;
+    if (out->dim() != 0 || !resize_or_fail(ctx, out, {}, op)) {
+      if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: output must be 0-dim", op);
+      return;
+    }
+  }
+  const ReducePlan plan = make_plan(*in, mask);
+  if (is_floating(out->dtype()) || is_floating(in->dtype())) {
+    double acc = 1;
+    for_each_reduction(
+        plan, [&](int64_t) { acc = 1; }, [&](int64_t, int64_t off) { acc *= load_as<double>(in->dtype(), in->data(), off); },
+        [&](int64_t o) { store_from<double>(out->dtype(), out->data(), o, acc); });
+  } else {
+    uint64_t acc = 1;
+    for_each_reduction(
+        plan, [&](int64_t) { acc = 1; },
+        [&](int64_t, int64_t off) { acc *= static_cast<uint64_t>(load_as<int64_t>(in->dtype(), in->data(), off)); },
+        [&](int64_t o) {
+          int64_t v;
+          std::memcpy(&v, &acc, sizeof(v));
+          store_from<int64_t>(out->dtype(), out->data(), o, v);
+        });
+  }
+}
+
+// max.unary_out / min.unary_out(self, out): the extreme element as a 0-dim tensor; NaN wins.
+template <bool Max>
+void extreme_all_out(KernelContext& ctx, Args args) {
+  const char* op = Max ? "max.unary_out" : "min.unary_out";
+  if (!check_arg_count(ctx, args, 2, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 1, op);
+  if (!in || !out || !require_contiguous(ctx, op, {in, out})) return;
+  if (in->dtype() != out->dtype() || !is_supported_dtype(in->dtype()) || in->numel() == 0) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: needs a non-empty self and out of self's dtype", op);
+    return;
+  }
+  if (out->dim() != 0 || !resize_or_fail(ctx, out, {}, op)) {
+    if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: output must be 0-dim", op);
+    return;
+  }
+  dispatch_real_and_bool(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = in->data_as<T>();
+    T best = x[0];
+    for (int64_t i = 1; i < in->numel(); ++i) {
+      if constexpr (std::is_floating_point_v<T>) {
+        if (std::isnan(best)) break;
+        if (std::isnan(x[i])) {
+          best = x[i];
+          break;
+        }
+      }
+      if (Max ? x[i] > best : x[i] < best) best = x[i];
+    }
+    out->data_as<T>()[0] = best;
+  });
+}
+
 // Splits a contiguous tensor around `dim` into outer x n x inner.
 bool softmax_shape(KernelContext& ctx, Args args, const char* op, TensorImpl** in, TensorImpl** out, int64_t* outer,
                    int64_t* n, int64_t* inner) {
@@ -282,13 +462,22 @@ void softmax_out(KernelContext& ctx, Args args) { softmax_impl<false>(ctx, args,
 }  // namespace
 
 void register_reduce_kernels(KernelRegistry& r) {
-  r.add("aten::sum.IntList_out", {sum_intlist_out});
-  r.add("aten::mean.out", {mean_out});
-  r.add("aten::mean.dtype_out", {mean_dtype_out});
-  r.add("aten::sum.out", {sum_out});
-  r.add("aten::argmax.out", {argmax_out});
-  r.add("aten::_log_softmax.out", {log_softmax_out});
-  r.add("aten::_softmax.out", {softmax_out});
+  r.add("aten::sum.IntList_out", kernel(sum_intlist_out, kRealBoolDtypes));
+  r.add("aten::mean.out", kernel(mean_out, kRealBoolDtypes));
+  r.add("aten::mean.dtype_out", kernel(mean_dtype_out, kRealBoolDtypes));
+  r.add("aten::sum.out", kernel(sum_out, kRealBoolDtypes));
+  r.add("aten::any.all_out", kernel(any_out<AnyMode::kAll>, kRealBoolDtypes));
+  r.add("aten::any.out", kernel(any_out<AnyMode::kDim>, kRealBoolDtypes));
+  r.add("aten::any.dims_out", kernel(any_out<AnyMode::kDims>, kRealBoolDtypes));
+  r.add("aten::var.correction_out", kernel(var_out<true>, kFloatDtypes));
+  r.add("aten::var.out", kernel(var_out<false>, kFloatDtypes));
+  r.add("aten::prod.out", kernel(prod_out<false>, kRealBoolDtypes));
+  r.add("aten::prod.int_out", kernel(prod_out<true>, kRealBoolDtypes));
+  r.add("aten::max.unary_out", kernel(extreme_all_out<true>, kRealBoolDtypes));
+  r.add("aten::min.unary_out", kernel(extreme_all_out<false>, kRealBoolDtypes));
+  r.add("aten::argmax.out", kernel(argmax_out, kRealDtypes));
+  r.add("aten::_log_softmax.out", kernel(log_softmax_out, kFloatDtypes));
+  r.add("aten::_softmax.out", kernel(softmax_out, kFloatDtypes));
 }
 
 }  // namespace etscope::rt::kernels

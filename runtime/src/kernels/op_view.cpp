@@ -125,8 +125,8 @@ void permute_copy_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_view_kernels(KernelRegistry& r) {
-  r.add("aten::view_copy.out", {view_copy_out});
-  r.add("aten::permute_copy.out", {permute_copy_out});
+  r.add("aten::view_copy.out", kernel(view_copy_out, kRealBoolDtypes));
+  r.add("aten::permute_copy.out", kernel(permute_copy_out, kRealBoolDtypes));
 }
 
 }  // namespace etscope::rt::kernels

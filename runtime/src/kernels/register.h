@@ -6,6 +6,22 @@
 
 namespace etscope::rt::kernels {
 
+/// Kernel::dtypes bit of one element type, and the sets kernels commonly accept.
+constexpr uint32_t dtype_bit(ScalarType t) { return uint32_t{1} << static_cast<int>(t); }
+constexpr uint32_t kFloatDtypes = dtype_bit(ScalarType::kFloat) | dtype_bit(ScalarType::kDouble);
+constexpr uint32_t kHalfDtypes = dtype_bit(ScalarType::kHalf) | dtype_bit(ScalarType::kBFloat16);
+constexpr uint32_t kIntDtypes = dtype_bit(ScalarType::kByte) | dtype_bit(ScalarType::kChar) |
+                                dtype_bit(ScalarType::kShort) | dtype_bit(ScalarType::kInt) |
+                                dtype_bit(ScalarType::kLong);
+constexpr uint32_t kBoolDtype = dtype_bit(ScalarType::kBool);
+constexpr uint32_t kRealDtypes = kFloatDtypes | kIntDtypes;
+constexpr uint32_t kRealBoolDtypes = kRealDtypes | kBoolDtype;
+
+/// A codegen-wrapped kernel (aten::, dim_order_ops::) accepting `dtypes`.
+inline Kernel kernel(KernelFn run, uint32_t dtypes, ScratchFn scratch = nullptr) {
+  return Kernel{run, scratch, true, dtypes};
+}
+
 void register_binary_kernels(KernelRegistry& r);          // op_binary.cpp
 void register_linear_algebra_kernels(KernelRegistry& r);  // op_linear_algebra.cpp
 void register_activation_kernels(KernelRegistry& r);      // op_activation.cpp
@@ -18,5 +34,11 @@ void register_copy_kernels(KernelRegistry& r);            // op_copy.cpp
 void register_index_kernels(KernelRegistry& r);           // op_index.cpp
 void register_norm_kernels(KernelRegistry& r);            // op_norm.cpp
 void register_prim_kernels(KernelRegistry& r);            // op_prim.cpp
+void register_unary_kernels(KernelRegistry& r);           // op_unary.cpp
+void register_slice_kernels(KernelRegistry& r);           // op_slice.cpp
+void register_upsample_kernels(KernelRegistry& r);        // op_upsample.cpp
+void register_quantize_kernels(KernelRegistry& r);        // op_quantize.cpp
+void register_pointwise_kernels(KernelRegistry& r);       // op_pointwise.cpp
+void register_shape_kernels(KernelRegistry& r);           // op_shape.cpp
 
 }  // namespace etscope::rt::kernels

@@ -15,6 +15,12 @@ void register_portable_kernels(KernelRegistry& registry) {
   kernels::register_index_kernels(registry);
   kernels::register_norm_kernels(registry);
   kernels::register_prim_kernels(registry);
+  kernels::register_unary_kernels(registry);
+  kernels::register_slice_kernels(registry);
+  kernels::register_upsample_kernels(registry);
+  kernels::register_quantize_kernels(registry);
+  kernels::register_pointwise_kernels(registry);
+  kernels::register_shape_kernels(registry);
 }
 
 }  // namespace etscope::rt

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "etscope/formats/result.h"
-#include "etscope/runtime/event_tracer.h"
+#include "etscope/core/result.h"
+#include "etscope/core/event_tracer.h"
 
 namespace etscope::etdump {
 

@@ -12,8 +12,8 @@
 
 #include "etscope/formats/blob.h"
 #include "etscope/formats/program.h"
-#include "etscope/formats/result.h"
-#include "etscope/formats/scalar_type.h"
+#include "etscope/core/result.h"
+#include "etscope/core/scalar_type.h"
 
 namespace etscope {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "etscope/formats/result.h"
-#include "etscope/formats/scalar_type.h"
+#include "etscope/core/result.h"
+#include "etscope/core/scalar_type.h"
 
 namespace etscope {
 

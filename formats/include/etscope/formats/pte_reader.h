@@ -12,7 +12,7 @@
 
 #include "etscope/formats/blob.h"
 #include "etscope/formats/program.h"
-#include "etscope/formats/result.h"
+#include "etscope/core/result.h"
 
 namespace etscope {
 

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "etscope/formats/scalar_type.h"
+#include "etscope/core/scalar_type.h"
 
 namespace etscope {
 

@@ -32,7 +32,7 @@
 #include "etscope/etrecord/etrecord.h"
 #include "etscope/formats/blob.h"
 #include "etscope/formats/program.h"
-#include "etscope/formats/result.h"
+#include "etscope/core/result.h"
 
 namespace etscope::inspect {
 

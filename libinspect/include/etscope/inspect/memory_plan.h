@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "etscope/formats/program.h"
-#include "etscope/formats/result.h"
+#include "etscope/core/result.h"
 #include "etscope/inspect/lifetime.h"
 
 namespace etscope::inspect {

@@ -34,8 +34,8 @@
 #include <vector>
 
 #include "etscope/formats/flat_tensor.h"
-#include "etscope/formats/result.h"
-#include "etscope/formats/scalar_type.h"
+#include "etscope/core/result.h"
+#include "etscope/core/scalar_type.h"
 #include "etscope/inspect/inspector.h"
 
 namespace etscope::inspect {

@@ -16,8 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "etscope/formats/result.h"
-#include "etscope/runtime/evalue.h"
+#include "etscope/core/result.h"
+#include "etscope/core/evalue.h"
 
 namespace etscope::rt {
 
@@ -52,6 +52,17 @@ struct Kernel {
   /// True for kernels ExecuTorch wraps with generated code (aten::, dim_order_ops::): the runtime
   /// then records a `native_call_<op>.<overload>` event around the body and logs the outputs.
   bool codegen_wrapped = true;
+  /// Element types the kernel accepts: bit i stands for the ScalarType with code i (codes 0..29).
+  /// Filled at registration; listings (`etscope kernels`) read it through dtype_list().
+  uint32_t dtypes = 0;
+
+  std::vector<ScalarType> dtype_list() const {
+    std::vector<ScalarType> out;
+    for (int code = 0; code < 32; ++code) {
+      if (dtypes & (uint32_t{1} << code)) out.push_back(static_cast<ScalarType>(code));
+    }
+    return out;
+  }
 };
 
 class KernelRegistry {

@@ -14,9 +14,9 @@
 
 #include "etscope/formats/flat_tensor.h"
 #include "etscope/formats/program.h"
-#include "etscope/formats/result.h"
-#include "etscope/runtime/event_tracer.h"
-#include "etscope/runtime/evalue.h"
+#include "etscope/core/result.h"
+#include "etscope/core/event_tracer.h"
+#include "etscope/core/evalue.h"
 #include "etscope/runtime/kernel.h"
 
 namespace etscope::rt {
@@ -28,14 +28,23 @@ struct MethodOptions {
   EventTracer* tracer = nullptr;
   /// Kernels to resolve operators against; null means KernelRegistry::portable().
   const KernelRegistry* kernels = nullptr;
+  /// Bytes the method may allocate at load (arenas, kernel scratch, buffers of unplanned inputs
+  /// and outputs, aligned copies of misaligned constants); 0 means the machine's physical memory.
+  /// A program that asks for more fails to load with kOutOfResources.
+  uint64_t max_memory = 0;
 };
 
 class Method {
  public:
-  /// Loads the plan called `name` of `program` (which must outlive the Method).
+  /// Loads the plan called `name` of `program` (which must outlive the Method), and checks once
+  /// everything kernels later trust: every tensor an instruction reads or writes has memory at
+  /// that point (FreeCalls and MoveCalls followed in order), nothing writes a constant, inputs
+  /// are not constants, planned offsets are aligned for their dtype (misaligned constants are
+  /// copied), and all memory fits `max_memory`.
   /// Errors: kNotFound (no such method), kNotSupported (a delegate call, unbounded dynamic shapes,
-  /// missing kernels: "missing kernels: a, b"), kCorrupt (invalid program), kInvalidArgument
-  /// (external data missing or with another layout). Messages name the program file.
+  /// missing kernels: "missing kernels: a, b"), kCorrupt (invalid program, naming the
+  /// instruction, operator and value), kInvalidArgument (external data missing or with another
+  /// layout), kOutOfResources (memory beyond the limit). Messages name the program file.
   static Result<std::unique_ptr<Method>> load(const Program& program, const std::string& name,
                                               const MethodOptions& options = {});
   ~Method();
@@ -50,9 +59,10 @@ class Method {
   const EValue& output(size_t i) const;
 
   /// Sets tensor input `i` from dense bytes in the input's dtype and `sizes` (empty: keep the
-  /// planned sizes). Planned inputs are copied; unplanned ones borrow `data`, which must then
-  /// stay valid through execute(). Errors: index out of range, not a tensor, wrong byte count or
-  /// sizes not allowed by the tensor.
+  /// planned sizes). The bytes are copied into the input's own memory (planned, or a buffer the
+  /// method allocated for an unplanned input), so `data` need not outlive the call and a program
+  /// that writes its input never writes the caller's memory. Errors: index out of range, not a
+  /// tensor, wrong byte count or sizes not allowed by the tensor.
   ///
   /// As in ExecuTorch, an input stays "set" across executions, but the memory plan may reuse a
   /// planned input's bytes after its last use: set inputs again before each execute() unless

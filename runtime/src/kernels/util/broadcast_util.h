@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <span>
 
-#include "etscope/runtime/tensor.h"
+#include "etscope/core/tensor.h"
 
 namespace etscope::rt::kernels {
 

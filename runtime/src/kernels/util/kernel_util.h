@@ -5,6 +5,8 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 #include <span>
 
 #include "etscope/runtime/kernel.h"
@@ -125,11 +127,18 @@ inline int64_t normalize_dim(int64_t d, int64_t rank) {
   return d < 0 ? d + r : d;
 }
 
-/// Converts between element types the way ATen's static_cast-based copies do.
+/// Converts between element types the way ATen's static_cast-based copies do. A floating value
+/// outside an integral type's range (or NaN), which would be undefined behaviour for static_cast,
+/// saturates (NaN gives 0).
 template <typename To, typename From>
 inline To convert(From v) {
   if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    if (!(v == v)) return To(0);
+    if (v <= static_cast<From>(std::numeric_limits<To>::min())) return std::numeric_limits<To>::min();
+    if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+    return static_cast<To>(v);
   } else {
     return static_cast<To>(v);
   }

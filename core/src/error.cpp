@@ -1,7 +1,7 @@
 #include <cstdarg>
 #include <cstdio>
 
-#include "etscope/formats/result.h"
+#include "etscope/core/result.h"
 
 namespace etscope {
 

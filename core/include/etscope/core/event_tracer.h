@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "etscope/runtime/evalue.h"
+#include "etscope/core/evalue.h"
 
 namespace etscope::rt {
 

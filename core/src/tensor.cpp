@@ -1,6 +1,6 @@
-#include "etscope/runtime/tensor.h"
+#include "etscope/core/tensor.h"
 
-#include "etscope/runtime/evalue.h"
+#include "etscope/core/evalue.h"
 
 namespace etscope::rt {
 
@@ -44,8 +44,20 @@ Status TensorImpl::init(ScalarType dtype, std::span<const int64_t> sizes, std::s
     seen |= 1u << d;
     dim_order_[i] = d;
   }
+  // Sizes come from files and options: their product (in bytes) must fit before strides and numel
+  // are computed in int64.
+  if (!bytes_fit(sizes)) return Error(ErrorCode::kCorrupt, "tensor sizes whose product overflows");
   compute_strides();
   return ok_status();
+}
+
+bool TensorImpl::bytes_fit(std::span<const int64_t> sizes) const {
+  uint64_t bytes = element_size_;
+  for (int64_t s : sizes) {
+    if (s < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(s), &bytes)) return false;
+  }
+  // numel and strides are int64: keep the element count (not only the bytes) below 2^63.
+  return bytes <= static_cast<uint64_t>(INT64_MAX);
 }
 
 Status TensorImpl::resize(std::span<const int64_t> sizes) {
@@ -53,15 +65,18 @@ Status TensorImpl::resize(std::span<const int64_t> sizes) {
     return make_error(ErrorCode::kNotSupported, "cannot resize a rank-%d tensor to rank %zu", dim_, sizes.size());
   }
   bool same = true;
-  uint64_t numel = 1;
   for (int d = 0; d < dim_; ++d) {
     if (sizes[static_cast<size_t>(d)] < 0) return Error(ErrorCode::kInvalidArgument, "negative size in resize");
     same &= sizes[static_cast<size_t>(d)] == sizes_[static_cast<size_t>(d)];
-    numel *= static_cast<uint64_t>(sizes[static_cast<size_t>(d)]);
   }
   if (same) return ok_status();
   if (!dynamic_) return Error(ErrorCode::kNotSupported, "cannot change the sizes of a static tensor");
-  if (numel * element_size_ > capacity_) {
+  // Checked: a shape whose byte count wraps around 2^64 must not pass as a small one.
+  uint64_t bytes = element_size_;
+  for (int d = 0; d < dim_; ++d) {
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(sizes[static_cast<size_t>(d)]), &bytes)) bytes = UINT64_MAX;
+  }
+  if (bytes > capacity_) {
     return Error(ErrorCode::kNotSupported, "resize beyond the tensor's planned capacity");
   }
   for (int d = 0; d < dim_; ++d) sizes_[static_cast<size_t>(d)] = sizes[static_cast<size_t>(d)];

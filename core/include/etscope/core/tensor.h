@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <span>
 
-#include "etscope/formats/result.h"
-#include "etscope/formats/scalar_type.h"
+#include "etscope/core/result.h"
+#include "etscope/core/scalar_type.h"
 
 namespace etscope::rt {
 
@@ -52,6 +52,8 @@ class TensorImpl {
 
  private:
   void compute_strides();
+  /// True when the element size times every size fits in int64 (no size negative).
+  bool bytes_fit(std::span<const int64_t> sizes) const;
 
   ScalarType dtype_ = ScalarType::kFloat;
   int dim_ = 0;

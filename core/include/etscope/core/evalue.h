@@ -5,7 +5,7 @@
 #include <span>
 #include <string_view>
 
-#include "etscope/runtime/tensor.h"
+#include "etscope/core/tensor.h"
 
 namespace etscope::rt {
 

@@ -1,4 +1,4 @@
-#include "etscope/formats/scalar_type.h"
+#include "etscope/core/scalar_type.h"
 
 namespace etscope {
 namespace {

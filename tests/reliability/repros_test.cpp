@@ -1,0 +1,115 @@
+// Every file in tests/data/repros (copied from ../shared/reliability-repros, see SOURCE.md there)
+// once made etscope crash, hang, exhaust memory or touch memory it does not own. Each must now
+// end in one line naming the file and the problem with exit code 1, or, where the program is
+// valid, in a correct result; the sanitizer build runs the same cases.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "etscope/formats/npy.h"
+#include "testing/test_util.h"
+
+using etscope::testing::real_artifact;
+using etscope::testing::run_etscope;
+using etscope::testing::temp_dir;
+
+namespace {
+
+std::string repro(const std::string& name) { return std::string(ETSCOPE_TEST_DATA_DIR) + "/repros/" + name; }
+
+// One line on stderr, starting with "etscope: <file>:" and holding `problem`; exit code 1.
+void expect_refusal(const std::string& args, const std::string& file, const std::string& problem) {
+  INFO("etscope " << args);
+  auto r = run_etscope(args);
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.rfind("etscope: " + repro(file) + ":", 0) == 0);
+  CHECK(r.err.find(problem) != std::string::npos);
+  // One line: the message and its newline, nothing after.
+  CHECK(r.err.find('\n') == r.err.size() - 1);
+}
+
+}  // namespace
+
+TEST_CASE("writes into constant memory are refused at load", "[repro][runtime]") {
+  expect_refusal("run " + repro("t1_out_is_constant.pte"), "t1_out_is_constant.pte",
+                 "instruction 0 (aten::mul.out): writes value 0, a constant of the program");
+  expect_refusal("run " + repro("t5_move_constant_into_output.pte"), "t5_move_constant_into_output.pte",
+                 "(aten::add.out): writes value 4, a constant of the program");
+}
+
+TEST_CASE("a method input that is a constant is refused at load", "[repro][runtime]") {
+  expect_refusal("run " + repro("t2_input_is_constant.pte"), "t2_input_is_constant.pte",
+                 "input 0 is value 0, a constant of the program");
+  expect_refusal("run " + repro("fuzz_input_is_constant.pte"), "fuzz_input_is_constant.pte",
+                 "input 0 is value 1, a constant of the program");
+}
+
+TEST_CASE("tensors without memory never reach a kernel", "[repro][runtime]") {
+  expect_refusal("run " + repro("t3_unplanned_intermediate.pte"), "t3_unplanned_intermediate.pte",
+                 "instruction 0 (aten::mul.out): value 3 has no memory");
+  expect_refusal("run " + repro("t4_free_then_use.pte"), "t4_free_then_use.pte",
+                 "instruction 2 (aten::add.out): uses value 3 after a FreeCall released it");
+  expect_refusal("run " + repro("flip_constant_becomes_unplanned.pte"), "flip_constant_becomes_unplanned.pte",
+                 "(aten::add.out): value 1 has no memory");
+  expect_refusal("run " + repro("flip_external_becomes_unplanned.pte") + " --ptd " + real_artifact("linear_external_legacy.ptd"),
+                 "flip_external_becomes_unplanned.pte", "(aten::permute_copy.out): value 0 has no memory");
+}
+
+TEST_CASE("declared sizes beyond the memory limit are refused before allocating", "[repro][runtime]") {
+  expect_refusal("run " + repro("t10_huge_arena.pte"), "t10_huge_arena.pte", "memory arena 1 needs 4503599627370496 bytes");
+  expect_refusal("run " + repro("flip_arena_abort.pte"), "flip_arena_abort.pte", "memory arena 1 needs");
+  expect_refusal("run " + repro("flip_scratch_abort.pte"), "flip_scratch_abort.pte", "kernel scratch space needs");
+}
+
+TEST_CASE("an arena declared far larger than used costs neither time nor memory", "[repro][runtime]") {
+  // add_v2.pte with one byte flipped: its arena says 4.2 GB. Large arenas are mapped, not
+  // written, so the run is correct and touches only what the program uses.
+  auto r = run_etscope("run " + repro("flip_arena_4GiB.pte") + " --ones --iterations 2");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("outputs    1") != std::string::npos);
+}
+
+TEST_CASE("a program that writes its input never writes the caller's bytes", "[repro][runtime]") {
+  // add.out writes value 0, the program's input: with ones as input, every iteration must see
+  // ones again (the input is copied into the method's own buffer before each execution).
+  const std::string dir1 = temp_dir("repro_writes_input_1"), dir3 = temp_dir("repro_writes_input_3");
+  auto one = run_etscope("run " + repro("add_writes_input.pte") + " --ones --iterations 1 --warmup 0 --output-dir " + dir1);
+  auto three = run_etscope("run " + repro("add_writes_input.pte") + " --ones --iterations 3 --output-dir " + dir3);
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(three.exit_code == 0);
+  auto a = etscope::read_npy(dir1 + "/output_0.npy");
+  auto b = etscope::read_npy(dir3 + "/output_0.npy");
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a->data == b->data);
+  // The bundled form: every case passes, none crashes.
+  auto bundled = run_etscope("run " + repro("bpte_writes_borrowed_input.bpte") + " --bundled");
+  CHECK(bundled.exit_code == 0);
+  CHECK(bundled.out.find("0 failed") != std::string::npos);
+}
+
+TEST_CASE("hostile inputs are refused: wrapping shapes and bools that are not 0 or 1", "[repro][runtime]") {
+  expect_refusal("run " + repro("add_dynamic2d.pte") + " --input " + repro("wrap_2e62_f4.npy") + " --input " +
+                     repro("wrap_2e62_f4.npy"),
+                 "add_dynamic2d.pte", "input 0");
+  expect_refusal("run " + repro("add_bool.pte") + " --input " + repro("bool_2.npy") + " --input " + repro("bool_2.npy"),
+                 "add_bool.pte", "bool element 0 holds the byte 2");
+}
+
+TEST_CASE("a misaligned constant is copied, not loaded misaligned", "[repro][runtime]") {
+  auto r = run_etscope("run " + repro("fuzz_misaligned_constant.pte") + " --iterations 1");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("a torn ETDump is refused instead of read in part", "[repro][etdump]") {
+  expect_refusal("etdump " + repro("race_mixed.etdp"), "race_mixed.etdp",
+                 "49032 bytes follow the end of the ETDump its size prefix declares");
+}
+
+TEST_CASE("an ETRecord tensor bomb is refused within bounded time and memory", "[repro][etrecord]") {
+  auto r = run_etscope("etrecord " + repro("etrecord_stride0_bomb.etrecord"));
+  CHECK(r.out.find("stride 0 or overlapping strides") != std::string::npos);
+}
