@@ -1,0 +1,146 @@
+// The model zoo (tests/fixtures/executorch/models, made by samples/export/export_models.py with
+// the real ExecuTorch 1.5.1): programs of many families nobody here fitted the runtime to. Each
+// one either runs and matches ExecuTorch's own runtime outputs, or is refused at load with a
+// message naming what is missing.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "etscope/formats/npy.h"
+#include "etscope/formats/pte_reader.h"
+#include "etscope/runtime/method.h"
+#include "testing/test_json.h"
+#include "testing/test_util.h"
+
+using namespace etscope;
+using etscope::testing::fixture;
+using etscope::testing::load_json;
+using nlohmann::json;
+
+namespace {
+
+// Programs etscope cannot run yet -> a fragment its error (at load, or at the first execution)
+// must contain. When the kernel lands, the model's test fails ("now runs"): move it out of here.
+const std::map<std::string, std::string> kExpectedRefused = {
+    // ConvTranspose2d lowers to aten::convolution.out with transposed=true.
+    {"unet", "transposed convolution is not supported"},
+};
+
+template <typename T>
+T must(Result<T> r) {
+  if (!r.ok()) FAIL(r.error().message());
+  return std::move(r).value();
+}
+
+bool is_float(ScalarType t) {
+  return t == ScalarType::kFloat || t == ScalarType::kDouble;
+}
+
+double element(const void* base, ScalarType t, size_t i) {
+  if (t == ScalarType::kDouble) return static_cast<const double*>(base)[i];
+  return static_cast<const float*>(base)[i];
+}
+
+// Float outputs within 1e-4 relative + 1e-5 absolute (non-finite values must be identical);
+// every other dtype byte for byte.
+void check_output(const rt::EValue& got, const NpyArray& want, const std::string& what) {
+  INFO(what);
+  REQUIRE(got.tag == rt::Tag::kTensor);
+  const rt::TensorImpl& t = *got.tensor;
+  REQUIRE(t.dtype() == want.dtype);
+  REQUIRE(std::vector<int64_t>(t.sizes().begin(), t.sizes().end()) == want.shape);
+  REQUIRE(t.nbytes() == want.data.size());
+  if (!is_float(t.dtype())) {
+    CHECK(std::memcmp(t.data(), want.data.data(), want.data.size()) == 0);
+    return;
+  }
+  size_t bad = 0;
+  double worst = 0;
+  for (size_t i = 0; i < static_cast<size_t>(t.numel()); ++i) {
+    const double g = element(t.data(), t.dtype(), i);
+    const double w = element(want.data.data(), t.dtype(), i);
+    if (!std::isfinite(w)) {
+      if (!(g == w || (std::isnan(g) && std::isnan(w)))) ++bad;
+      continue;
+    }
+    const double err = std::abs(g - w);
+    worst = std::max(worst, err);
+    if (!(err <= 1e-5 + 1e-4 * std::abs(w))) ++bad;
+  }
+  INFO("max abs error " << worst);
+  CHECK(bad == 0);
+}
+
+std::vector<std::string> zoo_models() {
+  std::vector<std::string> names;
+  const json index = load_json(fixture("models/index.json"));
+  for (const auto& [file, entry] : index.items()) {
+    const std::string suffix = ".json";
+    if (file.size() > suffix.size() && file.ends_with(suffix)) names.push_back(file.substr(0, file.size() - suffix.size()));
+  }
+  return names;
+}
+
+// Sets every input of `m` from <prefix>.input<i>.npy.
+void set_inputs(rt::Method& m, const std::string& prefix) {
+  for (size_t i = 0; i < m.num_inputs(); ++i) {
+    NpyArray in = must(read_npy(fixture(prefix + ".input" + std::to_string(i) + ".npy")));
+    Status s = m.set_input(i, in.data, in.shape);
+    if (!s.ok()) FAIL(s.error().message());
+  }
+}
+
+void run_method(const Program& p, const std::string& name, const std::string& method, const json& entry) {
+  INFO(name << ":" << method);
+  const std::string prefix = "models/" + name + (method == "forward" ? "" : "." + method);
+  auto m = must(rt::Method::load(p, method));
+  REQUIRE(m->num_inputs() == entry["inputs"].size());
+  set_inputs(*m, prefix);
+  Status s = m->execute();
+  if (!s.ok()) FAIL(s.error().message());
+  REQUIRE(m->num_outputs() == entry["outputs"].size());
+  for (size_t o = 0; o < m->num_outputs(); ++o) {
+    if (!entry["outputs"][o].contains("shape")) continue;  // non-tensor output
+    NpyArray want = must(read_npy(fixture(prefix + ".output" + std::to_string(o) + ".npy")));
+    check_output(m->output(o), want, "output " + std::to_string(o));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the model zoo runs as in ExecuTorch, or is refused naming what is missing", "[runtime][fixtures][zoo]") {
+  const std::vector<std::string> names = zoo_models();
+  REQUIRE(names.size() >= 15);
+  for (const auto& [name, reason] : kExpectedRefused) {
+    INFO(name);
+    CHECK(std::find(names.begin(), names.end(), name) != names.end());
+  }
+  for (const std::string& name : names) {
+    DYNAMIC_SECTION(name) {
+      const json meta = load_json(fixture("models/" + name + ".json"));
+      Program p = must(PteReader::open(fixture("models/" + name + ".pte")));
+      auto refused = kExpectedRefused.find(name);
+      if (refused != kExpectedRefused.end()) {
+        // Refused at load (missing kernels) or, for an unsupported variant of a kernel that
+        // exists (transposed convolution), at the first execution.
+        std::string error;
+        auto m = rt::Method::load(p, "forward");
+        if (!m.ok()) {
+          error = m.error().message();
+        } else {
+          set_inputs(*m.value(), "models/" + name);
+          Status s = m.value()->execute();
+          if (!s.ok()) error = s.error().message();
+        }
+        INFO(name << " now runs: move it out of kExpectedRefused");
+        REQUIRE_FALSE(error.empty());
+        CHECK_THAT(error, Catch::Matchers::Contains(refused->second));
+        continue;
+      }
+      for (const auto& [method, entry] : meta["methods"].items()) run_method(p, name, method, entry);
+    }
+  }
+}
