@@ -627,12 +627,12 @@ Status Method::set_scalar_input(size_t i, const EValue& value) {
 // ---------------------------------------------------------------------------------------------
 // [execute]
 
-Status Method::execute() {
+Status Method::execute(const char* block) {
   Impl& m = *impl_;
   EventTracer* tracer = m.tracer;
   EventHandle exec_event = 0;
   if (tracer != nullptr) {
-    tracer->create_event_block("Execute");
+    tracer->create_event_block(block);
     exec_event = tracer->start_profiling("Method::execute", -1, 0);
   }
   for (size_t i = 0; i < m.input_set.size(); ++i) {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "etscope/formats/npy.h"
@@ -173,8 +174,38 @@ TEST_CASE("etscope run writes an ETDump and debug buffer that etscope etdump rea
   CHECK(json["run_data"][0]["name"] == "Default");
   CHECK(json["run_data"][1]["events"].size() == 5);
   auto no_etdump = run_etscope("run " + real_artifact("add.pte") + " --debug-buffer " + dir + "/x.bin");
-  CHECK(no_etdump.exit_code == 1);
+  CHECK(no_etdump.exit_code == 2);  // a usage error
   CHECK_THAT(no_etdump.err, Catch::Contains("need --etdump"));
+  // Warm-up executions are recorded, in blocks of their own that reports leave out.
+  auto warm = run_etscope("run " + real_artifact("add.pte") + " --iterations 2 --warmup 1 --etdump " + dir + "/w.etdp");
+  REQUIRE(warm.exit_code == 0);
+  auto wj = nlohmann::json::parse(run_etscope("etdump --json " + dir + "/w.etdp").out);
+  REQUIRE(wj["run_data"].size() == 4);
+  CHECK(wj["run_data"][1]["name"] == "Warmup");
+  CHECK(wj["run_data"][2]["name"] == "Execute");
+  CHECK(wj["run_data"][3]["name"] == "Execute");
+}
+
+TEST_CASE("etscope run: usage errors exit 2 with a readable line, outputs never overwrite inputs", "[cli][run][errors]") {
+  auto zero = run_etscope("run " + real_artifact("add.pte") + " --iterations 0");
+  CHECK(zero.exit_code == 2);
+  CHECK_THAT(zero.err, Catch::Contains("--iterations must be at least 1 (got 0)"));
+  auto bad_memory = run_etscope("run " + real_artifact("add.pte") + " --max-memory lots");
+  CHECK(bad_memory.exit_code == 2);
+  CHECK_THAT(bad_memory.err, Catch::Contains("--max-memory takes a byte count"));
+  // The program as its own trace: refused before anything is written.
+  const std::string dir = etscope::testing::temp_dir("run_output_is_input");
+  const std::string copy = dir + "/add.pte";
+  std::filesystem::copy_file(real_artifact("add.pte"), copy);
+  const auto size = std::filesystem::file_size(copy);
+  auto clobber = run_etscope("run " + copy + " --etdump " + copy);
+  CHECK(clobber.exit_code == 2);
+  CHECK_THAT(clobber.err, Catch::Contains("is also an input of this command"));
+  CHECK(std::filesystem::file_size(copy) == size);
+  // A memory limit below what the program declares refuses it at load, naming the limit.
+  auto small = run_etscope("run " + real_artifact("add.pte") + " --max-memory 1");
+  CHECK(small.exit_code == 1);
+  CHECK_THAT(small.err, Catch::Contains("more than the memory limit allows"));
 }
 
 TEST_CASE("etscope run refuses delegates and missing kernels with one line", "[cli][run][errors]") {

@@ -21,6 +21,10 @@
 
 namespace etscope::rt {
 
+/// The run block etscope records warm-up executions in; statistics leave such blocks out
+/// unless asked to include them.
+inline constexpr const char* kWarmupBlock = "Warmup";
+
 struct MethodOptions {
   /// Tensor-data files searched, in order, for external tensors. Must outlive the Method.
   std::vector<const TensorDataFile*> external_data;
@@ -71,9 +75,11 @@ class Method {
   /// Sets a scalar input (Int, Double or Bool); it must equal the value the program was traced with.
   Status set_scalar_input(size_t i, const EValue& value);
 
-  /// Runs every chain once. Fails if an input is unset or a kernel fails; the message names the
+  /// Runs every chain once, recorded by the tracer (if any) in a run block named `block`:
+  /// "Execute" as ExecuTorch names every execution, or kWarmupBlock for executions that reports
+  /// should leave out. Fails if an input is unset or a kernel fails; the message names the
   /// instruction and operator.
-  Status execute();
+  Status execute(const char* block = "Execute");
 
   /// Number of instructions over all chains.
   size_t instruction_count() const;

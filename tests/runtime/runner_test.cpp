@@ -1,0 +1,108 @@
+// rt::Runner: the library behind `etscope run` (inputs, timed executions, bundled checks of every
+// method, outputs, the trace).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "etscope/etdump/etdump_reader.h"
+#include "etscope/formats/npy.h"
+#include "etscope/inspect/inspector.h"
+#include "etscope/runtime/runner.h"
+#include "testing/test_util.h"
+
+using etscope::testing::fixture;
+using etscope::testing::real_artifact;
+using etscope::testing::temp_dir;
+using namespace etscope;
+
+namespace {
+
+std::unique_ptr<rt::Runner> load(const std::string& model, rt::RunnerOptions options = {}) {
+  options.model = model;
+  auto r = rt::Runner::load(options);
+  INFO((r.ok() ? std::string() : r.error().message()));
+  REQUIRE(r.ok());
+  return std::move(r).value();
+}
+
+}  // namespace
+
+TEST_CASE("timed executions: statistics are libinspect's percentiles of the samples", "[runner]") {
+  auto runner = load(fixture("cifar10/cifar10.pte"));
+  REQUIRE(runner->set_random_inputs(7).ok());
+  auto timing = runner->run(1, 5);
+  REQUIRE(timing.ok());
+  REQUIRE(timing->samples.size() == 5);
+  std::vector<double> sorted = timing->samples;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(timing->min == sorted.front());
+  CHECK(timing->max == sorted.back());
+  CHECK(timing->p50 == inspect::percentile_sorted(sorted, 50));
+  CHECK(timing->p90 == inspect::percentile_sorted(sorted, 90));
+  CHECK_FALSE(runner->run(0, 0).ok());
+}
+
+TEST_CASE("inputs from .npy files, ones, and the ETRecord's representative inputs", "[runner]") {
+  auto runner = load(fixture("cifar10/cifar10.pte"));
+  REQUIRE(runner->set_inputs_from_files({fixture("cifar10/cifar10.input0.npy")}).ok());
+  REQUIRE(runner->run(0, 1).ok());
+  const std::string dir = temp_dir("runner_outputs");
+  auto written = runner->write_outputs(dir);
+  REQUIRE(written.ok());
+  CHECK(*written == runner->method().num_outputs());
+  auto out = read_npy(dir + "/output_0.npy");
+  REQUIRE(out.ok());
+  CHECK(out->shape == std::vector<int64_t>{4, 10});
+
+  REQUIRE(runner->set_inputs_from_etrecord(fixture("cifar10/cifar10.etrecord")).ok());
+  REQUIRE(runner->run(0, 1).ok());
+  REQUIRE(runner->set_ones_inputs().ok());
+
+  // Wrong count and wrong shape name the file and both shapes.
+  auto count = runner->set_inputs_from_files({});
+  REQUIRE_FALSE(count.ok());
+  CHECK(count.error().message().find("takes 1 inputs, 0 input files given") != std::string::npos);
+  auto shape = runner->set_inputs_from_files({fixture("simple_conv/simple_conv.input0.npy")});
+  REQUIRE_FALSE(shape.ok());
+  CHECK(shape.error().message().find("simple_conv.input0.npy: f32[1,3,32,32] does not fit input 0 (f32[4,3,32,32])") !=
+        std::string::npos);
+}
+
+TEST_CASE("bundled cases of every method are checked, not only forward's", "[runner]") {
+  auto runner = load(fixture("models/two_methods.bpte"));
+  auto results = runner->check_bundled(std::nullopt, 1e-3, 1e-5);
+  REQUIRE(results.ok());
+  size_t forward = 0, encode = 0;
+  for (const auto& r : *results) {
+    CHECK(r.passed);
+    forward += r.method == "forward";
+    encode += r.method == "encode";
+  }
+  CHECK(forward == 2);
+  CHECK(encode == 2);
+  // One case of the runner's own method.
+  auto one = runner->check_bundled(1, 1e-3, 1e-5);
+  REQUIRE(one.ok());
+  REQUIRE(one->size() == 1);
+  CHECK((*one)[0].index == 1);
+  CHECK_FALSE(runner->check_bundled(9, 1e-3, 1e-5).ok());
+}
+
+TEST_CASE("the trace records warm-up executions in Warmup blocks", "[runner]") {
+  rt::RunnerOptions options;
+  options.trace = true;
+  auto runner = load(real_artifact("add.pte"), options);
+  REQUIRE(runner->set_ones_inputs().ok());
+  REQUIRE(runner->run(2, 3).ok());
+  const std::string dir = temp_dir("runner_trace");
+  auto files = runner->write_trace(dir + "/t.etdp", "");
+  REQUIRE(files.ok());
+  auto dump = etdump::EtdumpReader::open(dir + "/t.etdp");
+  REQUIRE(dump.ok());
+  std::vector<std::string> names;
+  for (const auto& b : dump->blocks) names.push_back(b.name);
+  CHECK(names == std::vector<std::string>{"Default", "Warmup", "Warmup", "Execute", "Execute", "Execute"});
+  // A runner without a tracer has nothing to write.
+  auto plain = load(real_artifact("add.pte"));
+  CHECK_FALSE(plain->write_trace(dir + "/u.etdp", "").ok());
+}
