@@ -35,63 +35,11 @@ std::string handles_string(const std::vector<int64_t>& handles) {
   return s;
 }
 
-// The role of a program member, as the summary and JSON name it.
-std::string role_of(const EtRecord& r, const Graph& g) {
-  if (r.exported_program && &*r.exported_program == &g) return "exported_program";
-  for (const auto& [method, eg] : r.edge_programs) {
-    if (&eg == &g) return "edge_program";
-  }
-  return "graph_map";
-}
-
-std::vector<const Graph*> all_programs(const EtRecord& r) {
-  std::vector<const Graph*> out;
-  if (r.exported_program) out.push_back(&*r.exported_program);
-  for (const auto& [m, g] : r.edge_programs) out.push_back(&g);
-  for (const auto& [k, g] : r.graph_map) out.push_back(&g);
-  return out;
-}
-
-// One line of a Python traceback for a node: the innermost frame outside torch itself, as
-// "file.py:13 source line" (falls back to the innermost frame).
+// A node's source as one line: "file.py:13 source line" for its innermost frame outside torch.
 std::string source_line(const std::string& trace) {
-  struct Frame {
-    std::string file, line, code;
-  };
-  std::vector<Frame> frames;
-  size_t pos = 0;
-  while ((pos = trace.find("File \"", pos)) != std::string::npos) {
-    size_t q = trace.find('"', pos + 6);
-    if (q == std::string::npos) break;
-    Frame f;
-    f.file = trace.substr(pos + 6, q - pos - 6);
-    size_t ln = trace.find("line ", q);
-    size_t eol = trace.find('\n', q);
-    if (ln != std::string::npos && (eol == std::string::npos || ln < eol)) {
-      size_t end = trace.find_first_not_of("0123456789", ln + 5);
-      f.line = trace.substr(ln + 5, end == std::string::npos ? std::string::npos : end - ln - 5);
-    }
-    if (eol != std::string::npos) {
-      size_t next = trace.find('\n', eol + 1);
-      std::string code = trace.substr(eol + 1, next == std::string::npos ? std::string::npos : next - eol - 1);
-      size_t b = code.find_first_not_of(" \t");
-      f.code = b == std::string::npos ? "" : code.substr(b);
-      if (f.code.rfind("File \"", 0) == 0) f.code.clear();
-    }
-    frames.push_back(std::move(f));
-    pos = q;
-  }
-  if (frames.empty()) return "";
-  const Frame* pick = &frames.back();
-  for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
-    if (it->file.find("/site-packages/torch/") == std::string::npos && it->file.find("/torch/nn/") == std::string::npos) {
-      pick = &*it;
-      break;
-    }
-  }
-  size_t slash = pick->file.find_last_of('/');
-  std::string base = slash == std::string::npos ? pick->file : pick->file.substr(slash + 1);
-  return base + ":" + pick->line + (pick->code.empty() ? "" : " " + pick->code);
+  const std::optional<etrecord::TracebackFrame> f = etrecord::user_frame(trace);
+  if (!f) return "";
+  return f->file_name() + ":" + f->line + (f->code.empty() ? "" : " " + f->code);
 }
 
 // ---- text summary ------------------------------------------------------------------------
@@ -102,8 +50,8 @@ void print_summary(const EtRecord& r, const std::string& only_method) {
   std::printf("%s: ETRecord, %zu entries\n", r.path.c_str(), r.entries.size());
 
   std::printf("\nprograms:\n");
-  for (const Graph* g : all_programs(r)) {
-    std::printf("  %-44s %-16s %4zu operators, %4zu nodes, schema %s%s\n", g->name.c_str(), role_of(r, *g).c_str(),
+  for (const Graph* g : r.programs()) {
+    std::printf("  %-44s %-16s %4zu operators, %4zu nodes, schema %s%s\n", g->name.c_str(), etrecord::to_string(r.role_of(*g)),
                 g->operator_count(), g->nodes.size(), g->schema_version.empty() ? "?" : g->schema_version.c_str(),
                 g->layout_2023 ? " (2023 layout)" : "");
     for (const auto& lm : g->lowered_modules) {
@@ -157,10 +105,8 @@ void print_summary(const EtRecord& r, const std::string& only_method) {
   if (!r.saved_tensors.empty()) {
     std::printf("\nsaved tensors:\n");
     for (const auto& [member, tensors] : r.saved_tensors) {
-      uint64_t bytes = 0;
       std::string s;
       for (size_t i = 0; i < tensors.size(); ++i) {
-        bytes += tensors[i].value.bytes.size();
         if (i < 4) {
           s += (i ? ", " : ": ") + (tensors[i].name.empty() ? std::string() : tensors[i].name + " ") +
                tensor_string(tensors[i].value);
@@ -168,7 +114,7 @@ void print_summary(const EtRecord& r, const std::string& only_method) {
           s += ", ...";
         }
       }
-      std::printf("  %s: %zu tensors, %s%s\n", member.c_str(), tensors.size(), human_bytes(bytes).c_str(), s.c_str());
+      std::printf("  %s: %zu tensors, %s%s\n", member.c_str(), tensors.size(), human_bytes(etrecord::total_bytes(tensors)).c_str(), s.c_str());
     }
   }
   if (r.export_graph_id) std::printf("\nexport graph id: %" PRId64 "\n", *r.export_graph_id);
@@ -343,9 +289,9 @@ class EtrecordCommand final : public Command {
 
   Result<int> run() override {
     ETSCOPE_ASSIGN_OR_RETURN(EtRecord r, etrecord::EtRecordReader::open(file_));
-    if (!method_.empty() && r.edge_programs.count(method_) == 0 && r.maps.count(method_) == 0) {
+    if (!method_.empty() && !r.has_method(method_)) {
       std::string known;
-      for (const auto& [m, g] : r.edge_programs) known += (known.empty() ? "" : ", ") + m;
+      for (const std::string& m : r.methods()) known += (known.empty() ? "" : ", ") + m;
       return Error(ErrorCode::kNotFound,
                    r.path + ": no method '" + method_ + "' (methods: " + (known.empty() ? "none" : known) + ")");
     }
@@ -363,7 +309,7 @@ class EtrecordCommand final : public Command {
       }
       if (!any) {
         // No edge program (an unusual archive): list whatever programs there are.
-        for (const Graph* g : all_programs(r)) print_graph(*g, 0);
+        for (const Graph* g : r.programs()) print_graph(*g, 0);
       }
     }
     return 0;

@@ -3,8 +3,8 @@
 
 #include "commands/command.h"
 #include "etscope/formats/flat_tensor.h"
-#include "etscope/formats/pte_reader.h"
 #include "etscope/formats/tensor_stats.h"
+#include "etscope/inspect/program_description.h"
 #include "render/format.h"
 #include "render/program_json.h"
 #include "render/program_text.h"
@@ -15,8 +15,8 @@ namespace {
 class PteCommand final : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
-    CLI::App* sub = app.add_subcommand("pte", "Show what is inside an ExecuTorch program (.pte)");
-    sub->add_option("file", file_, "Program file (.pte)")->required();
+    CLI::App* sub = app.add_subcommand("pte", "Show what is inside an ExecuTorch program (.pte, or the one in a .bpte)");
+    sub->add_option("file", file_, "Program file (.pte), or a bundled program (.bpte)")->required();
     sub->add_flag("--json", json_, "Print one JSON object (see docs/json.md)");
     sub->add_option("--plan", plan_, "Show only this method (execution plan)");
     sub->add_flag("--values", values_, "List every value: kind, dtype, shape, where its data lives");
@@ -28,7 +28,7 @@ class PteCommand final : public Command {
   }
 
   Result<int> run() override {
-    ETSCOPE_ASSIGN_OR_RETURN(Program program, PteReader::open(file_));
+    ETSCOPE_ASSIGN_OR_RETURN(Program program, inspect::load_program(file_));
     const ExecutionPlan* only = nullptr;
     if (!plan_.empty()) {
       ETSCOPE_ASSIGN_OR_RETURN(only, find_plan(program, plan_));
@@ -43,9 +43,10 @@ class PteCommand final : public Command {
     print_program_header(std::cout, program);
     for (const ExecutionPlan& plan : program.plans) {
       if (only != nullptr && only != &plan) continue;
-      print_plan_summary(std::cout, plan);
-      if (instructions_) print_instructions(std::cout, plan);
-      if (values_) print_values(std::cout, plan);
+      const inspect::PlanDescription d = inspect::PlanDescription::describe(plan);
+      print_plan_summary(std::cout, d);
+      if (instructions_) print_instructions(std::cout, d);
+      if (values_) print_values(std::cout, d);
     }
     return 0;
   }
@@ -104,7 +105,7 @@ class PteCommand final : public Command {
     } else {
       return make_error(ErrorCode::kInvalidArgument,
                         "%s: value %lld is %s (%s): its data exists only at run time", where.c_str(), tensor_,
-                        to_string(t.data_kind), tensor_location(t).c_str());
+                        to_string(t.data_kind), inspect::location_text(t).c_str());
     }
     auto stats = compute_tensor_stats(t.dtype, bytes, t.numel);
     if (!stats) {

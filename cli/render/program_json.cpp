@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "etscope/formats/op_signatures.h"
+#include "etscope/inspect/program_description.h"
 #include "render/format.h"
 
 namespace etscope::cli {
@@ -39,10 +40,15 @@ Json value_json(const ExecutionPlan& plan, size_t index) {
     case ValueKind::kBool: j["value"] = v.bool_value; break;
     case ValueKind::kDouble: j["value"] = number_json(v.double_value); break;
     case ValueKind::kString: j["value"] = v.string_value; break;
-    case ValueKind::kIntList:
+    case ValueKind::kIntList: {
       j["items"] = v.int_list;
-      j["value"] = resolve_int_list(plan, v);
+      Json ints = Json::array();
+      for (const std::optional<int64_t>& item : inspect::resolve_int_list(plan, v)) {
+        ints.push_back(item ? Json(*item) : Json(nullptr));
+      }
+      j["value"] = std::move(ints);
       break;
+    }
     case ValueKind::kDoubleList: {
       Json list = Json::array();
       for (double d : v.double_list) list.push_back(number_json(d));
@@ -65,8 +71,7 @@ Json value_json(const ExecutionPlan& plan, size_t index) {
       j["numel"] = t.numel;
       j["nbytes"] = t.nbytes;
       j["requires_grad"] = t.requires_grad;
-      j["shape_dynamism"] = t.dynamism == ShapeDynamism::kStatic ? "static"
-                            : t.dynamism == ShapeDynamism::kDynamicBound ? "dynamic_bound" : "dynamic_unbound";
+      j["shape_dynamism"] = inspect::dynamism_name(t.dynamism);
       j["location"] = location_json(t);
       break;
     }
@@ -149,7 +154,7 @@ Json plan_json(const ExecutionPlan& plan) {
   for (const Operator& op : plan.operators) ops.push_back(op.qualified_name());
   j["operators"] = std::move(ops);
   Json counts = Json::object();
-  for (const auto& [name, n] : operator_call_counts(plan)) counts[name] = n;
+  for (const inspect::OperatorCalls& op : inspect::operator_call_counts(plan)) counts[op.name] = op.calls;
   j["operator_call_counts"] = std::move(counts);
   Json delegates = Json::array();
   for (const Delegate& d : plan.delegates) {
@@ -176,16 +181,14 @@ Json program_json(const Program& p, const ExecutionPlan* only_plan) {
     j["extended_header"] = nullptr;
   }
   Json segments = Json::array();
-  auto roles = segment_roles(p);
+  const std::vector<std::string> roles = inspect::segment_roles(p);
   for (size_t i = 0; i < p.segments.size(); ++i) {
     segments.push_back({{"index", i}, {"offset", p.segments_relative[i].offset}, {"size", p.segments[i].size},
                         {"file_offset", p.segments[i].offset}, {"content", roles[i]}});
   }
   j["segments"] = std::move(segments);
-  size_t constant_count = 0;
-  if (p.constant_storage == ConstantStorage::kSegment) constant_count = p.constant_offsets.size() - 1;
-  if (p.constant_storage == ConstantStorage::kInlineBuffer) constant_count = p.constant_buffers.size() - 1;
-  j["constants"] = {{"storage", to_string(p.constant_storage)}, {"count", constant_count}, {"bytes", p.constant_bytes}};
+  j["constants"] = {{"storage", to_string(p.constant_storage)}, {"count", inspect::constant_count(p)},
+                    {"bytes", p.constant_bytes}};
   Json named = Json::array();
   for (const auto& nd : p.named_data) {
     named.push_back({{"key", nd.key}, {"segment_index", nd.segment_index}, {"size", p.segments[nd.segment_index].size}});

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "etscope/formats/program.h"
+#include "etscope/inspect/program_description.h"
 
 namespace etscope::cli {
 
@@ -12,13 +13,18 @@ namespace etscope::cli {
 void print_program_header(std::ostream& out, const Program& program);
 
 /// One plan: inputs/outputs, operators with call counts, delegates, arenas, instruction count.
-void print_plan_summary(std::ostream& out, const ExecutionPlan& plan);
+void print_plan_summary(std::ostream& out, const inspect::PlanDescription& plan);
 
 /// Every instruction of every chain, one per line:
 /// `12  aten::convolution.out(%3 f32[1,3,32,32], %4 const f32[16,3,3,3], ...) -> %9 f32[...]`.
-void print_instructions(std::ostream& out, const ExecutionPlan& plan);
+void print_instructions(std::ostream& out, const inspect::PlanDescription& plan);
 
-/// Every value: index, kind, dtype and shape, where its data lives.
+/// Every value: index, kind, dtype and shape, bytes, where its data lives.
+void print_values(std::ostream& out, const inspect::PlanDescription& plan);
+
+/// The same, describing `plan` first (inspect::PlanDescription::describe).
+void print_plan_summary(std::ostream& out, const ExecutionPlan& plan);
+void print_instructions(std::ostream& out, const ExecutionPlan& plan);
 void print_values(std::ostream& out, const ExecutionPlan& plan);
 
 }  // namespace etscope::cli

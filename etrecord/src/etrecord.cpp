@@ -110,6 +110,95 @@ const MethodMaps* EtRecord::method_maps(const std::string& method) const {
   return it == maps.end() ? nullptr : &it->second;
 }
 
+const char* to_string(GraphRole role) {
+  switch (role) {
+    case GraphRole::kExportedProgram: return "exported_program";
+    case GraphRole::kEdgeProgram: return "edge_program";
+    case GraphRole::kGraphMap: return "graph_map";
+    case GraphRole::kUnknown: break;
+  }
+  return "unknown";
+}
+
+std::vector<const Graph*> EtRecord::programs() const {
+  std::vector<const Graph*> out;
+  if (exported_program) out.push_back(&*exported_program);
+  for (const auto& [method, g] : edge_programs) out.push_back(&g);
+  for (const auto& [key, g] : graph_map) out.push_back(&g);
+  return out;
+}
+
+GraphRole EtRecord::role_of(const Graph& graph) const {
+  if (exported_program && &*exported_program == &graph) return GraphRole::kExportedProgram;
+  for (const auto& [method, g] : edge_programs) {
+    if (&g == &graph) return GraphRole::kEdgeProgram;
+  }
+  for (const auto& [key, g] : graph_map) {
+    if (&g == &graph) return GraphRole::kGraphMap;
+  }
+  return GraphRole::kUnknown;
+}
+
+std::vector<std::string> EtRecord::methods() const {
+  std::vector<std::string> out;
+  for (const auto& [method, g] : edge_programs) out.push_back(method);
+  return out;
+}
+
+bool EtRecord::has_method(const std::string& method) const {
+  return edge_programs.count(method) != 0 || maps.count(method) != 0;
+}
+
+uint64_t total_bytes(const std::vector<NamedTensor>& tensors) {
+  uint64_t bytes = 0;
+  for (const NamedTensor& t : tensors) bytes += t.value.bytes.size();
+  return bytes;
+}
+
+std::string TracebackFrame::file_name() const {
+  const size_t slash = file.find_last_of('/');
+  return slash == std::string::npos ? file : file.substr(slash + 1);
+}
+
+std::vector<TracebackFrame> parse_traceback(const std::string& trace) {
+  std::vector<TracebackFrame> frames;
+  size_t pos = 0;
+  while ((pos = trace.find("File \"", pos)) != std::string::npos) {
+    const size_t quote = trace.find('"', pos + 6);
+    if (quote == std::string::npos) break;
+    TracebackFrame f;
+    f.file = trace.substr(pos + 6, quote - pos - 6);
+    const size_t ln = trace.find("line ", quote);
+    const size_t eol = trace.find('\n', quote);
+    if (ln != std::string::npos && (eol == std::string::npos || ln < eol)) {
+      const size_t end = trace.find_first_not_of("0123456789", ln + 5);
+      f.line = trace.substr(ln + 5, end == std::string::npos ? std::string::npos : end - ln - 5);
+    }
+    if (eol != std::string::npos) {
+      // The source line follows the frame line, unless the next frame does.
+      const size_t next = trace.find('\n', eol + 1);
+      const std::string code = trace.substr(eol + 1, next == std::string::npos ? std::string::npos : next - eol - 1);
+      const size_t b = code.find_first_not_of(" \t");
+      f.code = b == std::string::npos ? "" : code.substr(b);
+      if (starts_with(f.code, "File \"")) f.code.clear();
+    }
+    frames.push_back(std::move(f));
+    pos = quote;
+  }
+  return frames;
+}
+
+std::optional<TracebackFrame> user_frame(const std::string& trace) {
+  std::vector<TracebackFrame> frames = parse_traceback(trace);
+  if (frames.empty()) return std::nullopt;
+  for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+    if (it->file.find("/site-packages/torch/") == std::string::npos && it->file.find("/torch/nn/") == std::string::npos) {
+      return std::move(*it);
+    }
+  }
+  return std::move(frames.back());
+}
+
 std::optional<ScalarType> scalar_type_from_serde(int code) {
   switch (code) {
     case 1: return ScalarType::kByte;

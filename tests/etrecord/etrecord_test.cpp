@@ -620,6 +620,60 @@ TEST_CASE("helpers: target names, module stacks with commas, the delegate id qui
   CHECK_FALSE(scalar_type_from_serde(0));
 }
 
+TEST_CASE("record queries: program roles, methods, saved bytes", "[etrecord]") {
+  EtRecord r = open_fixture(fixture(kSimpleConv));
+  const std::vector<const Graph*> programs = r.programs();
+  REQUIRE(programs.size() == 2);
+  CHECK(programs[0] == &*r.exported_program);
+  CHECK(r.role_of(*programs[0]) == GraphRole::kExportedProgram);
+  CHECK(r.role_of(*programs[1]) == GraphRole::kEdgeProgram);
+  CHECK(std::string(to_string(r.role_of(*programs[1]))) == "edge_program");
+  const Graph stranger;
+  CHECK(r.role_of(stranger) == GraphRole::kUnknown);
+  CHECK(r.methods() == std::vector<std::string>{"forward"});
+  CHECK(r.has_method("forward"));
+  CHECK_FALSE(r.has_method("backward"));
+  for (const auto& [member, tensors] : r.saved_tensors) {
+    uint64_t bytes = 0;
+    for (const NamedTensor& t : tensors) bytes += t.value.bytes.size();
+    CHECK(total_bytes(tensors) == bytes);
+  }
+
+  Graph g;
+  r.graph_map["aten_dialect_output/forward"] = g;
+  CHECK(r.role_of(r.graph_map.begin()->second) == GraphRole::kGraphMap);
+  CHECK(r.programs().size() == 3);
+}
+
+TEST_CASE("tracebacks: frames, source lines, the innermost frame outside torch", "[etrecord]") {
+  const std::string trace =
+      "  File \"/home/u/model.py\", line 13, in forward\n"
+      "    x = self.conv(x)\n"
+      "  File \"/venv/lib/python3.12/site-packages/torch/nn/modules/conv.py\", line 554, in forward\n"
+      "    return self._conv_forward(input, self.weight, self.bias)\n"
+      "  File \"/venv/lib/python3.12/site-packages/torch/nn/modules/conv.py\", line 549, in _conv_forward\n";
+  const std::vector<TracebackFrame> frames = parse_traceback(trace);
+  REQUIRE(frames.size() == 3);
+  CHECK(frames[0].file == "/home/u/model.py");
+  CHECK(frames[0].line == "13");
+  CHECK(frames[0].code == "x = self.conv(x)");
+  CHECK(frames[0].file_name() == "model.py");
+  CHECK(frames[1].line == "554");
+  CHECK(frames[2].code.empty());
+  const auto user = user_frame(trace);
+  REQUIRE(user);
+  CHECK(user->file == "/home/u/model.py");
+  // Only torch frames: the innermost one.
+  const auto inner = user_frame(trace.substr(trace.find("  File \"/venv")));
+  REQUIRE(inner);
+  CHECK(inner->line == "549");
+  // A frame line directly followed by another frame has no source line.
+  CHECK(parse_traceback("File \"a.py\", line 1, in f\nFile \"b.py\", line 2, in g")[0].code.empty());
+  CHECK(parse_traceback("not a traceback").empty());
+  CHECK_FALSE(user_frame(""));
+  CHECK(TracebackFrame{"plain.py", "", ""}.file_name() == "plain.py");
+}
+
 // ---- hostile input ------------------------------------------------------------------------------
 
 TEST_CASE("files that are not ETRecords fail with one line naming the file", "[etrecord][hostile]") {

@@ -179,6 +179,17 @@ struct NamedTensor {
   TensorValue value;
 };
 
+/// What a program member of an ETRecord is, as `etscope etrecord` names it.
+enum class GraphRole : uint8_t {
+  kExportedProgram,  ///< `exported_program` (ATen dialect).
+  kEdgeProgram,      ///< An edge-dialect program of one method.
+  kGraphMap,         ///< Another recorded program (`graph_map`).
+  kUnknown,          ///< Not a program of this record.
+};
+
+/// "exported_program", "edge_program", "graph_map", "unknown".
+const char* to_string(GraphRole role);
+
 /// Everything read from one ETRecord.
 struct EtRecord {
   std::string path;                    ///< The blob's name (usually the file path).
@@ -207,7 +218,39 @@ struct EtRecord {
   const Graph* find_graph(const std::string& member) const;
   /// The maps of `method`, or null.
   const MethodMaps* method_maps(const std::string& method = "forward") const;
+
+  /// Every program: the exported program, then the edge programs and the graph_map programs,
+  /// each in name order. Pointers stay valid while the record lives and is not modified.
+  std::vector<const Graph*> programs() const;
+  /// What `graph` is in this record (by identity, not by name).
+  GraphRole role_of(const Graph& graph) const;
+  /// The methods that have an edge program, in name order.
+  std::vector<std::string> methods() const;
+  /// True when `method` has an edge program or debug maps.
+  bool has_method(const std::string& method) const;
 };
+
+/// Bytes of the tensors' data together.
+uint64_t total_bytes(const std::vector<NamedTensor>& tensors);
+
+/// One frame of a Python traceback as torch.export records it in a node's `stack_trace`:
+/// `  File "/path/model.py", line 13, in forward` followed by the source line.
+struct TracebackFrame {
+  std::string file;  ///< The path as written.
+  std::string line;  ///< The line number's digits; "" when the frame has none.
+  std::string code;  ///< The source line, trimmed; "" when absent.
+
+  /// `file` without its directories.
+  std::string file_name() const;
+};
+
+/// Every frame of `trace`, outermost first (as Python prints them). Text that is not a
+/// traceback gives no frames.
+std::vector<TracebackFrame> parse_traceback(const std::string& trace);
+
+/// The innermost frame of `trace` outside torch itself (`/site-packages/torch/`, `/torch/nn/`),
+/// else the innermost frame; nullopt when `trace` has no frames.
+std::optional<TracebackFrame> user_frame(const std::string& trace);
 
 /// Safety limits against hostile archives. The defaults suit every real ETRecord.
 struct ReadLimits {
