@@ -349,6 +349,8 @@ Json inspector_json(const inspect::Inspector& in, const InspectTableOptions& opt
     bj["name"] = b.name;
     bj["bundled_input_index"] = b.bundled_input_index;
     bj["runs"] = b.runs;
+    const inspect::RunTime run = in.run_time(bi);
+    bj["run_time"] = Json{{"value", run.value}, {"source", inspect::to_string(run.source)}};
     Json events = Json::array();
     InspectTableOptions all = opt;
     all.operator_calls = true;
