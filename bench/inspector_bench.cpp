@@ -19,6 +19,7 @@
 
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/etdump/etdump_writer.h"
+#include "etscope/core/event_names.h"
 #include "etscope/formats/pte_reader.h"
 #include "etscope/inspect/inspector.h"
 #include "etscope/runtime/method.h"
@@ -90,9 +91,9 @@ int tracer_bench(const std::string& model, int iterations) {
     etdump::EtdumpWriterOptions o;
     o.max_events = n + 16;
     etdump::EtdumpWriter w(o);
-    w.create_event_block("Execute");
+    w.create_event_block(etscope::events::kBlockExecute.data());
     const auto t0 = Clock::now();
-    for (size_t i = 0; i < n; ++i) w.end_profiling(w.start_profiling("OPERATOR_CALL", 0, static_cast<uint32_t>(i & 1023)));
+    for (size_t i = 0; i < n; ++i) w.end_profiling(w.start_profiling(etscope::events::kOperatorCall.data(), 0, static_cast<uint32_t>(i & 1023)));
     ns_per_event = ms_since(t0) * 1e6 / static_cast<double>(n);
   }
   // 2. The model untraced and traced, interleaved.
@@ -129,13 +130,13 @@ int tracer_bench(const std::string& model, int iterations) {
   std::vector<double> a, b;
   for (int i = 0; i < 3; ++i) {
     run(**untraced);
-    writer.create_event_block("Execute");
+    writer.create_event_block(etscope::events::kBlockExecute.data());
     run(**traced);
   }
   const size_t events_before = writer.event_count();
   for (int i = 0; i < iterations; ++i) {
     a.push_back(run(**untraced));
-    writer.create_event_block("Execute");
+    writer.create_event_block(etscope::events::kBlockExecute.data());
     b.push_back(run(**traced));
   }
   const double per_exec = static_cast<double>(writer.event_count() - events_before) / iterations;

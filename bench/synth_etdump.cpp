@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "etscope/core/event_names.h"
 #include "etscope_fb/etdump_generated.h"
 
 namespace fb = etscope::fb::etdump;
@@ -82,9 +83,9 @@ int main(int argc, char** argv) {
   };
   {
     std::vector<flatbuffers::Offset<fb::Event>> ev;
-    ev.push_back(profile("Method::init", -1, 0, now + 100, now + 5000));
-    ev.push_back(profile("Program::load_method", -1, 0, now, now + 6000));
-    auto name = b.CreateString("Default");
+    ev.push_back(profile(etscope::events::kMethodInit.data(), -1, 0, now + 100, now + 5000));
+    ev.push_back(profile(etscope::events::kProgramLoadMethod.data(), -1, 0, now, now + 6000));
+    auto name = b.CreateString(etscope::events::kBlockDefault.data());
     auto vec = b.CreateVector(ev);
     runs.push_back(fb::CreateRunData(b, name, -1, 0, vec));
     now += 10000;
@@ -107,21 +108,21 @@ int main(int argc, char** argv) {
           ev.push_back(profile(nullptr, 0, instr, t, t + d, delegate_name));
           t += d + 50;
         }
-        ev.push_back(profile("DELEGATE_CALL", 0, instr, op_start, t + 200));
+        ev.push_back(profile(etscope::events::kDelegateCall.data(), 0, instr, op_start, t + 200));
         written += 4;
         now = t + 500;
         continue;
       }
-      ev.push_back(profile((std::string("native_call_") + kOps[i % (sizeof kOps / sizeof kOps[0])]).c_str(), 0, instr, op_start + 100,
+      ev.push_back(profile((std::string(etscope::events::kNativeCallPrefix) + kOps[i % (sizeof kOps / sizeof kOps[0])]).c_str(), 0, instr, op_start + 100,
                            op_start + 100 + kernel));
-      ev.push_back(profile("OPERATOR_CALL", 0, instr, op_start, op_start + kernel + 250));
+      ev.push_back(profile(etscope::events::kOperatorCall.data(), 0, instr, op_start, op_start + kernel + 250));
       written += 2;
       now = op_start + kernel + 400;
     }
-    ev.push_back(profile("Method::execute", -1, 0, run_start, now + 100));
+    ev.push_back(profile(etscope::events::kMethodExecute.data(), -1, 0, run_start, now + 100));
     ++written;
     now += 1000;
-    auto name = b.CreateString("Execute");
+    auto name = b.CreateString(etscope::events::kBlockExecute.data());
     auto vec = b.CreateVector(ev);
     runs.push_back(fb::CreateRunData(b, name, -1, 0, vec));
   }

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "etscope/formats/tensor_stats.h"
+#include "etscope/inspect/event_index.h"
 #include "render/format.h"
 
 namespace etscope::cli {
@@ -16,13 +17,6 @@ using Json = nlohmann::ordered_json;
 
 std::string unit(const inspect::Inspector& in) { return inspect::to_string(in.options().target); }
 
-double total_of(const Event& e) {
-  if (!e.perf) return 0;
-  double t = 0;
-  for (double v : e.perf->raw) t += v;
-  return t;
-}
-
 bool block_selected(const EventBlock& b, const InspectTableOptions& opt) { return opt.block.empty() || b.name == opt.block; }
 
 // Indices of the rows to show for one block: filtered, sorted, cut to --top.
@@ -33,13 +27,14 @@ std::vector<size_t> rows_of(const EventBlock& b, const InspectTableOptions& opt)
     rows.push_back(i);
   }
   auto avg = [&](size_t i) { return b.events[i].perf ? b.events[i].perf->avg : -1.0; };
+  auto total = [&](size_t i) { return b.events[i].perf ? b.events[i].perf->total : 0.0; };
   switch (opt.sort) {
     case EventSort::kOrder: break;
     case EventSort::kAvg:
       std::stable_sort(rows.begin(), rows.end(), [&](size_t x, size_t y) { return avg(x) > avg(y); });
       break;
     case EventSort::kTotal:
-      std::stable_sort(rows.begin(), rows.end(), [&](size_t x, size_t y) { return total_of(b.events[x]) > total_of(b.events[y]); });
+      std::stable_sort(rows.begin(), rows.end(), [&](size_t x, size_t y) { return total(x) > total(y); });
       break;
     case EventSort::kName:
       std::stable_sort(rows.begin(), rows.end(), [&](size_t x, size_t y) { return b.events[x].name < b.events[y].name; });
@@ -59,18 +54,6 @@ std::string op_types_text(const Event& e) {
     return s;
   }
   return "['" + t[0] + "', '" + t[1] + "' ... '" + t.back() + "'] (" + std::to_string(t.size()) + " total)";
-}
-
-// Innermost module of the first linked node: "features.0.1 (Conv2d)".
-std::string module_text(const Event& e) {
-  for (const inspect::NodeLink& l : e.nodes) {
-    if (l.module_stack.empty()) continue;
-    const etrecord::ModuleFrame& f = l.module_stack.back();
-    std::string type = f.type;
-    if (size_t dot = type.rfind('.'); dot != std::string::npos) type = type.substr(dot + 1);
-    return (f.path.empty() ? std::string("<root>") : f.path) + " (" + type + ")";
-  }
-  return "";
 }
 
 std::string fixed(double v, int digits = 4) {
@@ -111,7 +94,9 @@ std::string block_title(const inspect::Inspector& in, size_t bi) {
   std::string s = "block " + std::to_string(bi) + " '" + b.name + "': " + std::to_string(b.runs.size()) + (b.runs.size() == 1 ? " run, " : " runs, ") +
                   std::to_string(b.events.size()) + " events";
   if (b.bundled_input_index >= 0) s += ", bundled input " + std::to_string(b.bundled_input_index);
-  if (double t = in.run_time(bi); t > 0) s += "; Method::execute avg " + fixed(t) + " " + unit(in);
+  if (const inspect::RunTime t = in.run_time(bi); t.source != inspect::RunTimeSource::kNone) {
+    s += "; run time " + fixed(t.value) + " " + unit(in) + " (" + inspect::to_string(t.source) + ")";
+  }
   return s;
 }
 
@@ -142,7 +127,7 @@ Json module_stack_json(const std::vector<etrecord::ModuleFrame>& stack) {
 Json perf_json(const Event& e) {
   if (!e.perf) return nullptr;
   const inspect::PerfData& p = *e.perf;
-  return Json{{"raw", p.raw}, {"p10", p.p10}, {"p50", p.p50}, {"p90", p.p90}, {"avg", p.avg}, {"min", p.min}, {"max", p.max}, {"total", total_of(e)}};
+  return Json{{"raw", p.raw}, {"p10", p.p10}, {"p50", p.p50}, {"p90", p.p90}, {"avg", p.avg}, {"min", p.min}, {"max", p.max}, {"total", p.total}};
 }
 
 Json value_json(const inspect::Inspector& in, uint32_t vi) {
@@ -210,23 +195,22 @@ Json event_json(const inspect::Inspector& in, const Event& e) {
 }
 
 Json module_node_json(const inspect::ModuleNode& n) {
-  Json j{{"key", n.key}, {"path", n.path}, {"type", n.type}, {"total", n.total}, {"events", n.events}};
+  Json j{{"key", n.key}, {"path", n.path}, {"type", n.type}, {"total", n.total}, {"share", n.share}, {"events", n.events}};
   Json c = Json::array();
   for (const auto& ch : n.children) c.push_back(module_node_json(ch));
   j["children"] = c;
   return j;
 }
 
-void print_module_node(std::ostream& out, const inspect::ModuleNode& n, int depth, double root_total, const std::string& u) {
+void print_module_node(std::ostream& out, const inspect::ModuleNode& n, int depth, const std::string& u) {
   std::string label = n.path.empty() ? "<root>" : n.path;
-  std::string type = n.type;
-  if (size_t dot = type.rfind('.'); dot != std::string::npos) type = type.substr(dot + 1);
+  const std::string type = inspect::short_type_name(n.type);
   std::string left = std::string(static_cast<size_t>(depth) * 2, ' ') + label + (type.empty() ? "" : " (" + type + ")");
   char buf[512];
   std::snprintf(buf, sizeof buf, "  %-56s %12s %s %6.1f%%  %llu events\n", left.c_str(), fixed(n.total).c_str(), u.c_str(),
-                root_total > 0 ? 100.0 * n.total / root_total : 0.0, static_cast<unsigned long long>(n.events));
+                100.0 * n.share, static_cast<unsigned long long>(n.events));
   out << buf;
-  for (const auto& c : n.children) print_module_node(out, c, depth + 1, root_total, u);
+  for (const auto& c : n.children) print_module_node(out, c, depth + 1, u);
 }
 
 }  // namespace
@@ -240,19 +224,20 @@ void render_event_table(const inspect::Inspector& in, const InspectTableOptions&
     if (!first) out << "\n";
     first = false;
     out << block_title(in, bi) << "\n";
-    const double run = in.run_time(bi);
+    const inspect::RunTime run = in.run_time(bi);
     std::vector<std::vector<std::string>> rows;
     for (size_t i : rows_of(b, opt)) {
       const Event& e = b.events[i];
       std::vector<std::string> r{std::to_string(i), e.name, std::to_string(e.instruction_id), e.perf ? std::to_string(e.perf->raw.size()) : "0"};
-      for (double v : e.perf ? std::vector<double>{e.perf->avg, e.perf->p10, e.perf->p50, e.perf->p90, e.perf->min, e.perf->max, total_of(e)}
+      for (double v : e.perf ? std::vector<double>{e.perf->avg, e.perf->p10, e.perf->p50, e.perf->p90, e.perf->min, e.perf->max, e.perf->total}
                              : std::vector<double>{}) {
         r.push_back(fixed(v));
       }
       if (!e.perf) r.insert(r.end(), 7, "-");
-      r.push_back(e.perf && run > 0 && !e.is_framework() ? fixed(100.0 * e.perf->avg / run, 1) + "%" : "");
+      const std::optional<double> share = inspect::share_of_run(e, run);
+      r.push_back(share && !e.is_framework() ? fixed(100.0 * *share, 1) + "%" : "");
       r.push_back(op_types_text(e));
-      r.push_back(module_text(e));
+      r.push_back(inspect::innermost_module_text(e));
       r.push_back(e.delegate_backend_name.value_or(""));
       rows.push_back(std::move(r));
     }
@@ -275,7 +260,7 @@ void render_event_rows(const inspect::Inspector& in, const InspectTableOptions& 
       const Event& e = b.events[i];
       std::vector<std::string> r{b.name, e.name, std::to_string(e.instruction_id), std::to_string(e.chain), std::to_string(e.perf ? e.perf->raw.size() : 0)};
       if (e.perf) {
-        for (double v : {e.perf->p10, e.perf->p50, e.perf->p90, e.perf->avg, e.perf->min, e.perf->max, total_of(e)}) r.push_back(number_string(v));
+        for (double v : {e.perf->p10, e.perf->p50, e.perf->p90, e.perf->avg, e.perf->min, e.perf->max, e.perf->total}) r.push_back(number_string(v));
       } else {
         r.insert(r.end(), 7, "");
       }
@@ -284,7 +269,7 @@ void render_event_rows(const inspect::Inspector& in, const InspectTableOptions& 
       r.push_back(e.is_delegated_op ? (*e.is_delegated_op ? "True" : "False") : "");
       r.push_back(e.delegate_backend_name.value_or(""));
       r.push_back(e.debug_handles ? Json(*e.debug_handles).dump() : "");
-      r.push_back(module_text(e));
+      r.push_back(inspect::innermost_module_text(e));
       r.push_back(e.nodes.empty() ? "" : e.nodes.front().stack_trace);
       std::string raw, starts;
       if (e.perf) {
@@ -311,16 +296,15 @@ void render_type_summary(const inspect::Inspector& in, const InspectTableOptions
     first = false;
     out << block_title(in, bi) << "\nsummary by operator type:\n";
     std::vector<std::vector<std::string>> rows;
-    double cdf = 0;
     size_t n = 0;
     for (const auto& t : types) {
       if (opt.top > 0 && n++ >= opt.top) break;
-      cdf += t.share;
-      rows.push_back({t.type, std::to_string(t.count), fixed(t.avg), fixed(t.total), fixed(100.0 * t.share, 1) + "%", fixed(100.0 * cdf, 1) + "%"});
+      rows.push_back({t.type, std::to_string(t.count), fixed(t.avg), fixed(t.total), fixed(100.0 * t.share, 1) + "%",
+                      fixed(100.0 * t.cumulative_share, 1) + "%"});
     }
     print_table(out, {"type", "count", "avg" + u, "total" + u, "share", "cdf"}, {false, true, true, true, true, true}, rows);
     for (const inspect::DelegateSummary& d : in.delegate_summaries(bi)) {
-      out << "  DELEGATE_CALL instruction " << d.instruction_id << " (" << (d.backend.empty() ? "?" : d.backend) << "): " << fixed(d.call_avg)
+      out << "  " << events::kDelegateCall << " instruction " << d.instruction_id << " (" << (d.backend.empty() ? "?" : d.backend) << "): " << fixed(d.call_avg)
           << " " << unit(in) << ", " << d.sub_events.size() << " delegate events " << fixed(d.sub_events_avg) << ", unattributed "
           << fixed(d.unattributed) << "\n";
     }
@@ -341,7 +325,7 @@ void render_module_tree(const inspect::Inspector& in, const InspectTableOptions&
     if (!first) out << "\n";
     first = false;
     out << block_title(in, bi) << "\nmodule tree (average time per run, " << unit(in) << "):\n";
-    for (const auto& c : root.children) print_module_node(out, c, 0, root.total, unit(in));
+    for (const auto& c : root.children) print_module_node(out, c, 0, unit(in));
   }
   std::vector<std::string> top = in.top_level_modules();
   if (!top.empty()) {
@@ -365,6 +349,8 @@ Json inspector_json(const inspect::Inspector& in, const InspectTableOptions& opt
     bj["name"] = b.name;
     bj["bundled_input_index"] = b.bundled_input_index;
     bj["runs"] = b.runs;
+    const inspect::RunTime run = in.run_time(bi);
+    bj["run_time"] = Json{{"value", run.value}, {"source", inspect::to_string(run.source)}};
     Json events = Json::array();
     InspectTableOptions all = opt;
     all.operator_calls = true;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "model/event_lookup.h"
+#include "etscope/inspect/event_index.h"
 #include "model/text_format.h"
 
 namespace etscope::gui {
@@ -51,35 +51,33 @@ StatsModel StatsModel::build(const inspect::Inspector& inspector) {
     const inspect::EventBlock& block = blocks[b];
     StatsBlock out;
     out.runs = block.runs.size();
-    double method_execute = -1, kernels = 0;
+    const inspect::RunTime run = inspector.run_time(b);
+    out.run_time = run.value;
+    out.run_time_source = inspect::to_string(run.source);
     for (size_t e = 0; e < block.events.size(); ++e) {
       const inspect::Event& ev = block.events[e];
       StatsRow row;
       row.event = static_cast<uint32_t>(e);
       row.name = ev.name.empty() ? ev.delegate_identifier_text() : ev.name;
-      row.framework = ev.is_framework();
-      row.operator_call = ev.is_operator_call() || ev.name == "DELEGATE_CALL";
+      row.kind = ev.kind();
+      row.framework = row.kind == events::EventClass::kFramework;
+      row.operator_call = row.kind == events::EventClass::kOperatorCall || row.kind == events::EventClass::kDelegateCall;
       if (!row.framework && ev.chain >= 0) row.instruction = {ev.chain, ev.instruction_id};
-      row.module = module_path_text(ev);
+      row.module = inspect::module_path_text(ev);
       if (ev.perf) {
         const inspect::PerfData& p = *ev.perf;
         row.count = p.raw.size();
         row.avg = p.avg, row.p10 = p.p10, row.p50 = p.p50, row.p90 = p.p90, row.min = p.min, row.max = p.max;
-        for (double v : p.raw) row.total += v;
-        if (ev.name == "Method::execute") method_execute = p.avg;
-        if (!row.framework && !row.operator_call) kernels += p.avg;
+        row.total = p.total;
+        row.share = inspect::share_of_run(ev, run).value_or(0.0);
       }
       out.rows.push_back(std::move(row));
-    }
-    out.run_time = method_execute >= 0 ? method_execute : kernels;
-    if (out.run_time > 0) {
-      for (StatsRow& row : out.rows) row.share = row.avg / out.run_time;
     }
     out.summary = inspector.summary_by_type(b);
     out.modules = inspector.module_tree(b);
     out.label = "#" + std::to_string(b) + " " + block.name + ": " + std::to_string(out.runs) +
                 (out.runs == 1 ? " run, " : " runs, ") + std::to_string(block.events.size()) + " events";
-    const bool execute = block.name == "Execute";
+    const bool execute = block.name == events::kBlockExecute;
     if (b == 0 || (execute && !best_execute) || (execute == best_execute && out.runs > best_runs)) {
       m.default_block_ = b;
       best_runs = out.runs;

@@ -23,9 +23,10 @@ struct StatsRow {
   uint64_t count = 0;          ///< Samples (runs) with a duration.
   double avg = 0, p10 = 0, p50 = 0, p90 = 0, min = 0, max = 0;
   double total = 0;            ///< Sum of the samples.
-  double share = 0;            ///< avg / the run's time (Method::execute), 0..1.
-  bool framework = false;      ///< Method::execute and friends.
-  bool operator_call = false;  ///< OPERATOR_CALL / DELEGATE_CALL wrappers around a kernel.
+  double share = 0;            ///< inspect::share_of_run: avg / the block's run time, 0..1.
+  events::EventClass kind = events::EventClass::kOther;
+  bool framework = false;      ///< kind is kFramework (Method::execute and friends).
+  bool operator_call = false;  ///< kind is kOperatorCall or kDelegateCall: the executor's wrappers.
 };
 
 struct StatsBlock {
@@ -33,7 +34,8 @@ struct StatsBlock {
   std::vector<StatsRow> rows;  ///< In Inspector order.
   std::vector<inspect::TypeSummary> summary;
   inspect::ModuleNode modules;
-  double run_time = 0;         ///< Method::execute avg, or the sum of kernel avgs without it.
+  double run_time = 0;         ///< inspect::Inspector::run_time of the block.
+  std::string run_time_source; ///< How it was defined ("Method::execute avg", ...).
   size_t runs = 0;
 };
 

@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "etscope/inspect/inspector.h"
 #include "model/event_lookup.h"
 #include "model/text_format.h"
 
 namespace etscope::gui {
 namespace {
-
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 uint32_t fnv1a(const std::string& s) {
   uint32_t h = 2166136261u;
@@ -18,15 +17,6 @@ uint32_t fnv1a(const std::string& s) {
     h *= 16777619u;
   }
   return h;
-}
-
-// End of an event in ticks after its start. ExecuTorch's clocks may be 32-bit counters that
-// wrap; its Inspector then takes (2^32 - 1 - start) + end, and so do we. Other inversions
-// cannot be measured and draw as zero-length.
-uint64_t elapsed(uint64_t start, uint64_t end) {
-  if (end >= start) return end - start;
-  if (start <= 0xffffffffull && end <= 0xffffffffull) return (0xffffffffull - start) + end;
-  return 0;
 }
 
 std::string event_display_name(const etdump::EtdumpFile& dump, const etdump::Event& e) {
@@ -38,17 +28,6 @@ std::string event_display_name(const etdump::EtdumpFile& dump, const etdump::Eve
 }
 
 }  // namespace
-
-BarKind classify_event(const std::string& name, bool delegate) {
-  if (delegate) return BarKind::kDelegate;
-  if (name == "OPERATOR_CALL") return BarKind::kOperatorCall;
-  if (name == "DELEGATE_CALL") return BarKind::kDelegateCall;
-  if (starts_with(name, "native_call_")) return BarKind::kNativeCall;
-  if (name == "Method::execute" || name == "Program::load_method" || name == "Method::init") {
-    return BarKind::kFramework;
-  }
-  return BarKind::kOther;
-}
 
 TimelineModel TimelineModel::build(std::shared_ptr<const etdump::EtdumpFile> dump) {
   TimelineModel m;
@@ -68,8 +47,8 @@ TimelineModel TimelineModel::build(std::shared_ptr<const etdump::EtdumpFile> dum
     auto it = by_display_name.find(key);
     if (it != by_display_name.end()) return slot = it->second;
     BarStyle style;
-    style.kind = classify_event(name, e.delegate);
-    style.label = style.kind == BarKind::kNativeCall ? name.substr(12) : name;
+    style.kind = events::classify(name, e.delegate);
+    style.label = events::native_call_op(name);
     style.name = std::move(name);
     style.hash = fnv1a(style.label);
     slot = static_cast<uint32_t>(m.styles_.size());
@@ -89,7 +68,9 @@ TimelineModel TimelineModel::build(std::shared_ptr<const etdump::EtdumpFile> dum
       const etdump::Event& e = f.events[raw];
       if (e.kind != etdump::EventKind::kProfile) continue;
       if (!e.delegate && e.ref >= f.names.size()) continue;
-      bars.push_back({e.start, e.start + elapsed(e.start, e.end), raw, style_of(e)});
+      // A wrapped 32-bit clock gets ExecuTorch's elapsed time; an interval that cannot be
+      // measured draws zero-length.
+      bars.push_back({e.start, e.start + inspect::elapsed_ticks_or_zero(e.start, e.end), raw, style_of(e)});
     }
     if (bars.empty()) continue;
     // Outer events first when two start together, so nesting depth comes out right.

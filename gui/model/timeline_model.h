@@ -19,20 +19,15 @@
 #include <vector>
 
 #include "etscope/etdump/etdump_reader.h"
+#include "etscope/core/event_names.h"
 #include "model/instruction_ref.h"
 
 namespace etscope::gui {
 
 class EventLookup;
 
-enum class BarKind : uint8_t {
-  kFramework,     ///< Method::execute, Program::load_method, Method::init.
-  kOperatorCall,  ///< OPERATOR_CALL: one kernel call as the executor times it.
-  kNativeCall,    ///< native_call_<op>.<overload>: the kernel itself.
-  kDelegateCall,  ///< DELEGATE_CALL: the executor's view of a delegate.
-  kDelegate,      ///< An event raised inside a delegate.
-  kOther,
-};
+/// What a bar is: the events::classify class of its event.
+using BarKind = events::EventClass;
 
 /// One profile event: [start, end) in ticks relative to its track's origin.
 struct Bar {
@@ -58,7 +53,7 @@ struct Track {
 /// How bars of one event name look.
 struct BarStyle {
   std::string name;      ///< The event name as recorded ("native_call_add.out", delegate id).
-  std::string label;     ///< Shorter text for inside the bar ("add.out").
+  std::string label;     ///< Shorter text for inside the bar ("add.out": events::native_call_op).
   BarKind kind = BarKind::kOther;
   uint32_t hash = 0;     ///< Stable hash of the label, to pick a colour.
 };
@@ -128,8 +123,5 @@ class TimelineModel {
   mutable InstructionRef cached_ref_;
   mutable std::vector<BarRef> cached_bars_;
 };
-
-/// Classifies an event name ("OPERATOR_CALL", "native_call_add.out", ...).
-BarKind classify_event(const std::string& name, bool delegate);
 
 }  // namespace etscope::gui

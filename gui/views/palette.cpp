@@ -31,7 +31,7 @@ ImU32 bar(const BarStyle& style) {
     case BarKind::kFramework: return IM_COL32(0x6b, 0x74, 0x84, 255);
     case BarKind::kOperatorCall: return IM_COL32(0x4a, 0x5b, 0x78, 255);
     case BarKind::kDelegateCall: return IM_COL32(0x8a, 0x5a, 0x2b, 255);
-    case BarKind::kDelegate:
+    case BarKind::kDelegateOp:
     case BarKind::kNativeCall:
     case BarKind::kOther: break;
   }

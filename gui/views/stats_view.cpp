@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "etscope/inspect/event_index.h"
 #include "model/text_format.h"
 #include "views/palette.h"
 #include "views/views.h"
@@ -135,7 +136,7 @@ void DrawSummary(const StatsModel& model, const StatsBlock& block) {
   ImGui::EndTable();
 }
 
-void DrawModuleNode(const inspect::ModuleNode& node, double root_total, bool is_root) {
+void DrawModuleNode(const inspect::ModuleNode& node, bool is_root) {
   ImGui::TableNextRow();
   ImGui::TableNextColumn();
   ImGuiTreeNodeFlags flags = ImGuiTreeNodeFlags_SpanFullWidth | ImGuiTreeNodeFlags_DefaultOpen;
@@ -143,16 +144,15 @@ void DrawModuleNode(const inspect::ModuleNode& node, double root_total, bool is_
   const std::string label = is_root ? "(whole model)" : node.path.empty() ? "(top-level module)" : node.path;
   const bool open = ImGui::TreeNodeEx(node.key.empty() ? "root" : node.key.c_str(), flags, "%s", label.c_str());
   ImGui::TableNextColumn();
-  const size_t dot = node.type.rfind('.');
-  ImGui::TextDisabled("%s", dot == std::string::npos ? node.type.c_str() : node.type.c_str() + dot + 1);
+  ImGui::TextDisabled("%s", inspect::short_type_name(node.type).c_str());
   ImGui::TableNextColumn();
   ImGui::TextUnformatted(Num(node.total).c_str());
   ImGui::TableNextColumn();
   ImGui::Text("%llu", static_cast<unsigned long long>(node.events));
   ImGui::TableNextColumn();
-  ShareCell(root_total > 0 ? node.total / root_total : 0.0);
+  ShareCell(node.share);
   if (open && !node.children.empty()) {
-    for (const inspect::ModuleNode& child : node.children) DrawModuleNode(child, root_total, false);
+    for (const inspect::ModuleNode& child : node.children) DrawModuleNode(child, false);
     ImGui::TreePop();
   }
 }
@@ -180,7 +180,7 @@ void DrawModules(const StatsModel& model, const StatsBlock& block, bool have_rec
   ImGui::TableSetupColumn("events");
   ImGui::TableSetupColumn("share", ImGuiTableColumnFlags_WidthFixed, 100.0f);
   ImGui::TableHeadersRow();
-  DrawModuleNode(block.modules, block.modules.total, true);
+  DrawModuleNode(block.modules, true);
   ImGui::EndTable();
 }
 
@@ -210,8 +210,8 @@ void DrawStatsView(const Session& session, ViewState& state) {
   ImGui::Checkbox("kernels and delegate events only", &sv.query.hide_framework);
   ImGui::SameLine(0, 20);
   sv.query.filter = sv.filter;
-  ImGui::TextDisabled("%zu of %zu events; run time %s %s (Method::execute avg)", model.rows(sv.block, sv.query).size(),
-                      block.rows.size(), Num(block.run_time).c_str(), model.unit());
+  ImGui::TextDisabled("%zu of %zu events; run time %s %s (%s)", model.rows(sv.block, sv.query).size(), block.rows.size(),
+                      Num(block.run_time).c_str(), model.unit(), block.run_time_source.c_str());
 
   const float avail = ImGui::GetContentRegionAvail().y;
   DrawEventTable(model, block, sv.block, state, std::max(160.0f, avail * 0.55f));

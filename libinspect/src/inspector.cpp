@@ -69,6 +69,11 @@ Result<uint64_t> elapsed_ticks(uint64_t start, uint64_t end) {
   return (kMaxU32 - start) + end;
 }
 
+uint64_t elapsed_ticks_or_zero(uint64_t start, uint64_t end) {
+  const Result<uint64_t> ticks = elapsed_ticks(start, end);
+  return ticks.ok() ? *ticks : 0;
+}
+
 double percentile_sorted(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0.0;
   const double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
@@ -118,6 +123,7 @@ PerfData make_perf(std::vector<double> raw) {
   p.avg = pairwise_sum(p.raw.data(), p.raw.size()) / static_cast<double>(p.raw.size());
   p.min = sorted.front();
   p.max = sorted.back();
+  for (double v : p.raw) p.total += v;
   return p;
 }
 
@@ -218,10 +224,6 @@ class Interner {
   std::vector<std::string> strings_;
 };
 
-bool is_framework_name(const std::string& n) {
-  return n == "Program::load_method" || n == "Method::init" || n == "Method::execute";
-}
-
 std::string metadata_text(const etdump::EtdumpFile& dump, const FileRange& r) {
   if (r.size == 0 || r.offset + r.size > dump.blob->size()) return {};
   return std::string(reinterpret_cast<const char*>(dump.blob->data() + r.offset), r.size);
@@ -229,8 +231,9 @@ std::string metadata_text(const etdump::EtdumpFile& dump, const FileRange& r) {
 
 }  // namespace
 
-bool Event::is_operator_call() const { return name.find("OPERATOR_CALL") != std::string::npos; }
-bool Event::is_framework() const { return is_framework_name(name); }
+events::EventClass Event::kind() const { return events::classify(name, is_delegated_op.value_or(false)); }
+bool Event::is_operator_call() const { return events::is_operator_call_name(name); }
+bool Event::is_framework() const { return events::is_framework_name(name); }
 
 std::string Event::delegate_identifier_text() const {
   if (delegate_id_int) return std::to_string(*delegate_id_int);
@@ -518,7 +521,7 @@ void Inspector::link_record() {
         auto delegate = maps.delegate_map.find(ev.instruction_id);
         if (!ev.delegate_id_int && !ev.delegate_id_str) {
           ev.debug_handles = handles->second;
-          if (ev.name == "DELEGATE_CALL" && delegate != maps.delegate_map.end()) ev.delegate_backend_name = delegate->second.backend;
+          if (ev.name == events::kDelegateCall && delegate != maps.delegate_map.end()) ev.delegate_backend_name = delegate->second.backend;
           continue;
         }
         if (delegate == maps.delegate_map.end()) {
@@ -599,12 +602,45 @@ std::string strip_instance_suffix(const std::string& name) {
 
 }  // namespace
 
-double Inspector::run_time(size_t block) const {
-  if (block >= blocks_.size()) return 0;
-  for (const Event& ev : blocks_[block].events) {
-    if (ev.name == "Method::execute" && ev.perf) return ev.perf->avg;
+std::string to_string(RunTimeSource source) {
+  switch (source) {
+    case RunTimeSource::kNone: return "none";
+    case RunTimeSource::kMethodExecute: return std::string(events::kMethodExecute) + " avg";
+    case RunTimeSource::kCallSum: return "sum of kernel and delegate calls";
   }
-  return 0;
+  return "?";
+}
+
+std::optional<double> share_of_run(const Event& event, const RunTime& run) {
+  if (!event.perf || run.value <= 0) return std::nullopt;
+  return event.perf->avg / run.value;
+}
+
+RunTime Inspector::run_time(size_t block) const {
+  if (block >= blocks_.size()) return {};
+  const std::vector<Event>& evs = blocks_[block].events;
+  for (const Event& ev : evs) {
+    if (ev.name == events::kMethodExecute && ev.perf) return RunTime{ev.perf->avg, RunTimeSource::kMethodExecute};
+  }
+  // Instructions timed by a kernel event; their OPERATOR_CALL (kernel + overhead) is left out.
+  std::unordered_set<uint64_t> with_kernel;
+  auto instruction_key = [](const Event& ev) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(ev.chain)) << 32) | static_cast<uint32_t>(ev.instruction_id);
+  };
+  for (const Event& ev : evs) {
+    if (ev.perf && ev.kind() == events::EventClass::kNativeCall) with_kernel.insert(instruction_key(ev));
+  }
+  RunTime rt;
+  for (const Event& ev : evs) {
+    if (!ev.perf) continue;
+    const events::EventClass k = ev.kind();
+    const bool counted = k == events::EventClass::kNativeCall || k == events::EventClass::kDelegateCall ||
+                         (k == events::EventClass::kOperatorCall && !with_kernel.contains(instruction_key(ev)));
+    if (!counted) continue;
+    rt.value += ev.perf->avg;
+    rt.source = RunTimeSource::kCallSum;
+  }
+  return rt;
 }
 
 std::vector<TypeSummary> Inspector::summary_by_type(size_t block_index) const {
@@ -622,68 +658,98 @@ std::vector<TypeSummary> Inspector::summary_by_type(size_t block_index) const {
   std::vector<DelegateSummary> delegates = delegate_summaries(block_index);
   std::unordered_map<int32_t, const DelegateSummary*> delegate_by_instruction;
   for (const DelegateSummary& d : delegates) delegate_by_instruction[d.instruction_id] = &d;
-  double sum = 0;
   for (const Event& ev : block.events) {
     if (!ev.perf || ev.is_operator_call() || ev.is_framework()) continue;
     if (ev.is_delegated_op.value_or(false)) {
       add((ev.delegate_backend_name ? *ev.delegate_backend_name : std::string("delegate")) + ": " + strip_instance_suffix(ev.name), ev.perf->avg);
-    } else if (ev.name == "DELEGATE_CALL") {
+    } else if (ev.kind() == events::EventClass::kDelegateCall) {
       // Only the part of the call its own events do not account for, so shares add up.
       auto it = delegate_by_instruction.find(ev.instruction_id);
       const bool has_sub = it != delegate_by_instruction.end() && !it->second->sub_events.empty();
-      add(has_sub ? "DELEGATE_CALL (unattributed)" : "DELEGATE_CALL", has_sub ? it->second->unattributed : ev.perf->avg);
+      const std::string call(events::kDelegateCall);
+      add(has_sub ? call + " (unattributed)" : call, has_sub ? it->second->unattributed : ev.perf->avg);
     } else {
-      const std::string prefix = "native_call_";
-      add(ev.name.rfind(prefix, 0) == 0 ? ev.name.substr(prefix.size()) : ev.name, ev.perf->avg);
+      add(std::string(events::native_call_op(ev.name)), ev.perf->avg);
     }
   }
-  for (const TypeSummary& r : rows) sum += r.total;
-  double denom = run_time(block_index);
-  if (denom <= 0) denom = sum;
+  const double denom = run_time(block_index).value;
   for (TypeSummary& r : rows) {
     r.avg = r.count ? r.total / static_cast<double>(r.count) : 0;
     r.share = denom > 0 ? r.total / denom : 0;
   }
   std::stable_sort(rows.begin(), rows.end(), [](const TypeSummary& a, const TypeSummary& b) { return a.total > b.total; });
+  double cumulative = 0;
+  for (TypeSummary& r : rows) r.cumulative_share = cumulative += r.share;
   return rows;
 }
 
+namespace {
+
+// A module tree under construction. Nodes live in one vector and refer to each other by index:
+// a child added later may move the vector, which an address taken earlier would not survive.
+struct FlatTree {
+  struct Node {
+    const etrecord::ModuleFrame* frame = nullptr;  // null for the root
+    double total = 0;
+    uint64_t events = 0;
+    size_t last_event = SIZE_MAX;  // the last event counted here, so each counts once
+    std::vector<size_t> children;
+  };
+  std::vector<Node> nodes{Node{}};
+
+  size_t child(size_t parent, const etrecord::ModuleFrame& f) {
+    for (size_t c : nodes[parent].children) {
+      if (nodes[c].frame->key == f.key) return c;
+    }
+    nodes.push_back(Node{&f, 0, 0, SIZE_MAX, {}});
+    nodes[parent].children.push_back(nodes.size() - 1);
+    return nodes.size() - 1;
+  }
+  void add(size_t node, size_t event, double t) {
+    Node& n = nodes[node];
+    if (n.last_event == event) return;
+    n.last_event = event;
+    n.total += t;
+    n.events += 1;
+  }
+  ModuleNode build(size_t node, double root_total) const {
+    const Node& n = nodes[node];
+    ModuleNode out;
+    if (n.frame != nullptr) {
+      out.key = n.frame->key;
+      out.path = n.frame->path;
+      out.type = n.frame->type;
+    }
+    out.total = n.total;
+    out.share = root_total > 0 ? n.total / root_total : 0;
+    out.events = n.events;
+    out.children.reserve(n.children.size());
+    for (size_t c : n.children) out.children.push_back(build(c, root_total));
+    return out;
+  }
+};
+
+}  // namespace
+
 ModuleNode Inspector::module_tree(size_t block_index) const {
-  ModuleNode root;
-  if (block_index >= blocks_.size()) return root;
+  if (block_index >= blocks_.size()) return ModuleNode{};
   const EventBlock& block = blocks_[block_index];
-  // Each tree node counts an event once, even when several of its graph nodes lie below it.
-  std::vector<const ModuleNode*> touched;
+  FlatTree tree;
   for (size_t e = 0; e < block.events.size(); ++e) {
     const Event& ev = block.events[e];
     // Delegate-internal events are covered by their DELEGATE_CALL, which maps to the same
     // modules; counting both would double the time.
     if (!ev.perf || ev.is_operator_call() || ev.is_framework() || ev.is_delegated_op.value_or(false)) continue;
-    touched.clear();
-    bool any = false;
     for (const NodeLink& l : ev.nodes) {
-      ModuleNode* at = &root;
+      size_t at = 0;
       for (const etrecord::ModuleFrame& f : l.module_stack) {
-        auto it = std::find_if(at->children.begin(), at->children.end(), [&](const ModuleNode& c) { return c.key == f.key; });
-        if (it == at->children.end()) {
-          at->children.push_back(ModuleNode{f.key, f.path, f.type, 0, 0, {}});
-          it = at->children.end() - 1;
-        }
-        at = &*it;
-        if (std::find(touched.begin(), touched.end(), at) == touched.end()) {
-          at->total += ev.perf->avg;
-          at->events += 1;
-          touched.push_back(at);
-        }
-        any = true;
+        at = tree.child(at, f);
+        tree.add(at, e, ev.perf->avg);
+        tree.add(0, e, ev.perf->avg);
       }
     }
-    if (any) {
-      root.total += ev.perf->avg;
-      root.events += 1;
-    }
   }
-  return root;
+  return tree.build(0, tree.nodes[0].total);
 }
 
 std::vector<DelegateSummary> Inspector::delegate_summaries(size_t block_index) const {
@@ -691,7 +757,7 @@ std::vector<DelegateSummary> Inspector::delegate_summaries(size_t block_index) c
   if (block_index >= blocks_.size()) return out;
   const EventBlock& block = blocks_[block_index];
   for (const Event& ev : block.events) {
-    if (ev.name != "DELEGATE_CALL" || ev.is_delegated_op.value_or(false)) continue;
+    if (ev.kind() != events::EventClass::kDelegateCall) continue;
     DelegateSummary d;
     d.instruction_id = ev.instruction_id;
     d.backend = ev.delegate_backend_name.value_or("");
@@ -711,7 +777,6 @@ std::vector<DelegateSummary> Inspector::delegate_summaries(size_t block_index) c
 
 std::vector<std::string> Inspector::block_methods(const Program& program) const {
   std::vector<std::string> out(blocks_.size());
-  const std::string prefix = "native_call_";
   for (size_t b = 0; b < blocks_.size(); ++b) {
     size_t best_score = 0;
     std::string best;
@@ -720,9 +785,9 @@ std::vector<std::string> Inspector::block_methods(const Program& program) const 
       size_t score = 0;
       bool ok = true;
       for (const Event& ev : blocks_[b].events) {
-        const bool kernel = ev.name.rfind(prefix, 0) == 0;
-        const bool delegate_call = ev.name == "DELEGATE_CALL";
-        if ((!kernel && !delegate_call) || ev.is_delegated_op.value_or(false)) continue;
+        const events::EventClass kind = ev.kind();
+        const bool delegate_call = kind == events::EventClass::kDelegateCall;
+        if (kind != events::EventClass::kNativeCall && !delegate_call) continue;
         if (ev.chain < 0 || static_cast<size_t>(ev.chain) >= plan.chains.size() || ev.instruction_id < 0 ||
             static_cast<size_t>(ev.instruction_id) >= plan.chains[static_cast<size_t>(ev.chain)].instructions.size()) {
           ok = false;
@@ -736,7 +801,7 @@ std::vector<std::string> Inspector::block_methods(const Program& program) const 
           ok = ins.kind == InstructionKind::kKernelCall && ins.op_index >= 0 && static_cast<size_t>(ins.op_index) < plan.operators.size();
           if (ok) {
             const std::string q = plan.operators[static_cast<size_t>(ins.op_index)].qualified_name();
-            const std::string want = ev.name.substr(prefix.size());
+            const std::string_view want = events::native_call_op(ev.name);
             ok = q == want || (q.size() > want.size() + 1 && q.compare(q.size() - want.size(), want.size(), want) == 0 &&
                                q.compare(q.size() - want.size() - 2, 2, "::") == 0);
           }

@@ -15,6 +15,7 @@
 
 
 #include "etscope/core/checked.h"
+#include "etscope/core/event_names.h"
 #include "etscope/core/json.h"
 #include "etscope/formats/tensor_stats.h"
 
@@ -501,9 +502,9 @@ RuntimeSide collect_runtime(const Inspector& in) {
   std::map<Handles, size_t> position;
   for (const EventBlock& b : in.blocks()) {
     for (const Event& e : b.events) {
-      if (e.name == "OPERATOR_CALL" || e.op_types.empty() || !e.debug_handles) continue;
+      if (e.name == events::kOperatorCall || e.op_types.empty() || !e.debug_handles) continue;
       const Handles& key = *e.debug_handles;
-      if (e.name == "DELEGATE_CALL") {
+      if (e.name == events::kDelegateCall) {
         auto it = inner.find(backend_key(e));
         if (it != inner.end() && std::any_of(key.begin(), key.end(), [&](int64_t h) { return it->second.count(h) > 0; })) continue;
       }

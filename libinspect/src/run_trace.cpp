@@ -1,5 +1,7 @@
 #include "etscope/inspect/run_trace.h"
 
+#include "etscope/inspect/event_index.h"
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -40,30 +42,12 @@ void put_number(std::ostream& o, double v) {
   o << buf;
 }
 
-const char* category(const std::string& name, bool delegated) {
-  if (delegated || name == "DELEGATE_CALL") return "delegate";
-  if (name.find("OPERATOR_CALL") != std::string::npos) return "operator";
-  if (name.rfind("native_call_", 0) == 0) return "kernel";
-  return "framework";
-}
-
-struct Link {
-  uint32_t block = UINT32_MAX;
-  uint32_t event = 0;
-};
-
 }  // namespace
 
 void write_run_trace(const Inspector& inspector, std::ostream& o) {
   const etdump::EtdumpFile& dump = inspector.dump();
   // Raw event -> Inspector event, so each drawn bar carries what the join knows about it.
-  std::vector<Link> links(dump.events.size());
-  for (uint32_t b = 0; b < inspector.blocks().size(); ++b) {
-    const EventBlock& block = inspector.blocks()[b];
-    for (uint32_t e = 0; e < block.events.size(); ++e) {
-      for (uint32_t raw : block.events[e].raw_events) links[raw] = Link{b, e};
-    }
-  }
+  const EventIndex index(inspector);
   uint64_t t0 = UINT64_MAX;
   for (const etdump::Event& e : dump.events) {
     if (e.kind == etdump::EventKind::kProfile) t0 = std::min(t0, e.start);
@@ -92,8 +76,7 @@ void write_run_trace(const Inspector& inspector, std::ostream& o) {
     for (uint32_t i = run.first_event; i < run.first_event + run.event_count; ++i) {
       const etdump::Event& e = dump.events[i];
       if (e.kind != etdump::EventKind::kProfile) continue;
-      const Link link = links[i];
-      const Event* ev = link.block == UINT32_MAX ? nullptr : &inspector.blocks()[link.block].events[link.event];
+      const Event* ev = index.find(i);
       std::string name = dump.name_of(e);
       std::string delegate_id;
       if (e.delegate) {
@@ -101,11 +84,10 @@ void write_run_trace(const Inspector& inspector, std::ostream& o) {
         delegate_id = d.id_int != -1 ? std::to_string(d.id_int) : d.id_str;
         if (name.empty()) name = delegate_id;
       }
-      auto ticks = elapsed_ticks(e.start, e.end);
-      const uint64_t dur = ticks.ok() ? *ticks : 0;
+      const uint64_t dur = elapsed_ticks_or_zero(e.start, e.end);
       o << ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":" << tid << ",\"name\":";
       put_string(o, name);
-      o << ",\"cat\":\"" << category(name, e.delegate) << "\",\"ts\":";
+      o << ",\"cat\":\"" << events::category_name(events::classify(name, e.delegate)) << "\",\"ts\":";
       put_number(o, static_cast<double>(e.start - std::min(e.start, t0)) * to_us);
       o << ",\"dur\":";
       put_number(o, static_cast<double>(dur) * to_us);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "etscope/core/checked.h"
+#include "etscope/core/event_names.h"
 #include "etscope/formats/op_signatures.h"
 
 namespace etscope::rt {
@@ -109,11 +110,7 @@ std::string bytes_text(uint64_t n) {
   return buf;
 }
 
-std::string native_call_name(const Operator& op) {
-  const size_t sep = op.name.find("::");
-  std::string base = sep == std::string::npos ? op.name : op.name.substr(sep + 2);
-  return "native_call_" + base + (op.overload.empty() ? "" : "." + op.overload);
-}
+std::string native_call_name(const Operator& op) { return events::native_call_name(op.name, op.overload); }
 
 }  // namespace
 
@@ -544,14 +541,14 @@ Result<std::unique_ptr<Method>> Method::load(const Program& program, const std::
                                           program.problems.front());
   }
   EventTracer* tracer = options.tracer;
-  if (tracer != nullptr) tracer->create_event_block("Default");
-  MethodScope load_scope(tracer, "Program::load_method");
+  if (tracer != nullptr) tracer->create_event_block(events::kBlockDefault.data());
+  MethodScope load_scope(tracer, events::kProgramLoadMethod.data());
   auto impl = std::make_unique<Impl>();
   impl->program = &program;
   impl->plan = plan;
   impl->tracer = tracer;
   {
-    MethodScope init_scope(tracer, "Method::init");
+    MethodScope init_scope(tracer, events::kMethodInit.data());
     ETSCOPE_TRY(impl->load_values(options));
     ETSCOPE_TRY(impl->load_instructions(options.kernels ? *options.kernels : KernelRegistry::portable()));
     ETSCOPE_TRY(impl->check_inputs());
@@ -633,7 +630,7 @@ Status Method::execute(const char* block) {
   EventHandle exec_event = 0;
   if (tracer != nullptr) {
     tracer->create_event_block(block);
-    exec_event = tracer->start_profiling("Method::execute", -1, 0);
+    exec_event = tracer->start_profiling(events::kMethodExecute.data(), -1, 0);
   }
   for (size_t i = 0; i < m.input_set.size(); ++i) {
     if (!m.input_set[i]) return make_error(ErrorCode::kInvalidArgument, "%s: input %zu has not been set", m.where().c_str(), i);
@@ -651,7 +648,7 @@ Status Method::execute(const char* block) {
       size_t next = idx + 1;
       switch (step.kind) {
         case InstructionKind::kKernelCall: {
-          OpScope op_scope(tracer, "OPERATOR_CALL");
+          OpScope op_scope(tracer, events::kOperatorCall.data());
           KernelContext ctx({m.scratch.data(), m.scratch.size()});
           const Args args{m.arg_pool.data() + step.arg_offset, step.arg_count};
           if (step.kernel->codegen_wrapped) {
@@ -670,12 +667,12 @@ Status Method::execute(const char* block) {
           break;
         }
         case InstructionKind::kMoveCall: {
-          OpScope scope(tracer, "MOVE_CALL");
+          OpScope scope(tracer, events::kMoveCall.data());
           m.values[static_cast<size_t>(step.b)] = m.values[static_cast<size_t>(step.a)];
           break;
         }
         case InstructionKind::kJumpFalse: {
-          OpScope scope(tracer, "JF_CALL");
+          OpScope scope(tracer, events::kJumpFalseCall.data());
           const EValue& cond = m.values[static_cast<size_t>(step.a)];
           bool value = false;
           if (cond.tag == Tag::kBool) {
@@ -692,7 +689,7 @@ Status Method::execute(const char* block) {
           break;
         }
         case InstructionKind::kFree: {
-          OpScope scope(tracer, "FREE_CALL");
+          OpScope scope(tracer, events::kFreeCall.data());
           m.values[static_cast<size_t>(step.a)].tensor->set_data(nullptr);
           break;
         }

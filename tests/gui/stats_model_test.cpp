@@ -63,6 +63,11 @@ TEST_CASE("rows carry the Inspector's statistics in microseconds", "[gui][stats]
   CHECK_FALSE(conv->framework);
   CHECK_FALSE(conv->operator_call);
   CHECK(b.run_time > conv->avg);
+  CHECK(b.run_time == inspector.run_time(1).value);
+  CHECK(b.run_time_source == "Method::execute avg");
+  CHECK(conv->share == Approx(conv->avg / b.run_time));
+  CHECK(conv->kind == events::EventClass::kNativeCall);
+  CHECK(conv->total == inspector.blocks()[1].events[conv->event].perf->total);
   CHECK_FALSE(b.summary.empty());
   CHECK(b.modules.total > 0);
   CHECK_FALSE(b.modules.children.empty());

@@ -312,6 +312,11 @@ TEST_CASE("etscope inspect prints the table, CSV, JSON, per-type summary and mod
   CHECK(j["blocks"][1]["events"][0]["perf"]["raw"].size() == 10);
   CHECK(j["blocks"][1]["module_tree"]["children"].size() == 1);
   CHECK_FALSE(j["module_totals"].empty());
+  // The run time the shares divide by, and where it came from; the Default block has none.
+  CHECK(j["blocks"][1]["run_time"]["source"] == "Method::execute avg");
+  CHECK(j["blocks"][1]["run_time"]["value"].get<double>() == Approx(in.run_time(1).value));
+  CHECK(j["blocks"][0]["run_time"]["source"] == "none");
+  CHECK(table.out.find("run time " ) != std::string::npos);
 
   auto types = etscope::testing::run_etscope("inspect --etdump '" + dump + "' --by-type --block Execute");
   REQUIRE(types.exit_code == 0);

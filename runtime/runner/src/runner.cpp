@@ -283,7 +283,7 @@ Result<Timing> Runner::run(int warmup, int iterations, const std::function<void(
   if (iterations < 1) return Error(ErrorCode::kInvalidArgument, "the number of timed iterations must be at least 1");
   for (int i = 0; i < warmup; ++i) {
     ETSCOPE_TRY(m.reset_inputs());
-    ETSCOPE_TRY(m.method->execute(kWarmupBlock));
+    ETSCOPE_TRY(m.method->execute(events::kBlockWarmup.data()));
   }
   Timing timing;
   timing.samples.reserve(static_cast<size_t>(iterations));

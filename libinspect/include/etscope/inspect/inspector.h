@@ -13,6 +13,10 @@
 //   - find_total_for_module, a per-operator-type summary, a module tree with totals, and
 //     delegate events' unattributed time (DELEGATE_CALL minus its sub-events).
 //
+// What it adds, defined here once for every front end (ExecuTorch has no such numbers):
+//   - a block's run time (run_time) and each event's share of it (share_of_run);
+//   - per-event totals (PerfData::total), module totals (module_tree) and the per-type summary.
+//
 // Memory: events are not copied. Each Event keeps the indices of its raw ETDump events (one per
 // run), so loading N raw events costs 4 bytes each on top of the reader's 32.
 //
@@ -31,6 +35,7 @@
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/etrecord/etrecord.h"
 #include "etscope/formats/blob.h"
+#include "etscope/core/event_names.h"
 #include "etscope/formats/program.h"
 #include "etscope/core/result.h"
 
@@ -49,6 +54,8 @@ Result<TimeScale> parse_time_scale(std::string_view text);
 /// Elapsed ticks between two raw timestamps, as ExecuTorch computes them: end - start, or, when
 /// start > end and both fit in 32 bits, (2^32 - 1 - start) + end. kCorrupt otherwise.
 Result<uint64_t> elapsed_ticks(uint64_t start, uint64_t end);
+/// elapsed_ticks for drawing raw events: an interval it cannot measure is drawn 0 ticks long.
+uint64_t elapsed_ticks_or_zero(uint64_t start, uint64_t end);
 
 /// Percentile p in [0, 100] of sorted samples with numpy's default linear interpolation.
 double percentile_sorted(const std::vector<double>& sorted, double p);
@@ -56,6 +63,7 @@ double percentile_sorted(const std::vector<double>& sorted, double p);
 struct PerfData {
   std::vector<double> raw;  ///< One sample per run, in the target unit, in run order.
   double p10 = 0, p50 = 0, p90 = 0, avg = 0, min = 0, max = 0;
+  double total = 0;         ///< Sum of the samples, in run order (all runs' time together).
 };
 
 /// One graph node an event maps to (through its debug handles), in first-seen order.
@@ -86,7 +94,10 @@ struct Event {
   std::vector<uint32_t> debug_values;    ///< Indices into EtdumpFile::values (first run).
   std::vector<std::string> delegate_metadata;  ///< Per run; empty unless any run had some.
 
-  bool is_operator_call() const;        ///< Name contains "OPERATOR_CALL".
+  /// events::classify of the name and is_delegated_op.
+  events::EventClass kind() const;
+  /// ExecuTorch's rule: the name contains OPERATOR_CALL (delegated or not).
+  bool is_operator_call() const;
   bool is_framework() const;            ///< Program::load_method, Method::init, Method::execute.
   /// The delegate identifier as ExecuTorch prints it (int as decimal), or "" when none.
   std::string delegate_identifier_text() const;
@@ -106,8 +117,29 @@ struct TypeSummary {
   uint64_t count = 0;      ///< Events of this type per run.
   double total = 0;        ///< Sum of their average times (target unit).
   double avg = 0;          ///< total / count.
-  double share = 0;        ///< total / the run's time (Method::execute avg), 0..1.
+  double share = 0;        ///< total / the block's run time (Inspector::run_time), 0..1.
+  double cumulative_share = 0;  ///< Sum of share over this row and the rows before it.
 };
+
+/// Where a block's run time comes from.
+enum class RunTimeSource : uint8_t {
+  kNone,           ///< No timed event to define it: the run time is 0.
+  kMethodExecute,  ///< The block's Method::execute average.
+  kCallSum,        ///< No Method::execute: the sum of the instructions' calls (Inspector::run_time).
+};
+
+/// "Method::execute avg", "sum of kernel and delegate calls", "none".
+std::string to_string(RunTimeSource source);
+
+/// A block's run time (target unit) and its definition.
+struct RunTime {
+  double value = 0;
+  RunTimeSource source = RunTimeSource::kNone;
+};
+
+/// An event's share of its block's run time, perf avg / run.value (0..1 for events inside the
+/// run, 1 for Method::execute itself); nullopt when the event has no timing or run.value <= 0.
+std::optional<double> share_of_run(const Event& event, const RunTime& run);
 
 /// A node of the module tree: totals of the events under a module path.
 struct ModuleNode {
@@ -115,6 +147,7 @@ struct ModuleNode {
   std::string path;        ///< e.g. "features.0".
   std::string type;        ///< e.g. "torch.nn.modules.conv.Conv2d".
   double total = 0;        ///< Sum of perf avg of events inside (each event once).
+  double share = 0;        ///< total / the root's total (the time the tree accounts for), 0..1.
   uint64_t events = 0;
   std::vector<ModuleNode> children;
 };
@@ -155,13 +188,27 @@ class Inspector {
   /// a key containing `module_name`; each event counted once. Target unit.
   double find_total_for_module(std::string_view module_name) const;
 
-  /// The block's run time: its Method::execute average (target unit), 0 when it has none.
-  double run_time(size_t block) const;
+  /// The block's run time, the denominator of every share (target unit):
+  ///   - its Method::execute average when it has a timed Method::execute;
+  ///   - otherwise (a dump cut short, a tracer that records no method scope) the sum of the
+  ///     average times of its instructions' calls: every native_call_* kernel and DELEGATE_CALL,
+  ///     plus the OPERATOR_CALL of an instruction that has no kernel event (a kernel without a
+  ///     codegen wrapper). An OPERATOR_CALL wraps its kernel and delegate-raised events lie
+  ///     inside their DELEGATE_CALL, so neither is counted twice. Other events (Method::step,
+  ///     JF_CALL, user scopes) are not counted;
+  ///   - 0 (kNone) when there is neither.
+  RunTime run_time(size_t block) const;
 
   /// Per-type summary of one block (sorted by total, largest first).
   std::vector<TypeSummary> summary_by_type(size_t block) const;
 
-  /// Module tree of one block; the root has an empty key and holds the block's total.
+  /// Module tree of one block; the root has an empty key and holds the block's total. A node's
+  /// total sums the avg of the block's events (OPERATOR_CALL, framework and delegate-raised
+  /// events left out: the kernel and the DELEGATE_CALL stand for them) with a graph node under
+  /// that module, each event once. A parent is never below a child. When the other blocks have
+  /// no linked events and delegate-raised events no graph nodes (XNNPACK's have none), a node's
+  /// total equals find_total_for_module of its key, unless that key is a substring of another
+  /// module's key (ExecuTorch matches by substring: "features.1" also takes in "features.10").
   ModuleNode module_tree(size_t block) const;
 
   /// Delegate calls of one block with their unattributed time.

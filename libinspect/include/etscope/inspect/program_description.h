@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "etscope/formats/program.h"
-#include "etscope/formats/result.h"
+#include "etscope/core/result.h"
 
 namespace etscope::inspect {
 

@@ -4,8 +4,9 @@
 // One process; one track (tid) per ETDump run block, named "<block> #<n>" ("Execute #3"), in
 // file order. Every profile event becomes a complete ("X") event: ts and dur in microseconds
 // from the earliest timestamp of the dump (converted with the Inspector's source time scale;
-// with cycles, one cycle is drawn as one microsecond), cat "framework", "operator" (OPERATOR_CALL),
-// "kernel" (native_call_*), "delegate" (DELEGATE_CALL and delegate-raised events). args carry the
+// with cycles, one cycle is drawn as one microsecond), cat from events::classify: "framework",
+// "operator" (OPERATOR_CALL), "kernel" (native_call_*), "delegate" (DELEGATE_CALL and
+// delegate-raised events) or "other" (Method::step, JF_CALL, custom names). args carry the
 // instruction id, chain, delegate identifier and backend, and, when the Inspector linked an
 // ETRecord, debug handles, op types, the module hierarchy (outermost first, "path (type)") and
 // the stack trace of the first graph node. Events nest as they ran (OPERATOR_CALL around its

@@ -15,15 +15,12 @@
 #include "etscope/formats/flat_tensor.h"
 #include "etscope/formats/program.h"
 #include "etscope/core/result.h"
+#include "etscope/core/event_names.h"
 #include "etscope/core/event_tracer.h"
 #include "etscope/core/evalue.h"
 #include "etscope/runtime/kernel.h"
 
 namespace etscope::rt {
-
-/// The run block etscope records warm-up executions in; statistics leave such blocks out
-/// unless asked to include them.
-inline constexpr const char* kWarmupBlock = "Warmup";
 
 struct MethodOptions {
   /// Tensor-data files searched, in order, for external tensors. Must outlive the Method.
@@ -76,10 +73,10 @@ class Method {
   Status set_scalar_input(size_t i, const EValue& value);
 
   /// Runs every chain once, recorded by the tracer (if any) in a run block named `block`:
-  /// "Execute" as ExecuTorch names every execution, or kWarmupBlock for executions that reports
-  /// should leave out. Fails if an input is unset or a kernel fails; the message names the
+  /// "Execute" as ExecuTorch names every execution, or events::kBlockWarmup for executions that
+  /// reports should leave out. Fails if an input is unset or a kernel fails; the message names the
   /// instruction and operator.
-  Status execute(const char* block = "Execute");
+  Status execute(const char* block = events::kBlockExecute.data());
 
   /// Number of instructions over all chains.
   size_t instruction_count() const;

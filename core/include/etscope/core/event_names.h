@@ -1,0 +1,100 @@
+// Names of the profile events the runtime, the ETDump writer and ExecuTorch emit
+// (../shared/spec/semantics.md §2.2), and the one classifier every reader of a profile uses.
+//
+// Header-only and dependency-free (std only): the runtime names its events with these constants,
+// libinspect and the front ends recognise them with classify(). Each constant views a string
+// literal, so its data() is NUL-terminated and can be handed to C-string APIs.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace etscope::events {
+
+// Framework events: whole-method scopes, chain -1.
+inline constexpr std::string_view kProgramLoadMethod = "Program::load_method";
+inline constexpr std::string_view kMethodInit = "Method::init";
+inline constexpr std::string_view kMethodExecute = "Method::execute";
+inline constexpr std::string_view kMethodStep = "Method::step";
+
+// Per-instruction events.
+inline constexpr std::string_view kOperatorCall = "OPERATOR_CALL";  ///< A KernelCall: kernel plus overhead.
+inline constexpr std::string_view kDelegateCall = "DELEGATE_CALL";  ///< A DelegateCall, as the executor times it.
+inline constexpr std::string_view kJumpFalseCall = "JF_CALL";
+inline constexpr std::string_view kMoveCall = "MOVE_CALL";
+inline constexpr std::string_view kFreeCall = "FREE_CALL";
+/// Prefix of the codegen'd kernel wrapper events: native_call_<op>.<overload>, no namespace.
+inline constexpr std::string_view kNativeCallPrefix = "native_call_";
+
+// Run block names.
+inline constexpr std::string_view kBlockDefault = "Default";  ///< Opened at load.
+inline constexpr std::string_view kBlockExecute = "Execute";  ///< Opened by each execute().
+/// etscope's name for the block of a warm-up execution, so that statistics can leave warm-up
+/// out (ExecuTorch's Inspector then sees it as a block of its own, not as an "Execute" run).
+inline constexpr std::string_view kBlockWarmup = "Warmup";
+
+/// What a profile event is. Every profile reader (Inspector aggregates, timeline, trace, GUI
+/// statistics) asks classify() instead of comparing names itself.
+enum class EventClass : unsigned char {
+  kFramework,     ///< Program::load_method, Method::init, Method::execute.
+  kOperatorCall,  ///< OPERATOR_CALL: one kernel call as the executor times it (kernel + overhead).
+  kNativeCall,    ///< native_call_<op>.<overload>: the kernel body alone.
+  kDelegateCall,  ///< DELEGATE_CALL: one delegate call as the executor times it.
+  kDelegateOp,    ///< An event raised inside a delegate (identified by a delegate debug id).
+  kOther,         ///< Anything else (Method::step, JF_CALL, custom kernel names, user scopes).
+};
+
+/// True for the three framework events ExecuTorch's Inspector leaves out of graph association.
+constexpr bool is_framework_name(std::string_view name) {
+  return name == kProgramLoadMethod || name == kMethodInit || name == kMethodExecute;
+}
+
+/// ExecuTorch's test for operator-call rows: the name *contains* OPERATOR_CALL (§3.7, §3.9).
+constexpr bool is_operator_call_name(std::string_view name) { return name.find(kOperatorCall) != std::string_view::npos; }
+
+constexpr bool is_native_call_name(std::string_view name) { return name.starts_with(kNativeCallPrefix); }
+
+/// The operator of a native_call_ event ("native_call_add.out" -> "add.out"); the name itself
+/// for any other event.
+constexpr std::string_view native_call_op(std::string_view name) {
+  return is_native_call_name(name) ? name.substr(kNativeCallPrefix.size()) : name;
+}
+
+/// The kernel event name for an operator: "aten::add" + "out" -> "native_call_add.out" (the
+/// namespace is dropped, as ExecuTorch's codegen does; no overload, no dot).
+inline std::string native_call_name(std::string_view op_name, std::string_view overload) {
+  const size_t sep = op_name.find("::");
+  const std::string_view base = sep == std::string_view::npos ? op_name : op_name.substr(sep + 2);
+  std::string out(kNativeCallPrefix);
+  out += base;
+  if (!overload.empty()) {
+    out += '.';
+    out += overload;
+  }
+  return out;
+}
+
+/// The class of a profile event from its name and whether a delegate raised it.
+constexpr EventClass classify(std::string_view name, bool delegated) {
+  if (delegated) return EventClass::kDelegateOp;
+  if (is_framework_name(name)) return EventClass::kFramework;
+  if (name == kDelegateCall) return EventClass::kDelegateCall;
+  if (is_native_call_name(name)) return EventClass::kNativeCall;
+  if (is_operator_call_name(name)) return EventClass::kOperatorCall;
+  return EventClass::kOther;
+}
+
+/// "framework", "operator", "kernel", "delegate" (calls and their inner events), "other".
+constexpr std::string_view category_name(EventClass c) {
+  switch (c) {
+    case EventClass::kFramework: return "framework";
+    case EventClass::kOperatorCall: return "operator";
+    case EventClass::kNativeCall: return "kernel";
+    case EventClass::kDelegateCall:
+    case EventClass::kDelegateOp: return "delegate";
+    case EventClass::kOther: return "other";
+  }
+  return "other";
+}
+
+}  // namespace etscope::events
