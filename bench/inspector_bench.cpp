@@ -4,7 +4,7 @@
 //       ETDump read + Inspector build + per-type summary of every block (best of N), and the
 //       heap bytes the loaded dump and the Inspector hold per raw event.
 //   inspector_bench tracer MODEL.pte [--iterations N]
-//       Tracer cost: ns per start/end pair recorded into EtdumpWriter in a tight loop, and the
+//       Tracer cost: ns per start/end pair recorded into EtDumpWriter in a tight loop, and the
 //       model run untraced vs traced (profiling only), interleaved, median per execution.
 #include <malloc.h>
 
@@ -52,9 +52,9 @@ int load_bench(const std::string& path, int repeat) {
   for (int r = 0; r < repeat; ++r) {
     const size_t h0 = heap_in_use();
     const auto t0 = Clock::now();
-    auto dump = etdump::EtdumpReader::open(path);
+    auto dump = etdump::EtDumpReader::open(path);
     if (!dump.ok()) return fail(dump.error().message());
-    auto shared = std::make_shared<const etdump::EtdumpFile>(std::move(dump).value());
+    auto shared = std::make_shared<const etdump::EtDumpFile>(std::move(dump).value());
     const double t_read = ms_since(t0);
     const size_t h1 = heap_in_use();
     const auto t1 = Clock::now();
@@ -88,9 +88,9 @@ int tracer_bench(const std::string& model, int iterations) {
   const size_t n = 1 << 20;
   double ns_per_event = 0;
   {
-    etdump::EtdumpWriterOptions o;
+    etdump::EtDumpWriterOptions o;
     o.max_events = n + 16;
-    etdump::EtdumpWriter w(o);
+    etdump::EtDumpWriter w(o);
     w.create_event_block(etscope::events::kBlockExecute.data());
     const auto t0 = Clock::now();
     for (size_t i = 0; i < n; ++i) w.end_profiling(w.start_profiling(etscope::events::kOperatorCall.data(), 0, static_cast<uint32_t>(i & 1023)));
@@ -102,9 +102,9 @@ int tracer_bench(const std::string& model, int iterations) {
   rt::MethodOptions plain;
   auto untraced = rt::Method::load(*program, "forward", plain);
   if (!untraced.ok()) return fail(untraced.error().message());
-  etdump::EtdumpWriterOptions wo;
+  etdump::EtDumpWriterOptions wo;
   wo.max_events = 1 << 22;
-  etdump::EtdumpWriter writer(wo);
+  etdump::EtDumpWriter writer(wo);
   rt::MethodOptions with;
   with.tracer = &writer;
   auto traced = rt::Method::load(*program, "forward", with);

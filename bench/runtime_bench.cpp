@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "etscope/formats/flat_tensor.h"
+#include "etscope/formats/ptd_reader.h"
 #include "etscope/formats/npy.h"
 #include "etscope/formats/pte_reader.h"
 #include "etscope/runtime/method.h"

@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "commands/command.h"
-#include "etscope/formats/bundled_program.h"
+#include "etscope/formats/bpte_reader.h"
 #include "render/format.h"
 #include "render/program_json.h"
 #include "render/program_text.h"

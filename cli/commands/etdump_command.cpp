@@ -35,7 +35,7 @@ class EtdumpCommand final : public Command {
   }
 
   Result<int> run() override {
-    ETSCOPE_ASSIGN_OR_RETURN(etdump::EtdumpFile f, etdump::EtdumpReader::open(file_));
+    ETSCOPE_ASSIGN_OR_RETURN(etdump::EtDumpFile f, etdump::EtDumpReader::open(file_));
     if (json_) {
       std::cout << dump_json(to_json(f)) << "\n";
       return 0;
@@ -81,7 +81,7 @@ class EtdumpCommand final : public Command {
   }
 
  private:
-  static Json to_json(const etdump::EtdumpFile& f) {
+  static Json to_json(const etdump::EtDumpFile& f) {
     Json blocks = Json::array();
     for (const auto& block : f.blocks) {
       Json events = Json::array();

@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "commands/command.h"
-#include "etscope/etrecord/etrecord.h"
+#include "etscope/etrecord/etrecord_reader.h"
 #include "render/format.h"
 #include "render/program_json.h"
 

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "etscope/etdump/etdump_reader.h"
-#include "etscope/etrecord/etrecord.h"
+#include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/blob.h"
 
 namespace etscope::cli {
@@ -24,7 +24,7 @@ Result<inspect::Inspector> InspectInputs::load() const {
   ETSCOPE_ASSIGN_OR_RETURN(options.source, inspect::parse_time_scale(source));
   ETSCOPE_ASSIGN_OR_RETURN(options.target, inspect::parse_time_scale(target));
   options.method = method;
-  ETSCOPE_ASSIGN_OR_RETURN(etdump::EtdumpFile dump, etdump::EtdumpReader::open(etdump));
+  ETSCOPE_ASSIGN_OR_RETURN(etdump::EtDumpFile dump, etdump::EtDumpReader::open(etdump));
   std::shared_ptr<const etrecord::EtRecord> record;
   if (!etrecord.empty()) {
     ETSCOPE_ASSIGN_OR_RETURN(etrecord::EtRecord r, etrecord::EtRecordReader::open(etrecord));
@@ -34,7 +34,7 @@ Result<inspect::Inspector> InspectInputs::load() const {
   if (!debug_buffer.empty()) {
     ETSCOPE_ASSIGN_OR_RETURN(buffer, Blob::open_file(debug_buffer));
   }
-  return inspect::Inspector::build(std::make_shared<const etdump::EtdumpFile>(std::move(dump)), std::move(record), std::move(buffer), options);
+  return inspect::Inspector::build(std::make_shared<const etdump::EtDumpFile>(std::move(dump)), std::move(record), std::move(buffer), options);
 }
 
 }  // namespace etscope::cli

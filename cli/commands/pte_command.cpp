@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "commands/command.h"
-#include "etscope/formats/flat_tensor.h"
+#include "etscope/formats/ptd_reader.h"
 #include "etscope/formats/tensor_stats.h"
 #include "etscope/inspect/program_description.h"
 #include "render/format.h"

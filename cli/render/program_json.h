@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "etscope/formats/bundled_program.h"
-#include "etscope/formats/flat_tensor.h"
+#include "etscope/formats/tensor_data_file.h"
 #include "etscope/formats/program.h"
 #include "etscope/formats/tensor_stats.h"
 

@@ -14,7 +14,7 @@
 namespace etscope::etdump {
 namespace efb = ::etscope::fb::etdump;
 
-const std::string& EtdumpFile::name_of(const Event& e) const {
+const std::string& EtDumpFile::name_of(const Event& e) const {
   static const std::string kEmpty;
   if (e.kind != EventKind::kProfile) return kEmpty;
   uint32_t n = e.delegate ? delegate_refs[e.ref].name : e.ref;
@@ -45,12 +45,12 @@ Status read_tensor(const std::string& what, const efb::Tensor* t, LoggedTensor* 
 
 }  // namespace
 
-Result<EtdumpFile> EtdumpReader::read(std::shared_ptr<const Blob> blob) {
+Result<EtDumpFile> EtDumpReader::read(std::shared_ptr<const Blob> blob) {
   const std::string& name = blob->name();
   std::span<const uint8_t> bytes = blob->bytes();
   if (bytes.empty()) return Error(ErrorCode::kTruncated, name + ": file is empty");
   if (bytes.size() < 8) return Error(ErrorCode::kTruncated, name + ": file is too short for an ETDump");
-  EtdumpFile out;
+  EtDumpFile out;
   out.blob = blob;
   const uint8_t* root_base = nullptr;
   size_t region = 0;
@@ -254,7 +254,7 @@ Result<EtdumpFile> EtdumpReader::read(std::shared_ptr<const Blob> blob) {
   return out;
 }
 
-Result<EtdumpFile> EtdumpReader::open(const std::string& path) {
+Result<EtDumpFile> EtDumpReader::open(const std::string& path) {
   ETSCOPE_ASSIGN_OR_RETURN(auto blob, Blob::open_file(path));
   return read(std::move(blob));
 }

@@ -13,7 +13,7 @@
 namespace etscope::etdump {
 namespace efb = ::etscope::fb::etdump;
 
-EtdumpWriter::EtdumpWriter(const EtdumpWriterOptions& options) : options_(options) {
+EtDumpWriter::EtDumpWriter(const EtDumpWriterOptions& options) : options_(options) {
   started_.reserve(options.max_events);
   recorded_.reserve(options.max_events);
   values_.reserve(options.max_events);
@@ -34,7 +34,7 @@ uint64_t steady_ns() {
 // The hot path reads the CPU's time-stamp counter (a third of the cost of steady_clock here);
 // finish() turns ticks into steady_clock nanoseconds with a rate measured over the recording,
 // so the file holds nanoseconds as ExecuTorch's default (ns) source time scale expects.
-uint64_t EtdumpWriter::now_ticks() {
+uint64_t EtDumpWriter::now_ticks() {
 #if defined(__x86_64__) || defined(__i386__)
   return __rdtsc();
 #else
@@ -42,9 +42,9 @@ uint64_t EtdumpWriter::now_ticks() {
 #endif
 }
 
-EtdumpWriter::Clock EtdumpWriter::clock_pair() { return Clock{now_ticks(), steady_ns()}; }
+EtDumpWriter::Clock EtDumpWriter::clock_pair() { return Clock{now_ticks(), steady_ns()}; }
 
-uint64_t EtdumpWriter::to_ns(uint64_t ticks, const Clock& end) const {
+uint64_t EtDumpWriter::to_ns(uint64_t ticks, const Clock& end) const {
 #if defined(__x86_64__) || defined(__i386__)
   const double dt = static_cast<double>(end.ticks - origin_.ticks);
   const double rate = dt > 0 ? static_cast<double>(end.ns - origin_.ns) / dt : 1.0;
@@ -56,7 +56,7 @@ uint64_t EtdumpWriter::to_ns(uint64_t ticks, const Clock& end) const {
 #endif
 }
 
-void EtdumpWriter::create_event_block(const char* name) {
+void EtDumpWriter::create_event_block(const char* name) {
   if (blocks_.size() == blocks_.capacity()) {
     event_overflow_ = true;
     return;
@@ -64,7 +64,7 @@ void EtdumpWriter::create_event_block(const char* name) {
   blocks_.push_back({name, static_cast<uint32_t>(recorded_.size()), false, false});
 }
 
-rt::EventHandle EtdumpWriter::start_profiling(const char* name, int32_t chain_id, uint32_t debug_handle) {
+rt::EventHandle EtDumpWriter::start_profiling(const char* name, int32_t chain_id, uint32_t debug_handle) {
   if (chain_id == -1 && std::strncmp(name, "Method::", 8) != 0 && std::strncmp(name, "Program::", 9) != 0) {
     chain_id = this->chain_id();
     debug_handle = this->debug_handle();
@@ -78,7 +78,7 @@ rt::EventHandle EtdumpWriter::start_profiling(const char* name, int32_t chain_id
   return static_cast<rt::EventHandle>(started_.size() - 1);
 }
 
-void EtdumpWriter::end_profiling(rt::EventHandle handle) {
+void EtDumpWriter::end_profiling(rt::EventHandle handle) {
   if (handle == UINT32_MAX || handle >= started_.size()) return;
   if (recorded_.size() == recorded_.capacity() || blocks_.empty()) {
     event_overflow_ = true;
@@ -88,7 +88,7 @@ void EtdumpWriter::end_profiling(rt::EventHandle handle) {
   recorded_.push_back({Kind::kProfile, handle, now_ticks()});
 }
 
-bool EtdumpWriter::record_tensor(const rt::TensorImpl& t) {
+bool EtDumpWriter::record_tensor(const rt::TensorImpl& t) {
   if (tensors_.size() == tensors_.capacity()) return false;
   TensorRecord r{};
   r.dtype = static_cast<int8_t>(t.dtype());
@@ -116,7 +116,7 @@ bool EtdumpWriter::record_tensor(const rt::TensorImpl& t) {
   return true;
 }
 
-void EtdumpWriter::log_evalue(const rt::EValue& value, bool output) {
+void EtDumpWriter::log_evalue(const rt::EValue& value, bool output) {
   if (blocks_.empty()) return;
   if (values_.size() == values_.capacity() || recorded_.size() == recorded_.capacity()) {
     event_overflow_ = true;
@@ -166,7 +166,7 @@ flatbuffers::Offset<efb::Tensor> build_tensor(flatbuffers::FlatBufferBuilder& b,
 
 }  // namespace
 
-Result<std::vector<uint8_t>> EtdumpWriter::finish() const {
+Result<std::vector<uint8_t>> EtDumpWriter::finish() const {
   // The tick rate is measured from construction to now; give it at least 2 ms to be exact to
   // well under a part per thousand.
   Clock now = clock_pair();

@@ -3,7 +3,7 @@
 // missing ETRECORD_V0 and breached limits (kOutOfResources) fail the read.
 #include <string_view>
 
-#include "etscope/etrecord/etrecord.h"
+#include "etscope/etrecord/etrecord_reader.h"
 #include "graph_json.h"
 #include "etscope/core/json.h"
 #include "torch_save.h"

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "etscope/etrecord/etrecord.h"
+#include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/core/result.h"
 #include "etscope/core/scalar_type.h"
 

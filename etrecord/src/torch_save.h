@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "etscope/etrecord/etrecord.h"
+#include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/core/result.h"
 #include "zip_archive.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "etscope/etrecord/etrecord.h"
+#include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/core/result.h"
 
 namespace etscope::etrecord {

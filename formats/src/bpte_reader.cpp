@@ -1,7 +1,7 @@
 // Reading bundled programs (.bpte, formats.md §5).
 #include <cstring>
 
-#include "etscope/formats/bundled_program.h"
+#include "etscope/formats/bpte_reader.h"
 #include "etscope/core/checked.h"
 #include "etscope/formats/file_kind.h"
 #include "etscope/formats/pte_reader.h"

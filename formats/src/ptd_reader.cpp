@@ -3,7 +3,7 @@
 
 #include "etscope/core/checked.h"
 #include "etscope/formats/file_kind.h"
-#include "etscope/formats/flat_tensor.h"
+#include "etscope/formats/ptd_reader.h"
 #include "etscope_fb/flat_tensor_generated.h"
 #include "etscope_fb/flat_tensor_legacy_generated.h"
 #include "flatbuffer_util.h"

@@ -14,7 +14,7 @@ class EventLookup {
   /// Indexes every event of every block. `inspector` must outlive the lookup.
   explicit EventLookup(const inspect::Inspector& inspector) : index_(inspector) {}
 
-  /// The Inspector event a raw event (index into EtdumpFile::events) belongs to, or nullptr.
+  /// The Inspector event a raw event (index into EtDumpFile::events) belongs to, or nullptr.
   const inspect::Event* find(uint32_t raw) const { return index_.find(raw); }
 
   /// "module features.0 (Conv2d) > ...", the op types and the innermost user stack frames of

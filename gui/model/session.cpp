@@ -1,8 +1,10 @@
 #include "model/session.h"
 
-#include "etscope/formats/bundled_program.h"
+#include "etscope/formats/bpte_reader.h"
 #include "etscope/formats/file_kind.h"
 #include "etscope/formats/pte_reader.h"
+#include "etscope/etrecord/etrecord_reader.h"
+#include "etscope/etdump/etdump_reader.h"
 
 namespace etscope::gui {
 namespace {
@@ -126,12 +128,12 @@ std::unique_ptr<Session> load_session(const std::vector<std::string>& paths, con
         break;
       }
       case InputKind::kETDump: {
-        auto dump = etdump::EtdumpReader::read(*blob);
+        auto dump = etdump::EtDumpReader::read(*blob);
         if (!dump.ok()) {
           s->errors.push_back(dump.error().message());
           break;
         }
-        s->dump = std::make_shared<const etdump::EtdumpFile>(std::move(dump).value());
+        s->dump = std::make_shared<const etdump::EtDumpFile>(std::move(dump).value());
         s->dump_path = path;
         break;
       }

@@ -53,7 +53,7 @@ struct Session {
   // The loaded files; each pointer is null when that kind was not given.
   std::string program_path, dump_path, record_path, debug_path;
   std::shared_ptr<const Program> program;  ///< A .pte, or the program inside a .bpte.
-  std::shared_ptr<const etdump::EtdumpFile> dump;
+  std::shared_ptr<const etdump::EtDumpFile> dump;
   std::shared_ptr<const etrecord::EtRecord> record;
   std::shared_ptr<const Blob> debug_buffer;
 

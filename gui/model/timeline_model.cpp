@@ -19,7 +19,7 @@ uint32_t fnv1a(const std::string& s) {
   return h;
 }
 
-std::string event_display_name(const etdump::EtdumpFile& dump, const etdump::Event& e) {
+std::string event_display_name(const etdump::EtDumpFile& dump, const etdump::Event& e) {
   if (!e.delegate) return dump.name_of(e);
   const etdump::DelegateRef& ref = dump.delegate_refs[e.ref];
   if (ref.name < dump.names.size() && !dump.names[ref.name].empty()) return dump.names[ref.name];
@@ -29,10 +29,10 @@ std::string event_display_name(const etdump::EtdumpFile& dump, const etdump::Eve
 
 }  // namespace
 
-TimelineModel TimelineModel::build(std::shared_ptr<const etdump::EtdumpFile> dump) {
+TimelineModel TimelineModel::build(std::shared_ptr<const etdump::EtDumpFile> dump) {
   TimelineModel m;
   m.dump_ = std::move(dump);
-  const etdump::EtdumpFile& f = *m.dump_;
+  const etdump::EtDumpFile& f = *m.dump_;
 
   // One style per distinct event name: names are interned by the reader, delegate events are
   // keyed by their delegate ref. Styles are made on first use.

@@ -33,7 +33,7 @@ using BarKind = events::EventClass;
 struct Bar {
   uint64_t start = 0;
   uint64_t end = 0;
-  uint32_t raw = 0;    ///< Index into EtdumpFile::events.
+  uint32_t raw = 0;    ///< Index into EtDumpFile::events.
   uint32_t style = 0;  ///< Index into TimelineModel::styles().
 };
 
@@ -43,7 +43,7 @@ struct Lane {
 
 struct Track {
   std::string name;      ///< "#3 Execute".
-  uint32_t block = 0;    ///< Index into EtdumpFile::blocks.
+  uint32_t block = 0;    ///< Index into EtDumpFile::blocks.
   uint64_t origin = 0;   ///< Raw timestamp of the track's first event.
   uint64_t duration = 0; ///< End of its last event, relative to origin.
   size_t events = 0;
@@ -77,9 +77,9 @@ class TimelineModel {
  public:
   /// Lays out every profile event of `dump` (debug and allocation events are not drawn).
   /// Tracks without profile events are left out.
-  static TimelineModel build(std::shared_ptr<const etdump::EtdumpFile> dump);
+  static TimelineModel build(std::shared_ptr<const etdump::EtDumpFile> dump);
 
-  const etdump::EtdumpFile& dump() const { return *dump_; }
+  const etdump::EtDumpFile& dump() const { return *dump_; }
   const std::vector<Track>& tracks() const { return tracks_; }
   const std::vector<BarStyle>& styles() const { return styles_; }
   size_t bar_count() const { return bar_count_; }
@@ -115,7 +115,7 @@ class TimelineModel {
   std::string describe_fold(const Lane& lane, const DrawItem& item) const;
 
  private:
-  std::shared_ptr<const etdump::EtdumpFile> dump_;
+  std::shared_ptr<const etdump::EtDumpFile> dump_;
   std::vector<Track> tracks_;
   std::vector<BarStyle> styles_;
   size_t bar_count_ = 0;

@@ -224,7 +224,7 @@ class Interner {
   std::vector<std::string> strings_;
 };
 
-std::string metadata_text(const etdump::EtdumpFile& dump, const FileRange& r) {
+std::string metadata_text(const etdump::EtDumpFile& dump, const FileRange& r) {
   if (r.size == 0 || r.offset + r.size > dump.blob->size()) return {};
   return std::string(reinterpret_cast<const char*>(dump.blob->data() + r.offset), r.size);
 }
@@ -248,7 +248,7 @@ std::string Event::delegate_identifier_text() const {
 namespace {
 
 struct Builder {
-  const etdump::EtdumpFile& dump;
+  const etdump::EtDumpFile& dump;
   Interner strings;
   std::vector<uint32_t> debug_lists;  // Raw indices of debug events, referenced by Instances.
 
@@ -303,7 +303,7 @@ void apply_signature(const SubSignature& s, const Builder& b, Event* ev) {
 
 }  // namespace
 
-Result<Inspector> Inspector::build(std::shared_ptr<const etdump::EtdumpFile> dump, std::shared_ptr<const etrecord::EtRecord> record,
+Result<Inspector> Inspector::build(std::shared_ptr<const etdump::EtDumpFile> dump, std::shared_ptr<const etrecord::EtRecord> record,
                                    std::shared_ptr<const Blob> debug_buffer, const InspectorOptions& options) {
   if ((options.source == TimeScale::kCycles) != (options.target == TimeScale::kCycles)) {
     return Error(ErrorCode::kInvalidArgument, "time scales: cycles can only be converted to cycles (source and target must both be cycles or both be times)");
@@ -314,7 +314,7 @@ Result<Inspector> Inspector::build(std::shared_ptr<const etdump::EtdumpFile> dum
   out.record_ = std::move(record);
   out.debug_buffer_ = std::move(debug_buffer);
   out.options_ = options;
-  const etdump::EtdumpFile& file = *dump;
+  const etdump::EtDumpFile& file = *dump;
   const std::string& fname = file.name();
   const double factor = units_per_second(options.source) / units_per_second(options.target);
 

@@ -18,6 +18,7 @@
 #include "etscope/core/event_names.h"
 #include "etscope/core/json.h"
 #include "etscope/formats/tensor_stats.h"
+#include "etscope/formats/ptd_reader.h"
 
 namespace etscope::inspect {
 namespace {

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "etscope/formats/blob.h"
-#include "etscope/formats/bundled_program.h"
+#include "etscope/formats/bpte_reader.h"
 #include "etscope/formats/file_kind.h"
 #include "etscope/formats/op_signatures.h"
 #include "etscope/formats/pte_reader.h"

@@ -45,7 +45,7 @@ void put_number(std::ostream& o, double v) {
 }  // namespace
 
 void write_run_trace(const Inspector& inspector, std::ostream& o) {
-  const etdump::EtdumpFile& dump = inspector.dump();
+  const etdump::EtDumpFile& dump = inspector.dump();
   // Raw event -> Inspector event, so each drawn bar carries what the join knows about it.
   const EventIndex index(inspector);
   uint64_t t0 = UINT64_MAX;

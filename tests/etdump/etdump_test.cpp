@@ -24,7 +24,7 @@ T must(Result<T> r) {
   return std::move(r).value();
 }
 
-std::vector<std::string> names_in(const EtdumpFile& f, const RunBlock& b) {
+std::vector<std::string> names_in(const EtDumpFile& f, const RunBlock& b) {
   std::vector<std::string> out;
   for (uint32_t i = 0; i < b.event_count; ++i) {
     const Event& e = f.events[b.first_event + i];
@@ -36,7 +36,7 @@ std::vector<std::string> names_in(const EtdumpFile& f, const RunBlock& b) {
 }  // namespace
 
 TEST_CASE("the devtools tutorial ETDump reads with ExecuTorch's defaults applied", "[etdump][real]") {
-  EtdumpFile f = must(EtdumpReader::open(real_artifact("tutorial.etdp")));
+  EtDumpFile f = must(EtDumpReader::open(real_artifact("tutorial.etdp")));
   CHECK(f.size_prefixed);
   REQUIRE(f.blocks.size() == 2);
   CHECK(f.blocks[0].name == "Default");
@@ -80,7 +80,7 @@ TEST_CASE("fixture ETDumps written by ExecuTorch 1.5 read like its own deseriali
   for (const std::string& base : bases) {
     {
       INFO(base);
-      EtdumpFile f = must(EtdumpReader::open(fixture(base + ".etdp")));
+      EtDumpFile f = must(EtDumpReader::open(fixture(base + ".etdp")));
       const nlohmann::json ref = etscope::testing::load_json(fixture(base + ".etdump.json"));
       REQUIRE(f.blocks.size() == ref["run_data"].size());
       for (size_t b = 0; b < f.blocks.size(); ++b) {
@@ -127,9 +127,9 @@ TEST_CASE("our ETDump of a run has ExecuTorch's blocks / events and debug-buffer
   Program p = must(PteReader::open(real_artifact("add.pte")));
   alignas(64) static uint8_t buffer[4096];
   std::memset(buffer, 0xee, sizeof(buffer));
-  EtdumpWriterOptions options;
+  EtDumpWriterOptions options;
   options.debug_buffer = {buffer + 16, sizeof(buffer) - 16};  // deliberately not 64-aligned
-  EtdumpWriter writer(options);
+  EtDumpWriter writer(options);
   writer.set_debug_level(rt::DebugLevel::kIntermediateOutputs);
   rt::MethodOptions mo;
   mo.tracer = &writer;
@@ -147,7 +147,7 @@ TEST_CASE("our ETDump of a run has ExecuTorch's blocks / events and debug-buffer
   std::memcpy(&prefix, bytes.data(), 4);
   CHECK(prefix + 4 == bytes.size());
 
-  EtdumpFile f = must(EtdumpReader::read(etscope::testing::blob_of(bytes, "ours.etdp")));
+  EtDumpFile f = must(EtDumpReader::read(etscope::testing::blob_of(bytes, "ours.etdp")));
   REQUIRE(f.blocks.size() == 3);
   CHECK(f.blocks[0].name == "Default");
   CHECK(names_in(f, f.blocks[0]) == std::vector<std::string>{"Method::init", "Program::load_method"});
@@ -177,9 +177,9 @@ TEST_CASE("our ETDump of a run has ExecuTorch's blocks / events and debug-buffer
 TEST_CASE("a debug buffer that is too small leaves a marker / never a partial value", "[etdump][writer][errors]") {
   Program p = must(PteReader::open(real_artifact("add.pte")));
   alignas(64) static uint8_t buffer[64];
-  EtdumpWriterOptions options;
+  EtDumpWriterOptions options;
   options.debug_buffer = {buffer, 4};  // room for one float
-  EtdumpWriter writer(options);
+  EtDumpWriter writer(options);
   writer.set_debug_level(rt::DebugLevel::kIntermediateOutputs);
   rt::MethodOptions mo;
   mo.tracer = &writer;
@@ -189,30 +189,30 @@ TEST_CASE("a debug buffer that is too small leaves a marker / never a partial va
   REQUIRE(m->set_input(1, {reinterpret_cast<const uint8_t*>(a), 4}).ok());
   REQUIRE(m->execute().ok());
   CHECK(writer.debug_buffer_overflowed());
-  EtdumpFile f = must(EtdumpReader::read(etscope::testing::blob_of(must(writer.finish()), "small.etdp")));
+  EtDumpFile f = must(EtDumpReader::read(etscope::testing::blob_of(must(writer.finish()), "small.etdp")));
   std::vector<std::string> names = names_in(f, f.blocks.at(1));
   CHECK(names == std::vector<std::string>{"<debug>", "native_call_add.out", "OPERATOR_CALL", "Method::execute",
                                           "etscope::debug_buffer_overflow"});
 }
 
 TEST_CASE("ETDump reader errors: wrong kind / truncation / corruption", "[etdump][errors]") {
-  auto pte = EtdumpReader::open(real_artifact("add.pte"));
+  auto pte = EtDumpReader::open(real_artifact("add.pte"));
   REQUIRE_FALSE(pte.ok());
   CHECK(pte.error().code() == ErrorCode::kWrongKind);
   CHECK_THAT(pte.error().message(), Catch::Contains("add.pte: not an ETDump: this is an ExecuTorch program"));
   auto blob = etscope::testing::load(real_artifact("tutorial.etdp"));
   std::vector<uint8_t> bytes(blob->data(), blob->data() + blob->size());
-  auto cut = EtdumpReader::read(etscope::testing::blob_of({bytes.begin(), bytes.begin() + 1000}, "cut.etdp"));
+  auto cut = EtDumpReader::read(etscope::testing::blob_of({bytes.begin(), bytes.begin() + 1000}, "cut.etdp"));
   REQUIRE_FALSE(cut.ok());
   CHECK(cut.error().code() == ErrorCode::kTruncated);
   for (size_t len = 0; len < bytes.size(); len += 7) {
-    auto r = EtdumpReader::read(etscope::testing::blob_of({bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(len)}, "t.etdp"));
+    auto r = EtDumpReader::read(etscope::testing::blob_of({bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(len)}, "t.etdp"));
     CHECK_FALSE(r.ok());
   }
   for (size_t pos = 0; pos < bytes.size(); ++pos) {
     const uint8_t saved = bytes[pos];
     bytes[pos] ^= 0xff;
-    auto r = EtdumpReader::read(etscope::testing::blob_of(bytes, "flip.etdp"));
+    auto r = EtDumpReader::read(etscope::testing::blob_of(bytes, "flip.etdp"));
     if (!r.ok()) CHECK(r.error().message().rfind("flip.etdp", 0) == 0);
     bytes[pos] = saved;
   }

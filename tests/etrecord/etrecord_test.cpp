@@ -10,7 +10,7 @@
 #include <cstring>
 #include <set>
 
-#include "etscope/etrecord/etrecord.h"
+#include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/npy.h"
 #include "testing/test_json.h"
 #include "testing/test_util.h"

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
-#include "etscope/formats/bundled_program.h"
+#include "etscope/formats/bpte_reader.h"
 #include "testing/test_util.h"
 
 using namespace etscope;

@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
-#include "etscope/formats/bundled_program.h"
-#include "etscope/formats/flat_tensor.h"
+#include "etscope/formats/bpte_reader.h"
+#include "etscope/formats/ptd_reader.h"
 #include "etscope/formats/pte_reader.h"
 #include "etscope/formats/tensor_stats.h"
 #include "render/program_json.h"

@@ -9,8 +9,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "etscope/formats/bundled_program.h"
-#include "etscope/formats/flat_tensor.h"
+#include "etscope/formats/bpte_reader.h"
+#include "etscope/formats/ptd_reader.h"
 #include "etscope/formats/pte_reader.h"
 #include "testing/test_json.h"
 #include "testing/test_util.h"

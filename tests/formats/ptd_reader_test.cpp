@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
-#include "etscope/formats/flat_tensor.h"
+#include "etscope/formats/ptd_reader.h"
 #include "testing/test_util.h"
 
 using namespace etscope;

@@ -104,6 +104,6 @@ TEST_CASE("a corrupt ETDump is reported as the etdump reader words it", "[gui][s
   const std::string path = write_file("bad.etdp", bytes);
   auto s = load_session({path}, nullptr, nullptr);
   REQUIRE(s->errors.size() == 1);
-  CHECK(s->errors[0] == etdump::EtdumpReader::open(path).error().message());
+  CHECK(s->errors[0] == etdump::EtDumpReader::open(path).error().message());
   CHECK_FALSE(s->timeline);
 }

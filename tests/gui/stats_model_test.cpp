@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "etscope/etdump/etdump_reader.h"
-#include "etscope/etrecord/etrecord.h"
+#include "etscope/etrecord/etrecord_reader.h"
 #include "model/event_lookup.h"
 #include "model/stats_model.h"
 #include "testing/test_util.h"
@@ -14,13 +14,13 @@ using etscope::testing::fixture;
 namespace {
 
 inspect::Inspector simple_conv_inspector() {
-  auto dump = etdump::EtdumpReader::open(fixture("simple_conv/simple_conv.etdp"));
+  auto dump = etdump::EtDumpReader::open(fixture("simple_conv/simple_conv.etdp"));
   REQUIRE(dump.ok());
   auto record = etrecord::EtRecordReader::open(fixture("simple_conv/simple_conv.etrecord"));
   REQUIRE(record.ok());
   inspect::InspectorOptions options;
   options.target = inspect::TimeScale::kUs;
-  auto inspector = inspect::Inspector::build(std::make_shared<const etdump::EtdumpFile>(std::move(dump).value()),
+  auto inspector = inspect::Inspector::build(std::make_shared<const etdump::EtDumpFile>(std::move(dump).value()),
                                              std::make_shared<const etrecord::EtRecord>(std::move(record).value()),
                                              nullptr, options);
   if (!inspector.ok()) FAIL(inspector.error().message());
@@ -126,7 +126,7 @@ TEST_CASE("sorting keeps Inspector order among equal keys", "[gui][stats]") {
 TEST_CASE("raw events lead to their Inspector event, module and user stack frames", "[gui][stats]") {
   const inspect::Inspector inspector = simple_conv_inspector();
   const EventLookup lookup(inspector);
-  const etdump::EtdumpFile& dump = inspector.dump();
+  const etdump::EtDumpFile& dump = inspector.dump();
   bool found_conv = false;
   for (uint32_t raw = 0; raw < dump.events.size(); ++raw) {
     if (dump.name_of(dump.events[raw]) != "native_call_convolution.out") continue;

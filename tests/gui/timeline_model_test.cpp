@@ -20,8 +20,8 @@ struct Ev {
   int32_t instruction;
 };
 
-std::shared_ptr<const etdump::EtdumpFile> make_dump(const std::vector<std::vector<Ev>>& runs) {
-  auto f = std::make_shared<etdump::EtdumpFile>();
+std::shared_ptr<const etdump::EtDumpFile> make_dump(const std::vector<std::vector<Ev>>& runs) {
+  auto f = std::make_shared<etdump::EtDumpFile>();
   for (const auto& run : runs) {
     etdump::RunBlock block;
     block.name = "Execute";
@@ -197,9 +197,9 @@ TEST_CASE("a million events fold to about one item per pixel, fast", "[gui][time
 }
 
 TEST_CASE("real ETDumps lay out with every profile event in a lane", "[gui][timeline][fixtures]") {
-  auto dump = etdump::EtdumpReader::open(etscope::testing::fixture("simple_conv_xnnpack/simple_conv_xnnpack.etdp"));
+  auto dump = etdump::EtDumpReader::open(etscope::testing::fixture("simple_conv_xnnpack/simple_conv_xnnpack.etdp"));
   REQUIRE(dump.ok());
-  auto shared = std::make_shared<const etdump::EtdumpFile>(std::move(dump).value());
+  auto shared = std::make_shared<const etdump::EtDumpFile>(std::move(dump).value());
   TimelineModel m = TimelineModel::build(shared);
   size_t profile = 0;
   for (const auto& e : shared->events) profile += e.kind == etdump::EventKind::kProfile;

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "etscope/etdump/etdump_reader.h"
-#include "etscope/etrecord/etrecord.h"
+#include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/pte_reader.h"
 #include "etscope/inspect/inspector.h"
 #include "etscope/inspect/run_trace.h"
@@ -27,11 +27,11 @@ bool close(double a, double b, double rel = 1e-9) {
   return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b));
 }
 
-std::shared_ptr<const etdump::EtdumpFile> dump_of(const std::string& path) {
-  auto r = etdump::EtdumpReader::open(path);
+std::shared_ptr<const etdump::EtDumpFile> dump_of(const std::string& path) {
+  auto r = etdump::EtDumpReader::open(path);
   INFO(path);
   REQUIRE(r.ok());
-  return std::make_shared<const etdump::EtdumpFile>(std::move(r).value());
+  return std::make_shared<const etdump::EtDumpFile>(std::move(r).value());
 }
 
 std::shared_ptr<const etrecord::EtRecord> record_of(const std::string& path) {

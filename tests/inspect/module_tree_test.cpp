@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "etscope/etdump/etdump_reader.h"
-#include "etscope/etrecord/etrecord.h"
+#include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/core/event_names.h"
 #include "etscope/inspect/event_index.h"
 #include "etscope/inspect/inspector.h"
@@ -33,8 +33,8 @@ struct Ev {
 
 // An in-memory ETDump with one "Execute" block per run; run r repeats `events` 10^6 ticks
 // later than run r-1, each event 10 ticks longer.
-std::shared_ptr<const etdump::EtdumpFile> make_dump(const std::vector<Ev>& events, int runs) {
-  auto f = std::make_shared<etdump::EtdumpFile>();
+std::shared_ptr<const etdump::EtDumpFile> make_dump(const std::vector<Ev>& events, int runs) {
+  auto f = std::make_shared<etdump::EtDumpFile>();
   f->blob = Blob::from_bytes("synthetic.etdp", {});
   for (int r = 0; r < runs; ++r) {
     etdump::RunBlock block;
@@ -214,12 +214,12 @@ TEST_CASE("module tree of a delegated ResNet-18 matches find_total_for_module fo
 TEST_CASE("module tree matches find_total_for_module on the ExecuTorch fixtures", "[inspector][modules][conformance]") {
   for (const char* model : {"cifar10", "mobilenet_v2", "simple_conv_xnnpack"}) {
     const std::string base = std::string(model) + "/" + model;
-    auto dump = etdump::EtdumpReader::open(fixture(base + ".etdp"));
+    auto dump = etdump::EtDumpReader::open(fixture(base + ".etdp"));
     auto record = etrecord::EtRecordReader::open(fixture(base + ".etrecord"));
     INFO(model);
     REQUIRE(dump.ok());
     REQUIRE(record.ok());
-    auto in = Inspector::build(std::make_shared<const etdump::EtdumpFile>(std::move(dump).value()),
+    auto in = Inspector::build(std::make_shared<const etdump::EtDumpFile>(std::move(dump).value()),
                                std::make_shared<const etrecord::EtRecord>(std::move(record).value()), nullptr, {});
     REQUIRE(in.ok());
     size_t compared = 0, trees = 0;
@@ -287,10 +287,10 @@ TEST_CASE("per-event totals are the sum of the samples", "[inspector]") {
   CHECK(p.total == Approx(p.avg * 4));
 }
 
-TEST_CASE("raw events lead to their Inspector event; module texts and user frames", "[inspector][event_index]") {
+TEST_CASE("raw events lead to their Inspector event with its module texts and user frames", "[inspector][event_index]") {
   const Inspector in = build_delegated_resnet18();
   const EventIndex index(in);
-  const etdump::EtdumpFile& dump = in.dump();
+  const etdump::EtDumpFile& dump = in.dump();
   for (uint32_t raw = 0; raw < dump.events.size(); ++raw) {
     const std::optional<EventRef> ref = index.locate(raw);
     REQUIRE(ref.has_value());

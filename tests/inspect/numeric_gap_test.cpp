@@ -9,10 +9,11 @@
 #include <limits>
 
 #include "etscope/etdump/etdump_reader.h"
-#include "etscope/etrecord/etrecord.h"
+#include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/tensor_stats.h"
 #include "etscope/inspect/inspector.h"
 #include "etscope/inspect/numeric_gap.h"
+#include "etscope/formats/ptd_reader.h"
 #include "testing/test_json.h"
 #include "testing/test_util.h"
 
@@ -24,7 +25,7 @@ using nlohmann::json;
 namespace {
 
 Inspector inspector_for(const std::string& etdp, const std::string& etrecord, const std::string& debug_bin) {
-  auto dump = etdump::EtdumpReader::open(etdp);
+  auto dump = etdump::EtDumpReader::open(etdp);
   INFO(etdp);
   REQUIRE(dump.ok());
   std::shared_ptr<const etrecord::EtRecord> record;
@@ -35,7 +36,7 @@ Inspector inspector_for(const std::string& etdp, const std::string& etrecord, co
   }
   std::shared_ptr<const Blob> buffer;
   if (!debug_bin.empty()) buffer = etscope::testing::load(debug_bin);
-  auto in = Inspector::build(std::make_shared<const etdump::EtdumpFile>(std::move(dump).value()), record, buffer);
+  auto in = Inspector::build(std::make_shared<const etdump::EtDumpFile>(std::move(dump).value()), record, buffer);
   REQUIRE(in.ok());
   return std::move(in).value();
 }

@@ -34,7 +34,7 @@ struct Logged {
 };
 
 // The tensor values of the last Execute block, in order.
-std::vector<Logged> last_execution(const EtdumpFile& f) {
+std::vector<Logged> last_execution(const EtDumpFile& f) {
   const RunBlock* last = nullptr;
   for (const auto& b : f.blocks) {
     if (b.name == "Execute") last = &b;
@@ -56,16 +56,16 @@ TEST_CASE("every intermediate and program output equals ExecuTorch's logged valu
   for (const char* stem : {"simple_conv/simple_conv", "cifar10/cifar10", "mobilenet_v2/mobilenet_v2"}) {
     INFO(stem);
     const std::string base = stem;
-    EtdumpFile theirs = must(EtdumpReader::open(fixture(base + ".etdp")));
+    EtDumpFile theirs = must(EtDumpReader::open(fixture(base + ".etdp")));
     auto their_buffer = must(Blob::open_file(fixture(base + ".debug.bin")));
     const std::vector<Logged> expected = last_execution(theirs);
     REQUIRE_FALSE(expected.empty());
 
     Program p = must(PteReader::open(fixture(base + ".pte")));
     std::vector<uint8_t> buffer(64 << 20);
-    EtdumpWriterOptions options;
+    EtDumpWriterOptions options;
     options.debug_buffer = buffer;
-    EtdumpWriter writer(options);
+    EtDumpWriter writer(options);
     writer.set_debug_level(rt::DebugLevel::kIntermediateOutputs);
     rt::MethodOptions mo;
     mo.tracer = &writer;
@@ -74,7 +74,7 @@ TEST_CASE("every intermediate and program output equals ExecuTorch's logged valu
     REQUIRE(m->set_input(0, input.data, input.shape).ok());
     REQUIRE(m->execute().ok());
     REQUIRE_FALSE(writer.debug_buffer_overflowed());
-    EtdumpFile ours = must(EtdumpReader::read(Blob::from_bytes("ours.etdp", must(writer.finish()))));
+    EtDumpFile ours = must(EtDumpReader::read(Blob::from_bytes("ours.etdp", must(writer.finish()))));
     const std::vector<Logged> got = last_execution(ours);
     REQUIRE(got.size() == expected.size());
 

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "etscope/formats/bundled_program.h"
-#include "etscope/formats/flat_tensor.h"
+#include "etscope/formats/bpte_reader.h"
+#include "etscope/formats/ptd_reader.h"
 #include "etscope/formats/npy.h"
 #include "etscope/formats/pte_reader.h"
 #include "etscope/runtime/bundled.h"

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
-#include "etscope/formats/bundled_program.h"
-#include "etscope/formats/flat_tensor.h"
+#include "etscope/formats/bpte_reader.h"
+#include "etscope/formats/ptd_reader.h"
 #include "etscope/formats/pte_reader.h"
 #include "etscope/runtime/bundled.h"
 #include "etscope/runtime/method.h"

@@ -97,7 +97,7 @@ TEST_CASE("the trace records warm-up executions in Warmup blocks", "[runner]") {
   const std::string dir = temp_dir("runner_trace");
   auto files = runner->write_trace(dir + "/t.etdp", "");
   REQUIRE(files.ok());
-  auto dump = etdump::EtdumpReader::open(dir + "/t.etdp");
+  auto dump = etdump::EtDumpReader::open(dir + "/t.etdp");
   REQUIRE(dump.ok());
   std::vector<std::string> names;
   for (const auto& b : dump->blocks) names.push_back(b.name);

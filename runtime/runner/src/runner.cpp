@@ -9,11 +9,11 @@
 #include <random>
 
 #include "etscope/etdump/etdump_writer.h"
-#include "etscope/etrecord/etrecord.h"
+#include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/blob.h"
-#include "etscope/formats/bundled_program.h"
+#include "etscope/formats/bpte_reader.h"
 #include "etscope/formats/file_kind.h"
-#include "etscope/formats/flat_tensor.h"
+#include "etscope/formats/ptd_reader.h"
 #include "etscope/formats/npy.h"
 #include "etscope/formats/pte_reader.h"
 #include "etscope/inspect/inspector.h"
@@ -56,7 +56,7 @@ struct Runner::Impl {
   std::unique_ptr<Program> program_owned;
   std::unique_ptr<BundledProgram> bundled;
   std::vector<std::unique_ptr<TensorDataFile>> ptds;
-  std::unique_ptr<etdump::EtdumpWriter> writer;
+  std::unique_ptr<etdump::EtDumpWriter> writer;
   std::vector<uint8_t> debug_buffer;
   std::string method_name;
   std::unique_ptr<Method> method;
@@ -151,7 +151,7 @@ Result<std::unique_ptr<Runner>> Runner::load(const RunnerOptions& options) {
     impl->method_name = program.find_plan("forward") ? "forward" : (program.plans.empty() ? "" : program.plans[0].name);
   }
   if (options.trace) {
-    etdump::EtdumpWriterOptions w;
+    etdump::EtDumpWriterOptions w;
     if (options.debug_level != DebugLevel::kNone) {
       if (options.debug_buffer_bytes > options.max_memory && options.max_memory != 0) {
         return Error(ErrorCode::kOutOfResources, options.model + ": the debug buffer is larger than the memory limit");
@@ -164,7 +164,7 @@ Result<std::unique_ptr<Runner>> Runner::load(const RunnerOptions& options) {
       }
       w.debug_buffer = impl->debug_buffer;
     }
-    impl->writer = std::make_unique<etdump::EtdumpWriter>(w);
+    impl->writer = std::make_unique<etdump::EtDumpWriter>(w);
     impl->writer->set_debug_level(options.debug_level);
   }
   ETSCOPE_ASSIGN_OR_RETURN(impl->method, Method::load(program, impl->method_name, impl->method_options()));

@@ -1,4 +1,4 @@
-// EtdumpWriter: an EventTracer that records a run into preallocated memory and writes it as an
+// EtDumpWriter: an EventTracer that records a run into preallocated memory and writes it as an
 // ETDump exactly as ExecuTorch lays one out (size-prefixed "ED00" FlatBuffer; formats.md §4,
 // semantics.md §2): one run block per create_event_block ("Default" at load, "Execute" per
 // execution), profile events appended when they end, debug values with their tensor bytes
@@ -20,7 +20,7 @@
 
 namespace etscope::etdump {
 
-struct EtdumpWriterOptions {
+struct EtDumpWriterOptions {
   size_t max_events = 1 << 20;         ///< Profile + debug events over the whole run.
   size_t max_blocks = 1 << 16;         ///< Run blocks.
   size_t max_tensor_records = 1 << 18; ///< Logged tensors (a TensorList counts each element).
@@ -30,9 +30,9 @@ struct EtdumpWriterOptions {
   size_t debug_alignment = 64;
 };
 
-class EtdumpWriter final : public rt::EventTracer {
+class EtDumpWriter final : public rt::EventTracer {
  public:
-  explicit EtdumpWriter(const EtdumpWriterOptions& options);
+  explicit EtDumpWriter(const EtDumpWriterOptions& options);
 
   void create_event_block(const char* name) override;
   rt::EventHandle start_profiling(const char* name, int32_t chain_id = -1, uint32_t debug_handle = 0) override;
@@ -101,7 +101,7 @@ class EtdumpWriter final : public rt::EventTracer {
   uint64_t to_ns(uint64_t ticks, const Clock& end) const;
   Clock origin_{};
 
-  EtdumpWriterOptions options_;
+  EtDumpWriterOptions options_;
   std::vector<Started> started_;
   std::vector<Recorded> recorded_;
   std::vector<ValueRecord> values_;

@@ -55,13 +55,5 @@ struct BundledProgram {
   const std::string& name() const { return blob->name(); }
 };
 
-class BpteReader {
- public:
-  /// Parses `blob` as a bundled program, including its embedded program. Errors name the file;
-  /// errors inside the embedded program read "<file>: embedded program: <problem>".
-  /// BP04 and BP05 (pre-release 2023 layouts) give kNotSupported.
-  static Result<BundledProgram> read(std::shared_ptr<const Blob> blob);
-  static Result<BundledProgram> open(const std::string& path);
-};
 
 }  // namespace etscope

@@ -24,7 +24,7 @@ class EventIndex {
   /// Indexes every event of every block. `inspector` must outlive the index.
   explicit EventIndex(const Inspector& inspector);
 
-  /// The Inspector event a raw event (index into EtdumpFile::events) belongs to: nullopt for
+  /// The Inspector event a raw event (index into EtDumpFile::events) belongs to: nullopt for
   /// raw events no Inspector event holds (debug and allocation events, out-of-range indices).
   std::optional<EventRef> locate(uint32_t raw) const;
   /// The same event itself, or nullptr.

@@ -20,7 +20,7 @@
 // Memory: events are not copied. Each Event keeps the indices of its raw ETDump events (one per
 // run), so loading N raw events costs 4 bytes each on top of the reader's 32.
 //
-// Ownership: an Inspector holds shared pointers to the EtdumpFile, the EtRecord and the debug
+// Ownership: an Inspector holds shared pointers to the EtDumpFile, the EtRecord and the debug
 // buffer it was built from; they stay alive as long as it does.
 #pragma once
 
@@ -90,8 +90,8 @@ struct Event {
   std::vector<NodeLink> nodes;           ///< stack_traces and module_hierarchy, by node name.
   std::optional<PerfData> perf;          ///< Absent for debug-only events.
   std::vector<uint64_t> start_times;     ///< Raw start timestamp of each run.
-  std::vector<uint32_t> raw_events;      ///< Index into EtdumpFile::events, one per run.
-  std::vector<uint32_t> debug_values;    ///< Indices into EtdumpFile::values (first run).
+  std::vector<uint32_t> raw_events;      ///< Index into EtDumpFile::events, one per run.
+  std::vector<uint32_t> debug_values;    ///< Indices into EtDumpFile::values (first run).
   std::vector<std::string> delegate_metadata;  ///< Per run; empty unless any run had some.
 
   /// events::classify of the name and is_delegated_op.
@@ -107,8 +107,8 @@ struct EventBlock {
   std::string name;                      ///< "Default", "Execute", or a method's name.
   int32_t bundled_input_index = -1;
   std::vector<Event> events;
-  std::vector<uint32_t> runs;            ///< Indices into EtdumpFile::blocks grouped here.
-  std::vector<uint32_t> run_outputs;     ///< EtdumpFile::values logged as outputs (first run).
+  std::vector<uint32_t> runs;            ///< Indices into EtDumpFile::blocks grouped here.
+  std::vector<uint32_t> run_outputs;     ///< EtDumpFile::values logged as outputs (first run).
 };
 
 /// One row of the per-operator-type summary (TFLite's "summary by node type").
@@ -173,13 +173,13 @@ class Inspector {
   /// Builds the event blocks. `record` and `debug_buffer` may be null. Errors: kInvalidArgument
   /// when one scale is cycles and the other is not; kCorrupt for timestamps that cannot be
   /// subtracted; allocation events in a run block are skipped (ExecuTorch raises on them).
-  static Result<Inspector> build(std::shared_ptr<const etdump::EtdumpFile> dump,
+  static Result<Inspector> build(std::shared_ptr<const etdump::EtDumpFile> dump,
                                  std::shared_ptr<const etrecord::EtRecord> record,
                                  std::shared_ptr<const Blob> debug_buffer,
                                  const InspectorOptions& options = {});
 
   const std::vector<EventBlock>& blocks() const { return blocks_; }
-  const etdump::EtdumpFile& dump() const { return *dump_; }
+  const etdump::EtDumpFile& dump() const { return *dump_; }
   const etrecord::EtRecord* record() const { return record_.get(); }
   const Blob* debug_buffer() const { return debug_buffer_.get(); }
   const InspectorOptions& options() const { return options_; }
@@ -227,7 +227,7 @@ class Inspector {
  private:
   Inspector() = default;
   void link_record();
-  std::shared_ptr<const etdump::EtdumpFile> dump_;
+  std::shared_ptr<const etdump::EtDumpFile> dump_;
   std::shared_ptr<const etrecord::EtRecord> record_;
   std::shared_ptr<const Blob> debug_buffer_;
   InspectorOptions options_;

@@ -33,7 +33,7 @@
 #include <utility>
 #include <vector>
 
-#include "etscope/formats/flat_tensor.h"
+#include "etscope/formats/tensor_data_file.h"
 #include "etscope/core/result.h"
 #include "etscope/core/scalar_type.h"
 #include "etscope/inspect/inspector.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "etscope/formats/flat_tensor.h"
+#include "etscope/formats/tensor_data_file.h"
 #include "etscope/formats/program.h"
 #include "etscope/core/result.h"
 #include "etscope/core/event_names.h"

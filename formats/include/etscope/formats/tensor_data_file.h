@@ -54,11 +54,5 @@ struct TensorDataFile {
   const std::string& name() const { return blob->name(); }
 };
 
-class PtdReader {
- public:
-  /// Parses `blob` as a .ptd. Errors as PteReader::read (wrong kind, truncated, corrupt).
-  static Result<TensorDataFile> read(std::shared_ptr<const Blob> blob);
-  static Result<TensorDataFile> open(const std::string& path);
-};
 
 }  // namespace etscope
