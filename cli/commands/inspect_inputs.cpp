@@ -1,10 +1,14 @@
 #include "commands/inspect_inputs.h"
 
+#include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/blob.h"
+#include "etscope/formats/pte_reader.h"
+#include "etscope/inspect/consistency.h"
 
 namespace etscope::cli {
 
@@ -17,6 +21,10 @@ void InspectInputs::add_options(CLI::App* sub) {
   sub->add_option("--target-time-scale", target, "Unit of the reported times")
       ->check(CLI::IsMember({"ns", "us", "ms", "s", "cycles"}))->capture_default_str();
   sub->add_option("--method", method, "Method whose ETRecord debug maps are used")->capture_default_str();
+  sub->add_option("--pte", pte, "The program that was run: checked against the ETDump and ETRecord");
+  sub->add_flag("--force", force, "Join an ETDump, ETRecord and program that do not belong together (with a warning)");
+  sub->add_flag("--include-warmup", include_warmup, "Count etscope's warm-up executions ('Warmup' blocks) as runs");
+  sub->add_option("--skip-runs", skip_runs, "Leave out the first N executions (warm-up in dumps from ExecuTorch's runtime)");
 }
 
 Result<inspect::Inspector> InspectInputs::load() const {
@@ -24,11 +32,30 @@ Result<inspect::Inspector> InspectInputs::load() const {
   ETSCOPE_ASSIGN_OR_RETURN(options.source, inspect::parse_time_scale(source));
   ETSCOPE_ASSIGN_OR_RETURN(options.target, inspect::parse_time_scale(target));
   options.method = method;
+  options.include_warmup = include_warmup;
+  options.skip_runs = skip_runs;
   ETSCOPE_ASSIGN_OR_RETURN(etdump::EtDumpFile dump, etdump::EtDumpReader::open(etdump));
   std::shared_ptr<const etrecord::EtRecord> record;
   if (!etrecord.empty()) {
     ETSCOPE_ASSIGN_OR_RETURN(etrecord::EtRecord r, etrecord::EtRecordReader::open(etrecord));
     record = std::make_shared<const etrecord::EtRecord>(std::move(r));
+    // Whatever could not be decoded is missing from the report: say so instead of leaving
+    // columns quietly empty.
+    if (!record->undecoded.empty()) {
+      std::fprintf(stderr, "etscope: %s: warning: not decoded: %s%s\n", etrecord.c_str(), record->undecoded.front().c_str(),
+                   record->undecoded.size() > 1 ? (" (and " + std::to_string(record->undecoded.size() - 1) + " more)").c_str() : "");
+    }
+  }
+  std::optional<Program> program;
+  if (!pte.empty()) {
+    ETSCOPE_ASSIGN_OR_RETURN(Program p, PteReader::open(pte));
+    program = std::move(p);
+  }
+  const inspect::ConsistencyReport consistency =
+      inspect::check_consistency(&dump, record.get(), program ? &*program : nullptr);
+  for (const std::string& problem : consistency.problems) {
+    if (!force) return Error(ErrorCode::kInvalidArgument, problem + " (--force joins them anyway)");
+    std::fprintf(stderr, "etscope: warning: %s (joined anyway: --force)\n", problem.c_str());
   }
   std::shared_ptr<const Blob> buffer;
   if (!debug_buffer.empty()) {

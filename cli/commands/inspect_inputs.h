@@ -15,10 +15,15 @@ struct InspectInputs {
   std::string etdump, etrecord, debug_buffer;
   std::string source = "ns", target = "ms";
   std::string method = "forward";
+  std::string pte;          ///< The program, only to check that the files belong together.
+  bool force = false;       ///< Join files that do not belong together, with a warning.
+  bool include_warmup = false;
+  uint32_t skip_runs = 0;
 
   /// Declares the options on `sub`, bound to this object (which must outlive the parse).
   void add_options(CLI::App* sub);
-  /// Reads the files and builds the Inspector.
+  /// Reads the files, checks that they belong together (refused unless --force), warns on
+  /// stderr about ETRecord parts that could not be decoded, and builds the Inspector.
   Result<inspect::Inspector> load() const;
 };
 

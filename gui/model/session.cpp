@@ -5,6 +5,7 @@
 #include "etscope/formats/pte_reader.h"
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/etdump/etdump_reader.h"
+#include "etscope/inspect/consistency.h"
 
 namespace etscope::gui {
 namespace {
@@ -170,6 +171,16 @@ std::unique_ptr<Session> load_session(const std::vector<std::string>& paths, con
         s->errors.push_back(memory.error().message());
       }
     }
+  }
+
+  // Files that do not belong together, or ETRecord parts that could not be decoded, would
+  // make the views quietly wrong or empty: the dialog says so (the views still show the files,
+  // as `etscope inspect --force` would).
+  if (s->record && !s->record->undecoded.empty()) {
+    s->errors.push_back("warning: " + s->record_path + ": not decoded: " + s->record->undecoded.front());
+  }
+  for (const std::string& problem : inspect::check_consistency(s->dump.get(), s->record.get(), s->program.get()).problems) {
+    s->errors.push_back("warning: " + problem);
   }
 
   if (s->dump) {

@@ -334,9 +334,22 @@ Result<Inspector> Inspector::build(std::shared_ptr<const etdump::EtDumpFile> dum
   std::vector<Instance> sig_instances;
   std::unordered_map<EventSignature, uint32_t, EventSignatureHash> sig_index;
 
+  uint32_t skipped = 0;
   for (uint32_t r = 0; r < file.blocks.size(); ++r) {
     const etdump::RunBlock& run = file.blocks[r];
     if (run.event_count == 0) continue;
+    // Warm-up executions (etscope records them as "Warmup" blocks) are left out, or counted as
+    // ordinary executions when asked; --skip-runs drops the first executions of dumps that do
+    // not mark warm-up (ExecuTorch's runtime).
+    std::string run_name = run.name;
+    if (run_name == events::kBlockWarmup) {
+      if (!options.include_warmup) continue;
+      run_name = events::kBlockExecute;
+    }
+    if (run_name == events::kBlockExecute && skipped < options.skip_runs) {
+      ++skipped;
+      continue;
+    }
     // InstructionEvents: group by the raw key, in order of first appearance.
     run_groups.clear();
     group_index.clear();
@@ -405,19 +418,19 @@ Result<Inspector> Inspector::build(std::shared_ptr<const etdump::EtDumpFile> dum
       }
     }
     // RunSignature: (name, signatures, bundled_input_index); equal runs share one block.
-    uint64_t h = mix(std::hash<std::string>{}(run.name), static_cast<uint32_t>(run.bundled_input_index));
+    uint64_t h = mix(std::hash<std::string>{}(run_name), static_cast<uint32_t>(run.bundled_input_index));
     for (const EventSignature& s : sigs) h = mix(h, EventSignatureHash{}(s));
     size_t gi = groups.size();
     for (auto [lo, hi] = group_by_hash.equal_range(h); lo != hi; ++lo) {
       const RunGroup& cand = groups[lo->second];
-      if (cand.name == run.name && cand.bundled_input_index == run.bundled_input_index && cand.signatures == sigs) {
+      if (cand.name == run_name && cand.bundled_input_index == run.bundled_input_index && cand.signatures == sigs) {
         gi = lo->second;
         break;
       }
     }
     if (gi == groups.size()) {
       RunGroup g;
-      g.name = run.name;
+      g.name = run_name;
       g.bundled_input_index = run.bundled_input_index;
       g.signatures = sigs;
       g.hash = h;

@@ -243,3 +243,35 @@ TEST_CASE("etscope kernels lists the registry with each kernel's dtypes", "[cli]
   CHECK_THAT(table.out, Catch::Contains(std::to_string(j.size()) + " kernels"));
   CHECK(run_etscope("kernels --format yaml").exit_code != 0);
 }
+
+TEST_CASE("inspect refuses files of different programs unless --force and leaves warm-up out", "[cli][inspect]") {
+  using etscope::testing::fixture;
+  const std::string mix = "inspect --etdump " + fixture("cifar10/cifar10.etdp") + " --etrecord " +
+                          fixture("mobilenet_v2/mobilenet_v2.etrecord");
+  auto refused = run_etscope(mix);
+  CHECK(refused.exit_code == 1);
+  CHECK_THAT(refused.err, Catch::Contains("cifar10.etdp and mobilenet_v2.etrecord do not belong together"));
+  CHECK_THAT(refused.err, Catch::Contains("--force"));
+  auto forced = run_etscope(mix + " --force");
+  CHECK(forced.exit_code == 0);
+  CHECK_THAT(forced.err, Catch::Contains("warning:"));
+  auto wrong_pte = run_etscope("trace --etdump " + fixture("cifar10/cifar10.etdp") + " --pte " + fixture("mobilenet_v2/mobilenet_v2.pte") +
+                               " -o " + etscope::testing::temp_dir("trace_mix") + "/t.json");
+  CHECK(wrong_pte.exit_code == 1);
+  CHECK_THAT(wrong_pte.err, Catch::Contains("cifar10.etdp and mobilenet_v2.pte do not belong together"));
+
+  // etscope's own dump: 1 warm-up + 4 timed runs; the warm-up is left out unless asked for.
+  const std::string dir = etscope::testing::temp_dir("inspect_warmup");
+  auto run = run_etscope("run " + fixture("cifar10/cifar10.pte") + " --iterations 4 --warmup 1 --etdump " + dir + "/c.etdp");
+  REQUIRE(run.exit_code == 0);
+  auto count_runs = [&](const std::string& extra) {
+    auto r = run_etscope("inspect --etdump " + dir + "/c.etdp --format json --block Execute" + extra);
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["blocks"].size() == 1);
+    return static_cast<int>(j["blocks"][0]["runs"].size());
+  };
+  CHECK(count_runs("") == 4);
+  CHECK(count_runs(" --include-warmup") == 5);
+  CHECK(count_runs(" --skip-runs 1") == 3);
+}

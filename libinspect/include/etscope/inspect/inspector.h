@@ -166,6 +166,11 @@ struct InspectorOptions {
   TimeScale source = TimeScale::kNs;
   TimeScale target = TimeScale::kMs;
   std::string method = "forward";  ///< Whose ETRecord maps are used (the Inspector uses forward).
+  /// etscope records warm-up executions as "Warmup" blocks; they are left out unless this is
+  /// set, and then count as "Execute" runs.
+  bool include_warmup = false;
+  /// "Execute" runs to leave out first, for dumps that do not mark warm-up (ExecuTorch's).
+  uint32_t skip_runs = 0;
 };
 
 class Inspector {
