@@ -107,9 +107,11 @@ class Converter {
     constexpr uint64_t kMaxExpansion = uint64_t{16} << 20;
     if (!storage_bytes_declared ||
         (*nbytes > *storage_bytes_declared && *nbytes > kMaxExpansion)) {
-      return bad("a view of " + std::to_string(*nbytes) + " bytes over a storage of " +
-                 std::to_string(storage_bytes_declared.value_or(0)) +
-                 " bytes (stride 0 or overlapping strides) is larger than etscope expands (16 MiB)");
+      // A limit breach, like the zip limits: the whole read fails.
+      return Error(ErrorCode::kOutOfResources,
+                   where_ + ": tensor on storage '" + s.storage_key + "': a view of " + std::to_string(*nbytes) +
+                       " bytes over a storage of " + std::to_string(storage_bytes_declared.value_or(0)) +
+                       " bytes (stride 0 or overlapping strides) is larger than etscope expands (16 MiB)");
     }
     // Tensors may share one storage, so the bytes we materialise count against the total too.
     if (budget_ != nullptr) {
