@@ -1,5 +1,7 @@
 #include "model/program_model.h"
 
+#include "etscope/inspect/program_description.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -11,45 +13,9 @@
 namespace etscope::gui {
 namespace {
 
-// Shortest "%g" text that reads back to the same double.
-std::string double_text(double v) {
-  char buf[40];
-  for (int digits = 6; digits <= 17; ++digits) {
-    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
-}
-
-std::string joined_arguments(const ExecutionPlan& plan, const std::vector<int32_t>& values) {
-  std::string s;
-  for (int32_t v : values) {
-    if (!s.empty()) s += ", ";
-    s += argument_text(plan, v);
-  }
-  return s;
-}
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-const char* kind_word(InstructionKind kind) {
-  switch (kind) {
-    case InstructionKind::kKernelCall: return "kernel";
-    case InstructionKind::kDelegateCall: return "delegate";
-    case InstructionKind::kMoveCall: return "move";
-    case InstructionKind::kJumpFalse: return "jump";
-    case InstructionKind::kFree: return "free";
-  }
-  return "?";
-}
-
 std::string value_contents(const ExecutionPlan& plan, int32_t index) {
   // argument_text without the leading "%N " (and the "=" of scalars).
-  std::string s = argument_text(plan, index);
+  std::string s = inspect::argument_text(plan, index);
   const size_t space = s.find(' ');
   s = space == std::string::npos ? "" : s.substr(space + 1);
   if (!s.empty() && s[0] == '=') s.erase(0, 1);
@@ -57,97 +23,6 @@ std::string value_contents(const ExecutionPlan& plan, int32_t index) {
 }
 
 }  // namespace
-
-std::string argument_text(const ExecutionPlan& plan, int32_t value_index) {
-  if (value_index < 0 || static_cast<size_t>(value_index) >= plan.values.size()) {
-    return "%" + std::to_string(value_index) + " ?";
-  }
-  const Value& v = plan.values[static_cast<size_t>(value_index)];
-  std::string s = "%" + std::to_string(value_index);
-  switch (v.kind) {
-    case ValueKind::kTensor: {
-      switch (v.tensor.data_kind) {
-        case TensorDataKind::kConstant: s += " const"; break;
-        case TensorDataKind::kExternalConstant:
-        case TensorDataKind::kExternalMutable: s += " ext"; break;
-        default: break;
-      }
-      return s + " " + shape_text(v.tensor.dtype, v.tensor.sizes);
-    }
-    case ValueKind::kNone: return s + " =None";
-    case ValueKind::kInt: return s + " =" + std::to_string(v.int_value);
-    case ValueKind::kBool: return s + (v.bool_value ? " =true" : " =false");
-    case ValueKind::kDouble: return s + " =" + double_text(v.double_value);
-    case ValueKind::kString: return s + " =\"" + v.string_value + "\"";
-    case ValueKind::kIntList: {
-      std::string items;
-      for (int64_t item : v.int_list) {
-        const bool ok = item >= 0 && static_cast<size_t>(item) < plan.values.size() &&
-                        plan.values[static_cast<size_t>(item)].kind == ValueKind::kInt;
-        if (!items.empty()) items += ",";
-        items += ok ? std::to_string(plan.values[static_cast<size_t>(item)].int_value) : "?";
-      }
-      return s + " =[" + items + "]";
-    }
-    case ValueKind::kDoubleList: {
-      std::string items;
-      for (double d : v.double_list) items += (items.empty() ? "" : ",") + double_text(d);
-      return s + " =[" + items + "]";
-    }
-    case ValueKind::kBoolList: {
-      std::string items;
-      for (uint8_t b : v.bool_list) items += std::string(items.empty() ? "" : ",") + (b ? "true" : "false");
-      return s + " =[" + items + "]";
-    }
-    case ValueKind::kTensorList:
-    case ValueKind::kOptionalTensorList: {
-      std::string items;
-      for (int32_t t : v.tensor_list) {
-        if (!items.empty()) items += ",";
-        items += t < 0 ? "None" : "%" + std::to_string(t);
-      }
-      return s + " [" + items + "]";
-    }
-  }
-  return s;
-}
-
-std::string location_text(const TensorInfo& t) {
-  std::string arena;
-  if (t.allocation) {
-    arena = "arena " + std::to_string(t.allocation->memory_id) + " @ " + std::to_string(t.allocation->offset);
-  }
-  switch (t.data_kind) {
-    case TensorDataKind::kConstant:
-      return "constant #" + std::to_string(t.data_buffer_idx) + " @ file " + hex(t.data.offset);
-    case TensorDataKind::kExternalConstant: return "external '" + t.fqn + "'";
-    case TensorDataKind::kExternalMutable: return arena + ", init from external '" + t.fqn + "'";
-    case TensorDataKind::kPlannedWithInit: return arena + ", init from file " + hex(t.data.offset);
-    case TensorDataKind::kPlanned: return arena;
-    case TensorDataKind::kRuntimeSupplied: return "unplanned (set at run time)";
-  }
-  return "?";
-}
-
-std::string instruction_text(const ExecutionPlan& plan, const Instruction& in) {
-  switch (in.kind) {
-    case InstructionKind::kKernelCall: {
-      const std::string op = plan.operators[static_cast<size_t>(in.op_index)].qualified_name();
-      const KernelArgs split = split_kernel_args(plan, in);
-      const std::string outputs = joined_arguments(plan, split.outputs);
-      return op + "(" + joined_arguments(plan, split.inputs) + ") -> " + (outputs.empty() ? "-" : outputs);
-    }
-    case InstructionKind::kDelegateCall:
-      return "delegate #" + std::to_string(in.delegate_index) + " " +
-             plan.delegates[static_cast<size_t>(in.delegate_index)].id + "(" + joined_arguments(plan, in.args) + ")";
-    case InstructionKind::kMoveCall:
-      return "move " + argument_text(plan, in.move_from) + " -> %" + std::to_string(in.move_to);
-    case InstructionKind::kJumpFalse:
-      return "jump to " + std::to_string(in.destination) + " if not " + argument_text(plan, in.cond_value);
-    case InstructionKind::kFree: return "free " + argument_text(plan, in.free_value);
-  }
-  return "?";
-}
 
 ProgramModel ProgramModel::build(const Program& program, size_t plan_index) {
   ProgramModel m;
@@ -181,9 +56,9 @@ ProgramModel ProgramModel::build(const Program& program, size_t plan_index) {
     for (int32_t idx : indices) {
       IoRow row;
       row.value = idx;
-      row.text = argument_text(plan, idx);
+      row.text = inspect::argument_text(plan, idx);
       const Value& v = plan.values[static_cast<size_t>(idx)];
-      if (v.kind == ValueKind::kTensor) row.location = location_text(v.tensor);
+      if (v.kind == ValueKind::kTensor) row.location = inspect::location_text(v.tensor);
       out.push_back(std::move(row));
     }
   };
@@ -210,7 +85,7 @@ ProgramModel ProgramModel::build(const Program& program, size_t plan_index) {
       InstructionRow row;
       row.ref = {static_cast<int32_t>(c), static_cast<int32_t>(i)};
       row.step = step;
-      row.kind = kind_word(in.kind);
+      row.kind = inspect::instruction_kind_word(in.kind);
       switch (in.kind) {
         case InstructionKind::kKernelCall:
           row.op = plan.operators[static_cast<size_t>(in.op_index)].qualified_name();
@@ -221,7 +96,7 @@ ProgramModel ProgramModel::build(const Program& program, size_t plan_index) {
           break;
         default: row.op = row.kind; break;
       }
-      row.text = instruction_text(plan, in);
+      row.text = inspect::instruction_text(plan, in);
       if (i < chain.stacktrace.size() && !chain.stacktrace[i].empty()) {
         const auto& frames = chain.stacktrace[i];
         const Frame& f = frames.back();
@@ -247,7 +122,7 @@ ProgramModel ProgramModel::build(const Program& program, size_t plan_index) {
       const TensorInfo& t = v.tensor;
       row.type = shape_text(t.dtype, t.sizes);
       row.nbytes = t.nbytes;
-      row.location = location_text(t);
+      row.location = inspect::location_text(t);
       auto note = [&](const std::string& n) { row.notes += (row.notes.empty() ? "" : ", ") + n; };
       if (!t.fqn.empty() && !t.external) note("fqn '" + t.fqn + "'");
       if (t.requires_grad) note("requires_grad");

@@ -85,16 +85,7 @@ class ProgramModel {
   bool has_sources_ = false;
 };
 
-/// One value as an instruction argument: "%3 f32[1,3,32,32]", "%4 const f32[16,3,3,3]", "%5 =1",
-/// "%8 =[3,3]", "%2 =None", "%9 [%1,%2]".
-std::string argument_text(const ExecutionPlan& plan, int32_t value_index);
-
-/// Where a tensor's data lives: "arena 1 @ 32", "constant #2 @ file 0x980", "external 'w'",
-/// "unplanned (set at run time)".
-std::string location_text(const TensorInfo& tensor);
-
-/// An instruction with its arguments, e.g.
-/// "aten::add.out(%0 f32[2], %1 f32[2], %3 =1) -> %2 f32[2]".
-std::string instruction_text(const ExecutionPlan& plan, const Instruction& instruction);
+// The texts of arguments, locations and instructions are libinspect's program description
+// (etscope/inspect/program_description.h), shared with `etscope pte`.
 
 }  // namespace etscope::gui

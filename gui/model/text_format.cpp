@@ -5,18 +5,10 @@
 #include <cmath>
 #include <cstdio>
 
+#include "etscope/inspect/program_description.h"
+
 namespace etscope::gui {
 namespace {
-
-template <typename Int>
-std::string shape_of(ScalarType dtype, const std::vector<Int>& sizes) {
-  std::string s = scalar_type_short_name(dtype) + "[";
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (i) s += ",";
-    s += std::to_string(sizes[i]);
-  }
-  return s + "]";
-}
 
 std::string lower(const std::string& s) {
   std::string out(s);
@@ -40,8 +32,9 @@ int decimals_for(double step) {
 
 }  // namespace
 
-std::string shape_text(ScalarType dtype, const std::vector<int32_t>& sizes) { return shape_of(dtype, sizes); }
-std::string shape_text(ScalarType dtype, const std::vector<int64_t>& sizes) { return shape_of(dtype, sizes); }
+// Shapes are written one way everywhere: libinspect's program description.
+std::string shape_text(ScalarType dtype, const std::vector<int32_t>& sizes) { return inspect::shape_text(dtype, sizes); }
+std::string shape_text(ScalarType dtype, const std::vector<int64_t>& sizes) { return inspect::shape_text(dtype, sizes); }
 
 std::string bytes_text(uint64_t bytes) {
   char buf[64];

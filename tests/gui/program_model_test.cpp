@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "etscope/formats/pte_reader.h"
+#include "etscope/inspect/program_description.h"
 #include "model/program_model.h"
 #include "testing/test_util.h"
 
@@ -82,11 +83,11 @@ TEST_CASE("argument text covers every value kind", "[gui][program]") {
   tl.kind = ValueKind::kOptionalTensorList;
   tl.tensor_list = {-1, 5};
   add(tl);
-  CHECK(argument_text(plan, 0) == "%0 =None");
-  CHECK(argument_text(plan, 1) == "%1 =3");
-  CHECK(argument_text(plan, 2) == "%2 =[3,3]");
-  CHECK(argument_text(plan, 3) == "%3 =true");
-  CHECK(argument_text(plan, 4) == "%4 =0.1");
-  CHECK(argument_text(plan, 5) == "%5 [None,%5]");
-  CHECK(argument_text(plan, 99) == "%99 ?");
+  CHECK(etscope::inspect::argument_text(plan, 0) == "%0 =None");
+  CHECK(etscope::inspect::argument_text(plan, 1) == "%1 =3");
+  CHECK(etscope::inspect::argument_text(plan, 2) == "%2 =[3,3]");
+  CHECK(etscope::inspect::argument_text(plan, 3) == "%3 =true");
+  CHECK(etscope::inspect::argument_text(plan, 4) == "%4 =0.1");
+  CHECK(etscope::inspect::argument_text(plan, 5) == "%5 [None,%5]");
+  CHECK(etscope::inspect::argument_text(plan, 99) == "%99 ?");
 }
