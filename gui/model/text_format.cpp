@@ -36,20 +36,7 @@ int decimals_for(double step) {
 std::string shape_text(ScalarType dtype, const std::vector<int32_t>& sizes) { return inspect::shape_text(dtype, sizes); }
 std::string shape_text(ScalarType dtype, const std::vector<int64_t>& sizes) { return inspect::shape_text(dtype, sizes); }
 
-std::string bytes_text(uint64_t bytes) {
-  char buf[64];
-  const double b = static_cast<double>(bytes);
-  if (bytes < 1024) {
-    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-  } else if (bytes < 1024ull * 1024) {
-    std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-  } else if (bytes < 1024ull * 1024 * 1024) {
-    std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024.0));
-  } else {
-    std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024.0 * 1024.0));
-  }
-  return buf;
-}
+std::string bytes_text(uint64_t bytes) { return inspect::bytes_text(bytes); }
 
 std::string duration_text(double ns) {
   char buf[64];
