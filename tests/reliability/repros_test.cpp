@@ -59,7 +59,10 @@ TEST_CASE("tensors without memory never reach a kernel", "[repro][runtime]") {
 TEST_CASE("declared sizes beyond the memory limit are refused before allocating", "[repro][runtime]") {
   expect_refusal("run " + repro("t10_huge_arena.pte"), "t10_huge_arena.pte", "memory arena 1 needs 4503599627370496 bytes");
   expect_refusal("run " + repro("flip_arena_abort.pte"), "flip_arena_abort.pte", "memory arena 1 needs");
-  expect_refusal("run " + repro("flip_scratch_abort.pte"), "flip_scratch_abort.pte", "kernel scratch space needs");
+  // Its convolution's im2col matrix would hold more than 2^58 elements: the kernel refuses the
+  // sizes themselves, before any scratch is sized or allocated.
+  expect_refusal("run " + repro("flip_scratch_abort.pte"), "flip_scratch_abort.pte",
+                 "(aten::convolution.out): convolution.out: the im2col matrix of this convolution is out of range");
 }
 
 TEST_CASE("an arena declared far larger than used costs neither time nor memory", "[repro][runtime]") {
@@ -96,6 +99,16 @@ TEST_CASE("hostile inputs are refused: wrapping shapes and bools that are not 0 
                  "wrap_2e62_f4.npy", "f32[1099511627776,4194304] does not fit input 0 (f32[1,1])");
   expect_refusal("run " + repro("add_bool.pte") + " --input " + repro("bool_2.npy") + " --input " + repro("bool_2.npy"),
                  "bool_2.npy", "bool element 0 holds the byte 2");
+}
+
+TEST_CASE("hostile kernel attributes fail the instruction without overflowing", "[repro][runtime]") {
+  // max_pool2d with kernel 2^30 and dilation 2^40, and a convolution whose im2col size overflows
+  // int64: the kernels check the window arithmetic before doing any of it (UBSan runs this too).
+  expect_refusal("run " + repro("maxpool_overflow.pte"), "maxpool_overflow.pte",
+                 "instruction 0 (aten::max_pool2d_with_indices.out): max_pool2d_with_indices.out: kernel_size, stride, "
+                 "padding or dilation out of range");
+  expect_refusal("run " + repro("fuzz_conv_scratch_overflow.pte"), "fuzz_conv_scratch_overflow.pte",
+                 "instruction 0 (aten::convolution.out): convolution.out: sizes, padding or dilation out of range");
 }
 
 TEST_CASE("a misaligned constant is copied, not loaded misaligned", "[repro][runtime]") {

@@ -83,14 +83,31 @@ const char* parse_conv(const TensorImpl& in, const TensorImpl& weight, Args args
   } else {
     p->h = in.size(2), p->w = in.size(3), p->kh = weight.size(2), p->kw = weight.size(3);
   }
+  if (p->kh <= 0 || p->kw <= 0) return "the weight's kernel sizes must be positive";
   if (p->sh <= 0 || p->sw <= 0 || p->dh <= 0 || p->dw <= 0 || p->ph < 0 || p->pw < 0) {
     return "stride and dilation must be positive and padding non-negative";
   }
   if (p->groups <= 0 || p->c % p->groups != 0 || p->oc % p->groups != 0 || weight.size(1) != p->c / p->groups) {
     return "input channels, weight shape and groups disagree";
   }
-  const int64_t eh = p->dh * (p->kh - 1) + 1, ew = p->dw * (p->kw - 1) + 1;
-  if (p->h + 2 * p->ph < eh || p->w + 2 * p->pw < ew) return "kernel is larger than the padded input";
+  // Hostile shapes and attributes can make the window and scratch arithmetic below overflow 64
+  // bits: every size derived from them (padded planes, window extents, the im2col matrix and its
+  // bytes) is computed exactly first and must stay well inside int64.
+  using Wide = __int128;
+  constexpr Wide kLimit = Wide{1} << 58;
+  const Wide padded_h = Wide{p->h} + 2 * Wide{p->ph}, padded_w = Wide{p->w} + 2 * Wide{p->pw};
+  const Wide ext_h = Wide{p->dh} * (p->kh - 1) + 1, ext_w = Wide{p->dw} * (p->kw - 1) + 1;
+  if (padded_h > kLimit || padded_w > kLimit || ext_h > kLimit || ext_w > kLimit || p->sh > kLimit ||
+      p->sw > kLimit || padded_h * padded_w > kLimit) {
+    return "sizes, padding or dilation out of range";
+  }
+  if (padded_h < ext_h || padded_w < ext_w) return "kernel is larger than the padded input";
+  const Wide out_h = (padded_h - ext_h) / p->sh + 1, out_w = (padded_w - ext_w) / p->sw + 1;
+  const Wide taps = Wide{p->c / p->groups} * p->kh * p->kw;
+  if (taps > kLimit || out_h * out_w > kLimit || taps * out_h * out_w > kLimit) {
+    return "the im2col matrix of this convolution is out of range";
+  }
+  const int64_t eh = static_cast<int64_t>(ext_h), ew = static_cast<int64_t>(ext_w);
   p->oh = (p->h + 2 * p->ph - eh) / p->sh + 1;
   p->ow = (p->w + 2 * p->pw - ew) / p->sw + 1;
   return nullptr;

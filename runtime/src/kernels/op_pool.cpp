@@ -1,6 +1,7 @@
 // max_pool2d_with_indices (+ backward), avg_pool2d, _adaptive_avg_pool2d over [N,]C,H,W
 // contiguous tensors, float32 and float64. Indices are int64 offsets into each input plane
 // (y * W + x), as ATen stores them.
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -61,6 +62,22 @@ bool parse_pool(KernelContext& ctx, Args args, const TensorImpl& in, size_t firs
   const int r = in.dim();
   p->h = in.size(r - 2), p->w = in.size(r - 1);
   p->planes = in.size(r - 3) * (r == 4 ? in.size(0) : 1);
+  // Hostile attributes (a kernel of 2^30 with dilation 2^40) must not overflow the window
+  // arithmetic: the padded input, the window's extent, the stride and the window's area are
+  // computed exactly first and must stay well inside int64.
+  using Wide = __int128;
+  constexpr Wide kLimit = Wide{1} << 58;
+  for (auto [in_size, k, s, pad, dil] : {std::array<int64_t, 5>{p->h, p->kh, p->sh, p->ph, p->dh},
+                                         std::array<int64_t, 5>{p->w, p->kw, p->sw, p->pw, p->dw}}) {
+    if (Wide{in_size} + 2 * Wide{pad} + s + Wide{dil} * (k - 1) > kLimit) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: kernel_size, stride, padding or dilation out of range", op);
+      return false;
+    }
+  }
+  if (Wide{p->kh} * p->kw > kLimit) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: kernel_size out of range", op);
+    return false;
+  }
   p->oh = pool_out_size(p->h, p->kh, p->ph, p->sh, p->dh, ceil_mode);
   p->ow = pool_out_size(p->w, p->kw, p->pw, p->sw, p->dw, ceil_mode);
   if (p->oh <= 0 || p->ow <= 0) {
@@ -144,13 +161,15 @@ void max_pool2d_with_indices_out(KernelContext& ctx, Args args) {
       for (int64_t oy = 0; oy < p.oh; ++oy) {
         int64_t y0 = oy * p.sh - p.ph;
         const int64_t y1 = std::min(y0 + (p.kh - 1) * p.dh + 1, p.h);
-        while (y0 < 0) y0 += p.dh;
+        if (y0 < 0) y0 += (-y0 + p.dh - 1) / p.dh * p.dh;  // first tap inside the plane
         for (int64_t ox = 0; ox < p.ow; ++ox) {
           int64_t x0 = ox * p.sw - p.pw;
           const int64_t x1 = std::min(x0 + (p.kw - 1) * p.dw + 1, p.w);
-          while (x0 < 0) x0 += p.dw;
+          if (x0 < 0) x0 += (-x0 + p.dw - 1) / p.dw * p.dw;
           T best = -std::numeric_limits<T>::infinity();
-          int64_t bi = y0 * p.w + x0;
+          // A window wholly in the padding keeps ATen's first-tap index (when it is representable).
+          int64_t bi = 0;
+          if (__builtin_mul_overflow(y0, p.w, &bi) || __builtin_add_overflow(bi, x0, &bi)) bi = -1;
           for (int64_t yy = y0; yy < y1; yy += p.dh) {
             for (int64_t xx = x0; xx < x1; xx += p.dw) {
               const T v = xp[yy * p.w + xx];
