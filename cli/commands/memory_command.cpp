@@ -4,6 +4,7 @@
 #include <set>
 
 #include "commands/command.h"
+#include "etscope/core/machine.h"
 #include "etscope/formats/pte_reader.h"
 #include "etscope/inspect/debug_buffer_planner.h"
 #include "etscope/inspect/memory_chrome_trace.h"
@@ -81,6 +82,9 @@ class MemoryCommand final : public Command {
       exit_code = 1;
     };
     for (const std::string& p : program.problems) error_line(p);
+    for (const std::string& w : inspect::declared_memory_warnings(program, machine_memory_bytes())) {
+      std::cerr << "etscope: " << program.name() << ": warning: " << w << "\n";
+    }
     for (const auto& m : models) {
       for (const std::string& p : m.problems()) {
         if (reported.insert(p).second) error_line(p);

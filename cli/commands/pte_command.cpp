@@ -2,8 +2,10 @@
 #include <iostream>
 
 #include "commands/command.h"
+#include "etscope/core/machine.h"
 #include "etscope/formats/ptd_reader.h"
 #include "etscope/formats/tensor_stats.h"
+#include "etscope/inspect/memory_plan.h"
 #include "etscope/inspect/program_description.h"
 #include "render/format.h"
 #include "render/program_json.h"
@@ -35,6 +37,9 @@ class PteCommand final : public Command {
     }
     if (tensor_ >= 0) return show_tensor(program, only ? *only : first_plan(program));
     print_problems(program);
+    for (const std::string& w : inspect::declared_memory_warnings(program, machine_memory_bytes())) {
+      std::cerr << "etscope: " << file_ << ": warning: " << w << "\n";
+    }
     if (json_) {
       Json j = program_json(program, only);
       std::cout << dump_json(j) << "\n";

@@ -10,6 +10,7 @@
 #include "etscope/core/checked.h"
 #include "etscope/formats/training.h"
 #include "etscope/inspect/greedy_planner.h"
+#include "etscope/inspect/program_description.h"
 
 namespace etscope::inspect {
 namespace {
@@ -355,6 +356,30 @@ std::vector<size_t> MemoryPlan::live_at(int64_t step) const {
     const PlannedTensor &x = tensors_[a], &y = tensors_[b];
     return std::tie(x.memory_id, x.offset) < std::tie(y.memory_id, y.offset);
   });
+  return out;
+}
+
+uint64_t declared_arena_bytes(const ExecutionPlan& plan) {
+  uint64_t total = 0;
+  for (size_t k = 1; k < plan.non_const_buffer_sizes.size(); ++k) {
+    const int64_t size = plan.non_const_buffer_sizes[k];
+    if (size < 0) return UINT64_MAX;
+    total = checked::add(total, static_cast<uint64_t>(size)).value_or(UINT64_MAX);
+  }
+  return total;
+}
+
+std::vector<std::string> declared_memory_warnings(const Program& program, uint64_t budget) {
+  std::vector<std::string> out;
+  for (const ExecutionPlan& plan : program.plans) {
+    const uint64_t need = declared_arena_bytes(plan);
+    if (need <= budget) continue;
+    out.push_back("method '" + plan.name + "' declares " +
+                  (need == UINT64_MAX ? std::string("2^64 bytes or more")
+                                       : std::to_string(need) + " bytes (" + bytes_text(need) + ")") +
+                  " of planned memory, more than the " + bytes_text(budget) +
+                  " etscope run may allocate: run will refuse it (see --max-memory)");
+  }
   return out;
 }
 

@@ -13,6 +13,7 @@
 
 #include "etscope/core/checked.h"
 #include "etscope/core/event_names.h"
+#include "etscope/core/machine.h"
 #include "etscope/formats/op_signatures.h"
 
 namespace etscope::rt {
@@ -92,13 +93,6 @@ enum class Storage : uint8_t {
   kReadOnly,  // the program's or a .ptd's constant bytes (or an aligned copy of them)
   kWritable,  // planned arena memory or a buffer the method owns
 };
-
-uint64_t machine_memory() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return UINT64_MAX;
-  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
-}
 
 std::string bytes_text(uint64_t n) {
   char buf[64];
@@ -182,7 +176,7 @@ Result<uint8_t*> Method::Impl::own(uint64_t n, const std::string& what) {
 
 Status Method::Impl::load_values(const MethodOptions& options) {
   const auto& pv = plan->values;
-  memory_left = options.max_memory != 0 ? options.max_memory : machine_memory();
+  memory_left = options.max_memory != 0 ? options.max_memory : machine_memory_bytes();
   storage.assign(pv.size(), Storage::kNone);
   // Arenas first: planned tensors point into them. Their sizes come from the file: each is
   // checked against the memory limit before anything is allocated.

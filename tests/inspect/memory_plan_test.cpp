@@ -298,3 +298,22 @@ TEST_CASE("the greedy bound of an XNNPACK program includes the planner's 64-byte
   CHECK(a.never_used_bytes == 64);
   CHECK(m.find(1)->name == "%1 delegate XnnpackBackend");
 }
+
+TEST_CASE("declared arena bytes saturate and only methods over the budget are warned about", "[inspect][memory]") {
+  Program program = read_real("add.pte");
+  REQUIRE(program.plans.size() == 1);
+  CHECK(declared_arena_bytes(program.plans[0]) == 48);
+  CHECK(declared_memory_warnings(program, 48).empty());
+  const auto one = declared_memory_warnings(program, 47);
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].rfind("method 'forward' declares 48 bytes (48 B) of planned memory, more than the 47 B", 0) == 0);
+
+  // Sizes whose sum wraps 64 bits, and negative sizes, are "2^64 bytes or more", never small.
+  program.plans[0].non_const_buffer_sizes = {0, INT64_MAX, INT64_MAX, 4};
+  CHECK(declared_arena_bytes(program.plans[0]) == UINT64_MAX);
+  program.plans[0].non_const_buffer_sizes = {0, -16};
+  CHECK(declared_arena_bytes(program.plans[0]) == UINT64_MAX);
+  const auto neg = declared_memory_warnings(program, UINT64_MAX - 1);
+  REQUIRE(neg.size() == 1);
+  CHECK(neg[0].find("declares 2^64 bytes or more") != std::string::npos);
+}

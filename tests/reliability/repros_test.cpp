@@ -65,6 +65,21 @@ TEST_CASE("declared sizes beyond the memory limit are refused before allocating"
                  "(aten::convolution.out): convolution.out: the im2col matrix of this convolution is out of range");
 }
 
+TEST_CASE("pte and memory warn about programs that declare more memory than run allows", "[repro][cli]") {
+  for (const char* verb : {"pte ", "memory "}) {
+    auto r = run_etscope(std::string(verb) + repro("t10_huge_arena.pte"));
+    INFO(verb << r.err);
+    CHECK(r.exit_code == 0);  // describing the program is still possible
+    CHECK(r.err.rfind("etscope: " + repro("t10_huge_arena.pte") + ": warning: method 'forward' declares "
+                      "4503599627370496 bytes (4194304.00 GiB) of planned memory", 0) == 0);
+    CHECK(r.err.find("run will refuse it") != std::string::npos);
+  }
+  // A program that fits says nothing.
+  auto fine = run_etscope("pte " + repro("add_writes_input.pte"));
+  CHECK(fine.exit_code == 0);
+  CHECK(fine.err.empty());
+}
+
 TEST_CASE("an arena declared far larger than used costs neither time nor memory", "[repro][runtime]") {
   // add_v2.pte with one byte flipped: its arena says 4.2 GB. Large arenas are mapped, not
   // written, so the run is correct and touches only what the program uses.

@@ -153,4 +153,13 @@ class MemoryPlan {
   std::vector<std::string> notes_;
 };
 
+/// Bytes a method's planned arenas declare together (saturating at UINT64_MAX; a negative size
+/// counts as UINT64_MAX, since no runtime can allocate it).
+uint64_t declared_arena_bytes(const ExecutionPlan& plan);
+
+/// One line per method whose planned arenas together declare more than `budget` bytes (what
+/// `etscope run` may allocate: the machine's memory unless --max-memory says otherwise), saying
+/// that run will refuse it. `pte` and `memory` print these as warnings; empty when all fit.
+std::vector<std::string> declared_memory_warnings(const Program& program, uint64_t budget);
+
 }  // namespace etscope::inspect
