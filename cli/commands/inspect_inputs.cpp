@@ -20,7 +20,9 @@ void InspectInputs::add_options(CLI::App* sub) {
       ->check(CLI::IsMember({"ns", "us", "ms", "s", "cycles"}))->capture_default_str();
   sub->add_option("--target-time-scale", target, "Unit of the reported times")
       ->check(CLI::IsMember({"ns", "us", "ms", "s", "cycles"}))->capture_default_str();
-  sub->add_option("--method", method, "Method whose ETRecord debug maps are used")->capture_default_str();
+  sub->add_option("--method", method,
+                  "ETRecord method for blocks whose kernels do not tell their method (default: forward); a block "
+                  "one method explains always uses that method's maps");
   sub->add_option("--pte", pte, "The program that was run: checked against the ETDump and ETRecord");
   sub->add_flag("--force", force, "Join an ETDump, ETRecord and program that do not belong together (with a warning)");
   sub->add_flag("--include-warmup", include_warmup, "Count etscope's warm-up executions ('Warmup' blocks) as runs");

@@ -14,7 +14,7 @@ namespace etscope::cli {
 struct InspectInputs {
   std::string etdump, etrecord, debug_buffer;
   std::string source = "ns", target = "ms";
-  std::string method = "forward";
+  std::string method;  // "" = each block its own method (else forward)
   std::string pte;          ///< The program, only to check that the files belong together.
   bool force = false;       ///< Join files that do not belong together, with a warning.
   bool include_warmup = false;

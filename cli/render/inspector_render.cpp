@@ -91,7 +91,11 @@ void print_table(std::ostream& out, const std::vector<std::string>& headers, con
 
 std::string block_title(const inspect::Inspector& in, size_t bi) {
   const EventBlock& b = in.blocks()[bi];
-  std::string s = "block " + std::to_string(bi) + " '" + b.name + "': " + std::to_string(b.runs.size()) + (b.runs.size() == 1 ? " run, " : " runs, ") +
+  // The method is named when the ETRecord has several, or the block is not forward's.
+  const bool multi = in.record() != nullptr && in.record()->maps.size() > 1;
+  const bool named = !b.method.empty() && (multi || b.method != "forward");
+  std::string s = "block " + std::to_string(bi) + " '" + b.name + "'" + (named ? " (method " + b.method + ")" : "") +
+                  ": " + std::to_string(b.runs.size()) + (b.runs.size() == 1 ? " run, " : " runs, ") +
                   std::to_string(b.events.size()) + " events";
   if (b.bundled_input_index >= 0) s += ", bundled input " + std::to_string(b.bundled_input_index);
   if (const inspect::RunTime t = in.run_time(bi); t.source != inspect::RunTimeSource::kNone) {
@@ -347,6 +351,7 @@ Json inspector_json(const inspect::Inspector& in, const InspectTableOptions& opt
     if (!block_selected(b, opt)) continue;
     Json bj;
     bj["name"] = b.name;
+    bj["method"] = b.method;
     bj["bundled_input_index"] = b.bundled_input_index;
     bj["runs"] = b.runs;
     const inspect::RunTime run = in.run_time(bi);

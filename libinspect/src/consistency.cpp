@@ -4,20 +4,13 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "etscope/core/event_names.h"
+#include "record_match.h"
 
 namespace etscope::inspect {
 namespace {
-
-// One kernel or delegate-call event of a run block.
-struct KernelEvent {
-  int32_t chain = 0;
-  int32_t instruction = 0;
-  std::string op;       // base name; empty for a DELEGATE_CALL
-  std::string name;     // as recorded
-  bool delegate_call = false;
-};
 
 std::vector<KernelEvent> kernel_events(const etdump::EtDumpFile& dump, const etdump::RunBlock& block) {
   std::vector<KernelEvent> out;
@@ -175,6 +168,47 @@ void check_record_program(const etrecord::EtRecord& record, const Program& progr
   }
 }
 
+// How well one method of the record explains a block's kernel events.
+struct MethodFit {
+  bool beyond = false;  // an event's instruction is not in the method's map at all
+  Tally tally;
+  std::string why;      // the first reason against it
+  size_t mapped = 0;    // instructions the method maps
+  std::set<int32_t> covered;  // of those, the ones the block ran
+};
+
+MethodFit fit(const std::vector<KernelEvent>& events, const std::string& method, const MethodIndex& index) {
+  MethodFit f;
+  f.mapped = index.maps->debug_handle_map.size();
+  for (const KernelEvent& k : events) {
+    if (k.chain != 0) continue;
+    if (k.delegate_call) {
+      const bool mapped = index.maps->delegate_map.count(k.instruction) > 0;
+      if (mapped) f.covered.insert(k.instruction);
+      f.tally.add(mapped, "instruction " + std::to_string(k.instruction) + " ran a DELEGATE_CALL the ETRecord does not map");
+      continue;
+    }
+    auto it = index.maps->debug_handle_map.find(k.instruction);
+    if (it == index.maps->debug_handle_map.end()) {
+      f.beyond = true;
+      f.why = "method '" + method + "' maps no instruction " + std::to_string(k.instruction) + " (" + k.name + ")";
+      return f;
+    }
+    f.covered.insert(k.instruction);
+    const std::set<std::string> ops = node_ops(index.nodes, it->second);
+    if (ops.empty()) continue;
+    f.tally.add(ops.count(k.op) > 0, "instruction " + std::to_string(k.instruction) + " ran " + k.name +
+                                         ", the ETRecord's debug handles there are " + *ops.begin() + " nodes");
+  }
+  if (!f.tally.passes()) {
+    f.why = "method '" + method + "': " + std::to_string(f.tally.disagree) + " of " + std::to_string(f.tally.checked) +
+            " kernel events disagree, e.g. " + f.tally.first;
+  }
+  return f;
+}
+
+bool explains(const MethodFit& f) { return !f.beyond && f.tally.passes(); }
+
 void check_dump_record(const etdump::EtDumpFile& dump, const etrecord::EtRecord& record, ConsistencyReport& report) {
   const auto methods = index_record(record);
   if (methods.empty()) return;  // 2023 records carry no maps: nothing to compare
@@ -184,37 +218,12 @@ void check_dump_record(const etdump::EtDumpFile& dump, const etrecord::EtRecord&
     std::string why;
     bool explained = false;
     for (const auto& [method, index] : methods) {
-      Tally tally;
-      bool beyond = false;
-      for (const KernelEvent& k : events) {
-        if (k.chain != 0) continue;
-        if (k.delegate_call) {
-          tally.add(index.maps->delegate_map.count(k.instruction) > 0,
-                    "instruction " + std::to_string(k.instruction) + " ran a DELEGATE_CALL the ETRecord does not map");
-          continue;
-        }
-        auto it = index.maps->debug_handle_map.find(k.instruction);
-        if (it == index.maps->debug_handle_map.end()) {
-          beyond = true;
-          if (why.empty()) {
-            why = "method '" + method + "' maps no instruction " + std::to_string(k.instruction) + " (" + k.name + ")";
-          }
-          break;
-        }
-        const std::set<std::string> ops = node_ops(index.nodes, it->second);
-        if (ops.empty()) continue;
-        tally.add(ops.count(k.op) > 0, "instruction " + std::to_string(k.instruction) + " ran " + k.name +
-                                            ", the ETRecord's debug handles there are " + *ops.begin() + " nodes");
-      }
-      if (beyond) continue;
-      if (tally.passes()) {
+      const MethodFit f = fit(events, method, index);
+      if (explains(f)) {
         explained = true;
         break;
       }
-      if (why.empty()) {
-        why = "method '" + method + "': " + std::to_string(tally.disagree) + " of " + std::to_string(tally.checked) +
-              " kernel events disagree, e.g. " + tally.first;
-      }
+      if (why.empty()) why = f.why;
     }
     if (!explained) {
       report.problems.push_back(short_name(dump.name()) + " and " + short_name(record.path) + " do not belong together: run block " +
@@ -235,6 +244,27 @@ std::string operator_base_name(std::string_view name) {
   }
   if (const size_t dot = name.rfind('.'); dot != std::string_view::npos) name = name.substr(0, dot);
   return std::string(name);
+}
+
+std::string record_method_for(const std::vector<KernelEvent>& events, const etrecord::EtRecord& record) {
+  if (events.empty()) return "";
+  // Methods that explain every event; among them the one whose mapped instructions the block
+  // ran all of (encode's events are also a prefix of forward's when forward starts with encode),
+  // then the one with most agreeing operators. A tie names none.
+  std::string best;
+  std::tuple<bool, size_t> best_key{false, 0};
+  bool tie = false;
+  for (const auto& [method, index] : index_record(record)) {
+    const MethodFit f = fit(events, method, index);
+    if (!explains(f)) continue;
+    const std::tuple<bool, size_t> key{f.covered.size() == f.mapped, f.tally.checked - f.tally.disagree};
+    if (best.empty() || key > best_key) {
+      best = method, best_key = key, tie = false;
+    } else if (key == best_key) {
+      tie = true;
+    }
+  }
+  return tie ? "" : best;
 }
 
 ConsistencyReport check_consistency(const etdump::EtDumpFile* dump, const etrecord::EtRecord* record, const Program* program) {

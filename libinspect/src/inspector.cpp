@@ -17,6 +17,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "etscope/core/event_names.h"
+#include "etscope/inspect/consistency.h"
+#include "record_match.h"
+
 namespace etscope::inspect {
 
 // ---------------------------------------------------------------------------------------------
@@ -520,12 +524,32 @@ Result<Inspector> Inspector::build(std::shared_ptr<const etdump::EtDumpFile> dum
 
 void Inspector::link_record() {
   const etrecord::EtRecord& rec = *record_;
-  const std::string& method = options_.method;
+  const std::string fallback = options_.method.empty() ? "forward" : options_.method;
+  for (EventBlock& block : blocks_) {
+    std::vector<KernelEvent> calls;
+    for (const Event& ev : block.events) {
+      const events::EventClass kind = ev.kind();
+      if (ev.delegate_id_int || ev.delegate_id_str) continue;
+      if (kind == events::EventClass::kNativeCall) {
+        calls.push_back(KernelEvent{ev.chain, ev.instruction_id, operator_base_name(ev.name), ev.name, false});
+      } else if (kind == events::EventClass::kDelegateCall) {
+        calls.push_back(KernelEvent{ev.chain, ev.instruction_id, "", ev.name, true});
+      }
+    }
+    const std::string own = record_method_for(calls, rec);
+    block.method = own.empty() ? fallback : own;
+    link_block(block);
+  }
+}
+
+void Inspector::link_block(EventBlock& block) {
+  const etrecord::EtRecord& rec = *record_;
+  const std::string& method = block.method;
   // The Inspector resolves handles only when the ETRecord has maps for the method; a 2023-era
   // ETRecord has none, and ExecuTorch raises where we leave the events unlinked.
   if (const etrecord::MethodMaps* maps_ptr = rec.method_maps(method)) {
     const etrecord::MethodMaps& maps = *maps_ptr;
-    for (EventBlock& block : blocks_) {
+    {
       for (Event& ev : block.events) {
         auto handles = maps.debug_handle_map.find(ev.instruction_id);
         if (handles == maps.debug_handle_map.end()) continue;
@@ -565,7 +589,7 @@ void Inspector::link_record() {
   // original programs of lowered modules, as ExecuTorch's operator graph nests them).
   const etrecord::Graph* graph = rec.reference_graph(method);
   if (graph == nullptr) return;
-  for (EventBlock& block : blocks_) {
+  {
     for (Event& ev : block.events) {
       if (ev.is_framework() || !ev.debug_handles) continue;
       for (int64_t h : *ev.debug_handles) {

@@ -565,7 +565,7 @@ const etrecord::Graph* reference_graph(const Inspector& in, const std::string& n
   if (!r) return nullptr;
   if (name.empty() || name == "exported_program") return r->exported_program ? &*r->exported_program : nullptr;
   if (name == "edge_dialect_exported_program") {
-    auto it = r->edge_programs.find(in.options().method);
+    auto it = r->edge_programs.find(in.options().method.empty() ? "forward" : in.options().method);
     return it == r->edge_programs.end() ? nullptr : &it->second;
   }
   auto it = r->graph_map.find(name.find('/') == std::string::npos ? name + "/forward" : name);

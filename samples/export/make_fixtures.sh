@@ -78,6 +78,8 @@ for step in $STEPS; do
 done
 
 "$PYV" pack.py "$WORK" "$OUT"
+# A two-method program profiled by ExecuTorch's runtime (per-method ETRecord linking).
+nice "$PYV" export_two_method_profile.py "$OUT/two_methods" > "$WORK/log_two_methods.txt" 2>&1 || failed="$failed two_methods"
 if [[ -n "$failed" ]]; then
   echo "steps that failed:$failed" >&2
   exit 1

@@ -99,9 +99,13 @@ def order_key(rel: str):
 def main() -> None:
     work, out = Path(sys.argv[1]), Path(sys.argv[2])
     if out.exists():
+        # Only what this script writes: the sample directories and the top-level files. Fixtures
+        # made by other scripts (models/ by export_models.py, two_methods/ by
+        # export_two_method_profile.py) stay.
         for p in out.iterdir():
             if p.is_dir():
-                shutil.rmtree(p)
+                if p.name in MODEL_DIRS:
+                    shutil.rmtree(p)
             else:
                 p.unlink()
     out.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/pte_reader.h"
+#include "etscope/inspect/consistency.h"
 #include "etscope/inspect/inspector.h"
 #include "etscope/inspect/run_trace.h"
 #include "testing/test_json.h"
@@ -374,4 +375,58 @@ TEST_CASE("blocks are attributed to the method whose plan explains their kernels
   REQUIRE(other.ok());
   std::vector<std::string> none = in.block_methods(*other);
   CHECK(none[1].empty());
+}
+
+namespace {
+
+// Operator base names of a block's kernel events, in order, and the op types they were linked to.
+std::vector<std::pair<std::string, std::string>> kernels_and_types(const EventBlock& block) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Event& e : block.events) {
+    if (e.name.rfind("native_call_", 0) != 0) continue;
+    out.emplace_back(etscope::inspect::operator_base_name(e.name), e.op_types.empty() ? "" : e.op_types.front());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("each block of a two-method dump is linked with its own method's ETRecord maps", "[inspector][multi-method]") {
+  // ExecuTorch's runtime ran forward twice, then encode twice: all blocks are named "Execute".
+  const std::string dir = "two_methods/two_methods.";
+  for (const std::string fallback : {"", "forward", "encode"}) {
+    INFO("fallback method '" << fallback << "'");
+    InspectorOptions options;
+    options.method = fallback;
+    auto built = Inspector::build(dump_of(fixture(dir + "etdp")), record_of(fixture(dir + "etrecord")), nullptr, options);
+    REQUIRE(built.ok());
+    const Inspector& in = *built;
+    REQUIRE(in.blocks().size() == 3);
+    CHECK(in.blocks()[1].method == "forward");
+    CHECK(in.blocks()[2].method == "encode");
+    // Every kernel is linked to a graph node of its own operator (encode's tanh at instruction 5
+    // is forward's addmm there: forward's maps would call it a Linear).
+    for (size_t b : {size_t{1}, size_t{2}}) {
+      for (const auto& [op, type] : kernels_and_types(in.blocks()[b])) {
+        INFO("block " << b << " " << op << " linked to " << type);
+        CHECK(!type.empty());
+        if (op != "permute_copy" && op != "addmm") CHECK(type == "aten." + op + ".default");
+      }
+    }
+    const auto encode = kernels_and_types(in.blocks()[2]);
+    REQUIRE(encode.size() == 6);
+    CHECK(encode[5] == std::make_pair(std::string("tanh"), std::string("aten.tanh.default")));
+    // The Default block (load and init) has no kernels: it takes the fallback.
+    CHECK(in.blocks()[0].method == (fallback.empty() ? "forward" : fallback));
+  }
+}
+
+TEST_CASE("inspect names the method of each block of a two-method dump", "[inspector][multi-method][cli]") {
+  auto file = [](const char* ext) { return "'" + fixture(std::string("two_methods/two_methods.") + ext) + "'"; };
+  auto r = etscope::testing::run_etscope("inspect --etdump " + file("etdp") + " --etrecord " + file("etrecord") + " --pte " + file("pte"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("block 1 'Execute' (method forward): 2 runs") != std::string::npos);
+  CHECK(r.out.find("block 2 'Execute' (method encode): 2 runs") != std::string::npos);
+  CHECK(r.out.find("aten.tanh.default") != std::string::npos);
 }

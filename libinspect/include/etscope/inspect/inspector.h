@@ -109,6 +109,9 @@ struct EventBlock {
   std::vector<Event> events;
   std::vector<uint32_t> runs;            ///< Indices into EtDumpFile::blocks grouped here.
   std::vector<uint32_t> run_outputs;     ///< EtDumpFile::values logged as outputs (first run).
+  /// The ETRecord method whose debug maps linked this block's events: the one that explains its
+  /// kernel events (see InspectorOptions::method), "" without an ETRecord or maps.
+  std::string method;
 };
 
 /// One row of the per-operator-type summary (TFLite's "summary by node type").
@@ -165,7 +168,11 @@ struct DelegateSummary {
 struct InspectorOptions {
   TimeScale source = TimeScale::kNs;
   TimeScale target = TimeScale::kMs;
-  std::string method = "forward";  ///< Whose ETRecord maps are used (the Inspector uses forward).
+  /// Whose ETRecord maps link a block whose method its events cannot tell ("" = "forward", the
+  /// only method ExecuTorch's Inspector reads). A block whose kernel events one method of the
+  /// record explains (instructions mapped, operators agreeing) always uses that method's maps,
+  /// so every block of a multi-method dump is linked to its own method.
+  std::string method;
   /// etscope records warm-up executions as "Warmup" blocks; they are left out unless this is
   /// set, and then count as "Execute" runs.
   bool include_warmup = false;
@@ -232,6 +239,7 @@ class Inspector {
  private:
   Inspector() = default;
   void link_record();
+  void link_block(EventBlock& block);
   std::shared_ptr<const etdump::EtDumpFile> dump_;
   std::shared_ptr<const etrecord::EtRecord> record_;
   std::shared_ptr<const Blob> debug_buffer_;
