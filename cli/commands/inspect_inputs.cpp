@@ -63,7 +63,14 @@ Result<inspect::Inspector> InspectInputs::load() const {
   if (!debug_buffer.empty()) {
     ETSCOPE_ASSIGN_OR_RETURN(buffer, Blob::open_file(debug_buffer));
   }
-  return inspect::Inspector::build(std::make_shared<const etdump::EtDumpFile>(std::move(dump)), std::move(record), std::move(buffer), options);
+  ETSCOPE_ASSIGN_OR_RETURN(
+      inspect::Inspector in,
+      inspect::Inspector::build(std::make_shared<const etdump::EtDumpFile>(std::move(dump)), std::move(record), std::move(buffer), options));
+  // What the recording lost is said, not shown as events.
+  for (const std::string& loss : in.recording_losses()) {
+    std::fprintf(stderr, "etscope: %s: warning: %s\n", etdump.c_str(), loss.c_str());
+  }
+  return in;
 }
 
 }  // namespace etscope::cli

@@ -7,12 +7,17 @@
 #include <unordered_map>
 
 #include "etscope/core/checked.h"
+#include "etscope/core/event_names.h"
 #include "etscope/formats/file_kind.h"
 #include "etscope_fb/etdump_generated.h"
 #include "flatbuffer_util.h"
 
 namespace etscope::etdump {
 namespace efb = ::etscope::fb::etdump;
+
+bool EtDumpFile::is_marker(const Event& e) const {
+  return e.kind == EventKind::kProfile && !e.delegate && e.ref < names.size() && events::is_marker_name(names[e.ref]);
+}
 
 const std::string& EtDumpFile::name_of(const Event& e) const {
   static const std::string kEmpty;

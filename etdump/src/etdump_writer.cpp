@@ -8,6 +8,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "etscope/core/event_names.h"
 #include "etscope_fb/etdump_generated.h"
 
 namespace etscope::etdump {
@@ -58,10 +59,11 @@ uint64_t EtDumpWriter::to_ns(uint64_t ticks, const Clock& end) const {
 
 void EtDumpWriter::create_event_block(const char* name) {
   if (blocks_.size() == blocks_.capacity()) {
-    event_overflow_ = true;
+    ++blocks_dropped_;
+    discarding_ = true;
     return;
   }
-  blocks_.push_back({name, static_cast<uint32_t>(recorded_.size()), false, false});
+  blocks_.push_back({name, static_cast<uint32_t>(recorded_.size()), 0, 0});
 }
 
 rt::EventHandle EtDumpWriter::start_profiling(const char* name, int32_t chain_id, uint32_t debug_handle) {
@@ -69,9 +71,9 @@ rt::EventHandle EtDumpWriter::start_profiling(const char* name, int32_t chain_id
     chain_id = this->chain_id();
     debug_handle = this->debug_handle();
   }
+  if (discarding_) return UINT32_MAX;
   if (started_.size() == started_.capacity()) {
-    event_overflow_ = true;
-    if (!blocks_.empty()) blocks_.back().event_overflow = true;
+    drop_event();
     return UINT32_MAX;
   }
   started_.push_back({name, chain_id, debug_handle, now_ticks()});
@@ -81,8 +83,7 @@ rt::EventHandle EtDumpWriter::start_profiling(const char* name, int32_t chain_id
 void EtDumpWriter::end_profiling(rt::EventHandle handle) {
   if (handle == UINT32_MAX || handle >= started_.size()) return;
   if (recorded_.size() == recorded_.capacity() || blocks_.empty()) {
-    event_overflow_ = true;
-    if (!blocks_.empty()) blocks_.back().event_overflow = true;
+    drop_event();
     return;
   }
   recorded_.push_back({Kind::kProfile, handle, now_ticks()});
@@ -117,10 +118,9 @@ bool EtDumpWriter::record_tensor(const rt::TensorImpl& t) {
 }
 
 void EtDumpWriter::log_evalue(const rt::EValue& value, bool output) {
-  if (blocks_.empty()) return;
+  if (blocks_.empty() || discarding_) return;
   if (values_.size() == values_.capacity() || recorded_.size() == recorded_.capacity()) {
-    event_overflow_ = true;
-    blocks_.back().event_overflow = true;
+    drop_event();
     return;
   }
   ValueRecord v{};
@@ -147,8 +147,8 @@ void EtDumpWriter::log_evalue(const rt::EValue& value, bool output) {
   if (!ok) {
     // Drop the whole value rather than write a partial one; the block gets a marker.
     tensors_.resize(v.first_tensor);
-    debug_overflow_ = true;
-    blocks_.back().debug_overflow = true;
+    ++values_dropped_;
+    ++blocks_.back().values_dropped;
     return;
   }
   values_.push_back(v);
@@ -235,10 +235,13 @@ Result<std::vector<uint8_t>> EtDumpWriter::finish() const {
         events.push_back(efb::CreateEvent(b, 0, 0, de));
       }
     }
-    for (auto [flag, marker] : {std::pair{block.debug_overflow, "etscope::debug_buffer_overflow"},
-                                std::pair{block.event_overflow, "etscope::event_overflow"}}) {
-      if (!flag) continue;
-      auto pe = efb::CreateProfileEvent(b, b.CreateString(marker), -1, 0, -1, 0, 0, 0, 0);
+    const bool last = bi + 1 == blocks_.size();
+    for (auto [count, marker] : {std::pair{block.values_dropped, events::kMarkerDebugOverflow},
+                                 std::pair{block.events_dropped, events::kMarkerEventOverflow},
+                                 std::pair{last ? blocks_dropped_ : 0, events::kMarkerBlockOverflow}}) {
+      if (count == 0) continue;
+      // chain -1, instruction -1, start 0, end = the count (core/event_names.h).
+      auto pe = efb::CreateProfileEvent(b, b.CreateString(marker.data(), marker.size()), -1, -1, -1, 0, 0, 0, count);
       events.push_back(efb::CreateEvent(b, pe));
     }
     auto name = b.CreateString(block.name);

@@ -194,6 +194,7 @@ std::unique_ptr<Session> load_session(const std::vector<std::string>& paths, con
     auto inspector = inspect::Inspector::build(s->dump, s->record, s->debug_buffer, options);
     if (inspector.ok()) {
       s->inspector = std::make_unique<inspect::Inspector>(std::move(inspector).value());
+      for (const std::string& loss : s->inspector->recording_losses()) s->errors.push_back("warning: " + s->dump_path + ": " + loss);
       s->lookup = std::make_unique<EventLookup>(*s->inspector);
       report(progress, 0.9f, "computing op statistics");
       s->stats = StatsModel::build(*s->inspector);

@@ -67,7 +67,7 @@ TimelineModel TimelineModel::build(std::shared_ptr<const etdump::EtDumpFile> dum
       const uint32_t raw = block.first_event + i;
       const etdump::Event& e = f.events[raw];
       if (e.kind != etdump::EventKind::kProfile) continue;
-      if (!e.delegate && e.ref >= f.names.size()) continue;
+      if ((!e.delegate && e.ref >= f.names.size()) || f.is_marker(e)) continue;
       // A wrapped 32-bit clock gets ExecuTorch's elapsed time; an interval that cannot be
       // measured draws zero-length.
       bars.push_back({e.start, e.start + inspect::elapsed_ticks_or_zero(e.start, e.end), raw, style_of(e)});

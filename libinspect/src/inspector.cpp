@@ -199,7 +199,24 @@ struct Instance {
   uint32_t debug_count = 0;
 };
 
+// What etscope's overflow markers say a run (or a group of runs) lost.
+struct Drops {
+  uint64_t values = 0, events = 0, executions = 0;
+  bool uncounted = false;
+  void add(const std::string& marker, uint64_t count) {
+    uncounted |= count == 0;  // dumps written before etscope counted
+    if (marker == events::kMarkerDebugOverflow) values += count;
+    else if (marker == events::kMarkerEventOverflow) events += count;
+    else executions += count;
+  }
+  void merge(const Drops& o) {
+    values += o.values, events += o.events, executions += o.executions;
+    uncounted |= o.uncounted;
+  }
+};
+
 struct RunGroup {
+  Drops drops;
   std::string name;
   int32_t bundled_input_index = -1;
   std::vector<EventSignature> signatures;  // The run signature's events, in order.
@@ -358,8 +375,14 @@ Result<Inspector> Inspector::build(std::shared_ptr<const etdump::EtDumpFile> dum
     run_groups.clear();
     group_index.clear();
     std::vector<uint32_t> outputs;
+    Drops drops;
     for (uint32_t i = run.first_event; i < run.first_event + run.event_count; ++i) {
       const etdump::Event& e = file.events[i];
+      // etscope's overflow markers say what this run lost; they are not events.
+      if (file.is_marker(e)) {
+        drops.add(file.names[e.ref], e.end);
+        continue;
+      }
       GroupKey key{e.instruction, e.chain, -1, kNoStr};
       if (e.kind == etdump::EventKind::kProfile) {
         uint32_t name;
@@ -445,6 +468,7 @@ Result<Inspector> Inspector::build(std::shared_ptr<const etdump::EtDumpFile> dum
     }
     RunGroup& g = groups[gi];
     g.runs.push_back(r);
+    g.drops.merge(drops);
     for (size_t s = 0; s < sigs.size(); ++s) g.instances[s].push_back(sig_instances[s]);
   }
 
@@ -455,6 +479,10 @@ Result<Inspector> Inspector::build(std::shared_ptr<const etdump::EtDumpFile> dum
     block.bundled_input_index = g.bundled_input_index;
     block.runs = std::move(g.runs);
     block.run_outputs = std::move(g.outputs);
+    block.values_dropped = g.drops.values;
+    block.events_dropped = g.drops.events;
+    block.executions_dropped = g.drops.executions;
+    block.drops_uncounted = g.drops.uncounted;
     block.events.reserve(g.signatures.size());
     for (size_t s = 0; s < g.signatures.size(); ++s) {
       const EventSignature& sig = g.signatures[s];
@@ -609,6 +637,25 @@ void Inspector::link_block(EventBlock& block) {
 // ---------------------------------------------------------------------------------------------
 // [5] aggregates
 // ---------------------------------------------------------------------------------------------
+
+std::vector<std::string> Inspector::recording_losses() const {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    const EventBlock& b = blocks_[i];
+    const std::string where = "block " + std::to_string(i) + " '" + b.name + "' (" + std::to_string(b.runs.size()) +
+                              (b.runs.size() == 1 ? " run)" : " runs)");
+    auto say = [&](uint64_t n, const char* what, const char* cause) {
+      if (n > 0) out.push_back(where + ": " + std::to_string(n) + " " + what + " not recorded: " + cause);
+    };
+    say(b.values_dropped, b.values_dropped == 1 ? "logged value was" : "logged values were",
+        "the debug buffer was full (raise run --debug-buffer-size)");
+    say(b.events_dropped, b.events_dropped == 1 ? "event was" : "events were", "the ETDump writer's event capacity ran out");
+    say(b.executions_dropped, b.executions_dropped == 1 ? "later execution was" : "later executions were",
+        "the ETDump writer's block capacity ran out");
+    if (b.drops_uncounted) out.push_back(where + ": the ETDump marks values or events it could not record (uncounted)");
+  }
+  return out;
+}
 
 double Inspector::find_total_for_module(std::string_view module_name) const {
   double total = 0;

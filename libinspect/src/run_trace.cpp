@@ -75,7 +75,7 @@ void write_run_trace(const Inspector& inspector, std::ostream& o) {
     o << "}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":" << tid << ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" << tid << "}}";
     for (uint32_t i = run.first_event; i < run.first_event + run.event_count; ++i) {
       const etdump::Event& e = dump.events[i];
-      if (e.kind != etdump::EventKind::kProfile) continue;
+      if (e.kind != etdump::EventKind::kProfile || dump.is_marker(e)) continue;
       const Event* ev = index.find(i);
       std::string name = dump.name_of(e);
       std::string delegate_id;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "etscope/etdump/etdump_reader.h"
+#include "etscope/inspect/inspector.h"
 #include "etscope/etdump/etdump_writer.h"
 #include "etscope/formats/pte_reader.h"
 #include "etscope/runtime/method.h"
@@ -193,6 +194,49 @@ TEST_CASE("a debug buffer that is too small leaves a marker / never a partial va
   std::vector<std::string> names = names_in(f, f.blocks.at(1));
   CHECK(names == std::vector<std::string>{"<debug>", "native_call_add.out", "OPERATOR_CALL", "Method::execute",
                                           "etscope::debug_buffer_overflow"});
+  // The marker counts what was dropped: the output (the intermediate took the 4 bytes).
+  CHECK(writer.values_dropped() == 1);
+  const Event& marker = f.events[f.blocks.at(1).first_event + f.blocks.at(1).event_count - 1];
+  CHECK(marker.start == 0);
+  CHECK(marker.end == 1);
+  CHECK(marker.instruction == -1);
+}
+
+TEST_CASE("executions beyond the block capacity are counted and never merged into the last block",
+          "[etdump][writer][errors]") {
+  Program p = must(PteReader::open(real_artifact("add.pte")));
+  EtDumpWriterOptions options;
+  options.max_blocks = 3;  // "Default" and two executions
+  EtDumpWriter writer(options);
+  rt::MethodOptions mo;
+  mo.tracer = &writer;
+  auto m = must(rt::Method::load(p, "forward", mo));
+  const float a[1] = {1.0f};
+  REQUIRE(m->set_input(0, {reinterpret_cast<const uint8_t*>(a), 4}).ok());
+  REQUIRE(m->set_input(1, {reinterpret_cast<const uint8_t*>(a), 4}).ok());
+  for (int i = 0; i < 5; ++i) REQUIRE(m->execute().ok());
+  CHECK(writer.blocks_dropped() == 3);
+  CHECK(writer.events_overflowed());
+  CHECK_FALSE(writer.debug_buffer_overflowed());
+  auto bytes = must(writer.finish());
+  EtDumpFile f = must(EtDumpReader::read(etscope::testing::blob_of(bytes, "blocks.etdp")));
+  REQUIRE(f.blocks.size() == 3);
+  // Both execution blocks hold one execution's events; the last also the marker (end = 3).
+  CHECK(names_in(f, f.blocks[2]).size() == names_in(f, f.blocks[1]).size() + 1);
+  CHECK(names_in(f, f.blocks[2]).back() == "etscope::block_overflow");
+  CHECK(f.events[f.blocks[2].first_event + f.blocks[2].event_count - 1].end == 3);
+
+  // The Inspector groups the two executions as one block of 2 runs, with the marker left out
+  // of its events and said in words.
+  auto in = must(inspect::Inspector::build(std::make_shared<const EtDumpFile>(std::move(f)), nullptr, nullptr));
+  REQUIRE(in.blocks().size() == 2);
+  const inspect::EventBlock& exec = in.blocks()[1];
+  CHECK(exec.runs.size() == 2);
+  CHECK(exec.executions_dropped == 3);
+  for (const inspect::Event& e : exec.events) CHECK(e.name.rfind("etscope::", 0) == std::string::npos);
+  const std::vector<std::string> losses = in.recording_losses();
+  REQUIRE(losses.size() == 1);
+  CHECK(losses[0] == "block 1 'Execute' (2 runs): 3 later executions were not recorded: the ETDump writer's block capacity ran out");
 }
 
 TEST_CASE("ETDump reader errors: wrong kind / truncation / corruption", "[etdump][errors]") {

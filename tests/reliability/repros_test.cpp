@@ -141,3 +141,20 @@ TEST_CASE("an ETRecord tensor bomb is refused within bounded time and memory", "
   expect_refusal("etrecord " + repro("etrecord_stride0_bomb.etrecord"), "etrecord_stride0_bomb.etrecord",
                  "(stride 0 or overlapping strides) is larger than etscope expands");
 }
+
+TEST_CASE("a full debug buffer is counted and said exactly / its markers are not events", "[repro][etdump]") {
+  const std::string dir = temp_dir("repro_debug_overflow");
+  const std::string pte = etscope::testing::fixture("cifar10/cifar10.pte");
+  auto run = run_etscope("run " + pte + " --ones --iterations 2 --etdump " + dir + "/c.etdp --debug-buffer " + dir +
+                         "/c.bin --debug-level intermediate --debug-buffer-size 1");
+  CHECK(run.exit_code == 1);
+  CHECK(run.err.find("MiB debug buffer ran out: ") != std::string::npos);
+  CHECK(run.err.find(" logged values were not recorded") != std::string::npos);
+  auto inspect = run_etscope("inspect --etdump " + dir + "/c.etdp --debug-buffer " + dir + "/c.bin --format csv");
+  INFO(inspect.err);
+  CHECK(inspect.exit_code == 0);
+  CHECK(inspect.out.find("etscope::") == std::string::npos);  // no marker row
+  CHECK(inspect.err.find("etscope: " + dir + "/c.etdp: warning: block 1 'Execute'") != std::string::npos);
+  CHECK(inspect.err.find("logged values were not recorded: the debug buffer was full") != std::string::npos);
+}
+

@@ -376,11 +376,18 @@ Result<TraceFiles> Runner::write_trace(const std::string& etdump_path, const std
   }
   if (m.writer->debug_buffer_overflowed()) {
     return Error(ErrorCode::kOutOfResources,
-                 debug_buffer_path + ": the " + std::to_string(m.options.debug_buffer_bytes >> 20) +
-                     " MiB debug buffer ran out; values were dropped (marked in the ETDump); raise --debug-buffer-size");
+                 debug_buffer_path + ": the " + std::to_string(m.options.debug_buffer_bytes >> 20) + " MiB debug buffer ran out: " +
+                     std::to_string(m.writer->values_dropped()) +
+                     " logged values were not recorded (counted in the ETDump); raise --debug-buffer-size");
   }
   if (m.writer->events_overflowed()) {
-    return Error(ErrorCode::kOutOfResources, etdump_path + ": the event capacity ran out; events were dropped (marked in the ETDump)");
+    std::string what;
+    if (m.writer->events_dropped() > 0) what = std::to_string(m.writer->events_dropped()) + " events";
+    if (m.writer->blocks_dropped() > 0) {
+      what += (what.empty() ? "" : " and ") + std::to_string(m.writer->blocks_dropped()) + " executions";
+    }
+    return Error(ErrorCode::kOutOfResources,
+                 etdump_path + ": the ETDump writer's capacity ran out: " + what + " were not recorded (counted in the ETDump)");
   }
   return files;
 }

@@ -33,6 +33,21 @@ inline constexpr std::string_view kBlockExecute = "Execute";  ///< Opened by eac
 /// out (ExecuTorch's Inspector then sees it as a block of its own, not as an "Execute" run).
 inline constexpr std::string_view kBlockWarmup = "Warmup";
 
+// etscope's overflow markers. When the ETDump writer could not record something, it closes the
+// affected block with a profile event of one of these names (chain -1, instruction -1) whose
+// start is 0 and whose end is how many were dropped in that block (0 in dumps written before
+// etscope counted them). Readers count them and never treat them as events.
+/// Logged values whose bytes did not fit the debug buffer.
+inline constexpr std::string_view kMarkerDebugOverflow = "etscope::debug_buffer_overflow";
+/// Profile events and logged values beyond the writer's event capacity.
+inline constexpr std::string_view kMarkerEventOverflow = "etscope::event_overflow";
+/// Executions after the writer's last block: not recorded at all (in the last recorded block).
+inline constexpr std::string_view kMarkerBlockOverflow = "etscope::block_overflow";
+
+constexpr bool is_marker_name(std::string_view name) {
+  return name == kMarkerDebugOverflow || name == kMarkerEventOverflow || name == kMarkerBlockOverflow;
+}
+
 /// What a profile event is. Every profile reader (Inspector aggregates, timeline, trace, GUI
 /// statistics) asks classify() instead of comparing names itself.
 enum class EventClass : unsigned char {

@@ -6,8 +6,10 @@
 //
 // Nothing is allocated while recording: events, blocks and tensor records live in arrays sized
 // at construction. When an array or the debug buffer is full, recording continues without the
-// value, the writer remembers the overflow, and finish() writes a marker event
-// ("etscope::debug_buffer_overflow" or "etscope::event_overflow") into the affected block.
+// value, the writer counts what it dropped, and finish() closes the affected block with a marker
+// event carrying the count (core/event_names.h: etscope::debug_buffer_overflow, event_overflow).
+// Executions after the last block fit are not recorded at all (never merged into the last
+// block): the last block's etscope::block_overflow marker counts them.
 #pragma once
 
 #include <cstdint>
@@ -45,8 +47,14 @@ class EtDumpWriter final : public rt::EventTracer {
 
   /// Bytes of the debug buffer in use (up to the end of the last tensor).
   size_t debug_bytes_used() const { return debug_used_; }
-  bool debug_buffer_overflowed() const { return debug_overflow_; }
-  bool events_overflowed() const { return event_overflow_; }
+  bool debug_buffer_overflowed() const { return values_dropped_ > 0; }
+  bool events_overflowed() const { return events_dropped_ > 0 || blocks_dropped_ > 0; }
+  /// Logged values whose bytes did not fit the debug buffer.
+  uint64_t values_dropped() const { return values_dropped_; }
+  /// Profile events and logged values beyond the event capacity.
+  uint64_t events_dropped() const { return events_dropped_; }
+  /// Blocks (executions) beyond max_blocks, not recorded.
+  uint64_t blocks_dropped() const { return blocks_dropped_; }
   size_t event_count() const { return recorded_.size(); }
 
  private:
@@ -85,8 +93,8 @@ class EtDumpWriter final : public rt::EventTracer {
   struct Block {
     const char* name;
     uint32_t first_recorded;
-    bool debug_overflow;
-    bool event_overflow;
+    uint64_t values_dropped;
+    uint64_t events_dropped;
   };
 
   struct Clock {
@@ -108,8 +116,14 @@ class EtDumpWriter final : public rt::EventTracer {
   std::vector<TensorRecord> tensors_;
   std::vector<Block> blocks_;
   size_t debug_used_ = 0;
-  bool debug_overflow_ = false;
-  bool event_overflow_ = false;
+  uint64_t values_dropped_ = 0;
+  uint64_t events_dropped_ = 0;
+  uint64_t blocks_dropped_ = 0;
+  bool discarding_ = false;  ///< No block was left for the current execution: record nothing.
+  void drop_event() {
+    ++events_dropped_;
+    if (!blocks_.empty()) ++blocks_.back().events_dropped;
+  }
 };
 
 }  // namespace etscope::etdump

@@ -109,6 +109,12 @@ struct EventBlock {
   std::vector<Event> events;
   std::vector<uint32_t> runs;            ///< Indices into EtDumpFile::blocks grouped here.
   std::vector<uint32_t> run_outputs;     ///< EtDumpFile::values logged as outputs (first run).
+  /// What etscope's ETDump writer could not record in these runs, from its overflow markers
+  /// (core/event_names.h; never events), summed over the runs: logged values whose bytes did not
+  /// fit the debug buffer, events beyond its capacity, and executions after its last block.
+  uint64_t values_dropped = 0, events_dropped = 0, executions_dropped = 0;
+  /// A marker without a count (dumps written before etscope counted): something was lost.
+  bool drops_uncounted = false;
   /// The ETRecord method whose debug maps linked this block's events: the one that explains its
   /// kernel events (see InspectorOptions::method), "" without an ETRecord or maps.
   std::string method;
@@ -232,6 +238,10 @@ class Inspector {
   /// tell. "" for a block no plan explains, or that several plans explain equally (framework
   /// blocks such as "Default" have no kernels and stay "").
   std::vector<std::string> block_methods(const Program& program) const;
+
+  /// One sentence per block that lost something while recording (see EventBlock's drop
+  /// counts), naming the block, the counts and the cause; empty when nothing was lost.
+  std::vector<std::string> recording_losses() const;
 
   /// Top-level module keys seen in the module hierarchy (children of the root module).
   std::vector<std::string> top_level_modules() const;
