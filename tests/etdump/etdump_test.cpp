@@ -175,6 +175,21 @@ TEST_CASE("our ETDump of a run has ExecuTorch's blocks / events and debug-buffer
   CHECK(intermediate.tensors[0].strides == std::vector<int64_t>{1});
 }
 
+namespace {
+
+// add.pte's forward traced by `writer`, both inputs set to 1.
+std::unique_ptr<rt::Method> add_with_ones(const Program& p, EtDumpWriter& writer) {
+  rt::MethodOptions mo;
+  mo.tracer = &writer;
+  auto m = must(rt::Method::load(p, "forward", mo));
+  const float a[1] = {1.0f};
+  REQUIRE(m->set_input(0, {reinterpret_cast<const uint8_t*>(a), 4}).ok());
+  REQUIRE(m->set_input(1, {reinterpret_cast<const uint8_t*>(a), 4}).ok());
+  return m;
+}
+
+}  // namespace
+
 TEST_CASE("a debug buffer that is too small leaves a marker / never a partial value", "[etdump][writer][errors]") {
   Program p = must(PteReader::open(real_artifact("add.pte")));
   alignas(64) static uint8_t buffer[64];
@@ -182,12 +197,7 @@ TEST_CASE("a debug buffer that is too small leaves a marker / never a partial va
   options.debug_buffer = {buffer, 4};  // room for one float
   EtDumpWriter writer(options);
   writer.set_debug_level(rt::DebugLevel::kIntermediateOutputs);
-  rt::MethodOptions mo;
-  mo.tracer = &writer;
-  auto m = must(rt::Method::load(p, "forward", mo));
-  const float a[1] = {1.0f};
-  REQUIRE(m->set_input(0, {reinterpret_cast<const uint8_t*>(a), 4}).ok());
-  REQUIRE(m->set_input(1, {reinterpret_cast<const uint8_t*>(a), 4}).ok());
+  auto m = add_with_ones(p, writer);
   REQUIRE(m->execute().ok());
   CHECK(writer.debug_buffer_overflowed());
   EtDumpFile f = must(EtDumpReader::read(etscope::testing::blob_of(must(writer.finish()), "small.etdp")));
@@ -208,12 +218,7 @@ TEST_CASE("executions beyond the block capacity are counted and never merged int
   EtDumpWriterOptions options;
   options.max_blocks = 3;  // "Default" and two executions
   EtDumpWriter writer(options);
-  rt::MethodOptions mo;
-  mo.tracer = &writer;
-  auto m = must(rt::Method::load(p, "forward", mo));
-  const float a[1] = {1.0f};
-  REQUIRE(m->set_input(0, {reinterpret_cast<const uint8_t*>(a), 4}).ok());
-  REQUIRE(m->set_input(1, {reinterpret_cast<const uint8_t*>(a), 4}).ok());
+  auto m = add_with_ones(p, writer);
   for (int i = 0; i < 5; ++i) REQUIRE(m->execute().ok());
   CHECK(writer.blocks_dropped() == 3);
   CHECK(writer.events_overflowed());
