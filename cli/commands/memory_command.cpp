@@ -1,5 +1,5 @@
 // etscope memory: memory arenas, lifetimes, peaks and conflicts of a .pte, from the file alone.
-#include <fstream>
+#include <cstdio>
 #include <iostream>
 #include <set>
 
@@ -24,12 +24,6 @@ bool has_planned_memory(const ExecutionPlan& plan) {
   return false;
 }
 
-Status write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  if (f) f << text;
-  if (!f) return Error(ErrorCode::kIo, path + ": cannot write");
-  return ok_status();
-}
 
 class MemoryCommand final : public Command {
  public:
@@ -48,6 +42,16 @@ class MemoryCommand final : public Command {
   }
 
   Result<int> run() override {
+    // An output that is the program, or both outputs in one file, would destroy what is read.
+    auto usage = [](const std::string& message) {
+      std::fprintf(stderr, "etscope memory: %s\n", message.c_str());
+      return 2;
+    };
+    for (const std::string* out : {&svg_, &trace_}) {
+      if (out->empty()) continue;
+      if (Status s = check_not_an_input(*out, {file_}); !s.ok()) return usage(s.error().message());
+    }
+    if (!svg_.empty() && svg_ == trace_) return usage("--svg and --chrome-trace name the same file");
     ETSCOPE_ASSIGN_OR_RETURN(Program program, PteReader::open(file_));
     std::vector<const ExecutionPlan*> plans;
     if (!plan_.empty()) {
@@ -117,11 +121,11 @@ class MemoryCommand final : public Command {
       if (!svg_.empty()) {
         inspect::MemorySvgOptions options;
         options.title = program.name();
-        ETSCOPE_TRY(write_file(svg_, inspect::memory_svg(m, options)));
+        ETSCOPE_TRY(write_file_text(svg_, inspect::memory_svg(m, options)));
         if (!json_) std::cout << "\nwrote " << svg_ << " (method " << m.plan_name() << ")\n";
       }
       if (!trace_.empty()) {
-        ETSCOPE_TRY(write_file(trace_, inspect::memory_chrome_trace(m)));
+        ETSCOPE_TRY(write_file_text(trace_, inspect::memory_chrome_trace(m)));
         if (!json_) std::cout << (svg_.empty() ? "\n" : "") << "wrote " << trace_ << " (method " << m.plan_name()
                               << ", " << inspect::memory_chrome_trace_event_count(m) << " events)\n";
       }

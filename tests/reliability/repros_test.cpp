@@ -4,6 +4,7 @@
 // valid, in a correct result; the sanitizer build runs the same cases.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <string>
 
 #include "etscope/formats/npy.h"
@@ -156,5 +157,20 @@ TEST_CASE("a full debug buffer is counted and said exactly / its markers are not
   CHECK(inspect.out.find("etscope::") == std::string::npos);  // no marker row
   CHECK(inspect.err.find("etscope: " + dir + "/c.etdp: warning: block 1 'Execute'") != std::string::npos);
   CHECK(inspect.err.find("logged values were not recorded: the debug buffer was full") != std::string::npos);
+}
+
+TEST_CASE("memory never writes its picture or trace over the program it reads", "[repro][cli]") {
+  const std::string dir = temp_dir("repro_memory_clobber");
+  const std::string copy = dir + "/add.pte";
+  std::filesystem::copy_file(real_artifact("add.pte"), copy);
+  const auto size = std::filesystem::file_size(copy);
+  for (const std::string& flags : {" --svg " + copy, " --chrome-trace " + dir + "/./add.pte", " --svg " + dir + "/x --chrome-trace " + dir + "/x"}) {
+    auto r = run_etscope("memory " + copy + flags);
+    INFO(flags << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.rfind("etscope memory: ", 0) == 0);
+    CHECK(std::filesystem::file_size(copy) == size);
+  }
+  CHECK_FALSE(std::filesystem::exists(dir + "/x"));
 }
 
