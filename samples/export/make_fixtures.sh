@@ -80,6 +80,8 @@ done
 "$PYV" pack.py "$WORK" "$OUT"
 # A two-method program profiled by ExecuTorch's runtime (per-method ETRecord linking).
 nice "$PYV" export_two_method_profile.py "$OUT/two_methods" > "$WORK/log_two_methods.txt" 2>&1 || failed="$failed two_methods"
+# Transposed convolutions in many configurations, checked by ExecuTorch's runtime.
+nice "$PYV" export_conv_transpose.py "$OUT/conv_transpose" > "$WORK/log_conv_transpose.txt" 2>&1 || failed="$failed conv_transpose"
 if [[ -n "$failed" ]]; then
   echo "steps that failed:$failed" >&2
   exit 1

@@ -101,7 +101,7 @@ def main() -> None:
     if out.exists():
         # Only what this script writes: the sample directories and the top-level files. Fixtures
         # made by other scripts (models/ by export_models.py, two_methods/ by
-        # export_two_method_profile.py) stay.
+        # export_two_method_profile.py, conv_transpose/ by export_conv_transpose.py) stay.
         for p in out.iterdir():
             if p.is_dir():
                 if p.name in MODEL_DIRS:

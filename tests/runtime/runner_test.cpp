@@ -8,6 +8,7 @@
 #include "etscope/formats/npy.h"
 #include "etscope/inspect/inspector.h"
 #include "etscope/runtime/runner.h"
+#include "testing/test_json.h"
 #include "testing/test_util.h"
 
 using etscope::testing::fixture;
@@ -105,4 +106,23 @@ TEST_CASE("the trace records warm-up executions in Warmup blocks", "[runner]") {
   // A runner without a tracer has nothing to write.
   auto plain = load(real_artifact("add.pte"));
   CHECK_FALSE(plain->write_trace(dir + "/u.etdp", "").ok());
+}
+
+TEST_CASE("transposed convolutions in every configuration match ExecuTorch's runtime", "[runner][conformance]") {
+  // samples/export/export_conv_transpose.py: ConvTranspose1d/2d with strides, padding,
+  // output_padding, dilation, groups (depthwise too), 1x1 kernels, no bias, float64; each case's
+  // expected output is what ExecuTorch 1.5.1's runtime computed.
+  const nlohmann::json manifest = etscope::testing::load_json(fixture("conv_transpose/manifest.json"));
+  REQUIRE(manifest["programs"].size() >= 13);
+  for (const auto& [name, info] : manifest["programs"].items()) {
+    INFO(name << " " << info["config"].get<std::string>());
+    auto runner = load(fixture("conv_transpose/" + name + ".bpte"));
+    auto results = runner->check_bundled(std::nullopt, 0, 1e-5);
+    REQUIRE(results.ok());
+    REQUIRE(results->size() == 2);
+    for (const auto& r : *results) {
+      CHECK(r.passed);
+      CHECK(r.max_abs_error < 1e-5);
+    }
+  }
 }

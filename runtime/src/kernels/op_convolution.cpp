@@ -58,41 +58,18 @@ bool read_pair(const EValue& v, int64_t* a, int64_t* b) {
   return true;
 }
 
-// Fills `p` from the input and weight tensors and the five arguments starting at args[first]
-// (stride, padding, dilation, transposed, output_padding) plus groups at args[first + 5].
-// Returns nullptr on success or a description of the problem.
-const char* parse_conv(const TensorImpl& in, const TensorImpl& weight, Args args, size_t first, ConvParams* p) {
-  if (args.size() < first + 6) return "too few arguments";
-  if (in.dim() != weight.dim() || (in.dim() != 3 && in.dim() != 4)) {
-    return "input and weight must both be 3-D (NCL) or 4-D (NCHW)";
-  }
-  if (args[first + 3]->tag == Tag::kBool && args[first + 3]->scalar.b) return "transposed convolution is not supported";
-  if (!read_pair(*args[first], &p->sh, &p->sw) || !read_pair(*args[first + 1], &p->ph, &p->pw) ||
-      !read_pair(*args[first + 2], &p->dh, &p->dw)) {
-    return "stride, padding and dilation must be int lists of 1 or 2 items";
-  }
-  if (args[first + 5]->tag != Tag::kInt) return "groups must be an int";
-  p->groups = args[first + 5]->scalar.i;
-  p->n = in.size(0), p->c = in.size(1);
-  p->oc = weight.size(0);
-  if (in.dim() == 3) {
-    // A 1-D convolution is a 2-D one over a plane of height 1.
-    p->spatial = 1;
-    p->h = 1, p->w = in.size(2), p->kh = 1, p->kw = weight.size(2);
-    p->sh = 1, p->ph = 0, p->dh = 1;
-  } else {
-    p->h = in.size(2), p->w = in.size(3), p->kh = weight.size(2), p->kw = weight.size(3);
-  }
+// Checks the sizes `p` describes (input plane, kernel, stride, padding, dilation, groups) and
+// computes its output plane. Hostile shapes and attributes can make the window and scratch
+// arithmetic overflow 64 bits: every size derived from them (padded planes, window extents, the
+// im2col matrix and its bytes) is computed exactly first and must stay well inside int64.
+const char* finish_conv(ConvParams* p) {
   if (p->kh <= 0 || p->kw <= 0) return "the weight's kernel sizes must be positive";
   if (p->sh <= 0 || p->sw <= 0 || p->dh <= 0 || p->dw <= 0 || p->ph < 0 || p->pw < 0) {
     return "stride and dilation must be positive and padding non-negative";
   }
-  if (p->groups <= 0 || p->c % p->groups != 0 || p->oc % p->groups != 0 || weight.size(1) != p->c / p->groups) {
+  if (p->groups <= 0 || p->c % p->groups != 0 || p->oc % p->groups != 0) {
     return "input channels, weight shape and groups disagree";
   }
-  // Hostile shapes and attributes can make the window and scratch arithmetic below overflow 64
-  // bits: every size derived from them (padded planes, window extents, the im2col matrix and its
-  // bytes) is computed exactly first and must stay well inside int64.
   using Wide = __int128;
   constexpr Wide kLimit = Wide{1} << 58;
   const Wide padded_h = Wide{p->h} + 2 * Wide{p->ph}, padded_w = Wide{p->w} + 2 * Wide{p->pw};
@@ -107,9 +84,78 @@ const char* parse_conv(const TensorImpl& in, const TensorImpl& weight, Args args
   if (taps > kLimit || out_h * out_w > kLimit || taps * out_h * out_w > kLimit) {
     return "the im2col matrix of this convolution is out of range";
   }
-  const int64_t eh = static_cast<int64_t>(ext_h), ew = static_cast<int64_t>(ext_w);
-  p->oh = (p->h + 2 * p->ph - eh) / p->sh + 1;
-  p->ow = (p->w + 2 * p->pw - ew) / p->sw + 1;
+  p->oh = static_cast<int64_t>(out_h);
+  p->ow = static_cast<int64_t>(out_w);
+  return nullptr;
+}
+
+// Fills `p` from the input and weight tensors and the five arguments starting at args[first]
+// (stride, padding, dilation, transposed, output_padding) plus groups at args[first + 5].
+// Returns nullptr on success or a description of the problem.
+//
+// A transposed convolution is the adjoint of the ordinary one (the input gradient of a forward
+// convolution): with input [N, Cin, H, W] and weight [Cin, Cout / groups, kh, kw] it produces
+// [N, Cout, OH, OW], OH = (H - 1) * sh - 2 * ph + dh * (kh - 1) + output_padding + 1. `p` then
+// describes that forward convolution, from the output plane (c = Cout, h = OH) to the input
+// plane (oc = Cin, oh = H), and `*transposed` is set.
+const char* parse_conv(const TensorImpl& in, const TensorImpl& weight, Args args, size_t first, ConvParams* p,
+                       bool* transposed = nullptr) {
+  if (args.size() < first + 6) return "too few arguments";
+  if (in.dim() != weight.dim() || (in.dim() != 3 && in.dim() != 4)) {
+    return "input and weight must both be 3-D (NCL) or 4-D (NCHW)";
+  }
+  const bool t = args[first + 3]->tag == Tag::kBool && args[first + 3]->scalar.b;
+  if (t && transposed == nullptr) return "transposed convolution has no backward kernel here";
+  if (transposed != nullptr) *transposed = t;
+  if (!read_pair(*args[first], &p->sh, &p->sw) || !read_pair(*args[first + 1], &p->ph, &p->pw) ||
+      !read_pair(*args[first + 2], &p->dh, &p->dw)) {
+    return "stride, padding and dilation must be int lists of 1 or 2 items";
+  }
+  int64_t oph = 0, opw = 0;
+  if (t && !read_pair(*args[first + 4], &oph, &opw)) return "output_padding must be an int list of 1 or 2 items";
+  if (args[first + 5]->tag != Tag::kInt) return "groups must be an int";
+  p->groups = args[first + 5]->scalar.i;
+  const bool one_d = in.dim() == 3;
+  const int64_t in_h = one_d ? 1 : in.size(2), in_w = in.size(in.dim() - 1);
+  p->n = in.size(0);
+  p->kh = one_d ? 1 : weight.size(2);
+  p->kw = weight.size(weight.dim() - 1);
+  if (one_d) {
+    // A 1-D convolution is a 2-D one over a plane of height 1.
+    p->spatial = 1;
+    p->sh = 1, p->ph = 0, p->dh = 1, oph = 0;
+  }
+  if (!t) {
+    p->c = in.size(1), p->oc = weight.size(0), p->h = in_h, p->w = in_w;
+    if (p->groups > 0 && (p->c % p->groups != 0 || weight.size(1) != p->c / p->groups)) {
+      return "input channels, weight shape and groups disagree";
+    }
+    return finish_conv(p);
+  }
+  // Transposed: the output plane from the input plane, then the forward convolution it is the
+  // adjoint of. ATen requires output_padding below the stride or the dilation.
+  if (p->groups <= 0 || weight.size(0) != in.size(1)) return "input channels, weight shape and groups disagree";
+  if (oph < 0 || opw < 0 || (oph >= p->sh && oph >= p->dh) || (opw >= p->sw && opw >= p->dw)) {
+    return "output_padding must be non-negative and smaller than either stride or dilation";
+  }
+  if (p->sh <= 0 || p->sw <= 0 || p->dh <= 0 || p->dw <= 0 || p->ph < 0 || p->pw < 0 || p->kh <= 0 || p->kw <= 0) {
+    return "stride and dilation must be positive and padding non-negative";
+  }
+  using Wide = __int128;
+  constexpr Wide kLimit = Wide{1} << 58;
+  if (p->sh > kLimit || p->sw > kLimit || p->dh > kLimit || p->dw > kLimit || p->kh > kLimit || p->kw > kLimit ||
+      p->ph > kLimit || p->pw > kLimit) {
+    return "sizes, padding or dilation out of range";
+  }
+  const Wide out_h = (Wide{in_h} - 1) * p->sh - 2 * Wide{p->ph} + Wide{p->dh} * (p->kh - 1) + oph + 1;
+  const Wide out_w = (Wide{in_w} - 1) * p->sw - 2 * Wide{p->pw} + Wide{p->dw} * (p->kw - 1) + opw + 1;
+  if (out_h <= 0 || out_w <= 0 || out_h > kLimit || out_w > kLimit) return "output size is out of range";
+  if (Wide{weight.size(1)} * p->groups > kLimit) return "input channels, weight shape and groups disagree";
+  p->c = weight.size(1) * p->groups, p->oc = in.size(1);
+  p->h = static_cast<int64_t>(out_h), p->w = static_cast<int64_t>(out_w);
+  if (const char* err = finish_conv(p)) return err;
+  // output_padding only adds rows the forward convolution never reaches.
+  if (p->oh != in_h || p->ow != in_w) return "output_padding does not fit the stride";
   return nullptr;
 }
 
@@ -365,12 +411,47 @@ bool scratch_ok(KernelContext& ctx, const char* name, size_t need) {
 
 // convolution.out(input, weight, bias?, stride, padding, dilation, transposed, output_padding,
 // groups, out)
+// A transposed convolution keeps the column matrix W^T x [k, H * W] of its forward twin (none
+// when pointwise: the product is the output) and the GEMM's workspace.
+size_t transposed_scratch_bytes(const ConvParams& p, size_t elem) {
+  return col_bytes(p, elem) + gemm_workspace_bytes(p.k(), p.ohw(), p.ocg(), elem);
+}
+
 size_t convolution_scratch(Args args) {
   if (args.size() < 10 || !args[0]->is_tensor() || !args[1]->is_tensor() || !args[0]->tensor || !args[1]->tensor)
     return 0;
   ConvParams p;
-  if (parse_conv(*args[0]->tensor, *args[1]->tensor, args, 3, &p) != nullptr) return 0;
-  return forward_scratch_bytes(p, args[0]->tensor->element_size());
+  bool transposed = false;
+  if (parse_conv(*args[0]->tensor, *args[1]->tensor, args, 3, &p, &transposed) != nullptr) return 0;
+  const size_t elem = args[0]->tensor->element_size();
+  return transposed ? transposed_scratch_bytes(p, elem) : forward_scratch_bytes(p, elem);
+}
+
+// The transposed convolution: per batch and group, col [k, H*W] = W_g^T [k, Cin/g] * x_g, then
+// the output plane is the col2im of col (the adjoint of the forward convolution's im2col), plus
+// the bias per output channel.
+template <typename T>
+void transposed_forward(const ConvParams& p, const T* x, const T* wt, const T* bs, T* y, T* col, void* workspace) {
+  const int64_t ohw = p.ohw(), k = p.k(), cg = p.cg(), ocg = p.ocg(), plane = p.h * p.w;
+  for (int64_t b = 0; b < p.n; ++b) {
+    for (int64_t g = 0; g < p.groups; ++g) {
+      const T* xg = x + (b * p.oc + g * ocg) * ohw;
+      T* yg = y + (b * p.c + g * cg) * plane;
+      if (p.pointwise()) {
+        gemm(true, false, k, ohw, ocg, T(1), wt + g * ocg * k, xg, T(0), yg, workspace);
+      } else {
+        gemm(true, false, k, ohw, ocg, T(1), wt + g * ocg * k, xg, T(0), col, workspace);
+        std::fill(yg, yg + cg * plane, T(0));
+        col2im(p, col, yg);
+      }
+      if (bs != nullptr) {
+        for (int64_t c = 0; c < cg; ++c) {
+          const T v = bs[g * cg + c];
+          for (T* q = yg + c * plane; q != yg + (c + 1) * plane; ++q) *q += v;
+        }
+      }
+    }
+  }
 }
 
 void convolution_out(KernelContext& ctx, Args args) {
@@ -385,21 +466,42 @@ void convolution_out(KernelContext& ctx, Args args) {
     return;
   }
   ConvParams p;
-  if (const char* err = parse_conv(*in, *weight, args, 3, &p)) {
-    ctx.fail(ErrorCode::kNotSupported, "%s: %s", name, err);
+  bool transposed = false;
+  if (const char* err = parse_conv(*in, *weight, args, 3, &p, &transposed)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: %s", name, err);
     return;
   }
-  if (bias != nullptr && (bias->dim() != 1 || bias->size(0) != p.oc)) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: bias must have shape [%lld]", name, static_cast<long long>(p.oc));
+  const int64_t out_channels = transposed ? p.c : p.oc;
+  if (bias != nullptr && (bias->dim() != 1 || bias->size(0) != out_channels)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: bias must have shape [%lld]", name, static_cast<long long>(out_channels));
     return;
   }
   int64_t sizes[4];
   p.output_sizes(sizes);
+  if (transposed) {
+    // The output is the forward twin's input plane.
+    sizes[1] = p.c;
+    if (p.spatial == 1) {
+      sizes[2] = p.w;
+    } else {
+      sizes[2] = p.h, sizes[3] = p.w;
+    }
+  }
   if (out->dim() != p.rank()) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: output must have rank %d", name, p.rank());
     return;
   }
   if (!resize_or_fail(ctx, out, {sizes, static_cast<size_t>(p.rank())}, name)) return;
+  if (transposed) {
+    if (!scratch_ok(ctx, name, transposed_scratch_bytes(p, in->element_size()))) return;
+    dispatch_float(in->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      transposed_forward(p, in->data_as<T>(), weight->data_as<T>(), bias != nullptr ? bias->data_as<T>() : nullptr,
+                         out->data_as<T>(), reinterpret_cast<T*>(ctx.scratch().data()),
+                         ctx.scratch().data() + col_bytes(p, in->element_size()));
+    });
+    return;
+  }
   const bool im2col_path = !p.pointwise() && !p.depthwise();
   if (!scratch_ok(ctx, name, forward_scratch_bytes(p, in->element_size()))) return;
   uint8_t* workspace = ctx.scratch().data() + col_bytes(p, in->element_size());
