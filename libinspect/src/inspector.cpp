@@ -11,6 +11,8 @@
 // which, so that nobody "fixes" one and loses agreement with the numbers users already trust.
 #include "etscope/inspect/inspector.h"
 
+#include "etscope/core/event_tracer.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -203,6 +205,7 @@ struct RunGroup {
   std::vector<std::vector<Instance>> instances;  // Per signature, per run.
   std::vector<uint32_t> runs;
   std::vector<uint32_t> outputs;
+  std::vector<uint32_t> inputs;
 };
 
 // Interns strings (names and delegate string ids) into one id space for cheap comparisons.
@@ -353,9 +356,14 @@ Result<Inspector> Inspector::build(std::shared_ptr<const etdump::EtDumpFile> dum
     // InstructionEvents: group by the raw key, in order of first appearance.
     run_groups.clear();
     group_index.clear();
-    std::vector<uint32_t> outputs;
+    std::vector<uint32_t> outputs, inputs;
     for (uint32_t i = run.first_event; i < run.first_event + run.event_count; ++i) {
       const etdump::Event& e = file.events[i];
+      if (e.kind == etdump::EventKind::kDebug && e.chain == -1 && e.instruction == rt::kProgramInputInstruction &&
+          !file.values[e.ref].output) {
+        inputs.push_back(e.ref);  // The program's inputs, as etscope's runtime logs them.
+        continue;
+      }
       GroupKey key{e.instruction, e.chain, -1, kNoStr};
       if (e.kind == etdump::EventKind::kProfile) {
         uint32_t name;
@@ -436,6 +444,7 @@ Result<Inspector> Inspector::build(std::shared_ptr<const etdump::EtDumpFile> dum
       g.hash = h;
       g.instances.resize(sigs.size());
       g.outputs = outputs;
+      g.inputs = inputs;
       groups.push_back(std::move(g));
       group_by_hash.emplace(h, gi);
     }
@@ -451,6 +460,7 @@ Result<Inspector> Inspector::build(std::shared_ptr<const etdump::EtDumpFile> dum
     block.bundled_input_index = g.bundled_input_index;
     block.runs = std::move(g.runs);
     block.run_outputs = std::move(g.outputs);
+    block.run_inputs = std::move(g.inputs);
     block.events.reserve(g.signatures.size());
     for (size_t s = 0; s < g.signatures.size(); ++s) {
       const EventSignature& sig = g.signatures[s];

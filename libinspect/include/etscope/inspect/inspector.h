@@ -109,6 +109,9 @@ struct EventBlock {
   std::vector<Event> events;
   std::vector<uint32_t> runs;            ///< Indices into EtDumpFile::blocks grouped here.
   std::vector<uint32_t> run_outputs;     ///< EtDumpFile::values logged as outputs (first run).
+  /// EtDumpFile::values logged as the program's inputs (first run; etscope's runtime logs them
+  /// at intermediate-output level under instruction id rt::kProgramInputInstruction).
+  std::vector<uint32_t> run_inputs;
 };
 
 /// One row of the per-operator-type summary (TFLite's "summary by node type").
