@@ -8,6 +8,7 @@
 #include <string>
 
 #include "etscope/formats/tensor_stats.h"
+#include "etscope/inspect/event_index.h"
 #include "render/program_json.h"
 
 namespace etscope::cli {
@@ -184,7 +185,14 @@ void render_first_divergence(const std::vector<GapRow>& rows, inspect::GapMetric
   out << "first divergence (" << test << "): row " << *first + 1 << " of " << rows.size() << ", aot handles "
       << handles_text(r.aot_handles) << " (" << ops << "), runtime " << rt << ", gap " << gaps_text(r.gap) << "\n";
   for (const auto& [op, trace] : r.stack_traces) {
-    if (trace) out << "  " << op << " from:\n" << *trace << (trace->empty() || trace->back() != '\n' ? "\n" : "");
+    if (!trace) continue;
+    out << "  " << op << " at:\n";
+    const std::string frames = inspect::user_stack_frames(*trace, 2);
+    for (size_t start = 0; start < frames.size();) {
+      const size_t end = std::min(frames.find('\n', start), frames.size());
+      out << "    " << frames.substr(start, end - start) << "\n";
+      start = end + 1;
+    }
   }
 }
 

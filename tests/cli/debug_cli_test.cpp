@@ -139,6 +139,8 @@ TEST_CASE("etscope debug runs, compares, names the first divergence and profiles
                             " --gap L1 --threshold 0");
   REQUIRE(strict.exit_code == 0);
   CHECK_THAT(strict.out, Catch::Contains("first divergence (L1 > 0): row 1 of 2, aot handles 1 (conv2d)"));
+  CHECK_THAT(strict.out, Catch::Contains("  conv2d at:\n    File \""));  // the model's own frame
+  CHECK_THAT(strict.out, Catch::Contains("simple_conv.py\", line 13, in forward"));
 
   // Without AOT intermediates beside the program: the profile and how to make them.
   const std::string lone = temp_dir("debug_lone");
