@@ -31,5 +31,6 @@ std::unique_ptr<Command> make_etrecord_command();
 std::unique_ptr<Command> make_inspect_command();
 std::unique_ptr<Command> make_trace_command();
 std::unique_ptr<Command> make_kernels_command();
+std::unique_ptr<Command> make_debug_command();
 
 }  // namespace etscope::cli

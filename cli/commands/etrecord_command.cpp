@@ -4,10 +4,12 @@
 // Sections: small formatters; text summary; --graph listing; JSON; the command.
 #include <cinttypes>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "commands/command.h"
 #include "etscope/etrecord/etrecord_reader.h"
+#include "etscope/formats/npy.h"
 #include "render/format.h"
 #include "render/program_json.h"
 
@@ -284,6 +286,8 @@ class EtrecordCommand final : public Command {
     sub->add_flag("--json", json_, "Print one JSON object (see docs/etrecord.md)");
     sub->add_flag("--graph", graph_, "List every node of the reference (edge) program of each method");
     sub->add_option("--method", method_, "Restrict methods, maps and --graph to this method");
+    sub->add_option("--extract-inputs", extract_dir_,
+                    "Write the representative inputs of --method (default forward) as DIR/input_<i>.npy");
     return sub;
   }
 
@@ -295,6 +299,7 @@ class EtrecordCommand final : public Command {
       return Error(ErrorCode::kNotFound,
                    r.path + ": no method '" + method_ + "' (methods: " + (known.empty() ? "none" : known) + ")");
     }
+    if (!extract_dir_.empty()) return extract_inputs(r);
     if (json_) {
       std::cout << dump_json(record_json(r, method_)) << "\n";
       return 0;
@@ -316,7 +321,23 @@ class EtrecordCommand final : public Command {
   }
 
  private:
-  std::string file_;
+  // The inputs `run --inputs-from-etrecord` executes with, for other tools (or `run --input`).
+  Result<int> extract_inputs(const EtRecord& r) const {
+    ETSCOPE_ASSIGN_OR_RETURN(const std::vector<TensorValue>* inputs, r.representative_inputs_of(method_.empty() ? "forward" : method_));
+    std::error_code ec;
+    std::filesystem::create_directories(extract_dir_, ec);
+    if (ec) return Error(ErrorCode::kIo, extract_dir_ + ": cannot create directory: " + ec.message());
+    for (size_t i = 0; i < inputs->size(); ++i) {
+      const std::string path = (std::filesystem::path(extract_dir_) / ("input_" + std::to_string(i) + ".npy")).string();
+      ETSCOPE_TRY(check_not_an_input(path, {file_}));
+      const TensorValue& t = (*inputs)[i];
+      ETSCOPE_TRY(write_npy(path, t.dtype, t.shape, t.bytes));
+      std::printf("%s  %s\n", path.c_str(), tensor_string(t).c_str());
+    }
+    return 0;
+  }
+
+  std::string file_, extract_dir_;
   std::string method_;
   bool json_ = false;
   bool graph_ = false;

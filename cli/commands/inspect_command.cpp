@@ -2,7 +2,6 @@
 // with the ETRecord when one is given, as text, CSV, TSV or JSON; the per-type summary and the
 // module tree with totals; with --aot-intermediates, the numeric gap between the AOT reference
 // and the run (ExecuTorch's calculate_numeric_gap).
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -77,15 +76,10 @@ class InspectCommand final : public Command {
     }
     ETSCOPE_ASSIGN_OR_RETURN(inspect::GapMetric metric, inspect::parse_gap_metric(gap_.empty() ? "L1" : gap_));
     // The index written beside the .ptd (FILE.json), when present: op names and output order.
-    std::string index_path = aot_index_;
-    if (index_path.empty()) {
-      std::filesystem::path beside = aot_;
-      beside.replace_extension(".json");
-      std::error_code ec;
-      if (std::filesystem::is_regular_file(beside, ec)) index_path = beside.string();
-    }
+    const std::string index_path = aot_index_.empty() ? inspect::aot_index_beside(aot_) : aot_index_;
     ETSCOPE_ASSIGN_OR_RETURN(inspect::AotIntermediates aot, inspect::load_aot_intermediates(aot_, index_path));
     ETSCOPE_ASSIGN_OR_RETURN(inspect::Inspector in, inputs_.load());
+    ETSCOPE_TRY(check_gap_inputs(in, inputs_.force));
     ETSCOPE_ASSIGN_OR_RETURN(std::vector<inspect::GapRow> rows, inspect::calculate_numeric_gap(in, aot, metric));
     if (format_ == "json") {
       std::cout << dump_json(gap_json(rows, metric)) << "\n";

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "etscope/formats/tensor_stats.h"
+#include "etscope/inspect/event_index.h"
 #include "render/program_json.h"
 
 namespace etscope::cli {
@@ -157,6 +159,41 @@ nlohmann::ordered_json gap_json(const std::vector<GapRow>& rows, inspect::GapMet
     j["rows"].push_back(std::move(row));
   }
   return j;
+}
+
+Status check_gap_inputs(const inspect::Inspector& in, bool force) {
+  ETSCOPE_ASSIGN_OR_RETURN(inspect::InputCheck check, inspect::check_run_inputs(in));
+  using Outcome = inspect::InputCheck::Outcome;
+  if (check.outcome == Outcome::kDifferent && !force) return Error(ErrorCode::kInvalidArgument, check.message + " (--force compares anyway)");
+  if (check.outcome == Outcome::kDifferent) std::fprintf(stderr, "etscope: warning: %s (compared anyway: --force)\n", check.message.c_str());
+  if (check.outcome == Outcome::kNotRecorded) std::fprintf(stderr, "etscope: warning: %s\n", check.message.c_str());
+  return ok_status();
+}
+
+void render_first_divergence(const std::vector<GapRow>& rows, inspect::GapMetric metric, double threshold, std::ostream& out) {
+  const std::string test = std::string(inspect::to_string(metric)) + (metric == inspect::GapMetric::kSNR ? " < " : " > ") + gap_text(threshold);
+  const std::optional<size_t> first = inspect::first_divergence(rows, metric, threshold);
+  if (!first) {
+    out << "first divergence (" << test << "): none of " << rows.size() << " operators\n";
+    return;
+  }
+  const GapRow& r = rows[*first];
+  std::string ops;
+  for (size_t i = 0; i < r.aot_ops.size(); ++i) ops += (i ? ", " : "") + r.aot_ops[i];
+  std::string rt;
+  for (size_t i = 0; i < r.runtime_ops.size(); ++i) rt += (i ? ", " : "") + r.runtime_ops[i];
+  out << "first divergence (" << test << "): row " << *first + 1 << " of " << rows.size() << ", aot handles "
+      << handles_text(r.aot_handles) << " (" << ops << "), runtime " << rt << ", gap " << gaps_text(r.gap) << "\n";
+  for (const auto& [op, trace] : r.stack_traces) {
+    if (!trace) continue;
+    out << "  " << op << " at:\n";
+    const std::string frames = inspect::user_stack_frames(*trace, 2);
+    for (size_t start = 0; start < frames.size();) {
+      const size_t end = std::min(frames.find('\n', start), frames.size());
+      out << "    " << frames.substr(start, end - start) << "\n";
+      start = end + 1;
+    }
+  }
 }
 
 }  // namespace etscope::cli

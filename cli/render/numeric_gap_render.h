@@ -22,4 +22,13 @@ void render_gap_rows(const std::vector<inspect::GapRow>& rows, inspect::GapMetri
 /// gaps as the strings "inf", "-inf", "nan".
 nlohmann::ordered_json gap_json(const std::vector<inspect::GapRow>& rows, inspect::GapMetric metric);
 
+/// The run's inputs against the AOT inputs (inspect::check_run_inputs): different inputs are an
+/// error unless `force` (then a warning on stderr); unrecorded inputs a warning on stderr.
+Status check_gap_inputs(const inspect::Inspector& in, bool force);
+
+/// "first divergence (SNR < 40): ..." naming the first row whose gap passes `threshold`, or
+/// "no operator's gap passes ..." when none does.
+void render_first_divergence(const std::vector<inspect::GapRow>& rows, inspect::GapMetric metric, double threshold,
+                             std::ostream& out);
+
 }  // namespace etscope::cli

@@ -149,6 +149,14 @@ bool EtRecord::has_method(const std::string& method) const {
   return edge_programs.count(method) != 0 || maps.count(method) != 0;
 }
 
+Result<const std::vector<TensorValue>*> EtRecord::representative_inputs_of(const std::string& method) const {
+  auto it = representative_inputs.find(method);
+  if (it == representative_inputs.end() || it->second.empty()) {
+    return Error(ErrorCode::kNotFound, path + ": no representative inputs for method '" + method + "'");
+  }
+  return &it->second.front();
+}
+
 uint64_t total_bytes(const std::vector<NamedTensor>& tensors) {
   uint64_t bytes = 0;
   for (const NamedTensor& t : tensors) bytes += t.value.bytes.size();

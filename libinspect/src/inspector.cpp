@@ -11,6 +11,8 @@
 // which, so that nobody "fixes" one and loses agreement with the numbers users already trust.
 #include "etscope/inspect/inspector.h"
 
+#include "etscope/core/event_tracer.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -224,6 +226,7 @@ struct RunGroup {
   std::vector<std::vector<Instance>> instances;  // Per signature, per run.
   std::vector<uint32_t> runs;
   std::vector<uint32_t> outputs;
+  std::vector<uint32_t> inputs;
 };
 
 // Interns strings (names and delegate string ids) into one id space for cheap comparisons.
@@ -374,13 +377,18 @@ Result<Inspector> Inspector::build(std::shared_ptr<const etdump::EtDumpFile> dum
     // InstructionEvents: group by the raw key, in order of first appearance.
     run_groups.clear();
     group_index.clear();
-    std::vector<uint32_t> outputs;
+    std::vector<uint32_t> outputs, inputs;
     Drops drops;
     for (uint32_t i = run.first_event; i < run.first_event + run.event_count; ++i) {
       const etdump::Event& e = file.events[i];
       // etscope's overflow markers say what this run lost; they are not events.
       if (file.is_marker(e)) {
         drops.add(file.names[e.ref], e.end);
+        continue;
+      }
+      if (e.kind == etdump::EventKind::kDebug && e.chain == -1 && e.instruction == rt::kProgramInputInstruction &&
+          !file.values[e.ref].output) {
+        inputs.push_back(e.ref);  // The program's inputs, as etscope's runtime logs them.
         continue;
       }
       GroupKey key{e.instruction, e.chain, -1, kNoStr};
@@ -463,6 +471,7 @@ Result<Inspector> Inspector::build(std::shared_ptr<const etdump::EtDumpFile> dum
       g.hash = h;
       g.instances.resize(sigs.size());
       g.outputs = outputs;
+      g.inputs = inputs;
       groups.push_back(std::move(g));
       group_by_hash.emplace(h, gi);
     }
@@ -479,6 +488,7 @@ Result<Inspector> Inspector::build(std::shared_ptr<const etdump::EtDumpFile> dum
     block.bundled_input_index = g.bundled_input_index;
     block.runs = std::move(g.runs);
     block.run_outputs = std::move(g.outputs);
+    block.run_inputs = std::move(g.inputs);
     block.values_dropped = g.drops.values;
     block.events_dropped = g.drops.events;
     block.executions_dropped = g.drops.executions;

@@ -4,11 +4,13 @@
 //   3. Comparator formulas (L1, MSE, SNR in float64 with broadcasting)
 //   4. Runtime side: collect, keep largest instruction id, merge overlaps
 //   5. Matching AOT to runtime and building the rows
+//   6. The run's inputs against the AOT inputs; the first divergence
 #include "etscope/inspect/numeric_gap.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <set>
@@ -255,6 +257,23 @@ Result<AotIntermediates> load_aot_intermediates(std::shared_ptr<const TensorData
     return Error(ErrorCode::kInvalidArgument, (index_json.empty() ? ptd->name() : index_name) + ": holds no AOT intermediate outputs");
   }
   return r;
+}
+
+namespace {
+
+std::string existing(std::filesystem::path path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec) ? path.string() : std::string();
+}
+
+}  // namespace
+
+std::string aot_index_beside(const std::string& ptd_path) {
+  return existing(std::filesystem::path(ptd_path).replace_extension(".json"));
+}
+
+std::string aot_intermediates_beside(const std::string& model_path) {
+  return existing(std::filesystem::path(model_path).replace_extension(".aot_intermediates.ptd"));
 }
 
 Result<AotIntermediates> load_aot_intermediates(const std::string& ptd_path, const std::string& index_json_path) {
@@ -739,6 +758,124 @@ Result<std::vector<GapRow>> calculate_numeric_gap(const Inspector& in, const Aot
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+// ------------------------------------------------------------------ 6. Inputs, first divergence
+
+namespace {
+
+InputCheck not_recorded(std::string why) {
+  InputCheck c;
+  c.outcome = InputCheck::Outcome::kNotRecorded;
+  c.message = std::move(why);
+  return c;
+}
+
+InputCheck different(const std::string& dump_name, const std::string& what, double max_abs) {
+  InputCheck c;
+  c.outcome = InputCheck::Outcome::kDifferent;
+  c.message = dump_name + ": the run used different inputs from the AOT intermediates (" + what +
+              "): rerun with --inputs-from-etrecord";
+  c.max_abs_difference = max_abs;
+  return c;
+}
+
+std::string shape_text(ScalarType dtype, const std::vector<int64_t>& shape) {
+  GapValue v;
+  v.kind = GapValue::Kind::kTensor;
+  v.tensor.dtype = dtype;
+  v.tensor.shape = shape;
+  return describe(v);
+}
+
+}  // namespace
+
+Result<InputCheck> check_run_inputs(const Inspector& in, double rtol, double atol) {
+  const std::string& dump_name = in.dump().name();
+  const EventBlock* block = nullptr;
+  for (const EventBlock& b : in.blocks())
+    if (!b.run_inputs.empty()) {
+      block = &b;
+      break;
+    }
+  if (block == nullptr || !in.debug_buffer()) {
+    return not_recorded(dump_name + ": the run's inputs were not recorded (etscope run at intermediate-output level with a "
+                                    "debug buffer records them): cannot check that they are the AOT inputs");
+  }
+  if (!in.record()) return not_recorded(dump_name + ": no ETRecord: cannot check the run's inputs");
+  // The method the block ran (linking found it), else the Inspector's fallback.
+  const std::string method = !block->method.empty()         ? block->method
+                             : !in.options().method.empty() ? in.options().method
+                                                            : std::string("forward");
+  auto aot_inputs = in.record()->representative_inputs_of(method);
+  if (!aot_inputs.ok()) return not_recorded(aot_inputs.error().message() + ": cannot check the run's inputs");
+  const std::vector<etrecord::TensorValue>& want = **aot_inputs;
+
+  // The run's tensor inputs in order (scalar inputs are fixed at export).
+  std::vector<GapValue> got;
+  for (uint32_t vi : block->run_inputs) {
+    const etdump::LoggedValue& lv = in.dump().values.at(vi);
+    if (lv.type != etdump::LoggedValue::Type::kTensor || lv.tensors.empty()) continue;
+    ETSCOPE_ASSIGN_OR_RETURN(GapValue v, view_logged_tensor(lv.tensors.front(), *in.debug_buffer()));
+    got.push_back(std::move(v));
+  }
+  if (got.size() != want.size()) {
+    return different(dump_name, std::to_string(got.size()) + " tensor inputs, the ETRecord has " + std::to_string(want.size()), 0);
+  }
+  InputCheck check;
+  check.outcome = InputCheck::Outcome::kSame;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const TensorView& t = got[i].tensor;
+    const etrecord::TensorValue& w = want[i];
+    const std::string name = "input " + std::to_string(i);
+    if (t.dtype != w.dtype || t.shape != w.shape) {
+      return different(dump_name, name + " is " + describe(got[i]) + ", the AOT input " + shape_text(w.dtype, w.shape), 0);
+    }
+    const uint64_t n = t.numel();
+    auto need = dense_bytes(w.dtype, w.shape);
+    if (!need || *need > w.bytes.size() || !is_numeric(w.dtype)) {
+      return different(dump_name, name + ": the ETRecord's tensor cannot be compared", 0);
+    }
+    uint64_t mismatched = 0;
+    for (uint64_t k = 0; k < n; ++k) {
+      const double a = element_as_double(t.dtype, t.bytes.data(), k);
+      const double b = element_as_double(w.dtype, w.bytes.data(), k);
+      if (std::isnan(a) && std::isnan(b)) continue;
+      const double d = std::fabs(a - b);
+      if (!(d <= atol + rtol * std::fabs(b))) ++mismatched;
+      if (!(d <= check.max_abs_difference)) check.max_abs_difference = d;
+    }
+    if (mismatched > 0) {
+      char detail[160];
+      std::snprintf(detail, sizeof detail, "%s: %llu of %llu elements differ, max |difference| %.6g", name.c_str(),
+                    static_cast<unsigned long long>(mismatched), static_cast<unsigned long long>(n), check.max_abs_difference);
+      return different(dump_name, detail, check.max_abs_difference);
+    }
+  }
+  return check;
+}
+
+bool gap_passes(const GapRow& row, GapMetric metric, double threshold) {
+  return std::any_of(row.gap.begin(), row.gap.end(), [&](double g) {
+    // NaN comes from nothing to compare (0/0: empty tensors, an all-zero SNR signal and noise).
+    if (std::isnan(g)) return false;
+    return metric == GapMetric::kSNR ? g < threshold : g > threshold;
+  });
+}
+
+std::optional<size_t> first_divergence(const std::vector<GapRow>& rows, GapMetric metric, double threshold) {
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (gap_passes(rows[i], metric, threshold)) return i;
+  return std::nullopt;
+}
+
+double default_gap_threshold(GapMetric metric) {
+  switch (metric) {
+    case GapMetric::kL1: return 1e-3;
+    case GapMetric::kMSE: return 1e-6;
+    case GapMetric::kSNR: return 40.0;
+  }
+  return 0;
 }
 
 }  // namespace etscope::inspect

@@ -629,6 +629,7 @@ Status Method::execute(const char* block) {
   for (size_t i = 0; i < m.input_set.size(); ++i) {
     if (!m.input_set[i]) return make_error(ErrorCode::kInvalidArgument, "%s: input %zu has not been set", m.where().c_str(), i);
   }
+  for (int32_t in : m.plan->inputs) log_program_input(tracer, m.values[static_cast<size_t>(in)]);
   uint64_t executed = 0;
   for (size_t c = 0; c < m.chains.size(); ++c) {
     const std::vector<Step>& steps = m.chains[c];

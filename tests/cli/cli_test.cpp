@@ -172,7 +172,7 @@ TEST_CASE("etscope run writes an ETDump and debug buffer that etscope etdump rea
   REQUIRE(j.exit_code == 0);
   auto json = nlohmann::json::parse(j.out);
   CHECK(json["run_data"][0]["name"] == "Default");
-  CHECK(json["run_data"][1]["events"].size() == 5);
+  CHECK(json["run_data"][1]["events"].size() == 7);  // 2 program inputs, add, its 2 events, execute, output
   auto no_etdump = run_etscope("run " + real_artifact("add.pte") + " --debug-buffer " + dir + "/x.bin");
   CHECK(no_etdump.exit_code == 2);  // a usage error
   CHECK_THAT(no_etdump.err, Catch::Contains("need --etdump"));

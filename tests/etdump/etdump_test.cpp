@@ -152,22 +152,35 @@ TEST_CASE("our ETDump of a run has ExecuTorch's blocks / events and debug-buffer
   REQUIRE(f.blocks.size() == 3);
   CHECK(f.blocks[0].name == "Default");
   CHECK(names_in(f, f.blocks[0]) == std::vector<std::string>{"Method::init", "Program::load_method"});
+  // ExecuTorch's sequence, preceded by etscope's program inputs (chain -1, instruction -1).
   for (int k = 1; k <= 2; ++k) {
     CHECK(f.blocks[k].name == "Execute");
-    CHECK(names_in(f, f.blocks[k]) ==
-          std::vector<std::string>{"<debug>", "native_call_add.out", "OPERATOR_CALL", "Method::execute", "<debug>"});
+    CHECK(names_in(f, f.blocks[k]) == std::vector<std::string>{"<debug>", "<debug>", "<debug>", "native_call_add.out",
+                                                               "OPERATOR_CALL", "Method::execute", "<debug>"});
   }
   const RunBlock& run = f.blocks[1];
-  const Event& out_event = f.events[run.first_event + 4];
+  for (uint32_t i = 0; i < 2; ++i) {
+    const Event& in_event = f.events[run.first_event + i];
+    CHECK(in_event.chain == -1);
+    CHECK(in_event.instruction == rt::kProgramInputInstruction);
+    const LoggedValue& input = f.values[in_event.ref];
+    CHECK_FALSE(input.output);
+    REQUIRE(input.tensors.size() == 1);
+    float logged_input;
+    std::memcpy(&logged_input, options.debug_buffer.data() + input.tensors[0].offset, 4);
+    CHECK(logged_input == (i == 0 ? a[0] : b[0]));
+  }
+  const Event& out_event = f.events[run.first_event + 6];
   CHECK(out_event.chain == -1);  // stored as 2^64 - 1 in the unsigned field
   CHECK(out_event.instruction == 0);
-  const LoggedValue& intermediate = f.values[f.events[run.first_event].ref];
+  const LoggedValue& intermediate = f.values[f.events[run.first_event + 2].ref];
   const LoggedValue& output = f.values[out_event.ref];
   CHECK_FALSE(intermediate.output);
   CHECK(output.output);
   // Offsets align absolute addresses to 64 bytes, so with a buffer at +16 they are 48, 112, ...
   REQUIRE(output.tensors.size() == 1);
-  CHECK(intermediate.tensors[0].offset == 48);
+  CHECK(f.values[f.events[run.first_event].ref].tensors[0].offset == 48);
+  CHECK(intermediate.tensors[0].offset == 176);
   CHECK((reinterpret_cast<uintptr_t>(options.debug_buffer.data()) + output.tensors[0].offset) % 64 == 0);
   float logged;
   std::memcpy(&logged, options.debug_buffer.data() + output.tensors[0].offset, 4);
@@ -204,11 +217,12 @@ TEST_CASE("a debug buffer that is too small leaves a marker / never a partial va
   std::vector<std::string> names = names_in(f, f.blocks.at(1));
   CHECK(names == std::vector<std::string>{"<debug>", "native_call_add.out", "OPERATOR_CALL", "Method::execute",
                                           "etscope::debug_buffer_overflow"});
-  // The marker counts what was dropped: the output (the intermediate took the 4 bytes).
-  CHECK(writer.values_dropped() == 1);
+  // The marker counts what was dropped: the first logged value (program input 0) took the 4
+  // bytes; input 1, the intermediate and the output did not fit.
+  CHECK(writer.values_dropped() == 3);
   const Event& marker = f.events[f.blocks.at(1).first_event + f.blocks.at(1).event_count - 1];
   CHECK(marker.start == 0);
-  CHECK(marker.end == 1);
+  CHECK(marker.end == 3);
   CHECK(marker.instruction == -1);
 }
 

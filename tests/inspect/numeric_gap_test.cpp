@@ -329,3 +329,34 @@ TEST_CASE("etscope inspect prints the numeric gap as a table, CSV and JSON", "[n
   CHECK(bad_metric.exit_code == 1);
   CHECK(bad_metric.err.find("cosine") != std::string::npos);
 }
+
+TEST_CASE("first divergence: the first row whose gap passes the threshold", "[gap]") {
+  auto row = [](std::vector<double> gaps) {
+    GapRow r;
+    r.gap = std::move(gaps);
+    return r;
+  };
+  const std::vector<GapRow> l1{row({1e-5}), row({2e-3}), row({5.0})};
+  CHECK(first_divergence(l1, GapMetric::kL1, 1e-3) == std::optional<size_t>(1));
+  CHECK(first_divergence(l1, GapMetric::kL1, 1e-6) == std::optional<size_t>(0));
+  CHECK_FALSE(first_divergence(l1, GapMetric::kL1, 10.0).has_value());
+  // SNR: a lower value is a larger gap; +inf (identical) never diverges.
+  const std::vector<GapRow> snr{row({HUGE_VAL}), row({141.0}), row({30.0}), row({-2.8})};
+  CHECK(first_divergence(snr, GapMetric::kSNR, 40.0) == std::optional<size_t>(2));
+  CHECK(first_divergence(snr, GapMetric::kSNR, 200.0) == std::optional<size_t>(1));
+  // NaN means nothing was compared (0/0) and is not a divergence; a sequence row diverges when
+  // any element does.
+  const std::vector<GapRow> mixed{row({std::nan("")}), row({1e-9, 1e-2})};
+  CHECK(first_divergence(mixed, GapMetric::kMSE, 1e-6) == std::optional<size_t>(1));
+  CHECK_FALSE(first_divergence({}, GapMetric::kMSE, 1e-6).has_value());
+  CHECK(default_gap_threshold(GapMetric::kSNR) == 40.0);
+  CHECK(gap_passes(row({1e-5}), GapMetric::kMSE, default_gap_threshold(GapMetric::kMSE)));
+}
+
+TEST_CASE("the AOT index and intermediates are found beside their files by name", "[gap]") {
+  const std::string ptd = fixture("simple_conv/simple_conv.aot_intermediates.ptd");
+  CHECK(aot_index_beside(ptd) == fixture("simple_conv/simple_conv.aot_intermediates.json"));
+  CHECK(aot_intermediates_beside(fixture("simple_conv/simple_conv.pte")) == ptd);
+  CHECK(aot_index_beside("/nonexistent/x.ptd").empty());
+  CHECK(aot_intermediates_beside("/nonexistent/m.pte").empty());
+}

@@ -44,6 +44,8 @@ std::vector<Logged> last_execution(const EtDumpFile& f) {
   for (uint32_t i = 0; i < last->event_count; ++i) {
     const Event& e = f.events[last->first_event + i];
     if (e.kind != EventKind::kDebug) continue;
+    // etscope also logs the program inputs (instruction -1), which ExecuTorch's runtime does not.
+    if (e.chain == -1 && e.instruction == rt::kProgramInputInstruction) continue;
     const LoggedValue& v = f.values[e.ref];
     for (const auto& t : v.tensors) out.push_back({e.instruction, v.output, t});
   }

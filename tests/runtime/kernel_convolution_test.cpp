@@ -136,11 +136,14 @@ TEST_CASE("convolution rejects mismatched channels / bad rank and transposed", "
   ctx = call.run("aten::convolution.out", args);
   REQUIRE(ctx.failed());
 
+  // Transposed: the weight is [Cin, Cout / groups, kh, kw], so this 2-channel weight does not fit
+  // the 3-channel input.
   args[0] = call.f32({1, 3, 5, 5});
   args[6] = call.boolean_scalar(true);
   ctx = call.run("aten::convolution.out", args);
   REQUIRE(ctx.failed());
-  CHECK(ctx.error_code() == etscope::ErrorCode::kNotSupported);
+  CHECK(ctx.error_code() == etscope::ErrorCode::kInvalidArgument);
+  CHECK(std::string(ctx.message()).find("input channels, weight shape and groups disagree") != std::string::npos);
 
   args[6] = call.boolean_scalar(false);
   args[0] = call.tensor<int64_t>(etscope::ScalarType::kLong, {1, 3, 5, 5});

@@ -190,6 +190,9 @@ TEST_CASE("the tracer sees ExecuTorch's hook sequence", "[runtime][tracer]") {
       "event Method::init -1:0",
       "event Program::load_method -1:0",
       "block Execute",
+      // etscope's addition: the program inputs, before the first instruction (instruction -1).
+      "value Tensor -1:4294967295",
+      "value Tensor -1:4294967295",
       "value Tensor 0:0",
       "event native_call_add.out 0:0",
       "event OPERATOR_CALL 0:0",

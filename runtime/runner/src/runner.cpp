@@ -235,11 +235,8 @@ Status Runner::set_ones_inputs() {
 Status Runner::set_inputs_from_etrecord(const std::string& etrecord_path) {
   Impl& m = *impl_;
   ETSCOPE_ASSIGN_OR_RETURN(etrecord::EtRecord record, etrecord::EtRecordReader::open(etrecord_path));
-  auto it = record.representative_inputs.find(m.method_name);
-  if (it == record.representative_inputs.end() || it->second.empty()) {
-    return Error(ErrorCode::kNotFound, etrecord_path + ": no representative inputs for method '" + m.method_name + "'");
-  }
-  const std::vector<etrecord::TensorValue>& values = it->second.front();
+  ETSCOPE_ASSIGN_OR_RETURN(const std::vector<etrecord::TensorValue>* recorded, record.representative_inputs_of(m.method_name));
+  const std::vector<etrecord::TensorValue>& values = *recorded;
   size_t tensor_inputs = 0;
   for (size_t i = 0; i < m.method->num_inputs(); ++i) tensor_inputs += m.method->input(i).tag == Tag::kTensor;
   if (values.size() != tensor_inputs) {

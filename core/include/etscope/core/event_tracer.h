@@ -109,4 +109,18 @@ inline void log_intermediate(EventTracer* tracer, const EValue& value) {
   if (tracer != nullptr && tracer->debug_level() >= DebugLevel::kIntermediateOutputs) tracer->log_evalue(value, false);
 }
 
+/// Program inputs are logged (at intermediate-output level) as debug values of chain -1 and
+/// instruction id -1: no ExecuTorch runtime writes that pair and no ETRecord maps it to an
+/// operator, so ExecuTorch's Inspector shows them as one unlinked event and leaves them out of
+/// the numeric gap, while etscope's Inspector reads them as the run's inputs.
+inline constexpr int32_t kProgramInputInstruction = -1;
+
+/// Logs the values a method executes with, before its first instruction.
+inline void log_program_input(EventTracer* tracer, const EValue& value) {
+  if (tracer == nullptr || tracer->debug_level() < DebugLevel::kIntermediateOutputs) return;
+  tracer->set_instruction(-1, static_cast<uint32_t>(kProgramInputInstruction));
+  tracer->log_evalue(value, false);
+  tracer->set_instruction(-1, 0);
+}
+
 }  // namespace etscope::rt

@@ -218,6 +218,10 @@ struct EtRecord {
   const Graph* find_graph(const std::string& member) const;
   /// The maps of `method`, or null.
   const MethodMaps* method_maps(const std::string& method = "forward") const;
+  /// The representative inputs of `method` (its first recorded case: the inputs the AOT
+  /// outputs were made from), as `run --inputs-from-etrecord`, `etrecord --extract-inputs` and
+  /// the numeric gap's input check use them. kNotFound when none are recorded.
+  Result<const std::vector<TensorValue>*> representative_inputs_of(const std::string& method = "forward") const;
 
   /// Every program: the exported program, then the edge programs and the graph_map programs,
   /// each in name order. Pointers stay valid while the record lives and is not modified.

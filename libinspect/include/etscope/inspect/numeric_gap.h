@@ -82,6 +82,13 @@ struct AotIntermediates {
 /// (no entries at all).
 Result<AotIntermediates> load_aot_intermediates(const std::string& ptd_path,
                                                 const std::string& index_json_path);
+/// The index written beside a .ptd by samples/export/write_aot_intermediates.py (X.json for
+/// X.ptd) when that file exists, else "".
+std::string aot_index_beside(const std::string& ptd_path);
+/// The AOT intermediates of a program by the same script's naming (M.aot_intermediates.ptd
+/// beside M.pte or M.bpte) when that file exists, else "".
+std::string aot_intermediates_beside(const std::string& model_path);
+
 /// The same from an already-read .ptd and index text (`index_json` may be empty); for tests.
 Result<AotIntermediates> load_aot_intermediates(std::shared_ptr<const TensorDataFile> ptd,
                                                 std::string_view index_json,
@@ -123,5 +130,44 @@ Result<std::vector<GapRow>> calculate_numeric_gap(const Inspector& inspector,
 
 /// Short text of a value for tables: "f32[1,16,32,32]", "3.5", "None", "[f32[2], i64[2]]".
 std::string describe(const GapValue& value);
+
+/// Whether a run executed with the inputs its AOT intermediates were made from: the program
+/// inputs etscope's runtime logs at intermediate-output level (EventBlock::run_inputs, first
+/// block that has them) against the ETRecord's representative inputs of the Inspector's method.
+/// A gap against outputs of other inputs measures the inputs, not the runtime.
+struct InputCheck {
+  enum class Outcome : uint8_t {
+    kSame,         ///< Every tensor input equal within the tolerance.
+    kDifferent,    ///< Count, dtype, shape or values differ.
+    kNotRecorded,  ///< The dump holds no inputs (ExecuTorch's runtime does not log them) or the
+                   ///< ETRecord no representative inputs: nothing to compare.
+  };
+  Outcome outcome = Outcome::kNotRecorded;
+  /// kDifferent: the one-line refusal ("<dump>: the run used different inputs from the AOT
+  /// intermediates (input 0: ...): rerun with --inputs-from-etrecord"); kNotRecorded: why
+  /// nothing could be checked; kSame: "".
+  std::string message;
+  double max_abs_difference = 0;  ///< Largest |run - AOT| over compared elements.
+};
+
+/// Elements a, b are equal when |a - b| <= atol + rtol * |b| (numpy's allclose; NaN equals NaN).
+inline constexpr double kInputRtol = 1e-5;
+inline constexpr double kInputAtol = 1e-6;
+
+/// Compares the run's recorded inputs with the AOT inputs. Errors: kCorrupt for a logged input
+/// outside the debug buffer; without a debug buffer or ETRecord the outcome is kNotRecorded.
+Result<InputCheck> check_run_inputs(const Inspector& inspector, double rtol = kInputRtol, double atol = kInputAtol);
+
+/// Whether a row's gap passes `threshold`: L1 and MSE above it, SNR below it (a lower SNR is a
+/// larger gap); NaN does not (it means nothing was compared: empty tensors, zero signal and zero
+/// noise). A sequence row passes when any of its elements does.
+bool gap_passes(const GapRow& row, GapMetric metric, double threshold);
+
+/// The first row (in ExecuTorch's row order: the reference graph's execution order) whose gap
+/// passes `threshold`, or nullopt when none does.
+std::optional<size_t> first_divergence(const std::vector<GapRow>& rows, GapMetric metric, double threshold);
+
+/// The threshold `etscope debug` uses without --threshold: L1 1e-3, MSE 1e-6, SNR 40 dB.
+double default_gap_threshold(GapMetric metric);
 
 }  // namespace etscope::inspect

@@ -1,0 +1,134 @@
+// etscope debug: profiling and numeric debugging in one call. Runs the program once with the
+// ETRecord's representative inputs (the inputs its AOT intermediates were made from) at
+// intermediate-output level, then prints the per-operator numeric gap against the AOT
+// intermediates, the first operator whose gap passes the threshold, and the profile.
+// Every number comes from libinspect; this file only runs, arranges and prints.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <random>
+
+#include "commands/command.h"
+#include "commands/inspect_inputs.h"
+#include "etscope/inspect/numeric_gap.h"
+#include "etscope/runtime/runner.h"
+#include "render/inspector_render.h"
+#include "render/numeric_gap_render.h"
+
+namespace etscope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A private directory for the run's ETDump and debug buffer, removed with everything in it.
+class TempDir {
+ public:
+  static Result<TempDir> make() {
+    std::error_code ec;
+    const fs::path base = fs::temp_directory_path(ec);
+    if (ec) return Error(ErrorCode::kIo, "no temporary directory: " + ec.message());
+    std::random_device seed;
+    for (int attempt = 0; attempt < 16; ++attempt) {
+      const fs::path p = base / ("etscope-debug-" + std::to_string(seed()));
+      if (fs::create_directory(p, ec)) return TempDir(p);
+    }
+    return Error(ErrorCode::kIo, base.string() + ": cannot create a temporary directory");
+  }
+  TempDir(TempDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  TempDir& operator=(TempDir&&) = delete;
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  std::string file(const char* name) const { return (path_ / name).string(); }
+
+ private:
+  explicit TempDir(fs::path p) : path_(std::move(p)) {}
+  fs::path path_;
+};
+
+class DebugCommand final : public Command {
+ public:
+  CLI::App* add_to(CLI::App& app) override {
+    CLI::App* sub = app.add_subcommand(
+        "debug", "Run with the ETRecord's representative inputs, then print the numeric gap per operator, the first "
+                 "divergence and the profile");
+    sub->add_option("model", model_, "Program (.pte or .bpte)")->required();
+    sub->add_option("--etrecord", etrecord_, "ETRecord of the program (debug handles, representative inputs)")->required();
+    sub->add_option("--aot-intermediates", aot_,
+                    "AOT intermediate outputs (.ptd; default MODEL.aot_intermediates.ptd beside the program, if any)");
+    sub->add_option("--aot-index", aot_index_, "Index of the AOT intermediates (default: FILE.json beside the .ptd, if any)");
+    sub->add_option("--method", method_, "Method to run (default forward)");
+    sub->add_option("--ptd", ptd_files_, "External tensor data (.ptd) the program needs");
+    sub->add_option("--gap", gap_, "Numeric gap metric: L1, MSE or SNR")->capture_default_str();
+    sub->add_option("--threshold", threshold_, "A gap above this (L1, MSE) or below it (SNR, dB) is a divergence "
+                                               "(default: L1 1e-3, MSE 1e-6, SNR 40)");
+    sub->add_option("--debug-buffer-size", buffer_mib_, "Debug buffer for the intermediate outputs, in MiB")
+        ->check(CLI::PositiveNumber)->capture_default_str();
+    sub->add_flag("--force", force_, "Compare even when the recorded inputs differ from the AOT inputs (with a warning)");
+    return sub;
+  }
+
+  Result<int> run() override {
+    ETSCOPE_ASSIGN_OR_RETURN(inspect::GapMetric metric, inspect::parse_gap_metric(gap_));
+    // Read the AOT side first: a bad file fails before the run.
+    const std::string aot_path = aot_.empty() ? inspect::aot_intermediates_beside(model_) : aot_;
+    std::optional<inspect::AotIntermediates> aot;
+    if (!aot_path.empty()) {
+      const std::string index = aot_index_.empty() ? inspect::aot_index_beside(aot_path) : aot_index_;
+      ETSCOPE_ASSIGN_OR_RETURN(aot, inspect::load_aot_intermediates(aot_path, index));
+    }
+
+    rt::RunnerOptions options;
+    options.model = model_;
+    options.ptd_files = ptd_files_;
+    options.method = method_;
+    options.trace = true;
+    options.debug_level = rt::DebugLevel::kIntermediateOutputs;
+    options.debug_buffer_bytes = buffer_mib_ << 20;
+    ETSCOPE_ASSIGN_OR_RETURN(auto runner, rt::Runner::load(options));
+    ETSCOPE_TRY(runner->set_inputs_from_etrecord(etrecord_));
+    ETSCOPE_ASSIGN_OR_RETURN(rt::Timing timing, runner->run(0, 1));
+    ETSCOPE_ASSIGN_OR_RETURN(TempDir dir, TempDir::make());
+    InspectInputs files;
+    files.etdump = dir.file("run.etdp");
+    files.debug_buffer = dir.file("run.debug.bin");
+    files.etrecord = etrecord_;
+    files.method = runner->method_name();
+    if (fs::path(model_).extension() == ".pte") files.pte = model_;
+    ETSCOPE_TRY(runner->write_trace(files.etdump, files.debug_buffer));
+    ETSCOPE_ASSIGN_OR_RETURN(inspect::Inspector in, files.load());
+
+    std::printf("%s: method '%s' run once with the representative inputs of %s (%.3f ms, intermediate outputs logged)\n\n",
+                model_.c_str(), runner->method_name().c_str(), etrecord_.c_str(), timing.samples.front());
+    if (aot) {
+      ETSCOPE_TRY(check_gap_inputs(in, force_));
+      ETSCOPE_ASSIGN_OR_RETURN(std::vector<inspect::GapRow> rows, inspect::calculate_numeric_gap(in, *aot, metric));
+      render_gap_table(rows, metric, std::cout);
+      std::cout << "\n";
+      render_first_divergence(rows, metric, threshold_ ? *threshold_ : inspect::default_gap_threshold(metric), std::cout);
+    } else {
+      const std::string stem = fs::path(model_).replace_extension("").string();
+      std::cout << "no AOT intermediates (" << stem << ".aot_intermediates.ptd): make them with "
+                << "samples/export/write_aot_intermediates.py --etrecord " << etrecord_
+                << " --etdump ETDUMP --out " << stem << ", or pass --aot-intermediates\n";
+    }
+    std::cout << "\nprofile (one run; timings include logging the intermediate outputs)\n";
+    render_event_table(in, InspectTableOptions{}, std::cout);
+    return 0;
+  }
+
+ private:
+  std::string model_, etrecord_, aot_, aot_index_, method_;
+  std::vector<std::string> ptd_files_;
+  std::string gap_ = "SNR";
+  std::optional<double> threshold_;
+  uint64_t buffer_mib_ = 256;
+  bool force_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_debug_command() { return std::make_unique<DebugCommand>(); }
+
+}  // namespace etscope::cli
