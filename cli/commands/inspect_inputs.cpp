@@ -24,7 +24,7 @@ void InspectInputs::add_options(CLI::App* sub) {
                   "ETRecord method for blocks whose kernels do not tell their method (default: forward); a block "
                   "one method explains always uses that method's maps");
   sub->add_option("--pte", pte, "The program that was run: checked against the ETDump and ETRecord");
-  sub->add_flag("--force", force, "Join an ETDump, ETRecord and program that do not belong together (with a warning)");
+  sub->add_flag("--force", force, "Join an ETDump, ETRecord and program that do not belong together, and compare a --gap whose run used other inputs than the AOT intermediates (each with a warning)");
   sub->add_flag("--include-warmup", include_warmup, "Count etscope's warm-up executions ('Warmup' blocks) as runs");
   sub->add_option("--skip-runs", skip_runs, "Leave out the first N executions (warm-up in dumps from ExecuTorch's runtime)");
 }
