@@ -34,6 +34,8 @@ Json location_json(const TensorInfo& t) {
 Json value_json(const ExecutionPlan& plan, size_t index) {
   const Value& v = plan.values[index];
   Json j{{"index", index}, {"kind", to_string(v.kind)}};
+  // Computed by an instruction: for a scalar, "value" is the file's placeholder.
+  if (v.written_at_run_time) j["set_at_run_time"] = true;
   switch (v.kind) {
     case ValueKind::kNone: break;
     case ValueKind::kInt: j["value"] = v.int_value; break;

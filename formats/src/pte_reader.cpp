@@ -5,6 +5,8 @@
 //   [program]    segments, constants, named data; the entry points
 #include "etscope/formats/pte_reader.h"
 
+#include "etscope/formats/op_signatures.h"
+
 #include <cstring>
 
 #include "etscope/core/checked.h"
@@ -628,6 +630,26 @@ Result<std::optional<ExtendedHeader>> parse_extended_header(std::span<const uint
   return std::optional<ExtendedHeader>(h);
 }
 
+namespace {
+
+// Values some instruction writes: out and return arguments of kernel calls, MoveCall targets.
+void mark_written_values(ExecutionPlan& plan) {
+  auto mark = [&](int64_t v) {
+    if (v >= 0 && static_cast<size_t>(v) < plan.values.size()) plan.values[static_cast<size_t>(v)].written_at_run_time = true;
+  };
+  for (const Chain& chain : plan.chains) {
+    for (const Instruction& in : chain.instructions) {
+      if (in.kind == InstructionKind::kMoveCall) mark(in.move_to);
+      if (in.kind != InstructionKind::kKernelCall) continue;
+      const KernelArgs args = split_kernel_args(plan, in);
+      for (int32_t v : args.outputs) mark(v);
+      mark(args.return_value);
+    }
+  }
+}
+
+}  // namespace
+
 Result<Program> PteReader::read(std::shared_ptr<const Blob> blob) {
   const std::string& name = blob->name();
   std::span<const uint8_t> bytes = blob->bytes();
@@ -703,6 +725,7 @@ Result<Program> PteReader::read(std::shared_ptr<const Blob> blob) {
     }
   }
   if (p.plans.empty()) problems.push_back("the program has no execution plans");
+  for (ExecutionPlan& plan : p.plans) mark_written_values(plan);
   p.problems = std::move(problems);
   return p;
 }

@@ -53,10 +53,18 @@ std::string scalar_contents(const ExecutionPlan& plan, const Value& v) {
     case ValueKind::kDouble: return number_text(v.double_value);
     case ValueKind::kString: return "\"" + v.string_value + "\"";
     case ValueKind::kIntList: {
+      // An item an instruction computes (a symbolic size) shows as its value index: the file
+      // holds only a placeholder for it.
       std::string items;
-      for (const std::optional<int64_t>& item : resolve_int_list(plan, v)) {
+      const std::vector<std::optional<int64_t>> resolved = resolve_int_list(plan, v);
+      for (size_t i = 0; i < resolved.size(); ++i) {
         if (!items.empty()) items += ",";
-        items += item ? std::to_string(*item) : "?";
+        const int64_t idx = v.int_list[i];
+        if (resolved[i] && plan.values[static_cast<size_t>(idx)].written_at_run_time) {
+          items += "%" + std::to_string(idx);
+        } else {
+          items += resolved[i] ? std::to_string(*resolved[i]) : "?";
+        }
       }
       return "[" + items + "]";
     }
@@ -185,7 +193,10 @@ std::string argument_text(const ExecutionPlan& plan, int32_t value_index) {
       }
     case ValueKind::kTensorList:
     case ValueKind::kOptionalTensorList: return index + " " + scalar_contents(plan, v);
-    default: return index + " =" + scalar_contents(plan, v);
+    default:
+      // A scalar an instruction computes has only a placeholder in the file.
+      if (v.written_at_run_time && v.kind != ValueKind::kNone) return index + " (set at run time)";
+      return index + " =" + scalar_contents(plan, v);
   }
 }
 

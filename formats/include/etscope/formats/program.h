@@ -93,6 +93,9 @@ struct Value {
   std::vector<uint8_t> bool_list;
   std::vector<int32_t> tensor_list;  ///< kTensorList / kOptionalTensorList: value indices, -1 = none.
   TensorInfo tensor;                 ///< kTensor.
+  /// An instruction writes this value (a kernel's out or return argument, a MoveCall target):
+  /// for a scalar, what the file stores is a placeholder (sym_size.int's result is 0 there).
+  bool written_at_run_time = false;
 };
 
 enum class InstructionKind : uint8_t { kKernelCall, kDelegateCall, kMoveCall, kJumpFalse, kFree };
