@@ -72,6 +72,15 @@ def main():
         ("cifar10 training step, batch 4", fixture("cifar10/cifar10_train.pte"),
          [fixture("cifar10/cifar10_train.step0.x.npy"), fixture("cifar10/cifar10_train.step0.label.npy")]),
     ]
+    # Families beyond the samples (tests/fixtures/executorch/models, made by export_models.py).
+    for model in ("unet", "transformer_encoder", "vit_tiny", "lstm_text", "audio_conv1d", "efficientnet_b0"):
+        pte = fixture(f"models/{model}.pte")
+        if os.path.exists(pte):
+            inputs, i = [], 0
+            while os.path.exists(fixture(f"models/{model}.input{i}.npy")):
+                inputs.append(fixture(f"models/{model}.input{i}.npy"))
+                i += 1
+            cases.append((model, pte, inputs))
     runtime_bench = os.path.join(args.build, "bin", "runtime_bench")
     print(f"machine: {os.cpu_count()} cores; both runtimes single-threaded; {args.rounds} rounds x {args.iterations} iterations")
     print(f"{'case':<32} {'etscope ms':>11} {'ExecuTorch ms':>14} {'speed-up':>9} {'etscope RSS beyond arenas+weights':>34}")
