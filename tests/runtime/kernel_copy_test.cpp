@@ -79,6 +79,20 @@ TEST_CASE("clone / expand_copy / cat", "[kernels][copy]") {
   CHECK(c.t(ex).values<float>() == std::vector<float>{1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2});
   auto ctx = c.run("aten::expand_copy.out", {c.f32({2, 2}), c.int_list({2, 3}), c.boolean_scalar(false), ex, ex});
   REQUIRE(ctx.failed());
+  // Whole trailing dimensions are copied as blocks: [3,1,2] -> [2,3,4,2] takes rows of 2 from
+  // self, broadcast over a leading dimension and a middle one; against the definition.
+  std::vector<float> self(6);
+  for (size_t i = 0; i < self.size(); ++i) self[i] = static_cast<float>(i);
+  EValue* big = c.f32({2, 3, 4, 2});
+  REQUIRE_FALSE(c.run("aten::expand_copy.out",
+                      {c.f32({3, 1, 2}, self), c.int_list({2, 3, 4, -1}), c.boolean_scalar(false), big, big})
+                    .failed());
+  std::vector<float> want;
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 3; ++b)
+      for (int k = 0; k < 4; ++k)
+        for (int d = 0; d < 2; ++d) want.push_back(self[static_cast<size_t>(b * 2 + d)]);
+  CHECK(c.t(big).values<float>() == want);
   EValue* cat = c.f32({2, 3});
   REQUIRE_FALSE(c.run("aten::cat.out", {c.tensor_list({c.f32({2, 1}, {1, 2}), c.f32({0}), c.f32({2, 2}, {3, 4, 5, 6})}),
                                         c.integer(1), cat, cat})

@@ -260,12 +260,20 @@ void expand_copy_out(KernelContext& ctx, Args args) {
     }
   }
   if (!resize_or_fail(ctx, out, size.span(), op)) return;
-  const size_t es = in->element_size();
+  // The trailing dimensions self already has whole are copied as one block per position of the
+  // broadcast leading ones (a [32,96] -> [12,32,96] expand is 12 block copies, not 36,864).
+  const int r = out->dim(), ri = in->dim();
+  int whole = 0;
+  int64_t inner = 1;
+  while (whole < ri && in->size(ri - 1 - whole) == out->size(r - 1 - whole)) inner *= in->size(ri - 1 - whole++);
+  if (inner == 0 || out->numel() == 0) return;
+  const size_t block = static_cast<size_t>(inner) * in->element_size();
   const auto* src = static_cast<const uint8_t*>(in->data());
   auto* dst = static_cast<uint8_t*>(out->data());
-  BroadcastIndex bi(out->sizes(), in->sizes());
-  for (int64_t i = 0; i < out->numel(); ++i, bi.advance()) {
-    std::memcpy(dst + static_cast<size_t>(i) * es, src + static_cast<size_t>(bi.index()) * es, es);
+  BroadcastIndex bi(out->sizes().first(static_cast<size_t>(r - whole)), in->sizes().first(static_cast<size_t>(ri - whole)));
+  const int64_t blocks = out->numel() / inner;
+  for (int64_t i = 0; i < blocks; ++i, bi.advance()) {
+    std::memcpy(dst + static_cast<size_t>(i) * block, src + static_cast<size_t>(bi.index()) * block, block);
   }
 }
 
