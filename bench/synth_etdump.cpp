@@ -13,10 +13,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
+#include "etscope/formats/blob.h"
 #include "etscope/core/event_names.h"
 #include "etscope_fb/etdump_generated.h"
 
@@ -37,8 +37,10 @@ struct Rng {
 const char* const kOps[] = {"convolution.out", "relu.out", "max_pool2d_with_indices.out", "addmm.out", "add.out",
                             "_native_batch_norm_legit_no_training.out", "hardtanh.out", "mean.out", "view_copy.out", "permute_copy.out"};
 
+constexpr const char* kUsage = "usage: etscope-synth-etdump OUT.etdp [--events N] [--ops-per-run M] [--delegate-every K]\n";
+
 int usage() {
-  std::fprintf(stderr, "usage: etscope-synth-etdump OUT.etdp [--events N] [--ops-per-run M] [--delegate-every K]\n");
+  std::fputs(kUsage, stderr);
   return 2;
 }
 
@@ -46,6 +48,15 @@ int usage() {
 
 int main(int argc, char** argv) {
   if (argc < 2) return usage();
+  if (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    std::fputs(kUsage, stdout);
+    std::puts("Writes a synthetic ETDump (for the reader and Inspector benchmarks): run blocks of --ops-per-run\n"
+              "kernel events until --events are written; --delegate-every K makes every K-th instruction a\n"
+              "delegate call with three delegate events.");
+    return 0;
+  }
+  // An option where the output path belongs is a mistake, not a file name.
+  if (argv[1][0] == '-') return usage();
   std::string out_path = argv[1];
   uint64_t events = 1000000, ops = 500, delegate_every = 0;
   for (int i = 2; i < argc; ++i) {
@@ -129,11 +140,9 @@ int main(int argc, char** argv) {
   auto vec = b.CreateVector(runs);
   auto root = fb::CreateETDump(b, 0, vec);
   b.FinishSizePrefixed(root, "ED00");
-  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(b.GetBufferPointer()), static_cast<std::streamsize>(b.GetSize()));
-  out.close();
-  if (!out) {
-    std::fprintf(stderr, "etscope-synth-etdump: %s: write failed\n", out_path.c_str());
+  etscope::Status written_ok = etscope::write_file_bytes(out_path, {b.GetBufferPointer(), static_cast<size_t>(b.GetSize())});
+  if (!written_ok.ok()) {
+    std::fprintf(stderr, "etscope-synth-etdump: %s\n", written_ok.error().message().c_str());
     return 1;
   }
   std::printf("%s: %llu profile events in %zu run blocks, %zu bytes\n", out_path.c_str(), static_cast<unsigned long long>(written), runs.size(),

@@ -31,7 +31,7 @@ class MemoryCommand final : public Command {
     CLI::App* sub = app.add_subcommand(
         "memory", "Memory arenas of a program: lifetimes, peaks, conflicts, debug-buffer size (see docs/memory.md)");
     sub->add_option("file", file_, "Program file (.pte)")->required();
-    sub->add_option("--plan", plan_, "Only this method (default: every method with planned memory)");
+    sub->add_option("--method,--plan", plan_, "Only this method (default: every method with planned memory); --plan is the old name");
     sub->add_flag("--json", json_, "Print one JSON object (see docs/memory.md)");
     sub->add_option("--top", top_, "How many of the largest tensors to list (default 10)")
         ->check(CLI::NonNegativeNumber);

@@ -20,7 +20,7 @@ class PteCommand final : public Command {
     CLI::App* sub = app.add_subcommand("pte", "Show what is inside an ExecuTorch program (.pte, or the one in a .bpte)");
     sub->add_option("file", file_, "Program file (.pte), or a bundled program (.bpte)")->required();
     sub->add_flag("--json", json_, "Print one JSON object (see docs/json.md)");
-    sub->add_option("--plan", plan_, "Show only this method (execution plan)");
+    sub->add_option("--method,--plan", plan_, "Show only this method (execution plan); --plan is the old name");
     sub->add_flag("--values", values_, "List every value: kind, dtype, shape, where its data lives");
     sub->add_flag("--instructions", instructions_, "List every instruction with its arguments");
     sub->add_option("--tensor", tensor_, "Statistics and first values of constant or external tensor INDEX")

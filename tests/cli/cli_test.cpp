@@ -275,3 +275,31 @@ TEST_CASE("inspect refuses files of different programs unless --force and leaves
   CHECK(count_runs(" --include-warmup") == 5);
   CHECK(count_runs(" --skip-runs 1") == 3);
 }
+
+TEST_CASE("etscope-synth-etdump --help prints its usage instead of writing a file named --help", "[cli][errors]") {
+  const std::string dir = etscope::testing::temp_dir("synth_help");
+  const std::string tool = (std::filesystem::path(ETSCOPE_CLI_PATH).parent_path() / "etscope-synth-etdump").string();
+  const std::string out = dir + "/out.txt";
+  const int help = std::system(("cd " + dir + " && " + tool + " --help >" + out + " 2>&1").c_str());
+  CHECK(WIFEXITED(help));
+  CHECK(WEXITSTATUS(help) == 0);
+  CHECK(etscope::testing::load(out)->size() > 0);
+  const int option_first = std::system(("cd " + dir + " && " + tool + " --events 5 >/dev/null 2>&1").c_str());
+  CHECK(WEXITSTATUS(option_first) == 2);
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) CHECK(entry.path().filename() == "out.txt");
+}
+
+TEST_CASE("pte and memory take --method with --plan as its old name", "[cli]") {
+  const std::string program = etscope::testing::fixture("models/two_methods.pte");
+  for (const char* verb : {"pte ", "memory "}) {
+    auto by_method = run_etscope(std::string(verb) + program + " --method encode");
+    auto by_plan = run_etscope(std::string(verb) + program + " --plan encode");
+    INFO(verb << by_method.err);
+    CHECK(by_method.exit_code == 0);
+    CHECK(by_method.out == by_plan.out);
+    CHECK(by_method.out.find("encode") != std::string::npos);
+    auto missing = run_etscope(std::string(verb) + program + " --method decode");
+    CHECK(missing.exit_code == 1);
+    CHECK(missing.err.find("decode") != std::string::npos);
+  }
+}
