@@ -16,6 +16,11 @@ std::string shape_string(ScalarType dtype, const std::vector<int32_t>& sizes);
 /// "48 B", "1.5 KiB", "12.3 MiB" (inspect::bytes_text).
 std::string human_bytes(uint64_t bytes);
 
+/// One cell of a delimited table: for CSV (sep ',') quoted per RFC 4180 when it holds a comma,
+/// quote, CR or LF (quotes doubled), so stack traces survive; for TSV (sep '\t') tabs and line
+/// breaks become spaces, TSV having no quoting.
+std::string delimited_cell(const std::string& s, char sep);
+
 /// A number as the shortest text that reads back to the same double ("0.1", "3", "1e-08").
 std::string number_string(double v);
 

@@ -104,23 +104,6 @@ std::string block_title(const inspect::Inspector& in, size_t bi) {
   return s;
 }
 
-std::string csv_cell(const std::string& s, char sep) {
-  if (sep == '\t') {
-    std::string o = s;
-    for (char& c : o) {
-      if (c == '\t' || c == '\n' || c == '\r') c = ' ';
-    }
-    return o;
-  }
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"') o += "\"\"";
-    else o += c;
-  }
-  return o + "\"";
-}
-
 Json module_stack_json(const std::vector<etrecord::ModuleFrame>& stack) {
   // ExecuTorch's dict: key -> [path, type], outermost first.
   Json m = Json::object();
@@ -256,7 +239,7 @@ void render_event_rows(const inspect::Inspector& in, const InspectTableOptions& 
                                          "avg" + u, "min" + u, "max" + u, "total" + u, "op_types", "delegate_debug_identifier",
                                          "is_delegated_op", "delegate_backend_name", "debug_handles", "module", "stack_trace", "raw" + u,
                                          "start_time"};
-  for (size_t c = 0; c < headers.size(); ++c) out << (c ? std::string(1, sep) : "") << csv_cell(headers[c], sep);
+  for (size_t c = 0; c < headers.size(); ++c) out << (c ? std::string(1, sep) : "") << delimited_cell(headers[c], sep);
   out << "\n";
   for (const EventBlock& b : in.blocks()) {
     if (!block_selected(b, opt)) continue;
@@ -282,7 +265,7 @@ void render_event_rows(const inspect::Inspector& in, const InspectTableOptions& 
       for (size_t k = 0; k < e.start_times.size(); ++k) starts += (k ? " " : "") + std::to_string(e.start_times[k]);
       r.push_back(raw);
       r.push_back(starts);
-      for (size_t c = 0; c < r.size(); ++c) out << (c ? std::string(1, sep) : "") << csv_cell(r[c], sep);
+      for (size_t c = 0; c < r.size(); ++c) out << (c ? std::string(1, sep) : "") << delimited_cell(r[c], sep);
       out << "\n";
     }
   }

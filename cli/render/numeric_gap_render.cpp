@@ -9,6 +9,7 @@
 
 #include "etscope/formats/tensor_stats.h"
 #include "etscope/inspect/event_index.h"
+#include "render/format.h"
 #include "render/program_json.h"
 
 namespace etscope::cli {
@@ -71,18 +72,6 @@ nlohmann::ordered_json traces_json(const GapRow& r) {
   return j;
 }
 
-std::string cell(const std::string& s, char sep) {
-  if (sep == '\t') {
-    std::string o = s;
-    std::replace_if(o.begin(), o.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; }, ' ');
-    return o;
-  }
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string o = "\"";
-  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return o + "\"";
-}
-
 std::string compact(const nlohmann::ordered_json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
 }  // namespace
@@ -135,7 +124,7 @@ void render_gap_rows(const std::vector<GapRow>& rows, inspect::GapMetric metric,
     for (double g : r.gap) gaps.push_back(number_json(g));
     const std::string fields[] = {compact(r.aot_handles), compact(r.aot_ops), inspect::describe(r.aot_output), compact(r.runtime_ops),
                                   compact(r.runtime_handles), inspect::describe(r.runtime_output), compact(gaps), compact(traces_json(r))};
-    for (size_t i = 0; i < 8; ++i) out << (i ? std::string(1, sep) : "") << cell(fields[i], sep);
+    for (size_t i = 0; i < 8; ++i) out << (i ? std::string(1, sep) : "") << delimited_cell(fields[i], sep);
     out << "\n";
   }
 }

@@ -303,3 +303,47 @@ TEST_CASE("pte and memory take --method with --plan as its old name", "[cli]") {
     CHECK(missing.err.find("decode") != std::string::npos);
   }
 }
+
+namespace {
+
+// Records of an RFC 4180 CSV text: quoted cells may hold commas, doubled quotes and line breaks.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string cell;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') cell += '"', ++i;
+      else if (c == '"') quoted = false;
+      else cell += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().push_back(std::move(cell)), cell.clear();
+    } else if (c == '\n') {
+      rows.back().push_back(std::move(cell)), cell.clear();
+      rows.emplace_back();
+    } else {
+      cell += c;
+    }
+  }
+  if (rows.back().empty()) rows.pop_back();
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("inspect CSV quotes stack traces so every record has the header's columns", "[cli][inspect]") {
+  auto r = run_etscope("inspect --etdump " + etscope::testing::fixture("cifar10/cifar10.etdp") + " --etrecord " +
+                       etscope::testing::fixture("cifar10/cifar10.etrecord") + " --format csv");
+  REQUIRE(r.exit_code == 0);
+  const auto rows = parse_csv(r.out);
+  REQUIRE(rows.size() > 10);
+  size_t multi_line = 0;
+  for (const auto& row : rows) {
+    CHECK(row.size() == rows.front().size());
+    for (const std::string& cell : row) multi_line += cell.find('\n') != std::string::npos;
+  }
+  CHECK(multi_line > 0);  // stack traces span lines inside their quotes
+}
