@@ -42,9 +42,16 @@ void put_number(std::ostream& o, double v) {
   o << buf;
 }
 
+// A duration in the target unit: enough digits for small values in large units.
+void put_number_exact(std::ostream& o, double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  o << buf;
+}
+
 }  // namespace
 
-void write_run_trace(const Inspector& inspector, std::ostream& o) {
+void write_run_trace(const Inspector& inspector, std::ostream& o, const RunTraceOptions& options) {
   const etdump::EtDumpFile& dump = inspector.dump();
   // Raw event -> Inspector event, so each drawn bar carries what the join knows about it.
   const EventIndex index(inspector);
@@ -56,23 +63,62 @@ void write_run_trace(const Inspector& inspector, std::ostream& o) {
   // Cycles have no rate: draw one cycle as one microsecond.
   const TimeScale source = inspector.options().source;
   const double to_us = source == TimeScale::kCycles ? 1.0 : 1e6 / units_per_second(source);
+  // Durations in the target unit, as the Inspector's tables show them.
+  const TimeScale target = inspector.options().target;
+  const double to_target = source == TimeScale::kCycles || target == TimeScale::kCycles
+                               ? 1.0
+                               : units_per_second(target) / units_per_second(source);
+  const std::string duration_key = std::string("duration_") + to_string(target);
 
   o << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"source\":";
   put_string(o, dump.name());
   o << ",\"producer\":\"etscope trace\",\"time_scale\":";
   put_string(o, to_string(inspector.options().source));
+  o << ",\"target_time_scale\":";
+  put_string(o, to_string(target));
+  o << ",\"tracks\":\"" << (options.per_run_tracks ? "per-run" : "joined") << "\"";
   o << "},\"traceEvents\":[\n";
   o << "{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":";
   put_string(o, "ExecuTorch run: " + dump.name());
   o << "}}";
-  std::map<std::string, int> seen_names;
+  std::map<std::string, int> seen_names;  // runs of each block name so far
+  std::map<std::string, int> name_tracks;  // joined: block name -> tid
+  auto put_track = [&](int tid, const std::string& name) {
+    o << ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":" << tid << ",\"name\":\"thread_name\",\"args\":{\"name\":";
+    put_string(o, name);
+    o << "}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":" << tid << ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" << tid << "}}";
+  };
   for (uint32_t r = 0; r < dump.blocks.size(); ++r) {
     const etdump::RunBlock& run = dump.blocks[r];
+    const std::string block_name = run.name.empty() ? std::string("run") : run.name;
     const int n = ++seen_names[run.name];
-    const int tid = static_cast<int>(r) + 1;
-    o << ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":" << tid << ",\"name\":\"thread_name\",\"args\":{\"name\":";
-    put_string(o, (run.name.empty() ? std::string("run") : run.name) + " #" + std::to_string(n));
-    o << "}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":" << tid << ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" << tid << "}}";
+    const std::string run_name = block_name + " #" + std::to_string(n);
+    int tid;
+    if (options.per_run_tracks) {
+      tid = static_cast<int>(r) + 1;
+      put_track(tid, run_name);
+    } else {
+      auto [it, added] = name_tracks.emplace(block_name, static_cast<int>(name_tracks.size()) + 1);
+      tid = it->second;
+      if (added) put_track(tid, block_name);
+      // The run as a parent slice around its events.
+      uint64_t lo = UINT64_MAX, hi = 0;
+      for (uint32_t i = run.first_event; i < run.first_event + run.event_count; ++i) {
+        const etdump::Event& e = dump.events[i];
+        if (e.kind != etdump::EventKind::kProfile || dump.is_marker(e)) continue;
+        lo = std::min(lo, e.start);
+        hi = std::max(hi, e.start + elapsed_ticks_or_zero(e.start, e.end));
+      }
+      if (lo != UINT64_MAX) {
+        o << ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":" << tid << ",\"name\":";
+        put_string(o, run_name);
+        o << ",\"cat\":\"run\",\"ts\":";
+        put_number(o, static_cast<double>(lo - std::min(lo, t0)) * to_us);
+        o << ",\"dur\":";
+        put_number(o, static_cast<double>(hi - lo) * to_us);
+        o << ",\"args\":{\"block\":" << r << "}}";
+      }
+    }
     for (uint32_t i = run.first_event; i < run.first_event + run.event_count; ++i) {
       const etdump::Event& e = dump.events[i];
       if (e.kind != etdump::EventKind::kProfile || dump.is_marker(e)) continue;
@@ -91,7 +137,8 @@ void write_run_trace(const Inspector& inspector, std::ostream& o) {
       put_number(o, static_cast<double>(e.start - std::min(e.start, t0)) * to_us);
       o << ",\"dur\":";
       put_number(o, static_cast<double>(dur) * to_us);
-      o << ",\"args\":{\"instruction\":" << e.instruction << ",\"chain\":" << e.chain;
+      o << ",\"args\":{\"instruction\":" << e.instruction << ",\"chain\":" << e.chain << ",\"" << duration_key << "\":";
+      put_number_exact(o, static_cast<double>(dur) * to_target);
       if (!delegate_id.empty()) {
         o << ",\"delegate_debug_identifier\":";
         put_string(o, delegate_id);

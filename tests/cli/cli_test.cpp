@@ -347,3 +347,29 @@ TEST_CASE("inspect CSV quotes stack traces so every record has the header's colu
   }
   CHECK(multi_line > 0);  // stack traces span lines inside their quotes
 }
+
+TEST_CASE("trace writes to standard output with -o - and never over one of its inputs", "[cli][trace]") {
+  const std::string dump = etscope::testing::fixture("simple_conv/simple_conv.etdp");
+  auto to_stdout = run_etscope("trace --etdump " + dump + " -o - --target-time-scale us");
+  REQUIRE(to_stdout.exit_code == 0);
+  const nlohmann::json trace = nlohmann::json::parse(to_stdout.out);
+  CHECK(trace["otherData"]["target_time_scale"] == "us");
+  bool us = false;
+  for (const auto& e : trace["traceEvents"]) us |= e["ph"] == "X" && e["args"].contains("duration_us");
+  CHECK(us);
+  // The dump as the output: refused before anything is written.
+  const std::string dir = etscope::testing::temp_dir("trace_clobber");
+  const std::string copy = dir + "/d.etdp";
+  std::filesystem::copy_file(dump, copy);
+  const auto size = std::filesystem::file_size(copy);
+  auto clobber = run_etscope("trace --etdump " + copy + " -o " + copy);
+  CHECK(clobber.exit_code == 2);
+  CHECK(clobber.err.find("is also an input of this command") != std::string::npos);
+  CHECK(std::filesystem::file_size(copy) == size);
+  auto per_run = run_etscope("trace --etdump " + dump + " -o " + dir + "/t.json --tracks per-run");
+  CHECK(per_run.exit_code == 0);
+  CHECK(per_run.out.find("on 11 tracks") != std::string::npos);
+  auto joined = run_etscope("trace --etdump " + dump + " -o " + dir + "/t.json");
+  CHECK(joined.out.find("on 2 tracks") != std::string::npos);
+  CHECK(run_etscope("trace --etdump " + dump + " -o " + dir + "/t.json --tracks sideways").exit_code == 2);
+}

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <sstream>
 
@@ -268,24 +269,47 @@ TEST_CASE("per-type summary, module tree and delegate time add up", "[inspector]
   CHECK(d[0].unattributed >= 0);
 }
 
-TEST_CASE("the Chrome trace has one track per run block and nested events", "[inspector][trace]") {
+TEST_CASE("the Chrome trace lays runs end to end on one track per block name or one per run", "[inspector][trace]") {
   Inspector in = inspector_for(fixture("simple_conv/simple_conv.etdp"), fixture("simple_conv/simple_conv.etrecord"), "");
-  std::ostringstream out;
-  write_run_trace(in, out);
-  const json trace = json::parse(out.str());
-  size_t tracks = 0, complete = 0;
-  bool module_arg = false;
-  for (const json& e : trace["traceEvents"]) {
-    if (e["ph"] == "M" && e["name"] == "thread_name") ++tracks;
-    if (e["ph"] == "X") {
-      ++complete;
+  // simple_conv.etdp: "Default" (load, 2 events) and 10 "Execute" runs of 5 events.
+  for (const bool per_run : {false, true}) {
+    INFO("per_run_tracks " << per_run);
+    RunTraceOptions options;
+    options.per_run_tracks = per_run;
+    std::ostringstream out;
+    write_run_trace(in, out, options);
+    const json trace = json::parse(out.str());
+    size_t tracks = 0, events = 0, run_slices = 0;
+    bool module_arg = false;
+    std::map<int, std::vector<std::pair<double, double>>> runs_by_track;
+    for (const json& e : trace["traceEvents"]) {
+      if (e["ph"] == "M" && e["name"] == "thread_name") ++tracks;
+      if (e["ph"] != "X") continue;
       CHECK(e["dur"].get<double>() >= 0);
+      if (e["cat"] == "run") {
+        ++run_slices;
+        runs_by_track[e["tid"].get<int>()].emplace_back(e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>());
+        continue;
+      }
+      ++events;
+      CHECK(e["args"].contains("duration_ms"));  // the Inspector's target unit
       if (e["args"].contains("module_hierarchy")) module_arg = true;
     }
+    CHECK(events == 2 + 10 * 5);
+    CHECK(module_arg);
+    if (per_run) {
+      CHECK(tracks == in.dump().blocks.size());
+      CHECK(run_slices == 0);
+    } else {
+      CHECK(tracks == 2);
+      CHECK(run_slices == 11);
+      // Runs on one track never overlap: end to end, gaps as recorded.
+      for (auto& [tid, spans] : runs_by_track) {
+        std::sort(spans.begin(), spans.end());
+        for (size_t i = 1; i < spans.size(); ++i) CHECK(spans[i - 1].second <= spans[i].first + 1e-6);
+      }
+    }
   }
-  CHECK(tracks == in.dump().blocks.size());
-  CHECK(complete == 2 + 10 * 5);
-  CHECK(module_arg);
 }
 
 TEST_CASE("etscope inspect prints the table, CSV, JSON, per-type summary and module tree", "[inspector][cli]") {

@@ -1,8 +1,10 @@
 // Chrome trace event JSON of a profiled run (an ETDump joined by the Inspector), for Perfetto
 // and chrome://tracing.
 //
-// One process; one track (tid) per ETDump run block, named "<block> #<n>" ("Execute #3"), in
-// file order. Every profile event becomes a complete ("X") event: ts and dur in microseconds
+// One process. By default one track (tid) per block name ("Default", "Warmup", "Execute"), the
+// runs laid end to end as they ran, each under a parent slice "<block> #<n>" spanning its events
+// (1,000 runs stay one track); with per_run_tracks, one track per ETDump run block named
+// "<block> #<n>", in file order. Every profile event becomes a complete ("X") event: ts and dur in microseconds
 // from the earliest timestamp of the dump (converted with the Inspector's source time scale;
 // with cycles, one cycle is drawn as one microsecond), cat from events::classify: "framework",
 // "operator" (OPERATOR_CALL), "kernel" (native_call_*), "delegate" (DELEGATE_CALL and
@@ -19,7 +21,14 @@
 
 namespace etscope::inspect {
 
+struct RunTraceOptions {
+  /// One track per run block instead of one per block name.
+  bool per_run_tracks = false;
+};
+
 /// Writes the trace. Never fails on a built Inspector; stream errors are the caller's to check.
-void write_run_trace(const Inspector& inspector, std::ostream& out);
+/// Each event's args also hold its duration in the Inspector's target time scale
+/// ("duration_<unit>"), the unit the CLI's tables use.
+void write_run_trace(const Inspector& inspector, std::ostream& out, const RunTraceOptions& options = {});
 
 }  // namespace etscope::inspect
