@@ -110,6 +110,17 @@ uint64_t TimelineModel::extent(bool aligned) const {
   return e;
 }
 
+std::pair<uint64_t, uint64_t> TimelineModel::fit_range(bool aligned) const {
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t t = 0; t < tracks_.size(); ++t) {
+    if (dump_->blocks[tracks_[t].block].name == events::kBlockDefault) continue;
+    lo = std::min(lo, track_offset(t, aligned));
+    hi = std::max(hi, track_offset(t, aligned) + tracks_[t].duration);
+  }
+  if (lo == UINT64_MAX) return {0, extent(aligned)};
+  return {lo, hi};
+}
+
 std::pair<size_t, size_t> TimelineModel::visible_range(const Lane& lane, double t0, double t1) {
   const auto& bars = lane.bars;
   // Ends are sorted as well as starts (bars of a lane never overlap), so both bounds are

@@ -92,6 +92,10 @@ class TimelineModel {
   }
   /// Length of the axis that shows every track.
   uint64_t extent(bool aligned) const;
+  /// The axis range [first, second) the view opens on: the execution blocks ("Execute",
+  /// "Warmup", ...), not the load block ("Default"), whose length (file reading, allocation) can
+  /// be far from a run's and would set the scale; every track when there is nothing else.
+  std::pair<uint64_t, uint64_t> fit_range(bool aligned) const;
 
   /// Indices [first, last) of the bars of `lane` that intersect [t0, t1] (relative ticks).
   static std::pair<size_t, size_t> visible_range(const Lane& lane, double t0, double t1);

@@ -27,9 +27,10 @@ struct Hovered {
 };
 
 void Fit(const TimelineModel& model, TimelineViewState& tl) {
-  const double extent = static_cast<double>(std::max<uint64_t>(model.extent(tl.align_runs), 1));
-  tl.t0 = -extent * 0.01;
-  tl.t1 = extent * 1.01;
+  const auto [lo, hi] = model.fit_range(tl.align_runs);
+  const double width = static_cast<double>(std::max<uint64_t>(hi - lo, 1));
+  tl.t0 = static_cast<double>(lo) - width * 0.01;
+  tl.t1 = static_cast<double>(lo) + width * 1.01;
   tl.fit = false;
 }
 

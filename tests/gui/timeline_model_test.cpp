@@ -215,3 +215,23 @@ TEST_CASE("real ETDumps lay out with every profile event in a lane", "[gui][time
     }
   }
 }
+
+TEST_CASE("the view opens on the runs and not on the load block", "[gui][timeline]") {
+  // A load ("Default") of 10,000 ticks, then two runs of 100 ticks, 50 apart.
+  auto f = std::const_pointer_cast<etdump::EtDumpFile>(
+      make_dump({{{"Program::load_method", 0, 10000, 0}}, {{"Method::execute", 20000, 20100, 0}},
+                 {{"Method::execute", 20150, 20250, 0}}}));
+  f->blocks[0].name = "Default";
+  TimelineModel m = TimelineModel::build(f);
+  REQUIRE(m.tracks().size() == 3);
+  // Runs aligned at their start: the scale is one run's length, not the load's.
+  CHECK(m.extent(true) == 10000);
+  CHECK(m.fit_range(true) == std::make_pair(uint64_t{0}, uint64_t{100}));
+  // On the shared axis: from the first run to the end of the last.
+  CHECK(m.fit_range(false) == std::make_pair(uint64_t{20000}, uint64_t{20250}));
+  // Only a load block: it is all there is to show.
+  auto only = std::const_pointer_cast<etdump::EtDumpFile>(make_dump({{{"Program::load_method", 0, 10000, 0}}}));
+  only->blocks[0].name = "Default";
+  TimelineModel load_only = TimelineModel::build(only);
+  CHECK(load_only.fit_range(true) == std::make_pair(uint64_t{0}, uint64_t{10000}));
+}
