@@ -2,6 +2,7 @@
 // with the ETRecord when one is given, as text, CSV, TSV or JSON; the per-type summary and the
 // module tree with totals; with --aot-intermediates, the numeric gap between the AOT reference
 // and the run (ExecuTorch's calculate_numeric_gap).
+#include <cstdio>
 #include <iostream>
 #include <memory>
 
@@ -52,7 +53,16 @@ class InspectCommand final : public Command {
       return 0;
     }
     if (format_ == "csv" || format_ == "tsv") {
-      render_event_rows(in, opt, format_ == "csv" ? ',' : '\t', std::cout);
+      // One table per output: the per-type summary, else the module tree, else the events.
+      const char sep = format_ == "csv" ? ',' : '\t';
+      if (by_type_ && modules_) {
+        std::fprintf(stderr, "etscope inspect: --by-type and --modules are two tables: ask for one at a time with --format %s\n",
+                     format_.c_str());
+        return 2;
+      }
+      if (by_type_) render_type_rows(in, opt, sep, std::cout);
+      else if (modules_) render_module_rows(in, opt, sep, std::cout);
+      else render_event_rows(in, opt, sep, std::cout);
       return 0;
     }
     if (by_type_ || modules_) {

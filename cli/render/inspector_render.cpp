@@ -182,7 +182,12 @@ Json event_json(const inspect::Inspector& in, const Event& e) {
 }
 
 Json module_node_json(const inspect::ModuleNode& n) {
-  Json j{{"key", n.key}, {"path", n.path}, {"type", n.type}, {"total", n.total}, {"share", n.share}, {"events", n.events}};
+  Json j{{"module", n.path.empty() ? std::string("<root>") : n.path},
+         {"type", n.type},
+         {"total", n.total},
+         {"events", n.events},
+         {"share", n.share},
+         {"key", n.key}};
   Json c = Json::array();
   for (const auto& ch : n.children) c.push_back(module_node_json(ch));
   j["children"] = c;
@@ -318,6 +323,53 @@ void render_module_tree(const inspect::Inspector& in, const InspectTableOptions&
   if (!top.empty()) {
     out << "\nfind_total_for_module (all blocks, " << unit(in) << "):\n";
     for (const std::string& m : top) out << "  " << m << "  " << number_string(in.find_total_for_module(m)) << "\n";
+  }
+}
+
+void render_type_rows(const inspect::Inspector& in, const InspectTableOptions& opt, char sep, std::ostream& out) {
+  const std::string u = " (" + unit(in) + ")";
+  const std::vector<std::string> headers = {"event_block_name", "block", "type", "count", "avg" + u, "total" + u, "share", "cdf"};
+  for (size_t c = 0; c < headers.size(); ++c) out << (c ? std::string(1, sep) : "") << delimited_cell(headers[c], sep);
+  out << "\n";
+  for (size_t bi = 0; bi < in.blocks().size(); ++bi) {
+    const EventBlock& b = in.blocks()[bi];
+    if (!block_selected(b, opt)) continue;
+    size_t n = 0;
+    for (const auto& t : in.summary_by_type(bi)) {
+      if (opt.top > 0 && n++ >= opt.top) break;
+      const std::vector<std::string> row = {b.name, std::to_string(bi), t.type, std::to_string(t.count), number_string(t.avg),
+                                            number_string(t.total), number_string(t.share), number_string(t.cumulative_share)};
+      for (size_t c = 0; c < row.size(); ++c) out << (c ? std::string(1, sep) : "") << delimited_cell(row[c], sep);
+      out << "\n";
+    }
+  }
+}
+
+namespace {
+
+void module_rows(const inspect::ModuleNode& n, const std::string& block_name, size_t bi, const std::string& parent, char sep,
+                 std::ostream& out) {
+  const std::string path = n.path.empty() ? "<root>" : n.path;
+  const std::vector<std::string> row = {block_name, std::to_string(bi), path, parent, n.type, number_string(n.total),
+                                        number_string(n.share), std::to_string(n.events)};
+  for (size_t c = 0; c < row.size(); ++c) out << (c ? std::string(1, sep) : "") << delimited_cell(row[c], sep);
+  out << "\n";
+  for (const auto& c : n.children) module_rows(c, block_name, bi, path, sep, out);
+}
+
+}  // namespace
+
+void render_module_rows(const inspect::Inspector& in, const InspectTableOptions& opt, char sep, std::ostream& out) {
+  const std::string u = " (" + unit(in) + ")";
+  const std::vector<std::string> headers = {"event_block_name", "block", "module", "parent", "type", "total" + u, "share", "events"};
+  for (size_t c = 0; c < headers.size(); ++c) out << (c ? std::string(1, sep) : "") << delimited_cell(headers[c], sep);
+  out << "\n";
+  if (in.record() == nullptr) return;
+  for (size_t bi = 0; bi < in.blocks().size(); ++bi) {
+    const EventBlock& b = in.blocks()[bi];
+    if (!block_selected(b, opt)) continue;
+    const inspect::ModuleNode root = in.module_tree(bi);
+    for (const auto& c : root.children) module_rows(c, b.name, bi, "", sep, out);
   }
 }
 

@@ -35,6 +35,13 @@ void render_type_summary(const inspect::Inspector& in, const InspectTableOptions
 void render_module_tree(const inspect::Inspector& in, const InspectTableOptions& opt, std::ostream& out);
 
 /// Everything as one JSON object (docs/inspect.md).
+/// --by-type as CSV/TSV: one row per block and operator type (shares as fractions 0..1).
+void render_type_rows(const inspect::Inspector& in, const InspectTableOptions& opt, char sep, std::ostream& out);
+
+/// --modules as CSV/TSV: one row per block and module, parents before children, each naming its
+/// parent module ("" at the top); no rows without an ETRecord.
+void render_module_rows(const inspect::Inspector& in, const InspectTableOptions& opt, char sep, std::ostream& out);
+
 nlohmann::ordered_json inspector_json(const inspect::Inspector& in, const InspectTableOptions& opt);
 
 }  // namespace etscope::cli

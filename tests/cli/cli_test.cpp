@@ -373,3 +373,29 @@ TEST_CASE("trace writes to standard output with -o - and never over one of its i
   CHECK(joined.out.find("on 2 tracks") != std::string::npos);
   CHECK(run_etscope("trace --etdump " + dump + " -o " + dir + "/t.json --tracks sideways").exit_code == 2);
 }
+
+TEST_CASE("inspect --by-type and --modules honour csv tsv and json", "[cli][inspect]") {
+  const std::string args = "inspect --etdump " + etscope::testing::fixture("cifar10/cifar10.etdp") + " --etrecord " +
+                           etscope::testing::fixture("cifar10/cifar10.etrecord") + " --block Execute";
+  auto types = run_etscope(args + " --by-type --format csv");
+  REQUIRE(types.exit_code == 0);
+  const auto type_rows = parse_csv(types.out);
+  REQUIRE(type_rows.size() > 3);
+  CHECK(type_rows[0][2] == "type");
+  double share = 0;
+  for (size_t i = 1; i < type_rows.size(); ++i) share += std::stod(type_rows[i][6]);
+  CHECK(share == Approx(1.0).epsilon(0.05));  // the types account for (nearly) the whole run
+  auto modules = run_etscope(args + " --modules --format csv");
+  REQUIRE(modules.exit_code == 0);
+  const auto module_rows = parse_csv(modules.out);
+  REQUIRE(module_rows.size() > 3);
+  CHECK(module_rows[1][2] == "<root>");
+  bool conv = false;
+  for (const auto& r : module_rows) conv |= r[2] == "features.0" && r[3] == "features";
+  CHECK(conv);
+  auto json = run_etscope(args + " --modules --format json");
+  REQUIRE(json.exit_code == 0);
+  const nlohmann::json tree = nlohmann::json::parse(json.out)["blocks"][0]["module_tree"];
+  for (const char* key : {"module", "type", "total", "events", "children"}) CHECK(tree.contains(key));
+  CHECK(run_etscope(args + " --modules --by-type --format csv").exit_code == 2);  // a usage error
+}
