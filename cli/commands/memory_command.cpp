@@ -9,6 +9,7 @@
 #include "etscope/inspect/debug_buffer_planner.h"
 #include "etscope/inspect/memory_chrome_trace.h"
 #include "etscope/inspect/memory_plan.h"
+#include "etscope/inspect/program_description.h"
 #include "etscope/inspect/memory_svg.h"
 #include "render/memory_json.h"
 #include "render/memory_text.h"
@@ -30,9 +31,10 @@ class MemoryCommand final : public Command {
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand(
         "memory", "Memory arenas of a program: lifetimes, peaks, conflicts, debug-buffer size (see docs/memory.md)");
-    sub->add_option("file", file_, "Program file (.pte)")->required();
+    sub->add_option("file", file_, "Program file (.pte), or a bundled program (.bpte)")->required();
     sub->add_option("--method,--plan", plan_, "Only this method (default: every method with planned memory); --plan is the old name");
-    sub->add_flag("--json", json_, "Print one JSON object (see docs/memory.md)");
+    sub->add_flag("--json", json_, "Same as --format json: print one JSON object (see docs/memory.md)");
+    sub->add_option("--format", format_, "table (default) or json")->check(CLI::IsMember({"table", "json"}));
     sub->add_option("--top", top_, "How many of the largest tensors to list (default 10)")
         ->check(CLI::NonNegativeNumber);
     sub->add_option("--svg", svg_, "Write an SVG arena picture (x = byte offset, y = instruction step)");
@@ -42,6 +44,7 @@ class MemoryCommand final : public Command {
   }
 
   Result<int> run() override {
+    json_ = json_ || format_ == "json";
     // An output that is the program, or both outputs in one file, would destroy what is read.
     auto usage = [](const std::string& message) {
       std::fprintf(stderr, "etscope memory: %s\n", message.c_str());
@@ -52,7 +55,7 @@ class MemoryCommand final : public Command {
       if (Status s = check_not_an_input(*out, {file_}); !s.ok()) return usage(s.error().message());
     }
     if (!svg_.empty() && svg_ == trace_) return usage("--svg and --chrome-trace name the same file");
-    ETSCOPE_ASSIGN_OR_RETURN(Program program, PteReader::open(file_));
+    ETSCOPE_ASSIGN_OR_RETURN(Program program, inspect::load_program(file_));  // a .pte, or the one in a .bpte
     std::vector<const ExecutionPlan*> plans;
     if (!plan_.empty()) {
       const ExecutionPlan* p = program.find_plan(plan_);
@@ -139,6 +142,7 @@ class MemoryCommand final : public Command {
   std::string svg_;
   std::string trace_;
   bool json_ = false;
+  std::string format_ = "table";
   size_t top_ = 10;
 };
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstdarg>
 #include <cstdio>
 #include <map>
 #include <functional>
@@ -14,6 +15,7 @@
 #include "etscope/runtime/method.h"
 #include "etscope/runtime/runner.h"
 #include "render/format.h"
+#include "render/program_json.h"
 
 namespace etscope::cli {
 namespace {
@@ -98,11 +100,15 @@ class RunCommand final : public Command {
     sub->add_option("--debug-buffer-size", debug_buffer_mib_, "Debug buffer capacity in MiB (default 256)");
     sub->add_option("--max-memory", max_memory_, "Most the program may allocate at load, e.g. 512M or 8G (default: the machine's memory)");
     bundled_option_ = bundled;
+    sub->add_option("--format", format_, "table (default) or json: one JSON object with the load, latency statistics, "
+                                         "outputs, bundled results and files written")
+        ->check(CLI::IsMember({"table", "json"}));
     return sub;
   }
 
   Result<int> run() override {
     if (int code = check_usage(); code != 0) return code;
+    json_ = format_ == "json";
     rt::RunnerOptions options;
     options.model = model_;
     options.ptd_files = ptd_files_;
@@ -115,9 +121,15 @@ class RunCommand final : public Command {
     }
     ETSCOPE_ASSIGN_OR_RETURN(runner_, rt::Runner::load(options));
     const rt::Method& method = runner_->method();
-    std::printf("%s: method %s, %zu instructions, %zu inputs, %zu outputs\n", model_.c_str(), runner_->method_name().c_str(),
+    say("%s: method %s, %zu instructions, %zu inputs, %zu outputs\n", model_.c_str(), runner_->method_name().c_str(),
                 method.instruction_count(), method.num_inputs(), method.num_outputs());
-    std::printf("load       %.2f ms (read, verify, arenas, kernels)\n", runner_->load_ms());
+    say("load       %.2f ms (read, verify, arenas, kernels)\n", runner_->load_ms());
+    report_["file"] = model_;
+    report_["method"] = runner_->method_name();
+    report_["instructions"] = method.instruction_count();
+    report_["inputs"] = method.num_inputs();
+    report_["outputs"] = method.num_outputs();
+    report_["load_ms"] = runner_->load_ms();
 
     int code = 0;
     if (bundled_option_->count() > 0) {
@@ -140,16 +152,21 @@ class RunCommand final : public Command {
         (void)write_trace();
         return timing.error();
       }
-      std::printf("latency    %d iterations (%d warmup): min %s  median %s  p90 %s  max %s\n", iterations_, warmup_,
+      say("latency    %d iterations (%d warmup): min %s  median %s  p90 %s  max %s\n", iterations_, warmup_,
                   duration_string(timing->min).c_str(), duration_string(timing->p50).c_str(),
                   duration_string(timing->p90).c_str(), duration_string(timing->max).c_str());
+      report_["latency_ms"] = Json{{"iterations", iterations_}, {"warmup", warmup_},   {"min", timing->min},
+                                   {"p50", timing->p50},        {"p90", timing->p90},  {"max", timing->max},
+                                   {"samples", timing->samples}};
       print_outputs(runner_->method());
       if (!output_dir_.empty()) {
         ETSCOPE_ASSIGN_OR_RETURN(size_t written, runner_->write_outputs(output_dir_));
-        std::printf("wrote      %zu outputs to %s\n", written, output_dir_.c_str());
+        say("wrote      %zu outputs to %s\n", written, output_dir_.c_str());
+        report_["output_dir"] = output_dir_;
       }
     }
     ETSCOPE_TRY(write_trace());
+    if (json_) std::printf("%s\n", dump_json(report_).c_str());
     return code;
   }
 
@@ -189,25 +206,32 @@ class RunCommand final : public Command {
   }
 
   Status set_inputs() {
-    if (!input_files_.empty()) return runner_->set_inputs_from_files(input_files_);
+    if (!input_files_.empty()) {
+      report_["input_source"] = input_files_;
+      return runner_->set_inputs_from_files(input_files_);
+    }
     if (!etrecord_inputs_.empty()) {
       ETSCOPE_TRY(runner_->set_inputs_from_etrecord(etrecord_inputs_));
-      std::printf("inputs     representative inputs of %s\n", etrecord_inputs_.c_str());
+      say("inputs     representative inputs of %s\n", etrecord_inputs_.c_str());
+      report_["input_source"] = "etrecord " + etrecord_inputs_;
       return ok_status();
     }
     if (runner_->bundled() != nullptr && !ones_ && seed_ == 0) {
       // A .bpte without --bundled runs its first test case's inputs.
       if (runner_->set_bundled_inputs(0).ok()) {
-        std::printf("inputs     bundled test case 0\n");
+        say("inputs     bundled test case 0\n");
+        report_["input_source"] = "bundled test case 0";
         return ok_status();
       }
     }
     if (ones_) {
       ETSCOPE_TRY(runner_->set_ones_inputs());
-      std::printf("inputs     ones\n");
+      say("inputs     ones\n");
+      report_["input_source"] = "ones";
     } else {
       ETSCOPE_TRY(runner_->set_random_inputs(seed_));
-      std::printf("inputs     random (seed %llu)\n", static_cast<unsigned long long>(seed_));
+      say("inputs     random (seed %llu)\n", static_cast<unsigned long long>(seed_));
+      report_["input_source"] = "random seed " + std::to_string(seed_);
     }
     return ok_status();
   }
@@ -216,32 +240,64 @@ class RunCommand final : public Command {
     if (etdump_path_.empty() || !runner_) return ok_status();
     auto files = runner_->write_trace(etdump_path_, debug_buffer_path_);
     if (!files.ok()) return files.error();
-    std::printf("etdump     %s: %zu events, %zu bytes\n", etdump_path_.c_str(), files->events, files->etdump_bytes);
+    say("etdump     %s: %zu events, %zu bytes\n", etdump_path_.c_str(), files->events, files->etdump_bytes);
+    report_["etdump"] = Json{{"path", etdump_path_}, {"events", files->events}, {"bytes", files->etdump_bytes}};
     if (!debug_buffer_path_.empty()) {
-      std::printf("debug      %s: %zu bytes of tensors\n", debug_buffer_path_.c_str(), files->debug_bytes);
+      report_["debug_buffer"] = Json{{"path", debug_buffer_path_}, {"bytes", files->debug_bytes}};
+    }
+    if (!debug_buffer_path_.empty()) {
+      say("debug      %s: %zu bytes of tensors\n", debug_buffer_path_.c_str(), files->debug_bytes);
     }
     return ok_status();
   }
 
   void print_outputs(const rt::Method& method) {
-    std::printf("outputs    %zu\n", method.num_outputs());
+    say("outputs    %zu\n", method.num_outputs());
+    Json outputs = Json::array();
     for (size_t i = 0; i < method.num_outputs(); ++i) {
       const rt::EValue& v = method.output(i);
-      std::printf("  %zu: ", i);
+      outputs.push_back(output_json(v));
+      say("  %zu: ", i);
       switch (v.tag) {
         case rt::Tag::kTensor: {
           const rt::TensorImpl& t = *v.tensor;
           std::vector<int32_t> sizes(t.sizes().begin(), t.sizes().end());
-          std::printf("%s  %s\n", shape_string(t.dtype(), sizes).c_str(), tensor_preview(t, 6).c_str());
+          say("%s  %s\n", shape_string(t.dtype(), sizes).c_str(), tensor_preview(t, 6).c_str());
           break;
         }
-        case rt::Tag::kInt: std::printf("int %lld\n", static_cast<long long>(v.scalar.i)); break;
-        case rt::Tag::kDouble: std::printf("double %s\n", number_string(v.scalar.d).c_str()); break;
-        case rt::Tag::kBool: std::printf("bool %s\n", v.scalar.b ? "true" : "false"); break;
-        case rt::Tag::kString: std::printf("string \"%.*s\"\n", static_cast<int>(v.str.size()), v.str.data()); break;
-        default: std::printf("%s\n", rt::to_string(v.tag)); break;
+        case rt::Tag::kInt: say("int %lld\n", static_cast<long long>(v.scalar.i)); break;
+        case rt::Tag::kDouble: say("double %s\n", number_string(v.scalar.d).c_str()); break;
+        case rt::Tag::kBool: say("bool %s\n", v.scalar.b ? "true" : "false"); break;
+        case rt::Tag::kString: say("string \"%.*s\"\n", static_cast<int>(v.str.size()), v.str.data()); break;
+        default: say("%s\n", rt::to_string(v.tag)); break;
       }
     }
+    report_["output_values"] = std::move(outputs);
+  }
+
+  static Json output_json(const rt::EValue& v) {
+    Json j{{"kind", rt::to_string(v.tag)}};
+    switch (v.tag) {
+      case rt::Tag::kTensor: {
+        const rt::TensorImpl& t = *v.tensor;
+        j["dtype"] = scalar_type_name(t.dtype());
+        j["shape"] = std::vector<int64_t>(t.sizes().begin(), t.sizes().end());
+        Json first = Json::array();
+        if (t.data() != nullptr && is_numeric(t.dtype())) {
+          const auto* p = static_cast<const uint8_t*>(t.data());
+          for (uint64_t i = 0; i < std::min<uint64_t>(static_cast<uint64_t>(t.numel()), 6); ++i) {
+            first.push_back(number_json(element_as_double(t.dtype(), p, i)));
+          }
+        }
+        j["first"] = std::move(first);
+        break;
+      }
+      case rt::Tag::kInt: j["value"] = v.scalar.i; break;
+      case rt::Tag::kDouble: j["value"] = number_json(v.scalar.d); break;
+      case rt::Tag::kBool: j["value"] = v.scalar.b; break;
+      default: break;
+    }
+    return j;
   }
 
   Result<int> run_bundled() {
@@ -259,17 +315,24 @@ class RunCommand final : public Command {
     for (const auto& r : results) ++per_method[r.method];
     std::string methods;
     for (const auto& [name, n] : per_method) methods += (methods.empty() ? "" : ", ") + name + " " + std::to_string(n);
-    std::printf("bundled    %zu cases (%s), rtol %g, atol %g\n", results.size(), methods.c_str(), rtol_, atol_);
+    say("bundled    %zu cases (%s), rtol %g, atol %g\n", results.size(), methods.c_str(), rtol_, atol_);
     size_t failures = 0;
     const bool several = per_method.size() > 1;
     for (const auto& r : results) {
       const std::string label = several ? r.method + " case " + std::to_string(r.index) : "case " + std::to_string(r.index);
-      std::printf("  %-10s %s  max abs error %.3g  max rel error %.3g  %s%s%s\n", label.c_str(), r.passed ? "PASS" : "FAIL",
+      say("  %-10s %s  max abs error %.3g  max rel error %.3g  %s%s%s\n", label.c_str(), r.passed ? "PASS" : "FAIL",
                   r.max_abs_error, r.max_rel_error, duration_string(r.ms).c_str(), r.problems.empty() ? "" : "  ",
                   r.problems.c_str());
       failures += r.passed ? 0 : 1;
     }
-    std::printf("%zu passed, %zu failed\n", results.size() - failures, failures);
+    say("%zu passed, %zu failed\n", results.size() - failures, failures);
+    Json cases = Json::array();
+    for (const auto& r : results) {
+      cases.push_back(Json{{"method", r.method}, {"case", r.index}, {"passed", r.passed}, {"max_abs_error", number_json(r.max_abs_error)},
+                           {"max_rel_error", number_json(r.max_rel_error)}, {"ms", r.ms}, {"problems", r.problems}});
+    }
+    report_["bundled"] = Json{{"rtol", rtol_}, {"atol", atol_}, {"passed", results.size() - failures}, {"failed", failures},
+                              {"cases", std::move(cases)}};
     return failures == 0 ? 0 : 1;
   }
 
@@ -293,6 +356,18 @@ class RunCommand final : public Command {
   int debug_buffer_mib_ = 256;
   std::string max_memory_;
   std::unique_ptr<rt::Runner> runner_;
+  std::string format_ = "table";
+  bool json_ = false;
+  Json report_ = Json::object();  ///< What --format json prints, filled as the run goes.
+
+  // The text report's lines; nothing with --format json (the report goes to report_).
+  __attribute__((format(printf, 2, 3))) void say(const char* fmt, ...) const {
+    if (json_) return;
+    va_list ap;
+    va_start(ap, fmt);
+    std::vprintf(fmt, ap);
+    va_end(ap);
+  }
 };
 
 }  // namespace

@@ -38,7 +38,7 @@ std::string gaps_text(const std::vector<double>& gaps) {
   return s;
 }
 
-nlohmann::ordered_json number_json(double v) {
+nlohmann::ordered_json gap_json(double v) {
   if (std::isfinite(v)) return v;
   return gap_text(v);
 }
@@ -48,7 +48,7 @@ nlohmann::ordered_json value_json(const GapValue& v) {
     case GapValue::Kind::kNone:
       return nullptr;
     case GapValue::Kind::kScalar:
-      return number_json(v.scalar);
+      return gap_json(v.scalar);
     case GapValue::Kind::kTensor: {
       nlohmann::ordered_json j;
       j["dtype"] = scalar_type_name(v.tensor.dtype);
@@ -121,7 +121,7 @@ void render_gap_rows(const std::vector<GapRow>& rows, inspect::GapMetric metric,
   out << "\n";
   for (const GapRow& r : rows) {
     nlohmann::ordered_json gaps = nlohmann::ordered_json::array();
-    for (double g : r.gap) gaps.push_back(number_json(g));
+    for (double g : r.gap) gaps.push_back(gap_json(g));
     const std::string fields[] = {compact(r.aot_handles), compact(r.aot_ops), inspect::describe(r.aot_output), compact(r.runtime_ops),
                                   compact(r.runtime_handles), inspect::describe(r.runtime_output), compact(gaps), compact(traces_json(r))};
     for (size_t i = 0; i < 8; ++i) out << (i ? std::string(1, sep) : "") << delimited_cell(fields[i], sep);
@@ -142,7 +142,7 @@ nlohmann::ordered_json gap_json(const std::vector<GapRow>& rows, inspect::GapMet
     row["runtime_debug_handle"] = r.runtime_handles;
     row["runtime_intermediate_output"] = value_json(r.runtime_output);
     nlohmann::ordered_json gaps = nlohmann::ordered_json::array();
-    for (double g : r.gap) gaps.push_back(number_json(g));
+    for (double g : r.gap) gaps.push_back(gap_json(g));
     row["gap"] = gaps;
     row["stacktraces"] = traces_json(r);
     j["rows"].push_back(std::move(row));

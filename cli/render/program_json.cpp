@@ -11,12 +11,6 @@ namespace {
 
 Json range_json(FileRange r) { return Json{{"offset", r.offset}, {"size", r.size}}; }
 
-// JSON has no NaN or infinity; write them as strings so no number is silently lost.
-Json number_json(double v) {
-  if (std::isfinite(v)) return v;
-  return number_string(v);
-}
-
 Json location_json(const TensorInfo& t) {
   Json j{{"kind", to_string(t.data_kind)}};
   if (t.allocation) {
@@ -137,6 +131,11 @@ Json bundled_value_json(const BundledValue& v) {
 }
 
 }  // namespace
+
+Json number_json(double v) {
+  if (std::isfinite(v)) return v;
+  return number_string(v);
+}
 
 Json plan_json(const ExecutionPlan& plan) {
   Json j{{"name", plan.name}, {"inputs", plan.inputs}, {"outputs", plan.outputs}};

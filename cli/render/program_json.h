@@ -19,6 +19,9 @@ Json tensor_data_file_json(const TensorDataFile& file);
 Json bundled_program_json(const BundledProgram& bundled);
 Json tensor_stats_json(const TensorStats& stats);
 
+/// A number; NaN and infinities (which JSON lacks) as strings, so no number is silently lost.
+Json number_json(double v);
+
 /// Serializes with 2-space indentation. Strings from files need not be valid UTF-8; invalid
 /// bytes become U+FFFD rather than an exception.
 std::string dump_json(const Json& j);

@@ -399,3 +399,36 @@ TEST_CASE("inspect --by-type and --modules honour csv tsv and json", "[cli][insp
   for (const char* key : {"module", "type", "total", "events", "children"}) CHECK(tree.contains(key));
   CHECK(run_etscope(args + " --modules --by-type --format csv").exit_code == 2);  // a usage error
 }
+
+TEST_CASE("run memory and pte print one JSON object with --format json", "[cli]") {
+  const std::string pte = real_artifact("add.pte");
+  auto run = run_etscope("run " + pte + " --ones --iterations 3 --format json");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const nlohmann::json r = nlohmann::json::parse(run.out);
+  CHECK(r["method"] == "forward");
+  CHECK(r["latency_ms"]["samples"].size() == 3);
+  CHECK(r["latency_ms"]["p50"].get<double>() >= r["latency_ms"]["min"].get<double>());
+  CHECK(r["input_source"] == "ones");
+  REQUIRE(r["output_values"].size() == 1);
+  CHECK(r["output_values"][0]["first"][0] == 2.0);  // 1 + 1
+  auto bundled = run_etscope("run " + real_artifact("bundled_program.bpte") + " --bundled --format json");
+  REQUIRE(bundled.exit_code == 0);
+  CHECK(nlohmann::json::parse(bundled.out)["bundled"]["failed"] == 0);
+  for (const char* verb : {"memory ", "pte "}) {
+    auto by_format = run_etscope(std::string(verb) + pte + " --format json");
+    auto by_flag = run_etscope(std::string(verb) + pte + " --json");
+    CHECK(by_format.exit_code == 0);
+    CHECK(by_format.out == by_flag.out);
+    CHECK_NOTHROW(nlohmann::json::parse(by_format.out));
+    CHECK(run_etscope(std::string(verb) + pte + " --format yaml").exit_code == 2);
+  }
+}
+
+TEST_CASE("memory describes the program inside a bundled program", "[cli]") {
+  auto bpte = run_etscope("memory " + real_artifact("bundled_program.bpte"));
+  INFO(bpte.err);
+  REQUIRE(bpte.exit_code == 0);
+  CHECK(bpte.out.find("(embedded program)") != std::string::npos);
+  CHECK(bpte.out.find("method forward") != std::string::npos);
+}
