@@ -12,6 +12,7 @@
 #include "commands/command.h"
 #include "etscope/formats/blob.h"
 #include "etscope/formats/tensor_stats.h"
+#include "etscope/inspect/time_unit.h"
 #include "etscope/runtime/method.h"
 #include "etscope/runtime/runner.h"
 #include "render/format.h"
@@ -19,17 +20,6 @@
 
 namespace etscope::cli {
 namespace {
-
-// "12.345 ms", or "4.2 us" below a millisecond.
-std::string duration_string(double ms) {
-  char buf[32];
-  if (ms >= 1.0) {
-    std::snprintf(buf, sizeof(buf), "%.3f ms", ms);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%.1f us", ms * 1000.0);
-  }
-  return buf;
-}
 
 std::string tensor_preview(const rt::TensorImpl& t, size_t count) {
   std::string s;
@@ -103,6 +93,8 @@ class RunCommand final : public Command {
     sub->add_option("--format", format_, "table (default) or json: one JSON object with the load, latency statistics, "
                                          "outputs, bundled results and files written")
         ->check(CLI::IsMember({"table", "json"}));
+    sub->add_option("--time-unit", time_unit_, "Unit of the printed durations: auto (default: 3 significant figures), ns, us, ms or s")
+        ->check(CLI::IsMember({"auto", "ns", "us", "ms", "s"}));
     return sub;
   }
 
@@ -153,8 +145,8 @@ class RunCommand final : public Command {
         return timing.error();
       }
       say("latency    %d iterations (%d warmup): min %s  median %s  p90 %s  max %s\n", iterations_, warmup_,
-                  duration_string(timing->min).c_str(), duration_string(timing->p50).c_str(),
-                  duration_string(timing->p90).c_str(), duration_string(timing->max).c_str());
+                  duration(timing->min).c_str(), duration(timing->p50).c_str(),
+                  duration(timing->p90).c_str(), duration(timing->max).c_str());
       report_["latency_ms"] = Json{{"iterations", iterations_}, {"warmup", warmup_},   {"min", timing->min},
                                    {"p50", timing->p50},        {"p90", timing->p90},  {"max", timing->max},
                                    {"samples", timing->samples}};
@@ -321,7 +313,7 @@ class RunCommand final : public Command {
     for (const auto& r : results) {
       const std::string label = several ? r.method + " case " + std::to_string(r.index) : "case " + std::to_string(r.index);
       say("  %-10s %s  max abs error %.3g  max rel error %.3g  %s%s%s\n", label.c_str(), r.passed ? "PASS" : "FAIL",
-                  r.max_abs_error, r.max_rel_error, duration_string(r.ms).c_str(), r.problems.empty() ? "" : "  ",
+                  r.max_abs_error, r.max_rel_error, duration(r.ms).c_str(), r.problems.empty() ? "" : "  ",
                   r.problems.c_str());
       failures += r.passed ? 0 : 1;
     }
@@ -357,7 +349,14 @@ class RunCommand final : public Command {
   std::string max_memory_;
   std::unique_ptr<rt::Runner> runner_;
   std::string format_ = "table";
+  std::string time_unit_ = "auto";
   bool json_ = false;
+
+  // A duration given in milliseconds, in --time-unit (libinspect's one policy).
+  std::string duration(double ms) const {
+    const auto unit = inspect::parse_time_unit(time_unit_);  // CLI11 has checked the name
+    return inspect::duration_text(ms * 1e6, unit.ok() ? *unit : inspect::TimeUnit::kAuto);
+  }
   Json report_ = Json::object();  ///< What --format json prints, filled as the run goes.
 
   // The text report's lines; nothing with --format json (the report goes to report_).

@@ -1,3 +1,4 @@
+#include "etscope/inspect/time_unit.h"
 #include "model/text_format.h"
 
 #include <algorithm>
@@ -38,20 +39,7 @@ std::string shape_text(ScalarType dtype, const std::vector<int64_t>& sizes) { re
 
 std::string bytes_text(uint64_t bytes) { return inspect::bytes_text(bytes); }
 
-std::string duration_text(double ns) {
-  char buf[64];
-  const double a = std::fabs(ns);
-  if (a < 1e3) {
-    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  } else if (a < 1e6) {
-    std::snprintf(buf, sizeof buf, a < 1e4 ? "%.2f us" : "%.1f us", ns / 1e3);
-  } else if (a < 1e9) {
-    std::snprintf(buf, sizeof buf, a < 1e7 ? "%.2f ms" : "%.1f ms", ns / 1e6);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
-  }
-  return buf;
-}
+std::string duration_text(double ns) { return inspect::duration_text(ns); }
 
 std::string fixed_text(double value, int decimals) {
   char buf[64];

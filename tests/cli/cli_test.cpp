@@ -432,3 +432,15 @@ TEST_CASE("memory describes the program inside a bundled program", "[cli]") {
   CHECK(bpte.out.find("(embedded program)") != std::string::npos);
   CHECK(bpte.out.find("method forward") != std::string::npos);
 }
+
+TEST_CASE("run prints durations in --time-unit or with three significant figures", "[cli]") {
+  const std::string pte = real_artifact("add.pte");
+  auto us = run_etscope("run " + pte + " --ones --iterations 2 --time-unit us");
+  REQUIRE(us.exit_code == 0);
+  const size_t latency = us.out.find("latency");
+  REQUIRE(latency != std::string::npos);
+  const std::string line = us.out.substr(latency, us.out.find('\n', latency) - latency);
+  CHECK(line.find(" us") != std::string::npos);
+  CHECK(line.find(" ms") == std::string::npos);
+  CHECK(run_etscope("run " + pte + " --ones --time-unit minutes").exit_code == 2);
+}
