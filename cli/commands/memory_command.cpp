@@ -37,9 +37,9 @@ class MemoryCommand final : public Command {
     sub->add_option("--format", format_, "table (default) or json")->check(CLI::IsMember({"table", "json"}));
     sub->add_option("--top", top_, "How many of the largest tensors to list (default 10)")
         ->check(CLI::NonNegativeNumber);
-    sub->add_option("--svg", svg_, "Write an SVG arena picture (x = byte offset, y = instruction step)");
+    sub->add_option("--svg", svg_, "Write an SVG arena picture (x = byte offset, y = instruction step); '-': standard output");
     sub->add_option("--chrome-trace", trace_,
-                    "Write a Chrome trace in the form of ExecuTorch's activation memory profiler");
+                    "Write a Chrome trace in the form of ExecuTorch's activation memory profiler; '-': standard output");
     return sub;
   }
 
@@ -50,8 +50,11 @@ class MemoryCommand final : public Command {
       std::fprintf(stderr, "etscope memory: %s\n", message.c_str());
       return 2;
     };
+    if (svg_ == "-" && trace_ == "-") return usage("--svg and --chrome-trace cannot both go to standard output");
+    // An output on standard output replaces the report there.
+    const bool to_stdout = svg_ == "-" || trace_ == "-";
     for (const std::string* out : {&svg_, &trace_}) {
-      if (out->empty()) continue;
+      if (out->empty() || *out == "-") continue;
       if (Status s = check_not_an_input(*out, {file_}); !s.ok()) return usage(s.error().message());
     }
     if (!svg_.empty() && svg_ == trace_) return usage("--svg and --chrome-trace name the same file");
@@ -102,7 +105,9 @@ class MemoryCommand final : public Command {
       }
     }
 
-    if (json_) {
+    if (to_stdout) {
+      // The SVG or trace below is all stdout gets.
+    } else if (json_) {
       Json out{{"file", program.name()}, {"plans", Json::array()}, {"problems", program.problems}};
       for (size_t i = 0; i < models.size(); ++i) out["plans"].push_back(memory_plan_json(models[i], debug[i], top_));
       std::cout << dump_json(out) << "\n";
@@ -124,13 +129,23 @@ class MemoryCommand final : public Command {
       if (!svg_.empty()) {
         inspect::MemorySvgOptions options;
         options.title = program.name();
-        ETSCOPE_TRY(write_file_text(svg_, inspect::memory_svg(m, options)));
-        if (!json_) std::cout << "\nwrote " << svg_ << " (method " << m.plan_name() << ")\n";
+        if (svg_ == "-") {
+          std::cout << inspect::memory_svg(m, options);
+        } else {
+          ETSCOPE_TRY(write_file_text(svg_, inspect::memory_svg(m, options)));
+          if (!json_ && !to_stdout) std::cout << "\nwrote " << svg_ << " (method " << m.plan_name() << ")\n";
+        }
       }
       if (!trace_.empty()) {
-        ETSCOPE_TRY(write_file_text(trace_, inspect::memory_chrome_trace(m)));
-        if (!json_) std::cout << (svg_.empty() ? "\n" : "") << "wrote " << trace_ << " (method " << m.plan_name()
-                              << ", " << inspect::memory_chrome_trace_event_count(m) << " events)\n";
+        if (trace_ == "-") {
+          std::cout << inspect::memory_chrome_trace(m);
+        } else {
+          ETSCOPE_TRY(write_file_text(trace_, inspect::memory_chrome_trace(m)));
+          if (!json_ && !to_stdout) {
+            std::cout << (svg_.empty() ? "\n" : "") << "wrote " << trace_ << " (method " << m.plan_name() << ", "
+                      << inspect::memory_chrome_trace_event_count(m) << " events)\n";
+          }
+        }
       }
     }
     return exit_code;

@@ -444,3 +444,14 @@ TEST_CASE("run prints durations in --time-unit or with three significant figures
   CHECK(line.find(" ms") == std::string::npos);
   CHECK(run_etscope("run " + pte + " --ones --time-unit minutes").exit_code == 2);
 }
+
+TEST_CASE("memory --svg - and --chrome-trace - write to standard output alone", "[cli]") {
+  const std::string pte = real_artifact("add.pte");
+  auto svg = run_etscope("memory " + pte + " --svg -");
+  REQUIRE(svg.exit_code == 0);
+  CHECK(svg.out.rfind("<svg", 0) == 0);  // nothing but the picture
+  auto trace = run_etscope("memory " + pte + " --chrome-trace -");
+  REQUIRE(trace.exit_code == 0);
+  CHECK_NOTHROW(nlohmann::json::parse(trace.out));
+  CHECK(run_etscope("memory " + pte + " --svg - --chrome-trace -").exit_code == 2);
+}
