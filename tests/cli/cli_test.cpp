@@ -455,3 +455,17 @@ TEST_CASE("memory --svg - and --chrome-trace - write to standard output alone", 
   CHECK_NOTHROW(nlohmann::json::parse(trace.out));
   CHECK(run_etscope("memory " + pte + " --svg - --chrome-trace -").exit_code == 2);
 }
+
+TEST_CASE("every verb exits 2 on a usage error", "[cli][errors]") {
+  const std::string pte = real_artifact("add.pte");
+  for (const char* verb : {"pte", "memory", "run", "inspect", "trace", "etdump", "etrecord", "ptd", "bpte", "kernels", "debug"}) {
+    INFO(verb);
+    CHECK(run_etscope(std::string(verb) + " " + pte + " --no-such-flag").exit_code == 2);
+  }
+  CHECK(run_etscope("no-such-verb").exit_code == 2);
+  CHECK(run_etscope("run " + pte + " --iterations many").exit_code == 2);
+  CHECK(run_etscope("run " + pte + " --ones --random 3").exit_code == 2);
+  CHECK(run_etscope("inspect --etdump x.etdp --sort sideways").exit_code == 2);
+  // Bad data is 1: the file is there but is not what it should be.
+  CHECK(run_etscope("pte " + real_artifact("tutorial.etdp")).exit_code == 1);
+}
