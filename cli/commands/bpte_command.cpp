@@ -32,12 +32,13 @@ class BpteCommand final : public Command {
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand("bpte", "Show a bundled program (.bpte): its program and test cases");
     sub->add_option("file", file_, "Bundled program (.bpte)")->required();
-    sub->add_flag("--json", json_, "Print one JSON object (see docs/json.md)");
+    report_format_.add_to(sub, "see docs/json.md");
     sub->add_option("--extract-program", extract_, "Write the embedded program to this .pte file");
     return sub;
   }
 
   Result<int> run() override {
+    json_ = report_format_.json();
     ETSCOPE_ASSIGN_OR_RETURN(BundledProgram b, BpteReader::open(file_));
     if (!extract_.empty()) {
       ETSCOPE_TRY(write_file_bytes(extract_, b.bytes(b.program_range)));
@@ -82,6 +83,7 @@ class BpteCommand final : public Command {
   std::string file_;
   std::string extract_;
   bool json_ = false;
+  ReportFormat report_format_;
 };
 
 }  // namespace

@@ -21,6 +21,18 @@ class Command {
   virtual Result<int> run() = 0;
 };
 
+/// `--format table|json`, with `--json` kept as its alias: how every report verb (pte, ptd, bpte,
+/// memory, etdump, etrecord) chooses between its text report and one JSON object.
+struct ReportFormat {
+  std::string format = "table";
+  bool json_flag = false;
+  void add_to(CLI::App* sub, const std::string& json_doc) {
+    sub->add_option("--format", format, "table (default) or json (" + json_doc + ")")->check(CLI::IsMember({"table", "json"}));
+    sub->add_flag("--json", json_flag, "Same as --format json");
+  }
+  bool json() const { return json_flag || format == "json"; }
+};
+
 std::unique_ptr<Command> make_pte_command();
 std::unique_ptr<Command> make_ptd_command();
 std::unique_ptr<Command> make_bpte_command();

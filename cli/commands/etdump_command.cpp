@@ -30,11 +30,12 @@ class EtdumpCommand final : public Command {
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand("etdump", "List the run blocks and raw events of an ETDump trace (.etdp)");
     sub->add_option("file", file_, "ETDump trace (.etdp)")->required();
-    sub->add_flag("--json", json_, "Print one JSON object (see docs/json.md)");
+    report_format_.add_to(sub, "see docs/json.md");
     return sub;
   }
 
   Result<int> run() override {
+    json_ = report_format_.json();
     ETSCOPE_ASSIGN_OR_RETURN(etdump::EtDumpFile f, etdump::EtDumpReader::open(file_));
     if (json_) {
       std::cout << dump_json(to_json(f)) << "\n";
@@ -127,6 +128,7 @@ class EtdumpCommand final : public Command {
 
   std::string file_;
   bool json_ = false;
+  ReportFormat report_format_;
 };
 
 }  // namespace

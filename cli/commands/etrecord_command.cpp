@@ -283,7 +283,7 @@ class EtrecordCommand final : public Command {
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand("etrecord", "Show what an ETRecord archive holds: programs, debug maps, reference data");
     sub->add_option("file", file_, "ETRecord archive (.etrecord, etrecord.bin)")->required();
-    sub->add_flag("--json", json_, "Print one JSON object (see docs/etrecord.md)");
+    report_format_.add_to(sub, "see docs/etrecord.md");
     sub->add_flag("--graph", graph_, "List every node of the reference (edge) program of each method");
     sub->add_option("--method", method_, "Restrict methods, maps and --graph to this method");
     sub->add_option("--extract-inputs", extract_dir_,
@@ -292,6 +292,7 @@ class EtrecordCommand final : public Command {
   }
 
   Result<int> run() override {
+    json_ = report_format_.json();
     ETSCOPE_ASSIGN_OR_RETURN(EtRecord r, etrecord::EtRecordReader::open(file_));
     if (!method_.empty() && !r.has_method(method_)) {
       std::string known;
@@ -340,6 +341,7 @@ class EtrecordCommand final : public Command {
   std::string file_, extract_dir_;
   std::string method_;
   bool json_ = false;
+  ReportFormat report_format_;
   bool graph_ = false;
 };
 

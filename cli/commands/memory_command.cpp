@@ -33,8 +33,7 @@ class MemoryCommand final : public Command {
         "memory", "Memory arenas of a program: lifetimes, peaks, conflicts, debug-buffer size (see docs/memory.md)");
     sub->add_option("file", file_, "Program file (.pte), or a bundled program (.bpte)")->required();
     sub->add_option("--method,--plan", plan_, "Only this method (default: every method with planned memory); --plan is the old name");
-    sub->add_flag("--json", json_, "Same as --format json: print one JSON object (see docs/memory.md)");
-    sub->add_option("--format", format_, "table (default) or json")->check(CLI::IsMember({"table", "json"}));
+    report_format_.add_to(sub, "see docs/memory.md");
     sub->add_option("--top", top_, "How many of the largest tensors to list (default 10)")
         ->check(CLI::NonNegativeNumber);
     sub->add_option("--svg", svg_, "Write an SVG arena picture (x = byte offset, y = instruction step); '-': standard output");
@@ -44,7 +43,7 @@ class MemoryCommand final : public Command {
   }
 
   Result<int> run() override {
-    json_ = json_ || format_ == "json";
+    json_ = report_format_.json();
     // An output that is the program, or both outputs in one file, would destroy what is read.
     auto usage = [](const std::string& message) {
       std::fprintf(stderr, "etscope memory: %s\n", message.c_str());
@@ -157,7 +156,7 @@ class MemoryCommand final : public Command {
   std::string svg_;
   std::string trace_;
   bool json_ = false;
-  std::string format_ = "table";
+  ReportFormat report_format_;
   size_t top_ = 10;
 };
 

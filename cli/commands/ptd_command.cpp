@@ -23,12 +23,13 @@ class PtdCommand final : public Command {
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand("ptd", "Show what is inside an ExecuTorch tensor-data file (.ptd)");
     sub->add_option("file", file_, "Tensor-data file (.ptd)")->required();
-    sub->add_flag("--json", json_, "Print one JSON object (see docs/json.md)");
+    report_format_.add_to(sub, "see docs/json.md");
     sub->add_option("--tensor", key_, "Statistics and first values of the tensor stored under KEY");
     return sub;
   }
 
   Result<int> run() override {
+    json_ = report_format_.json();
     ETSCOPE_ASSIGN_OR_RETURN(TensorDataFile f, PtdReader::open(file_));
     if (!key_.empty()) return show_tensor(f);
     if (json_) {
@@ -85,6 +86,7 @@ class PtdCommand final : public Command {
   std::string file_;
   std::string key_;
   bool json_ = false;
+  ReportFormat report_format_;
 };
 
 }  // namespace

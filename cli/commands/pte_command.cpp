@@ -19,8 +19,7 @@ class PteCommand final : public Command {
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand("pte", "Show what is inside an ExecuTorch program (.pte, or the one in a .bpte)");
     sub->add_option("file", file_, "Program file (.pte), or a bundled program (.bpte)")->required();
-    sub->add_flag("--json", json_, "Same as --format json: print one JSON object (see docs/json.md)");
-    sub->add_option("--format", format_, "table (default) or json")->check(CLI::IsMember({"table", "json"}));
+    report_format_.add_to(sub, "see docs/json.md");
     sub->add_option("--method,--plan", plan_, "Show only this method (execution plan); --plan is the old name");
     sub->add_flag("--values", values_, "List every value: kind, dtype, shape, where its data lives");
     sub->add_flag("--instructions", instructions_, "List every instruction with its arguments");
@@ -31,7 +30,7 @@ class PteCommand final : public Command {
   }
 
   Result<int> run() override {
-    json_ = json_ || format_ == "json";
+    json_ = report_format_.json();
     ETSCOPE_ASSIGN_OR_RETURN(Program program, inspect::load_program(file_));
     const ExecutionPlan* only = nullptr;
     if (!plan_.empty()) {
@@ -134,7 +133,7 @@ class PteCommand final : public Command {
   std::string plan_;
   std::string ptd_;
   bool json_ = false;
-  std::string format_ = "table";
+  ReportFormat report_format_;
   bool values_ = false;
   bool instructions_ = false;
   long long tensor_ = -1;

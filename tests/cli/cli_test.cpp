@@ -415,13 +415,18 @@ TEST_CASE("run memory and pte print one JSON object with --format json", "[cli]"
   auto bundled = run_etscope("run " + real_artifact("bundled_program.bpte") + " --bundled --format json");
   REQUIRE(bundled.exit_code == 0);
   CHECK(nlohmann::json::parse(bundled.out)["bundled"]["failed"] == 0);
-  for (const char* verb : {"memory ", "pte "}) {
-    auto by_format = run_etscope(std::string(verb) + pte + " --format json");
-    auto by_flag = run_etscope(std::string(verb) + pte + " --json");
+  const std::vector<std::string> reports = {"memory " + pte, "pte " + pte, "etdump " + real_artifact("tutorial.etdp"),
+                                             "ptd " + real_artifact("linear_external_legacy.ptd"),
+                                             "bpte " + real_artifact("bundled_program.bpte"),
+                                             "etrecord " + real_artifact("tutorial_2023.etrecord")};
+  for (const std::string& verb_and_file : reports) {
+    INFO(verb_and_file);
+    auto by_format = run_etscope(verb_and_file + " --format json");
+    auto by_flag = run_etscope(verb_and_file + " --json");
     CHECK(by_format.exit_code == 0);
     CHECK(by_format.out == by_flag.out);
     CHECK_NOTHROW(nlohmann::json::parse(by_format.out));
-    CHECK(run_etscope(std::string(verb) + pte + " --format yaml").exit_code == 2);
+    CHECK(run_etscope(verb_and_file + " --format yaml").exit_code == 2);
   }
 }
 
