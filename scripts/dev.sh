@@ -2,7 +2,7 @@
 # etscope developer entry point. On a fresh Debian machine:
 #   scripts/dev.sh demo   install dependencies, build, inspect a bundled sample program
 #   scripts/dev.sh test   install dependencies, build, run every test, then again under ASan+UBSan
-# Other verbs: setup (dependencies only), build, asan, bench.
+# Other verbs: setup (dependencies only), build, asan, bench, fuzz TARGET SECONDS (docs/fuzzing.md).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -43,6 +43,34 @@ asan() {
     ctest --test-dir build-asan -j "$jobs" --output-on-failure
 }
 
+# Coverage-guided fuzzing of one target (fuzz/fuzz_<target>.cpp) with clang's libFuzzer, ASan and
+# UBSan, on a copy of its seed corpus; new crashes are copied into fuzz/findings/<target>/ (which
+# every build's replay test then runs). Needs clang and libclang-rt-dev (Debian).
+fuzz() {
+  local target="${1:?usage: scripts/dev.sh fuzz pte|ptd|bpte|etdump|etrecord|npy|run SECONDS}" seconds="${2:-60}"
+  command -v clang++ >/dev/null || { echo "etscope fuzz: needs clang++ (apt-get install clang libclang-rt-dev)" >&2; exit 2; }
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DETSCOPE_LIBFUZZER=ON \
+    -DETSCOPE_BUILD_TESTS=OFF -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+  cmake --build build-fuzz -j "$jobs" --target "etscope-fuzz-$target"
+  local work="build-fuzz/corpus-$target" findings="fuzz/findings/$target"
+  mkdir -p "$work" build-fuzz/artifacts
+  cp -n "fuzz/corpus/$target"/* "$work"/ 2>/dev/null || true
+  set +e
+  "build-fuzz/bin/etscope-fuzz-$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+    -artifact_prefix=build-fuzz/artifacts/ -print_final_stats=1 "$work" 2>&1 | tee "build-fuzz/fuzz-$target.log" | tail -25
+  set -e
+  local found=(build-fuzz/artifacts/crash-* build-fuzz/artifacts/leak-* build-fuzz/artifacts/timeout-* build-fuzz/artifacts/oom-*)
+  local n=0
+  for f in "${found[@]}"; do
+    [ -e "$f" ] || continue
+    mkdir -p "$findings"
+    mv "$f" "$findings/"
+    n=$((n + 1))
+  done
+  echo "etscope fuzz $target: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "build-fuzz/fuzz-$target.log" | grep -o '[0-9]*$') executions in ${seconds} s, $n new findings${n:+ in $findings}"
+}
+
 case "${1:-}" in
   setup) setup ;;
   build) setup; build ;;
@@ -70,8 +98,9 @@ case "${1:-}" in
     ;;
   asan) setup; asan ;;
   bench) setup; build; bench/run_benchmarks.sh ;;
+  fuzz) shift; fuzz "$@" ;;
   *)
-    echo "usage: scripts/dev.sh demo|test|setup|build|asan|bench" >&2
+    echo "usage: scripts/dev.sh demo|test|setup|build|asan|bench|fuzz TARGET SECONDS" >&2
     exit 2
     ;;
 esac
