@@ -54,7 +54,7 @@ class Converter {
                           : key->kind == PyKind::kInt ? std::to_string(key->integer)
                                                       : std::string("?");
           ETSCOPE_ASSIGN_OR_RETURN(SavedValue item, convert(value, depth + 1));
-          v.entries.emplace_back(std::move(k), std::move(item));
+          v.entries.push_back(SavedValue::Entry{std::move(k), std::move(item)});
         }
         break;
       case PyKind::kTensor: {

@@ -24,8 +24,14 @@ struct SavedValue {
   double real = 0;
   std::string text;  ///< string payload, or the class name of kOther
   TensorValue tensor;
-  std::vector<SavedValue> items;                            ///< list / tuple
-  std::vector<std::pair<std::string, SavedValue>> entries;  ///< dict, keys as text
+  std::vector<SavedValue> items;  ///< list / tuple
+  struct Entry;                   // a dict item; defined below, once SavedValue is complete
+  std::vector<Entry> entries;     ///< dict, keys as text
+};
+
+struct SavedValue::Entry {
+  std::string key;
+  SavedValue value;
 };
 
 /// Decodes a torch.save archive held in `bytes`. `where` starts every message. Errors:
