@@ -68,7 +68,7 @@ fuzz() {
     mv "$f" "$findings/"
     n=$((n + 1))
   done
-  echo "etscope fuzz $target: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "build-fuzz/fuzz-$target.log" | grep -o '[0-9]*$') executions in ${seconds} s, $n new findings${n:+ in $findings}"
+  echo "etscope fuzz $target: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "build-fuzz/fuzz-$target.log" | grep -o '[0-9]*$') executions in ${seconds} s, $n new findings$( [ "$n" -gt 0 ] && echo " (moved to $findings)")"
 }
 
 case "${1:-}" in

@@ -1,4 +1,9 @@
 // add, sub, mul, div (Tensor and Scalar overloads, with alpha where the schema has it).
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
 #include "kernels/register.h"
 #include "kernels/util/elementwise_util.h"
 
@@ -15,6 +20,21 @@ void binary(KernelContext& ctx, Args args, bool scalar_other, bool has_alpha, co
   TensorImpl* out = tensor_arg(ctx, args, n_in, name);
   if (a == nullptr || out == nullptr) return;
   const double alpha = has_alpha ? args[2]->scalar_as_double() : 1.0;
+  // As ExecuTorch's portable kernels: with integer operands, alpha must be an integer that the
+  // output's dtype holds (a uint8 add with alpha 2949121 is refused, not computed in UB).
+  if (alpha != 1.0 && !is_floating(out->dtype()) && out->dtype() != ScalarType::kBool) {
+    double lo = 0, hi = 0;
+    dispatch_real_and_bool(out->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      lo = static_cast<double>(std::numeric_limits<T>::lowest());
+      hi = static_cast<double>(std::numeric_limits<T>::max());
+    });
+    if (!(alpha == std::floor(alpha)) || alpha < lo || alpha > hi) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: alpha %g does not fit the output's dtype %s", name, alpha,
+               scalar_type_name(out->dtype()).c_str());
+      return;
+    }
+  }
   if (scalar_other) {
     const EValue& sv = *args[1];
     if (alpha == 1.0) {
@@ -36,7 +56,16 @@ void binary(KernelContext& ctx, Args args, bool scalar_other, bool has_alpha, co
   if (alpha == 1.0) {
     binary_elementwise(ctx, *a, *b, *out, name, op);
   } else {
-    binary_elementwise(ctx, *a, *b, *out, name, [&](auto x, auto y) { return op(x, static_cast<decltype(y)>(y * alpha)); });
+    binary_elementwise(ctx, *a, *b, *out, name, [&](auto x, auto y) {
+      using Y = decltype(y);
+      if constexpr (std::is_integral_v<Y> && !std::is_same_v<Y, bool>) {
+        // Integer arithmetic wraps as ATen's does; done in uint64 so no step overflows.
+        const uint64_t product = static_cast<uint64_t>(y) * static_cast<uint64_t>(static_cast<int64_t>(convert<Y>(alpha)));
+        return op(x, static_cast<Y>(product));
+      } else {
+        return op(x, static_cast<Y>(y * alpha));
+      }
+    });
   }
 }
 
