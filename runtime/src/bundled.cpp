@@ -1,5 +1,6 @@
 #include "etscope/runtime/bundled.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -86,8 +87,27 @@ OutputCheck check_tensor(const TensorImpl& actual, const BundledProgram& bundled
   const auto* got = static_cast<const uint8_t*>(actual.data());
   bool passed = true;
   const bool numeric = is_numeric(actual.dtype());
+  // Expected values are stored in row-major order; the output may have another dim order (e.g.
+  // nonzero's, which the exporter plans column-major), so elements are compared by position.
+  const bool row_major = actual.contiguous();
+  const size_t es = actual.element_size();
+  std::array<int64_t, kMaxDims> coord{};
+  int64_t physical = 0;  // element offset of the current position in `actual`
   for (int64_t i = 0; i < n; ++i) {
-    const double a = numeric ? element_as_double(actual.dtype(), got, static_cast<uint64_t>(i)) : 0.0;
+    if (i > 0 && !row_major) {
+      for (int d = actual.dim() - 1; d >= 0; --d) {
+        const size_t k = static_cast<size_t>(d);
+        physical += actual.strides()[k];
+        if (++coord[k] < actual.size(d)) break;
+        physical -= actual.strides()[k] * coord[k];
+        coord[k] = 0;
+      }
+    }
+    const uint64_t at = static_cast<uint64_t>(row_major ? i : physical);
+    if (!is_float_type(actual.dtype()) && std::memcmp(got + at * es, want.data() + static_cast<size_t>(i) * es, es) != 0) {
+      passed = false;
+    }
+    const double a = numeric ? element_as_double(actual.dtype(), got, at) : 0.0;
     const double e = numeric ? element_as_double(actual.dtype(), want.data(), static_cast<uint64_t>(i)) : 0.0;
     if (numeric) {
       // Error statistics use float32 values, as ExecuTorch's helper does.
@@ -112,7 +132,6 @@ OutputCheck check_tensor(const TensorImpl& actual, const BundledProgram& bundled
     }
     passed &= ok;
   }
-  if (!is_float_type(actual.dtype())) passed = std::memcmp(got, want.data(), actual.nbytes()) == 0;
   r.passed = passed;
   return r;
 }
