@@ -60,6 +60,10 @@ TEST_CASE("matrix products reject mismatched shapes and dtypes", "[kernels][line
   ctx = c.run("aten::addmm.out",
               {c.f32({3}), c.f32({2, 4}), c.f32({4, 2}), c.integer(1), c.integer(1), c.f32({2, 2}), c.none()});
   REQUIRE(ctx.failed());
-  ctx = c.run("aten::bmm.out", {c.i64({1, 2, 2}), c.i64({1, 2, 2}), c.i64({1, 2, 2}), c.none()});
+  ctx = c.run("aten::bmm.out", {c.i64({1, 2, 2}), c.f32({1, 2, 2}), c.i64({1, 2, 2}), c.none()});
   REQUIRE(ctx.failed());
+  // Integer operands of one dtype multiply exactly (ExecuTorch's portable kernels accept them).
+  EValue* prod = c.i64({1, 2, 2});
+  REQUIRE_FALSE(c.run("aten::bmm.out", {c.i64({1, 2, 2}, {1, 2, 3, 4}), c.i64({1, 2, 2}, {5, 6, 7, 8}), prod, prod}).failed());
+  CHECK(c.t(prod).values<int64_t>() == std::vector<int64_t>{19, 22, 43, 50});
 }

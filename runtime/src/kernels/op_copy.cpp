@@ -449,8 +449,11 @@ void fill_tensor_out(KernelContext& ctx, Args args) {
 }
 
 // empty.out(size, memory_format?, out): only the shape; contents are unspecified.
+// dim_order_ops::_empty_dim_order.out(size, dim_order?, out) is the same, with a dim order that,
+// when given, must be out's.
+template <bool DimOrder>
 void empty_out(KernelContext& ctx, Args args) {
-  const char* op = "empty.out";
+  const char* op = DimOrder ? "_empty_dim_order.out" : "empty.out";
   if (!check_arg_count(ctx, args, 3, op)) return;
   TensorImpl* out = tensor_arg(ctx, args, 2, op);
   IntList size;
@@ -458,6 +461,16 @@ void empty_out(KernelContext& ctx, Args args) {
   if (out->dim() != static_cast<int>(size.size)) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: output has rank %d, size has %zu items", op, out->dim(), size.size);
     return;
+  }
+  if (DimOrder && !args[1]->is_none()) {
+    IntList order;
+    if (!int_list_arg(ctx, args, 1, &order, op)) return;
+    bool same = order.size == static_cast<size_t>(out->dim());
+    for (size_t i = 0; same && i < order.size; ++i) same = order[i] == out->dim_order()[i];
+    if (!same) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: dim_order differs from the output's", op);
+      return;
+    }
   }
   resize_or_fail(ctx, out, size.span(), op);
 }
@@ -472,7 +485,8 @@ void register_copy_kernels(KernelRegistry& r) {
   r.add("aten::copy.out", kernel(copy_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::fill.Scalar_out", kernel(fill_scalar_out, kRealBoolDtypes));
   r.add("aten::fill.Tensor_out", kernel(fill_tensor_out, kRealBoolDtypes));
-  r.add("aten::empty.out", kernel(empty_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::empty.out", kernel(empty_out<false>, kRealBoolDtypes | kHalfDtypes));
+  r.add("dim_order_ops::_empty_dim_order.out", kernel(empty_out<true>, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::clone.out", kernel(clone_out, kRealBoolDtypes | kHalfDtypes));
   r.add("dim_order_ops::_to_dim_order_copy.out", kernel(to_dim_order_copy_out, kRealBoolDtypes | kHalfDtypes));
   r.add("dim_order_ops::_clone_dim_order.out", kernel(clone_dim_order_out, kRealBoolDtypes | kHalfDtypes));

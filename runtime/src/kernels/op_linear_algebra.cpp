@@ -1,5 +1,8 @@
-// mm, addmm, bmm: float32 and float64 through the blocked GEMM.
+// mm, addmm, bmm: float32 and float64 through the blocked GEMM; mm and bmm also on integer
+// operands (as ExecuTorch's portable kernels accept them), with a plain loop that wraps on
+// overflow.
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/register.h"
 #include "kernels/util/gemm.h"
@@ -17,6 +20,38 @@ bool float_dtypes(KernelContext& ctx, const char* name, std::initializer_list<co
     }
   }
   return true;
+}
+
+bool is_integer_dtype(ScalarType t) {
+  return t == ScalarType::kByte || t == ScalarType::kChar || t == ScalarType::kShort || t == ScalarType::kInt ||
+         t == ScalarType::kLong;
+}
+
+// Integer products of [batch] x [m,k] x [k,n] matrices, when every operand has one integer dtype.
+// Returns false (without failing the call) when they do not.
+bool integer_matmul(const TensorImpl& a, const TensorImpl& b, TensorImpl& out, int64_t batch, int64_t m, int64_t k,
+                    int64_t n) {
+  if (!is_integer_dtype(a.dtype()) || b.dtype() != a.dtype() || out.dtype() != a.dtype()) return false;
+  return dispatch_real_and_bool(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      using U = std::make_unsigned_t<T>;
+      const T* x = a.data_as<T>();
+      const T* y = b.data_as<T>();
+      T* z = out.data_as<T>();
+      for (int64_t p = 0; p < batch; ++p) {
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            U acc = 0;
+            for (int64_t t = 0; t < k; ++t) {
+              acc = static_cast<U>(acc + static_cast<U>(static_cast<U>(x[(p * m + i) * k + t]) * static_cast<U>(y[(p * k + t) * n + j])));
+            }
+            z[(p * m + i) * n + j] = static_cast<T>(acc);
+          }
+        }
+      }
+    }
+  });
 }
 
 // GEMM packing buffers come from scratch (see util/gemm.h); shapes are read at load time.
@@ -51,13 +86,17 @@ void mm_out(KernelContext& ctx, Args args) {
   TensorImpl* a = tensor_arg(ctx, args, 0, name);
   TensorImpl* b = tensor_arg(ctx, args, 1, name);
   TensorImpl* out = tensor_arg(ctx, args, 2, name);
-  if (!a || !b || !out || !require_contiguous(ctx, name, {a, b, out}) || !float_dtypes(ctx, name, {a, b, out})) return;
+  if (!a || !b || !out || !require_contiguous(ctx, name, {a, b, out})) return;
   if (a->dim() != 2 || b->dim() != 2 || a->size(1) != b->size(0)) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: expected [m,k] x [k,n] matrices", name);
     return;
   }
   const int64_t sizes[2] = {a->size(0), b->size(1)};
-  if (!resize_or_fail(ctx, out, sizes, name)) return;
+  if (is_integer_dtype(a->dtype()) && b->dtype() == a->dtype() && out->dtype() == a->dtype()) {
+    if (resize_or_fail(ctx, out, sizes, name)) integer_matmul(*a, *b, *out, 1, a->size(0), a->size(1), b->size(1));
+    return;
+  }
+  if (!float_dtypes(ctx, name, {a, b, out}) || !resize_or_fail(ctx, out, sizes, name)) return;
   if (!workspace_ok(ctx, name, a->size(0), b->size(1), a->size(1), a->element_size())) return;
   dispatch_float(a->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -117,14 +156,18 @@ void bmm_out(KernelContext& ctx, Args args) {
   TensorImpl* a = tensor_arg(ctx, args, 0, name);
   TensorImpl* b = tensor_arg(ctx, args, 1, name);
   TensorImpl* out = tensor_arg(ctx, args, 2, name);
-  if (!a || !b || !out || !require_contiguous(ctx, name, {a, b, out}) || !float_dtypes(ctx, name, {a, b, out})) return;
+  if (!a || !b || !out || !require_contiguous(ctx, name, {a, b, out})) return;
   if (a->dim() != 3 || b->dim() != 3 || a->size(0) != b->size(0) || a->size(2) != b->size(1)) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: expected [b,m,k] x [b,k,n]", name);
     return;
   }
   const int64_t batch = a->size(0), m = a->size(1), k = a->size(2), n = b->size(2);
   const int64_t sizes[3] = {batch, m, n};
-  if (!resize_or_fail(ctx, out, sizes, name)) return;
+  if (is_integer_dtype(a->dtype()) && b->dtype() == a->dtype() && out->dtype() == a->dtype()) {
+    if (resize_or_fail(ctx, out, sizes, name)) integer_matmul(*a, *b, *out, batch, m, k, n);
+    return;
+  }
+  if (!float_dtypes(ctx, name, {a, b, out}) || !resize_or_fail(ctx, out, sizes, name)) return;
   if (!workspace_ok(ctx, name, m, n, k, a->element_size())) return;
   dispatch_float(a->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -138,9 +181,9 @@ void bmm_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_linear_algebra_kernels(KernelRegistry& r) {
-  r.add("aten::mm.out", kernel(mm_out, kFloatDtypes, mm_scratch));
+  r.add("aten::mm.out", kernel(mm_out, kFloatDtypes | kIntDtypes, mm_scratch));
   r.add("aten::addmm.out", kernel(addmm_out, kFloatDtypes, addmm_scratch));
-  r.add("aten::bmm.out", kernel(bmm_out, kFloatDtypes, mm_scratch));
+  r.add("aten::bmm.out", kernel(bmm_out, kFloatDtypes | kIntDtypes, mm_scratch));
 }
 
 }  // namespace etscope::rt::kernels

@@ -89,6 +89,110 @@ void batch_norm_no_training_out(KernelContext& ctx, Args args) {
   if (!ok) ctx.fail(ErrorCode::kNotSupported, "%s: only float32 and float64 are supported", op);
 }
 
+// _native_batch_norm_legit.out(input, weight?, bias?, running_mean, running_var, training,
+// momentum, eps, out, save_mean, save_invstd) and .no_stats_out(input, weight?, bias?, training,
+// momentum, eps, out, save_mean, save_invstd). With batch statistics (no_stats, or training):
+// each channel (dimension 1) is normalised by its mean and biased variance over the batch and
+// spatial dims, save_mean / save_invstd receive them ([C]), and in training the running
+// statistics are updated in place: running = (1 - momentum) * running + momentum * batch, the
+// variance unbiased (n / (n - 1)). ExecuTorch's portable kernel refuses training; etscope runs it,
+// so training programs with batch norm work. Without training, the running statistics are used
+// and save_mean / save_invstd are resized to [0] as in the no_training variant. Statistics in
+// double, two passes.
+template <bool Stats>
+void batch_norm_legit_out(KernelContext& ctx, Args args) {
+  const char* op = Stats ? "_native_batch_norm_legit.out" : "_native_batch_norm_legit.no_stats_out";
+  const size_t shift = Stats ? 2 : 0;  // running_mean and running_var come before training
+  if (!check_arg_count(ctx, args, 9 + shift, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* weight = optional_tensor_arg(args, 1);
+  TensorImpl* bias = optional_tensor_arg(args, 2);
+  TensorImpl* running_mean = Stats ? tensor_arg(ctx, args, 3, op) : nullptr;
+  TensorImpl* running_var = Stats ? tensor_arg(ctx, args, 4, op) : nullptr;
+  TensorImpl* out = tensor_arg(ctx, args, 6 + shift, op);
+  TensorImpl* save_mean = tensor_arg(ctx, args, 7 + shift, op);
+  TensorImpl* save_invstd = tensor_arg(ctx, args, 8 + shift, op);
+  if (!in || !out || !save_mean || !save_invstd || (Stats && (!running_mean || !running_var)) ||
+      !require_contiguous(ctx, op, {in, weight, bias, running_mean, running_var, out, save_mean, save_invstd})) {
+    return;
+  }
+  if (args[3 + shift]->tag != Tag::kBool) {
+    ctx.fail(ErrorCode::kCorrupt, "%s: training is not a bool", op);
+    return;
+  }
+  const bool training = args[3 + shift]->scalar.b;
+  const double momentum = args[4 + shift]->scalar_as_double();
+  const double eps = args[5 + shift]->scalar_as_double();
+  if (in->dim() < 2) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: input must have at least 2 dimensions", op);
+    return;
+  }
+  const int64_t c = in->size(1);
+  for (const TensorImpl* t : {weight, bias, running_mean, running_var}) {
+    if (t != nullptr && (t->dim() != 1 || t->size(0) != c)) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: weight, bias and running statistics must have shape [%lld]", op,
+               static_cast<long long>(c));
+      return;
+    }
+  }
+  if (!share_dtype(ctx, op, *in, {weight, bias, running_mean, running_var, out, save_mean, save_invstd})) return;
+  const bool batch_stats = !Stats || training;
+  const int64_t stat_sizes[1] = {batch_stats ? c : 0};
+  if (!resize_or_fail(ctx, out, in->sizes(), op) || !resize_or_fail(ctx, save_mean, stat_sizes, op) ||
+      !resize_or_fail(ctx, save_invstd, stat_sizes, op)) {
+    return;
+  }
+  const int64_t batch = in->size(0);
+  const int64_t inner = in->numel() / std::max<int64_t>(batch * c, 1);
+  const int64_t count = batch * inner;
+  const bool ok = dispatch_float(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = in->data_as<T>();
+    T* y = out->data_as<T>();
+    for (int64_t ch = 0; ch < c; ++ch) {
+      double mean = 0, var = 0;
+      if (batch_stats) {
+        for (int64_t n = 0; n < batch; ++n) {
+          const T* xp = x + (n * c + ch) * inner;
+          for (int64_t i = 0; i < inner; ++i) mean += static_cast<double>(xp[i]);
+        }
+        mean = count > 0 ? mean / static_cast<double>(count) : 0.0;
+        for (int64_t n = 0; n < batch; ++n) {
+          const T* xp = x + (n * c + ch) * inner;
+          for (int64_t i = 0; i < inner; ++i) {
+            const double d = static_cast<double>(xp[i]) - mean;
+            var += d * d;
+          }
+        }
+        const double sum_sq = var;
+        var = count > 0 ? sum_sq / static_cast<double>(count) : 0.0;
+        const double invstd = 1.0 / std::sqrt(var + eps);
+        save_mean->data_as<T>()[ch] = static_cast<T>(mean);
+        save_invstd->data_as<T>()[ch] = static_cast<T>(invstd);
+        if (Stats && training) {
+          const double unbiased = count > 1 ? sum_sq / static_cast<double>(count - 1) : var;
+          T& rm = running_mean->data_as<T>()[ch];
+          T& rv = running_var->data_as<T>()[ch];
+          rm = static_cast<T>((1.0 - momentum) * static_cast<double>(rm) + momentum * mean);
+          rv = static_cast<T>((1.0 - momentum) * static_cast<double>(rv) + momentum * unbiased);
+        }
+      } else {
+        mean = static_cast<double>(running_mean->data_as<T>()[ch]);
+        var = static_cast<double>(running_var->data_as<T>()[ch]);
+      }
+      const double invstd = 1.0 / std::sqrt(var + eps);
+      const double w = weight != nullptr ? static_cast<double>(weight->data_as<T>()[ch]) : 1.0;
+      const double b = bias != nullptr ? static_cast<double>(bias->data_as<T>()[ch]) : 0.0;
+      for (int64_t n = 0; n < batch; ++n) {
+        const T* xp = x + (n * c + ch) * inner;
+        T* yp = y + (n * c + ch) * inner;
+        for (int64_t i = 0; i < inner; ++i) yp[i] = static_cast<T>((static_cast<double>(xp[i]) - mean) * invstd * w + b);
+      }
+    }
+  });
+  if (!ok) ctx.fail(ErrorCode::kNotSupported, "%s: only float32 and float64 are supported", op);
+}
+
 // native_layer_norm.out(input, normalized_shape, weight?, bias?, eps, out0, out1, out2): each
 // group of the trailing dims named by normalized_shape is normalised by its own mean and biased
 // variance; out1 (mean) and out2 (rstd = 1 / sqrt(var + eps)) keep input's leading dims and have
@@ -298,6 +402,8 @@ void native_dropout_out(KernelContext& ctx, Args args) {
 
 void register_norm_kernels(KernelRegistry& r) {
   r.add("aten::_native_batch_norm_legit_no_training.out", kernel(batch_norm_no_training_out, kFloatDtypes));
+  r.add("aten::_native_batch_norm_legit.out", kernel(batch_norm_legit_out<true>, kFloatDtypes));
+  r.add("aten::_native_batch_norm_legit.no_stats_out", kernel(batch_norm_legit_out<false>, kFloatDtypes));
   r.add("aten::native_layer_norm.out", kernel(layer_norm_out, kFloatDtypes));
   r.add("aten::native_group_norm.out", kernel(group_norm_out, kFloatDtypes));
   r.add("aten::native_dropout.out", kernel(native_dropout_out, kFloatDtypes));

@@ -7,6 +7,7 @@
 // when given, must name the output's dtype). The multiply by the inverse scale and the rounding
 // happen in float, as ExecuTorch's kernels do. NaN quantises to zero_point (clamped).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -256,6 +257,131 @@ void per_channel(KernelContext& ctx, Args args) {
   }
 }
 
+// quantize_per_token.out(input, scales, zero_points, quant_min, quant_max, dtype, out) and
+// dequantize_per_token.out(input, scales, zero_points, quant_min, quant_max, dtype, output_dtype,
+// out): per channel, where a channel ("token") is one position of all but the last dimension;
+// scales and zero_points hold one value per token (any shape with that many elements).
+template <bool Quantizing>
+void per_token(KernelContext& ctx, Args args) {
+  const char* op = Quantizing ? "quantize_per_token.out" : "dequantize_per_token.out";
+  const size_t out_index = Quantizing ? 6 : 7;
+  TensorImpl *in = nullptr, *out = nullptr;
+  if (!io_tensors(ctx, args, out_index, Quantizing, &in, &out, op)) return;
+  if (!Quantizing && !out_dtype_matches(ctx, args, 6, *out, op)) return;
+  if (in->dim() < 1) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: input must have at least one dimension", op);
+    return;
+  }
+  int64_t qmin = 0, qmax = 0;
+  if (!quant_params(ctx, args, 3, Quantizing ? *out : *in, &qmin, &qmax, op)) return;
+  QParams qp;
+  qp.scales = optional_tensor_arg(args, 1);
+  qp.zero_points = optional_tensor_arg(args, 2);
+  if (qp.scales == nullptr || qp.zero_points == nullptr) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: scales and zero_points must be tensors", op);
+    return;
+  }
+  ChannelWalk walk;
+  walk.inner = in->size(in->dim() - 1);
+  walk.channels = walk.inner == 0 ? 0 : in->numel() / walk.inner;
+  if (!qparam_tensors(ctx, qp.scales, qp.zero_points, walk.channels, op)) return;
+  if (Quantizing) {
+    quantize(*in, *out, qp, walk, qmin, qmax);
+  } else {
+    dequantize(*in, *out, qp, walk);
+  }
+}
+
+// Asymmetric quantisation parameters for values in [lo, hi] (widened to include 0), the rule of
+// PyTorch's dynamic quantisation that ExecuTorch's choose_qparams follows: scale spans the range
+// over the integer steps (0.1 when that is 0 or its reciprocal overflows float); scales below
+// 6.1e-5 are raised to it and the range widened to match; the zero point comes from whichever
+// end maps with the smaller error, clamped to [qmin, qmax] and rounded half to even.
+void affine_qparams(float lo, float hi, int64_t qmin, int64_t qmax, double* scale, int64_t* zero_point) {
+  constexpr float kSmallestScale = 6.1e-5f;
+  lo = std::min(lo, 0.0f);
+  hi = std::max(hi, 0.0f);
+  double sc = (static_cast<double>(hi) - lo) / static_cast<double>(qmax - qmin);
+  if (static_cast<float>(sc) == 0.0f || std::isinf(1.0f / static_cast<float>(sc))) sc = 0.1;
+  if (sc < kSmallestScale) {
+    const float original = static_cast<float>(sc);
+    sc = kSmallestScale;
+    if (lo == 0.0f) {
+      hi = kSmallestScale * static_cast<float>(qmax - qmin);
+    } else if (hi == 0.0f) {
+      lo = -kSmallestScale * static_cast<float>(qmax - qmin);
+    } else {
+      const float widen = kSmallestScale / original;
+      lo *= widen;
+      hi *= widen;
+    }
+  }
+  const double from_lo = static_cast<double>(qmin) - lo / sc;
+  const double from_hi = static_cast<double>(qmax) - hi / sc;
+  const double err_lo = std::abs(static_cast<double>(qmin)) - std::abs(lo / sc);
+  const double err_hi = std::abs(static_cast<double>(qmax)) - std::abs(hi / sc);
+  const double zp = err_lo < err_hi ? from_lo : from_hi;
+  *zero_point = zp < static_cast<double>(qmin)   ? qmin
+                : zp > static_cast<double>(qmax) ? qmax
+                                                 : static_cast<int64_t>(std::nearbyint(static_cast<float>(zp)));
+  *scale = sc;
+}
+
+// choose_qparams.Tensor_out(input, quant_min, quant_max, eps, dtype, scale_out, zero_point_out)
+// over the whole (float32) input, and choose_qparams_per_token_asymmetric.out(input, dtype,
+// scale_out, zero_point_out) per token (all but the last dimension) with the int8 range. scale_out
+// is float64, zero_point_out int64.
+template <bool PerToken>
+void choose_qparams_out(KernelContext& ctx, Args args) {
+  const char* op = PerToken ? "choose_qparams_per_token_asymmetric.out" : "choose_qparams.Tensor_out";
+  const size_t scale_index = PerToken ? 2 : 5;
+  if (!check_arg_count(ctx, args, scale_index + 2, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* scale = tensor_arg(ctx, args, scale_index, op);
+  TensorImpl* zp = tensor_arg(ctx, args, scale_index + 1, op);
+  if (!in || !scale || !zp || !require_contiguous(ctx, op, {in, scale, zp})) return;
+  int64_t qmin = -128, qmax = 127;
+  if (!PerToken) {
+    if (args[1]->tag != Tag::kInt || args[2]->tag != Tag::kInt) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: quant_min and quant_max must be ints", op);
+      return;
+    }
+    qmin = args[1]->scalar.i;
+    qmax = args[2]->scalar.i;
+  }
+  if (qmin >= qmax || qmin < -(int64_t{1} << 31) || qmax > (int64_t{1} << 31)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: quant_min %lld must be below quant_max %lld (32-bit)", op,
+             static_cast<long long>(qmin), static_cast<long long>(qmax));
+    return;
+  }
+  if (in->dtype() != ScalarType::kFloat || scale->dtype() != ScalarType::kDouble || zp->dtype() != ScalarType::kLong) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: needs a float32 input, a float64 scale and an int64 zero point", op);
+    return;
+  }
+  const int64_t row = PerToken && in->dim() > 0 ? in->size(in->dim() - 1) : in->numel();
+  const int64_t groups = row == 0 ? 0 : in->numel() / row;
+  if (PerToken) {
+    std::array<int64_t, kMaxDims> sizes{};
+    for (int d = 0; d < in->dim(); ++d) sizes[static_cast<size_t>(d)] = in->size(d);
+    if (in->dim() > 0) sizes[static_cast<size_t>(in->dim() - 1)] = 1;
+    const std::span<const int64_t> shape{sizes.data(), static_cast<size_t>(in->dim())};
+    if (!resize_or_fail(ctx, scale, shape, op) || !resize_or_fail(ctx, zp, shape, op)) return;
+  } else if (scale->numel() != 1 || zp->numel() != 1) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: scale and zero point must have one element each", op);
+    return;
+  }
+  const float* x = in->data_as<float>();
+  for (int64_t g = 0; g < std::max<int64_t>(groups, PerToken ? 0 : 1); ++g) {
+    float lo = std::numeric_limits<float>::infinity(), hi = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < row; ++i) {
+      lo = std::min(lo, x[g * row + i]);
+      hi = std::max(hi, x[g * row + i]);
+    }
+    if (row == 0) lo = hi = 0.0f;
+    affine_qparams(lo, hi, qmin, qmax, &scale->data_as<double>()[g], &zp->data_as<int64_t>()[g]);
+  }
+}
+
 }  // namespace
 
 void register_quantize_kernels(KernelRegistry& r) {
@@ -267,6 +393,10 @@ void register_quantize_kernels(KernelRegistry& r) {
   r.add("quantized_decomposed::dequantize_per_tensor.Tensor_out", kernel(per_tensor<false, true>, q));
   r.add("quantized_decomposed::quantize_per_channel.out", kernel(per_channel<true>, q));
   r.add("quantized_decomposed::dequantize_per_channel.out", kernel(per_channel<false>, q));
+  r.add("quantized_decomposed::quantize_per_token.out", kernel(per_token<true>, q));
+  r.add("quantized_decomposed::choose_qparams.Tensor_out", kernel(choose_qparams_out<false>, kFloatDtypes));
+  r.add("quantized_decomposed::choose_qparams_per_token_asymmetric.out", kernel(choose_qparams_out<true>, kFloatDtypes));
+  r.add("quantized_decomposed::dequantize_per_token.out", kernel(per_token<false>, q));
 }
 
 }  // namespace etscope::rt::kernels

@@ -274,13 +274,20 @@ void any_out(KernelContext& ctx, Args args) {
 // var.correction_out(self, dim?, correction?, keepdim, out) and var.out(self, dim?, unbiased,
 // keepdim, out): sum((x - mean)^2) / max(0, N - correction), by Welford's update in double.
 // correction defaults to 1; unbiased = false means 0.
-template <bool Correction>
+// var_mean.correction_out(self, dim, correction, keepdim, out0, out1) writes the variance to
+// out0 and the mean to out1.
+template <bool Correction, bool WithMean = false>
 void var_out(KernelContext& ctx, Args args) {
-  const char* op = Correction ? "var.correction_out" : "var.out";
-  if (!check_arg_count(ctx, args, 5, op)) return;
+  const char* op = WithMean ? "var_mean.correction_out" : Correction ? "var.correction_out" : "var.out";
+  if (!check_arg_count(ctx, args, WithMean ? 6 : 5, op)) return;
   TensorImpl* in = tensor_arg(ctx, args, 0, op);
   TensorImpl* out = tensor_arg(ctx, args, 4, op);
-  if (!in || !out || !require_contiguous(ctx, op, {in, out})) return;
+  TensorImpl* mean_out = WithMean ? tensor_arg(ctx, args, 5, op) : nullptr;
+  if (!in || !out || (WithMean && !mean_out) || !require_contiguous(ctx, op, {in, out, mean_out})) return;
+  if (WithMean && mean_out->dtype() != in->dtype()) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: the mean output must have self's dtype", op);
+    return;
+  }
   if (!is_floating(in->dtype()) || in->dtype() != out->dtype() || !is_supported_dtype(in->dtype())) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: needs float32 or float64 self and out of one dtype", op);
     return;
@@ -294,11 +301,13 @@ void var_out(KernelContext& ctx, Args args) {
   const bool keepdim = args[3]->tag == Tag::kBool && args[3]->scalar.b;
   uint32_t mask = 0;
   if (!reduce_dims(ctx, args, 1, *in, keepdim, out, &mask, op)) return;
+  if (WithMean && !reduce_dims(ctx, args, 1, *in, keepdim, mean_out, &mask, op)) return;
   const ReducePlan plan = make_plan(*in, mask);
   dispatch_float(in->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = in->data_as<T>();
     T* y = out->data_as<T>();
+    T* ym = WithMean ? mean_out->data_as<T>() : nullptr;
     double mean = 0, m2 = 0;
     int64_t count = 0;
     for_each_reduction(
@@ -312,6 +321,7 @@ void var_out(KernelContext& ctx, Args args) {
         [&](int64_t o) {
           const double dof = std::max(0.0, static_cast<double>(count) - correction);
           y[o] = static_cast<T>(m2 / dof);
+          if constexpr (WithMean) ym[o] = static_cast<T>(count > 0 ? mean : std::nan(""));
         });
   });
 }
@@ -471,6 +481,7 @@ void register_reduce_kernels(KernelRegistry& r) {
   r.add("aten::any.dims_out", kernel(any_out<AnyMode::kDims>, kRealBoolDtypes));
   r.add("aten::var.correction_out", kernel(var_out<true>, kFloatDtypes));
   r.add("aten::var.out", kernel(var_out<false>, kFloatDtypes));
+  r.add("aten::var_mean.correction_out", kernel(var_out<true, true>, kFloatDtypes));
   r.add("aten::prod.out", kernel(prod_out<false>, kRealBoolDtypes));
   r.add("aten::prod.int_out", kernel(prod_out<true>, kRealBoolDtypes));
   r.add("aten::max.unary_out", kernel(extreme_all_out<true>, kRealBoolDtypes));

@@ -40,5 +40,8 @@ void register_upsample_kernels(KernelRegistry& r);        // op_upsample.cpp
 void register_quantize_kernels(KernelRegistry& r);        // op_quantize.cpp
 void register_pointwise_kernels(KernelRegistry& r);       // op_pointwise.cpp
 void register_shape_kernels(KernelRegistry& r);           // op_shape.cpp
+void register_pad_kernels(KernelRegistry& r);             // op_pad.cpp
+void register_sort_kernels(KernelRegistry& r);            // op_sort.cpp
+void register_distance_kernels(KernelRegistry& r);        // op_distance.cpp
 
 }  // namespace etscope::rt::kernels

@@ -21,6 +21,9 @@ void register_portable_kernels(KernelRegistry& registry) {
   kernels::register_quantize_kernels(registry);
   kernels::register_pointwise_kernels(registry);
   kernels::register_shape_kernels(registry);
+  kernels::register_pad_kernels(registry);
+  kernels::register_sort_kernels(registry);
+  kernels::register_distance_kernels(registry);
 }
 
 }  // namespace etscope::rt
