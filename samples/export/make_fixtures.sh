@@ -82,6 +82,9 @@ done
 nice "$PYV" export_two_method_profile.py "$OUT/two_methods" > "$WORK/log_two_methods.txt" 2>&1 || failed="$failed two_methods"
 # Transposed convolutions in many configurations, checked by ExecuTorch's runtime.
 nice "$PYV" export_conv_transpose.py "$OUT/conv_transpose" > "$WORK/log_conv_transpose.txt" 2>&1 || failed="$failed conv_transpose"
+# The operator conformance suite: one small program per operator case, answered by ExecuTorch.
+rm -rf "$OUT/ops"
+nice "$PYV" export_op_conformance.py "$OUT/ops" > "$WORK/log_ops.txt" 2>&1 || failed="$failed ops"
 if [[ -n "$failed" ]]; then
   echo "steps that failed:$failed" >&2
   exit 1
