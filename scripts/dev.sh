@@ -31,13 +31,19 @@ setup() {
   fi
 }
 
+# ccache, when installed, makes rebuilds in fresh clones cheap (it is optional: nothing installs it).
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+
 build() {
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DETSCOPE_WERROR=ON >/dev/null
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DETSCOPE_WERROR=ON "${launcher[@]}" >/dev/null
   cmake --build build -j "$jobs"
 }
 
 asan() {
-  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DETSCOPE_SANITIZE=ON -DETSCOPE_WERROR=ON >/dev/null
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DETSCOPE_SANITIZE=ON -DETSCOPE_WERROR=ON "${launcher[@]}" >/dev/null
   cmake --build build-asan -j "$jobs"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan -j "$jobs" --output-on-failure
