@@ -55,9 +55,12 @@ Run run_gui(const std::string& args, const std::string& dir) {
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     r.out = slurp(out);
     r.err = slurp(err);
+    // xvfb-run's own failures (no server, or its temporary directory not removed afterwards,
+    // which it reports with exit code 5 in place of the app's) say nothing about the app: retry.
     const bool no_display = r.err.find("Xvfb failed to start") != std::string::npos ||
                             r.err.find("cannot open a window") != std::string::npos ||
-                            r.err.find("GLFW error") != std::string::npos;
+                            r.err.find("GLFW error") != std::string::npos ||
+                            r.err.find("problem while cleaning up temporary directory") != std::string::npos;
     if (!no_display) break;
   }
   return r;
