@@ -43,5 +43,6 @@ void register_shape_kernels(KernelRegistry& r);           // op_shape.cpp
 void register_pad_kernels(KernelRegistry& r);             // op_pad.cpp
 void register_sort_kernels(KernelRegistry& r);            // op_sort.cpp
 void register_distance_kernels(KernelRegistry& r);        // op_distance.cpp
+void register_grid_sample_kernels(KernelRegistry& r);     // op_grid_sample.cpp
 
 }  // namespace etscope::rt::kernels
