@@ -2,6 +2,7 @@
 // padding, strided-view copies and topk: small hand-checked values here, and the refusals of
 // arguments ExecuTorch's kernels reject. Their agreement with ExecuTorch on many shapes and
 // dtypes is proven by the conformance suite (op_conformance_test.cpp).
+#include <cstdint>
 #include <string>
 
 #include "runtime/kernel_test_util.h"
@@ -125,4 +126,29 @@ TEST_CASE("topk returns the k largest or smallest with their positions and NaN c
   REQUIRE(c.run("aten::topk.values", {x, c.integer(6), c.integer(0), c.boolean_scalar(true), c.boolean_scalar(true), v, i}).failed());
   REQUIRE(c.run("aten::topk.values", {x, c.integer(1), c.integer(1), c.boolean_scalar(true), c.boolean_scalar(true), v, i}).failed());
   REQUIRE(c.run("aten::topk.values", {x, c.integer(1), c.integer(0), c.boolean_scalar(true), c.boolean_scalar(true), v, i}, 8).failed());
+}
+
+TEST_CASE("repeat_interleave.Tensor lists each position as often as it repeats and checks output_size", "[kernels][index]") {
+  KernelCall c;
+  EValue* out = c.i64({5}, {}, 8);
+  REQUIRE_FALSE(c.run("aten::repeat_interleave.Tensor_out", {c.i64({4}, {1, 0, 3, 1}), c.none(), out, out}).failed());
+  CHECK(c.t(out).values<int64_t>() == std::vector<int64_t>{0, 2, 2, 2, 3});
+  REQUIRE_FALSE(c.run("aten::repeat_interleave.Tensor_out", {c.i64({2}, {2, 1}), c.integer(3), out, out}).failed());
+  CHECK(c.t(out).values<int64_t>() == std::vector<int64_t>{0, 0, 1});
+  REQUIRE(c.run("aten::repeat_interleave.Tensor_out", {c.i64({2}, {2, 1}), c.integer(4), out, out}).failed());
+  REQUIRE(c.run("aten::repeat_interleave.Tensor_out", {c.i64({2}, {-1, 1}), c.none(), out, out}).failed());
+  REQUIRE(c.run("aten::repeat_interleave.Tensor_out", {c.i64({1}, {int64_t{1} << 50}), c.none(), out, out}).failed());
+  REQUIRE(c.run("aten::repeat_interleave.Tensor_out", {c.i64({2}, {5, 5}), c.none(), out, out}).failed());
+}
+
+TEST_CASE("bit shifts by a negative amount or the type's width or more give 0 or -1 and never hit undefined behaviour", "[kernels][pointwise]") {
+  KernelCall c;
+  EValue* out = c.tensor<int32_t>(ScalarType::kInt, {4});
+  REQUIRE_FALSE(c.run("aten::bitwise_left_shift.Tensor_out",
+                      {c.tensor<int32_t>(ScalarType::kInt, {4}, {1, -1, 3, 1}), c.tensor<int32_t>(ScalarType::kInt, {4}, {31, 1, 32, -1}), out}).failed());
+  CHECK(c.t(out).values<int32_t>() == std::vector<int32_t>{INT32_MIN, -2, 0, 0});
+  REQUIRE_FALSE(c.run("aten::bitwise_right_shift.Tensor_out",
+                      {c.tensor<int32_t>(ScalarType::kInt, {4}, {-8, 8, -8, 8}), c.tensor<int32_t>(ScalarType::kInt, {4}, {2, 2, 40, 40}), out}).failed());
+  CHECK(c.t(out).values<int32_t>() == std::vector<int32_t>{-2, 2, -1, 0});
+  REQUIRE(c.run("aten::bitwise_left_shift.Tensor_out", {c.f32({4}), c.f32({4}), c.f32({4})}).failed());
 }

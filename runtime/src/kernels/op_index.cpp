@@ -680,6 +680,53 @@ void masked_scatter_out(KernelContext& ctx, Args args) {
   }
 }
 
+// repeat_interleave.Tensor_out(repeats, output_size?, out): the 1-D index list in which each
+// position i of repeats appears repeats[i] times (repeats: 1-D int64 or int32, non-negative);
+// out has repeats' dtype and, when output_size is given, that many elements.
+void repeat_interleave_tensor_out(KernelContext& ctx, Args args) {
+  const char* op = "repeat_interleave.Tensor_out";
+  if (!check_arg_count(ctx, args, 3, op)) return;
+  TensorImpl* repeats = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 2, op);
+  if (!repeats || !out || !require_contiguous(ctx, op, {repeats, out})) return;
+  if (repeats->dim() != 1 || (repeats->dtype() != ScalarType::kLong && repeats->dtype() != ScalarType::kInt) ||
+      out->dtype() != repeats->dtype()) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: repeats must be a 1-D int64 or int32 tensor and out of its dtype", op);
+    return;
+  }
+  auto value = [&](int64_t i) {
+    return repeats->dtype() == ScalarType::kLong ? repeats->data_as<int64_t>()[i]
+                                                 : static_cast<int64_t>(repeats->data_as<int32_t>()[i]);
+  };
+  int64_t total = 0;
+  for (int64_t i = 0; i < repeats->numel(); ++i) {
+    const int64_t r = value(i);
+    if (r < 0 || r > (int64_t{1} << 40) || total > (int64_t{1} << 40)) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: repeats[%lld] = %lld is negative or too large", op,
+               static_cast<long long>(i), static_cast<long long>(r));
+      return;
+    }
+    total += r;
+  }
+  if (args[1]->tag == Tag::kInt && args[1]->scalar.i != total) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: output_size %lld differs from the repeats' sum %lld", op,
+             static_cast<long long>(args[1]->scalar.i), static_cast<long long>(total));
+    return;
+  }
+  const int64_t sizes[1] = {total};
+  if (!resize_or_fail(ctx, out, sizes, op)) return;
+  int64_t at = 0;
+  for (int64_t i = 0; i < repeats->numel(); ++i) {
+    for (int64_t k = value(i); k > 0; --k, ++at) {
+      if (out->dtype() == ScalarType::kLong) {
+        out->data_as<int64_t>()[at] = i;
+      } else {
+        out->data_as<int32_t>()[at] = static_cast<int32_t>(i);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void register_index_kernels(KernelRegistry& r) {
@@ -688,6 +735,7 @@ void register_index_kernels(KernelRegistry& r) {
   r.add("aten::scatter.src_out", kernel(scatter_src<false>, kRealBoolDtypes));
   r.add("aten::scatter_add.out", kernel(scatter_src<true>, kRealBoolDtypes));
   r.add("aten::index.Tensor_out", kernel(index_tensor_out, kRealBoolDtypes | kHalfDtypes, index_tensor_scratch));
+  r.add("aten::repeat_interleave.Tensor_out", kernel(repeat_interleave_tensor_out, kIntDtypes));
   r.add("aten::masked_scatter.out", kernel(masked_scatter_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::nonzero.out", kernel(nonzero_out, kRealBoolDtypes));
   r.add("aten::masked_select.out", kernel(masked_select_out, kRealBoolDtypes | kHalfDtypes));

@@ -116,6 +116,28 @@ ETSCOPE_BITWISE(bitwise_xor_tensor_out, "bitwise_xor.Tensor_out", a ^ b, false)
 ETSCOPE_BITWISE(bitwise_and_scalar_out, "bitwise_and.Scalar_out", a & b, true)
 ETSCOPE_BITWISE(bitwise_or_scalar_out, "bitwise_or.Scalar_out", a | b, true)
 ETSCOPE_BITWISE(bitwise_xor_scalar_out, "bitwise_xor.Scalar_out", a ^ b, true)
+
+// bitwise_left_shift / bitwise_right_shift (.Tensor_out, .Tensor_Scalar_out): a shift by a
+// negative amount or by the type's width or more gives what shifting one bit at a time would (0,
+// or -1 for a negative value shifted right), as PyTorch does; C++ would leave it undefined.
+template <bool Left, typename T>
+T shift(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    // As 0/1 bytes stored back as bool: 1 << 0 or 1 is non-zero, 1 >> 1 is 0.
+    return Left ? a : (a && !b);
+  } else {
+    using U = std::make_unsigned_t<T>;
+    constexpr int kBits = static_cast<int>(sizeof(T) * 8);
+    const bool in_range = !(b < T(0)) && static_cast<U>(b) < static_cast<U>(kBits);
+    if (Left) return in_range ? static_cast<T>(static_cast<U>(a) << static_cast<int>(b)) : T(0);
+    if (in_range) return static_cast<T>(a >> static_cast<int>(b));
+    return a < T(0) ? static_cast<T>(-1) : T(0);
+  }
+}
+ETSCOPE_BITWISE(left_shift_tensor_out, "bitwise_left_shift.Tensor_out", shift<true>(a, static_cast<decltype(a)>(b)), false)
+ETSCOPE_BITWISE(left_shift_scalar_out, "bitwise_left_shift.Tensor_Scalar_out", shift<true>(a, static_cast<decltype(a)>(b)), true)
+ETSCOPE_BITWISE(right_shift_tensor_out, "bitwise_right_shift.Tensor_out", shift<false>(a, static_cast<decltype(a)>(b)), false)
+ETSCOPE_BITWISE(right_shift_scalar_out, "bitwise_right_shift.Tensor_Scalar_out", shift<false>(a, static_cast<decltype(a)>(b)), true)
 #undef ETSCOPE_BITWISE
 
 // minimum / maximum.out: NaN in either operand gives NaN.
@@ -367,6 +389,10 @@ void register_pointwise_kernels(KernelRegistry& r) {
   r.add("aten::bitwise_and.Scalar_out", kernel(bitwise_and_scalar_out, ints));
   r.add("aten::bitwise_or.Scalar_out", kernel(bitwise_or_scalar_out, ints));
   r.add("aten::bitwise_xor.Scalar_out", kernel(bitwise_xor_scalar_out, ints));
+  r.add("aten::bitwise_left_shift.Tensor_out", kernel(left_shift_tensor_out, ints));
+  r.add("aten::bitwise_left_shift.Tensor_Scalar_out", kernel(left_shift_scalar_out, ints));
+  r.add("aten::bitwise_right_shift.Tensor_out", kernel(right_shift_tensor_out, ints));
+  r.add("aten::bitwise_right_shift.Tensor_Scalar_out", kernel(right_shift_scalar_out, ints));
   r.add("aten::minimum.out", kernel(min_max<false>, all | kHalfDtypes));
   r.add("aten::maximum.out", kernel(min_max<true>, all | kHalfDtypes));
   r.add("aten::remainder.Tensor_out", kernel(remainder_tensor_out, kRealDtypes | kHalfDtypes));
