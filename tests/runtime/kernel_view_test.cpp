@@ -41,3 +41,12 @@ TEST_CASE("permute_copy of a 4-D int64 and a bool tensor", "[kernels][view]") {
   CHECK(c.t(b).values<bool>() == std::vector<bool>{true, false});
   REQUIRE(c.run("aten::permute_copy.out", {c.f32({2, 2}), c.int_list({0, 0}), c.f32({2, 2}), c.none()}).failed());
 }
+
+TEST_CASE("view_copy refuses negative sizes and sizes whose product overflows", "[kernels][view]") {
+  etscope::testing::KernelCall c;
+  etscope::rt::EValue* x = c.f32({2, 3});
+  etscope::rt::EValue* out = c.f32({6});
+  REQUIRE(c.run("aten::view_copy.out", {x, c.int_list({-2, -3}), out, out}).failed());
+  REQUIRE(c.run("aten::view_copy.out", {x, c.int_list({int64_t{1} << 62, 4, -1}), out, out}).failed());
+  REQUIRE_FALSE(c.run("aten::view_copy.out", {x, c.int_list({-1}), out, out}).failed());
+}

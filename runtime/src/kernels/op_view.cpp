@@ -27,8 +27,10 @@ void view_copy_out(KernelContext& ctx, Args args) {
         return;
       }
       infer = static_cast<int>(i);
-    } else {
-      known *= size[i];
+    } else if (size[i] < 0 || __builtin_mul_overflow(known, size[i], &known)) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: size %lld is negative or the sizes' product overflows", name,
+               static_cast<long long>(size[i]));
+      return;
     }
   }
   if (infer >= 0) size.values[static_cast<size_t>(infer)] = known == 0 ? 0 : a->numel() / known;
