@@ -20,8 +20,9 @@ T reflect(T x, int64_t twice_low, int64_t twice_high) {
   const T span = static_cast<T>(twice_high - twice_low) / 2;
   x = std::abs(x - low);
   const T extra = std::fmod(x, span);
-  const int64_t flips = static_cast<int64_t>(std::floor(x / span));
-  return flips % 2 == 0 ? extra + low : span - extra + low;
+  // The parity of the number of flips, kept in floating point: x may be huge or NaN.
+  const bool even = std::fmod(std::floor(x / span), T(2)) == 0;
+  return even ? extra + low : span - extra + low;
 }
 
 template <typename T>
