@@ -236,7 +236,7 @@ TEST_CASE("etscope kernels lists the registry with each kernel's dtypes", "[cli]
     REQUIRE(k["dtypes"].is_array());
     if (k["name"] == "aten::convolution.out") {
       found_conv = true;
-      CHECK(k["dtypes"] == nlohmann::json::array({"Float", "Double"}));
+      CHECK(k["dtypes"] == nlohmann::json::array({"Half", "Float", "Double", "BFloat16"}));
     }
   }
   CHECK(found_conv);

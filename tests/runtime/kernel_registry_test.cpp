@@ -18,7 +18,7 @@ TEST_CASE("every registered kernel lists the dtypes it accepts", "[kernels][regi
     CHECK_FALSE(k->dtype_list().empty());
   }
   const auto conv = r.find("aten::convolution.out")->dtype_list();
-  CHECK(conv == std::vector<ScalarType>{ScalarType::kFloat, ScalarType::kDouble});
+  CHECK(conv == std::vector<ScalarType>{ScalarType::kHalf, ScalarType::kFloat, ScalarType::kDouble, ScalarType::kBFloat16});
   const auto lnot = r.find("aten::logical_not.out")->dtype_list();
   CHECK(std::find(lnot.begin(), lnot.end(), ScalarType::kBool) != lnot.end());
   CHECK(r.find("aten::sym_size.int") != nullptr);

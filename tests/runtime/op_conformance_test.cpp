@@ -117,28 +117,10 @@ std::string dtype_list(const std::set<std::string>& dtypes) {
 // Why etscope has no kernel for an operator of ExecuTorch's libraries (shown on the page).
 const std::map<std::string, std::string>& missing_reasons() {
   static const std::map<std::string, std::string> reasons = {
-      {"aten::allclose.out", "a test helper of ExecuTorch's kernel tests; programs exported for inference or training do not call it"},
-      {"aten::allclose.Tensor", "a test helper of ExecuTorch's kernel tests; programs exported for inference or training do not call it"},
       {"et_copy::_h2d_copy.out", "host-to-device copy for delegates with device memory; etscope's runtime has host memory only"},
       {"et_copy::_d2h_copy.out", "device-to-host copy for delegates with device memory; etscope's runtime has host memory only"},
       {"aten::_conj_physical.out", "complex numbers: etscope's tensors have no complex dtypes"},
       {"aten::view_as_real_copy.out", "complex numbers: etscope's tensors have no complex dtypes"},
-      {"aten::copy_", "in-place: the loader only lets a kernel write its out arguments, which it checks are writable; "
-                      "the exporter's functionalization emits copy.out instead"},
-      {"aten::index_put_", "in-place: the loader only lets a kernel write its out arguments, which it checks are writable; "
-                           "the exporter's functionalization emits index_put.out instead"},
-      {"aten::rand.out", "random numbers: ExecuTorch's stream cannot be reproduced, so no result could be checked; not implemented yet"},
-      {"aten::randn.out", "random numbers: ExecuTorch's stream cannot be reproduced, so no result could be checked; not implemented yet"},
-      {"aten::_upsample_bilinear2d_aa.out", "antialiased bilinear resizing: not implemented yet"},
-      {"quantized_decomposed::add.out", "quantized add of the older quantization flow: not implemented yet"},
-      {"quantized_decomposed::embedding_byte.out", "weight-only quantized embeddings: not implemented yet"},
-      {"quantized_decomposed::embedding_byte.dtype_out", "weight-only quantized embeddings: not implemented yet"},
-      {"quantized_decomposed::embedding_2bit.out", "weight-only quantized embeddings: not implemented yet"},
-      {"quantized_decomposed::embedding_2bit.dtype_out", "weight-only quantized embeddings: not implemented yet"},
-      {"quantized_decomposed::embedding_4bit.out", "weight-only quantized embeddings: not implemented yet"},
-      {"quantized_decomposed::embedding_4bit.dtype_out", "weight-only quantized embeddings: not implemented yet"},
-      {"quantized_decomposed::mixed_mm.out", "weight-only quantized matrix products: not implemented yet"},
-      {"quantized_decomposed::mixed_linear.out", "weight-only quantized matrix products: not implemented yet"},
   };
   return reasons;
 }

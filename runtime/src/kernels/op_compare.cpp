@@ -1,5 +1,9 @@
-// Comparisons with a scalar (eq, ne, lt, le, gt, ge .Scalar_out) and where.self_out.
+// Comparisons with a scalar (eq, ne, lt, le, gt, ge .Scalar_out), where.self_out and allclose.
+#include <cmath>
+#include <cstring>
+
 #include "kernels/register.h"
+#include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
 
 namespace etscope::rt::kernels {
@@ -123,16 +127,54 @@ void where_self_out(KernelContext& ctx, Args args) {
   }
 }
 
+// allclose.out(self, other, rtol, atol, equal_nan, dummy_param, out) and the functional
+// allclose.Tensor(...) -> out: a one-element bool tensor, true when self and other (same shape and
+// dtype) are close everywhere. As ExecuTorch defines it: a floating element is close when rtol and
+// atol are both 0 and it equals the other, or when |a - b| is finite and at most atol + |rtol * b|
+// (so NaNs and infinities are never close; equal_nan is ignored); other dtypes compare bytes.
+void allclose_out(KernelContext& ctx, Args args) {
+  const char* op = "allclose.out";
+  if (!check_arg_count(ctx, args, 7, op)) return;
+  TensorImpl* a = tensor_arg(ctx, args, 0, op);
+  TensorImpl* b = tensor_arg(ctx, args, 1, op);
+  TensorImpl* out = tensor_arg(ctx, args, 6, op);
+  if (!a || !b || !out || !require_contiguous(ctx, op, {a, b, out})) return;
+  if (a->dtype() != b->dtype() || !std::equal(a->sizes().begin(), a->sizes().end(), b->sizes().begin(), b->sizes().end())) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: self and other must have one shape and dtype", op);
+    return;
+  }
+  if (out->dtype() != ScalarType::kBool || out->numel() != 1) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: out must be a bool tensor of one element", op);
+    return;
+  }
+  const double rtol = args[2]->scalar_as_double(), atol = args[3]->scalar_as_double();
+  bool close = true;
+  if (!is_floating(a->dtype())) {
+    close = std::memcmp(a->data(), b->data(), a->nbytes()) == 0;
+  } else {
+    for (int64_t i = 0; i < a->numel() && close; ++i) {
+      const double x = load_as<double>(a->dtype(), a->data(), i), y = load_as<double>(b->dtype(), b->data(), i);
+      // float-sized elements subtract in float, as ExecuTorch's kernel does.
+      const double diff = a->dtype() == ScalarType::kDouble ? std::fabs(x - y)
+                                                            : std::fabs(static_cast<double>(static_cast<float>(x) - static_cast<float>(y)));
+      close = (rtol == 0 && atol == 0) ? x == y : std::isfinite(diff) && diff <= atol + std::fabs(rtol * y);
+    }
+  }
+  out->data_as<bool>()[0] = close;
+}
+
 }  // namespace
 
 void register_compare_kernels(KernelRegistry& r) {
-  r.add("aten::eq.Scalar_out", kernel(eq_scalar_out, kRealBoolDtypes));
-  r.add("aten::ne.Scalar_out", kernel(ne_scalar_out, kRealBoolDtypes));
-  r.add("aten::lt.Scalar_out", kernel(lt_scalar_out, kRealBoolDtypes));
-  r.add("aten::le.Scalar_out", kernel(le_scalar_out, kRealBoolDtypes));
-  r.add("aten::gt.Scalar_out", kernel(gt_scalar_out, kRealBoolDtypes));
-  r.add("aten::ge.Scalar_out", kernel(ge_scalar_out, kRealBoolDtypes));
-  r.add("aten::where.self_out", kernel(where_self_out, kRealBoolDtypes));
+  r.add("aten::allclose.out", kernel(allclose_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::allclose.Tensor", kernel(allclose_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::eq.Scalar_out", half_kernel<eq_scalar_out>(kRealBoolDtypes));
+  r.add("aten::ne.Scalar_out", half_kernel<ne_scalar_out>(kRealBoolDtypes));
+  r.add("aten::lt.Scalar_out", half_kernel<lt_scalar_out>(kRealBoolDtypes));
+  r.add("aten::le.Scalar_out", half_kernel<le_scalar_out>(kRealBoolDtypes));
+  r.add("aten::gt.Scalar_out", half_kernel<gt_scalar_out>(kRealBoolDtypes));
+  r.add("aten::ge.Scalar_out", half_kernel<ge_scalar_out>(kRealBoolDtypes));
+  r.add("aten::where.self_out", half_kernel<where_self_out>(kRealBoolDtypes));
 }
 
 }  // namespace etscope::rt::kernels

@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "kernels/register.h"
+#include "kernels/util/half_via_float.h"
 #include "kernels/util/gemm.h"
 #include "kernels/util/kernel_util.h"
 
@@ -658,8 +659,8 @@ void convolution_backward_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_convolution_kernels(KernelRegistry& r) {
-  r.add("aten::convolution.out", kernel(convolution_out, kFloatDtypes, convolution_scratch));
-  r.add("aten::convolution_backward.out", kernel(convolution_backward_out, kFloatDtypes, convolution_backward_scratch));
+  r.add("aten::convolution.out", half_kernel<convolution_out, convolution_scratch>(kFloatDtypes));
+  r.add("aten::convolution_backward.out", half_kernel<convolution_backward_out, convolution_backward_scratch>(kFloatDtypes));
 }
 
 }  // namespace etscope::rt::kernels

@@ -1,9 +1,11 @@
 // Copies and shape changes: alias_copy, detach_copy / lift_fresh_copy, clone, _to_copy, copy,
 // squeeze_copy, unsqueeze_copy, expand_copy, cat, dim_order_ops::_to_dim_order_copy /
 // _clone_dim_order (dtype conversion and dim-order change), and the fills full, full_like, fill,
-// scalar_tensor, empty.
+// scalar_tensor, empty, and the random fills rand and randn.
 #include "kernels/register.h"
+#include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
+#include "kernels/util/random.h"
 
 namespace etscope::rt::kernels {
 namespace {
@@ -393,19 +395,44 @@ void scalar_tensor_out(KernelContext& ctx, Args args) {
   fill(ctx, *out, *args[0], op);
 }
 
+// The creation ops' common start: args[0] is the int list `size`, args[out_index] the output,
+// which must have as many dimensions and is resized to it. Returns the output or nullptr (failed).
+TensorImpl* sized_output(KernelContext& ctx, Args args, size_t out_index, const char* op) {
+  if (!check_arg_count(ctx, args, out_index + 1, op)) return nullptr;
+  TensorImpl* out = tensor_arg(ctx, args, out_index, op);
+  IntList size;
+  if (!out || !int_list_arg(ctx, args, 0, &size, op)) return nullptr;
+  if (out->dim() != static_cast<int>(size.size)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: output has rank %d, size has %zu items", op, out->dim(), size.size);
+    return nullptr;
+  }
+  return resize_or_fail(ctx, out, size.span(), op) ? out : nullptr;
+}
+
 // full.out(size, fill_value, out): out resized to `size`, every element fill_value.
 void full_out(KernelContext& ctx, Args args) {
   const char* op = "full.out";
-  if (!check_arg_count(ctx, args, 3, op)) return;
-  TensorImpl* out = tensor_arg(ctx, args, 2, op);
-  IntList size;
-  if (!out || !int_list_arg(ctx, args, 0, &size, op)) return;
-  if (out->dim() != static_cast<int>(size.size)) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: output has rank %d, size has %zu items", op, out->dim(), size.size);
+  TensorImpl* out = sized_output(ctx, args, 2, op);
+  if (out != nullptr) fill(ctx, *out, *args[1], op);
+}
+
+// rand.out(size, out) / randn.out(size, out): out resized to `size`, filled from the runtime's
+// random stream with uniform numbers in [0, 1) or standard normal ones (float types only).
+template <bool Normal>
+void random_out(KernelContext& ctx, Args args) {
+  const char* op = Normal ? "randn.out" : "rand.out";
+  TensorImpl* out = sized_output(ctx, args, 1, op);
+  if (out == nullptr) return;
+  if (!is_floating(out->dtype())) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: out must have a floating dtype, got %s", op,
+             scalar_type_name(out->dtype()).c_str());
     return;
   }
-  if (!resize_or_fail(ctx, out, size.span(), op)) return;
-  fill(ctx, *out, *args[1], op);
+  const auto n = static_cast<uint64_t>(out->numel());
+  const RandomDraws draws(Normal ? 2 * n : n);
+  for (uint64_t i = 0; i < n; ++i) {
+    store_from<double>(out->dtype(), out->data(), static_cast<int64_t>(i), Normal ? draws.normal(i) : draws.uniform(i));
+  }
 }
 
 // fill.Scalar_out(self, value, out) / fill.Tensor_out(self, value (0-dim), out): self's shape,
@@ -483,8 +510,12 @@ void register_copy_kernels(KernelRegistry& r) {
   r.add("aten::lift_fresh_copy.out", kernel(plain_copy_out<2>, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::_to_copy.out", kernel(to_copy_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::copy.out", kernel(copy_out, kRealBoolDtypes | kHalfDtypes));
-  r.add("aten::fill.Scalar_out", kernel(fill_scalar_out, kRealBoolDtypes));
-  r.add("aten::fill.Tensor_out", kernel(fill_tensor_out, kRealBoolDtypes));
+  // copy_(self, src, non_blocking) -> self: the return value is the out argument, written in place.
+  r.add("aten::copy_", kernel(copy_out, kRealBoolDtypes | kHalfDtypes));
+  r.add("aten::rand.out", kernel(random_out<false>, kFloatDtypes | kHalfDtypes));
+  r.add("aten::randn.out", kernel(random_out<true>, kFloatDtypes | kHalfDtypes));
+  r.add("aten::fill.Scalar_out", half_kernel<fill_scalar_out>(kRealBoolDtypes));
+  r.add("aten::fill.Tensor_out", half_kernel<fill_tensor_out>(kRealBoolDtypes));
   r.add("aten::empty.out", kernel(empty_out<false>, kRealBoolDtypes | kHalfDtypes));
   r.add("dim_order_ops::_empty_dim_order.out", kernel(empty_out<true>, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::clone.out", kernel(clone_out, kRealBoolDtypes | kHalfDtypes));
@@ -495,9 +526,9 @@ void register_copy_kernels(KernelRegistry& r) {
   r.add("aten::unsqueeze_copy.out", kernel(unsqueeze_copy_out, kRealBoolDtypes));
   r.add("aten::expand_copy.out", kernel(expand_copy_out, kRealBoolDtypes));
   r.add("aten::cat.out", kernel(cat_out, kRealBoolDtypes | kHalfDtypes));
-  r.add("aten::full_like.out", kernel(full_like_out, kRealBoolDtypes));
-  r.add("aten::full.out", kernel(full_out, kRealBoolDtypes));
-  r.add("aten::scalar_tensor.out", kernel(scalar_tensor_out, kRealBoolDtypes));
+  r.add("aten::full_like.out", half_kernel<full_like_out>(kRealBoolDtypes));
+  r.add("aten::full.out", half_kernel<full_out>(kRealBoolDtypes));
+  r.add("aten::scalar_tensor.out", half_kernel<scalar_tensor_out>(kRealBoolDtypes));
 }
 
 }  // namespace etscope::rt::kernels

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "kernels/register.h"
+#include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
 
 namespace etscope::rt::kernels {
@@ -120,8 +121,8 @@ void pdist_forward_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_distance_kernels(KernelRegistry& r) {
-  r.add("aten::_cdist_forward.out", kernel(cdist_forward_out, kFloatDtypes));
-  r.add("aten::_pdist_forward.out", kernel(pdist_forward_out, kFloatDtypes));
+  r.add("aten::_cdist_forward.out", half_kernel<cdist_forward_out>(kFloatDtypes));
+  r.add("aten::_pdist_forward.out", half_kernel<pdist_forward_out>(kFloatDtypes));
 }
 
 }  // namespace etscope::rt::kernels

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "kernels/register.h"
+#include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
 
 namespace etscope::rt::kernels {
@@ -117,7 +118,7 @@ void grid_sampler_2d_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_grid_sample_kernels(KernelRegistry& r) {
-  r.add("aten::grid_sampler_2d.out", kernel(grid_sampler_2d_out, kFloatDtypes));
+  r.add("aten::grid_sampler_2d.out", half_kernel<grid_sampler_2d_out>(kFloatDtypes));
 }
 
 }  // namespace etscope::rt::kernels

@@ -2,6 +2,7 @@
 // index tensor; advanced indexing (index.Tensor_out, index_put.out) with a list of optional
 // integer index tensors and boolean masks, broadcast together as in NumPy.
 #include "kernels/register.h"
+#include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
 
 namespace etscope::rt::kernels {
@@ -733,13 +734,16 @@ void register_index_kernels(KernelRegistry& r) {
   r.add("aten::gather.out", kernel(gather_out, kRealBoolDtypes));
   r.add("aten::scatter.value_out", kernel(scatter_value_out, kRealBoolDtypes));
   r.add("aten::scatter.src_out", kernel(scatter_src<false>, kRealBoolDtypes));
-  r.add("aten::scatter_add.out", kernel(scatter_src<true>, kRealBoolDtypes));
+  r.add("aten::scatter_add.out", half_kernel<scatter_src<true>>(kRealBoolDtypes));
   r.add("aten::index.Tensor_out", kernel(index_tensor_out, kRealBoolDtypes | kHalfDtypes, index_tensor_scratch));
   r.add("aten::repeat_interleave.Tensor_out", kernel(repeat_interleave_tensor_out, kIntDtypes));
   r.add("aten::masked_scatter.out", kernel(masked_scatter_out, kRealBoolDtypes | kHalfDtypes));
-  r.add("aten::nonzero.out", kernel(nonzero_out, kRealBoolDtypes));
+  r.add("aten::nonzero.out", half_kernel<nonzero_out>(kRealBoolDtypes));
   r.add("aten::masked_select.out", kernel(masked_select_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::index_put.out", kernel(index_put_out, kRealBoolDtypes | kHalfDtypes, index_put_scratch));
+  // index_put_(self, indices, values, accumulate) -> self: the return value is the out argument
+  // (the loader checked it is writable); copy_self skips the copy when it is self's memory.
+  r.add("aten::index_put_", kernel(index_put_out, kRealBoolDtypes | kHalfDtypes, index_put_scratch));
 }
 
 }  // namespace etscope::rt::kernels

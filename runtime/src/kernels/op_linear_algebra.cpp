@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "kernels/register.h"
+#include "kernels/util/half_via_float.h"
 #include "kernels/util/gemm.h"
 #include "kernels/util/kernel_util.h"
 
@@ -181,9 +182,9 @@ void bmm_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_linear_algebra_kernels(KernelRegistry& r) {
-  r.add("aten::mm.out", kernel(mm_out, kFloatDtypes | kIntDtypes, mm_scratch));
-  r.add("aten::addmm.out", kernel(addmm_out, kFloatDtypes, addmm_scratch));
-  r.add("aten::bmm.out", kernel(bmm_out, kFloatDtypes | kIntDtypes, mm_scratch));
+  r.add("aten::mm.out", half_kernel<mm_out, mm_scratch>(kFloatDtypes | kIntDtypes));
+  r.add("aten::addmm.out", half_kernel<addmm_out, addmm_scratch>(kFloatDtypes));
+  r.add("aten::bmm.out", half_kernel<bmm_out, mm_scratch>(kFloatDtypes | kIntDtypes));
 }
 
 }  // namespace etscope::rt::kernels

@@ -1,12 +1,12 @@
 // _native_batch_norm_legit_no_training (inference batch norm over dim 1), native_layer_norm,
 // native_group_norm and native_dropout.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <cstdlib>
 
 #include "kernels/register.h"
+#include "kernels/util/half_via_float.h"
 #include "kernels/util/kernel_util.h"
+#include "kernels/util/random.h"
 
 namespace etscope::rt::kernels {
 namespace {
@@ -333,27 +333,8 @@ void group_norm_out(KernelContext& ctx, Args args) {
   if (!ok) ctx.fail(ErrorCode::kNotSupported, "%s: only float32 and float64 are supported", op);
 }
 
-// Dropout's random stream: SplitMix64 over a process-wide counter that every element advances.
-// The counter starts at the seed in the environment variable ETSCOPE_DROPOUT_SEED (decimal or
-// 0x-hex) or at 0x5EED, so a process's sequence of runs is reproducible; it does not (and cannot)
-// reproduce ExecuTorch's or PyTorch's masks.
-std::atomic<uint64_t>& dropout_state() {
-  static std::atomic<uint64_t> state{[] {
-    const char* env = std::getenv("ETSCOPE_DROPOUT_SEED");
-    return env != nullptr ? static_cast<uint64_t>(std::strtoull(env, nullptr, 0)) : uint64_t{0x5EED};
-  }()};
-  return state;
-}
-
-inline uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 // native_dropout.out(input, p, train?, out0, out1): in training, keeps each element with
-// probability 1 - p and scales kept ones by 1 / (1 - p); out1 is the bool keep mask. Otherwise
+// probability 1 - p (drawn from the runtime's random stream, kernels/util/random.h) and scales kept ones by 1 / (1 - p); out1 is the bool keep mask. Otherwise
 // out0 = input and the mask is all true.
 void native_dropout_out(KernelContext& ctx, Args args) {
   const char* op = "native_dropout.out";
@@ -385,12 +366,9 @@ void native_dropout_out(KernelContext& ctx, Args args) {
       return;
     }
     const T scale = p < 1.0 ? static_cast<T>(1.0 / (1.0 - p)) : T(0);
-    const uint64_t start = dropout_state().fetch_add(static_cast<uint64_t>(n) * 0x9E3779B97F4A7C15ull);
+    const RandomDraws draws(static_cast<uint64_t>(n));
     for (int64_t i = 0; i < n; ++i) {
-      // 53 random bits -> uniform double in [0, 1).
-      const double u = static_cast<double>(splitmix64(start + static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull) >> 11) *
-                       (1.0 / 9007199254740992.0);
-      const bool keep = u >= p;
+      const bool keep = draws.uniform(static_cast<uint64_t>(i)) >= p;
       m[i] = keep;
       y[i] = keep ? x[i] * scale : T(0);
     }
@@ -401,12 +379,12 @@ void native_dropout_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_norm_kernels(KernelRegistry& r) {
-  r.add("aten::_native_batch_norm_legit_no_training.out", kernel(batch_norm_no_training_out, kFloatDtypes));
-  r.add("aten::_native_batch_norm_legit.out", kernel(batch_norm_legit_out<true>, kFloatDtypes));
-  r.add("aten::_native_batch_norm_legit.no_stats_out", kernel(batch_norm_legit_out<false>, kFloatDtypes));
-  r.add("aten::native_layer_norm.out", kernel(layer_norm_out, kFloatDtypes));
-  r.add("aten::native_group_norm.out", kernel(group_norm_out, kFloatDtypes));
-  r.add("aten::native_dropout.out", kernel(native_dropout_out, kFloatDtypes));
+  r.add("aten::_native_batch_norm_legit_no_training.out", half_kernel<batch_norm_no_training_out>(kFloatDtypes));
+  r.add("aten::_native_batch_norm_legit.out", half_kernel<batch_norm_legit_out<true>>(kFloatDtypes));
+  r.add("aten::_native_batch_norm_legit.no_stats_out", half_kernel<batch_norm_legit_out<false>>(kFloatDtypes));
+  r.add("aten::native_layer_norm.out", half_kernel<layer_norm_out>(kFloatDtypes));
+  r.add("aten::native_group_norm.out", half_kernel<group_norm_out>(kFloatDtypes));
+  r.add("aten::native_dropout.out", half_kernel<native_dropout_out>(kFloatDtypes));
 }
 
 }  // namespace etscope::rt::kernels

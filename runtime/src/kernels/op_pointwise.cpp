@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "kernels/register.h"
+#include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
 
 namespace etscope::rt::kernels {
@@ -403,7 +404,7 @@ void register_pointwise_kernels(KernelRegistry& r) {
   r.add("aten::atan2.out", kernel(atan2_out, all | kHalfDtypes));
   r.add("aten::div.out_mode", kernel(div_out_mode, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::div.Scalar_mode_out", kernel(div_scalar_mode_out, kRealBoolDtypes | kHalfDtypes));
-  r.add("aten::clamp.Tensor_out", kernel(clamp_tensor_out, kRealDtypes));
+  r.add("aten::clamp.Tensor_out", half_kernel<clamp_tensor_out>(kRealDtypes));
   r.add("aten::rsub.Scalar_out", kernel(rsub_scalar_out, kRealDtypes | kHalfDtypes));
 }
 

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "kernels/register.h"
+#include "kernels/util/half_via_float.h"
 #include "kernels/util/kernel_util.h"
 
 namespace etscope::rt::kernels {
@@ -333,10 +334,10 @@ void adaptive_avg_pool2d_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_pool_kernels(KernelRegistry& r) {
-  r.add("aten::max_pool2d_with_indices.out", kernel(max_pool2d_with_indices_out, kFloatDtypes));
-  r.add("aten::max_pool2d_with_indices_backward.grad_input", kernel(max_pool2d_with_indices_backward_out, kFloatDtypes));
-  r.add("aten::avg_pool2d.out", kernel(avg_pool2d_out, kFloatDtypes));
-  r.add("aten::_adaptive_avg_pool2d.out", kernel(adaptive_avg_pool2d_out, kFloatDtypes));
+  r.add("aten::max_pool2d_with_indices.out", half_kernel<max_pool2d_with_indices_out>(kFloatDtypes));
+  r.add("aten::max_pool2d_with_indices_backward.grad_input", half_kernel<max_pool2d_with_indices_backward_out>(kFloatDtypes));
+  r.add("aten::avg_pool2d.out", half_kernel<avg_pool2d_out>(kFloatDtypes));
+  r.add("aten::_adaptive_avg_pool2d.out", half_kernel<adaptive_avg_pool2d_out>(kFloatDtypes));
 }
 
 }  // namespace etscope::rt::kernels

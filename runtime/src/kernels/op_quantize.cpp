@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "kernels/register.h"
+#include "kernels/util/half_via_float.h"
 #include "kernels/util/kernel_util.h"
 
 namespace etscope::rt::kernels {
@@ -394,8 +395,8 @@ void register_quantize_kernels(KernelRegistry& r) {
   r.add("quantized_decomposed::quantize_per_channel.out", kernel(per_channel<true>, q));
   r.add("quantized_decomposed::dequantize_per_channel.out", kernel(per_channel<false>, q));
   r.add("quantized_decomposed::quantize_per_token.out", kernel(per_token<true>, q));
-  r.add("quantized_decomposed::choose_qparams.Tensor_out", kernel(choose_qparams_out<false>, kFloatDtypes));
-  r.add("quantized_decomposed::choose_qparams_per_token_asymmetric.out", kernel(choose_qparams_out<true>, kFloatDtypes));
+  r.add("quantized_decomposed::choose_qparams.Tensor_out", half_kernel<choose_qparams_out<false>>(kFloatDtypes));
+  r.add("quantized_decomposed::choose_qparams_per_token_asymmetric.out", half_kernel<choose_qparams_out<true>>(kFloatDtypes));
   r.add("quantized_decomposed::dequantize_per_token.out", kernel(per_token<false>, q));
 }
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "kernels/register.h"
+#include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
 
 namespace etscope::rt::kernels {
@@ -472,23 +473,23 @@ void softmax_out(KernelContext& ctx, Args args) { softmax_impl<false>(ctx, args,
 }  // namespace
 
 void register_reduce_kernels(KernelRegistry& r) {
-  r.add("aten::sum.IntList_out", kernel(sum_intlist_out, kRealBoolDtypes));
-  r.add("aten::mean.out", kernel(mean_out, kRealBoolDtypes));
+  r.add("aten::sum.IntList_out", half_kernel<sum_intlist_out>(kRealBoolDtypes));
+  r.add("aten::mean.out", half_kernel<mean_out>(kRealBoolDtypes));
   r.add("aten::mean.dtype_out", kernel(mean_dtype_out, kRealBoolDtypes));
-  r.add("aten::sum.out", kernel(sum_out, kRealBoolDtypes));
-  r.add("aten::any.all_out", kernel(any_out<AnyMode::kAll>, kRealBoolDtypes));
-  r.add("aten::any.out", kernel(any_out<AnyMode::kDim>, kRealBoolDtypes));
-  r.add("aten::any.dims_out", kernel(any_out<AnyMode::kDims>, kRealBoolDtypes));
-  r.add("aten::var.correction_out", kernel(var_out<true>, kFloatDtypes));
-  r.add("aten::var.out", kernel(var_out<false>, kFloatDtypes));
-  r.add("aten::var_mean.correction_out", kernel(var_out<true, true>, kFloatDtypes));
-  r.add("aten::prod.out", kernel(prod_out<false>, kRealBoolDtypes));
+  r.add("aten::sum.out", half_kernel<sum_out>(kRealBoolDtypes));
+  r.add("aten::any.all_out", half_kernel<any_out<AnyMode::kAll>>(kRealBoolDtypes));
+  r.add("aten::any.out", half_kernel<any_out<AnyMode::kDim>>(kRealBoolDtypes));
+  r.add("aten::any.dims_out", half_kernel<any_out<AnyMode::kDims>>(kRealBoolDtypes));
+  r.add("aten::var.correction_out", half_kernel<var_out<true>>(kFloatDtypes));
+  r.add("aten::var.out", half_kernel<var_out<false>>(kFloatDtypes));
+  r.add("aten::var_mean.correction_out", half_kernel<var_out<true, true>>(kFloatDtypes));
+  r.add("aten::prod.out", half_kernel<prod_out<false>>(kRealBoolDtypes));
   r.add("aten::prod.int_out", kernel(prod_out<true>, kRealBoolDtypes));
-  r.add("aten::max.unary_out", kernel(extreme_all_out<true>, kRealBoolDtypes));
-  r.add("aten::min.unary_out", kernel(extreme_all_out<false>, kRealBoolDtypes));
-  r.add("aten::argmax.out", kernel(argmax_out, kRealDtypes));
-  r.add("aten::_log_softmax.out", kernel(log_softmax_out, kFloatDtypes));
-  r.add("aten::_softmax.out", kernel(softmax_out, kFloatDtypes));
+  r.add("aten::max.unary_out", half_kernel<extreme_all_out<true>>(kRealBoolDtypes));
+  r.add("aten::min.unary_out", half_kernel<extreme_all_out<false>>(kRealBoolDtypes));
+  r.add("aten::argmax.out", half_kernel<argmax_out>(kRealDtypes));
+  r.add("aten::_log_softmax.out", half_kernel<log_softmax_out>(kFloatDtypes));
+  r.add("aten::_softmax.out", half_kernel<softmax_out>(kFloatDtypes));
 }
 
 }  // namespace etscope::rt::kernels

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "kernels/register.h"
+#include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
 
 namespace etscope::rt::kernels {
@@ -775,18 +776,18 @@ void register_shape_kernels(KernelRegistry& r) {
   r.add("aten::pixel_shuffle.out", kernel(pixel_shuffle_out<true>, bytes));
   r.add("aten::pixel_unshuffle.out", kernel(pixel_shuffle_out<false>, bytes));
   r.add("aten::tril.out", kernel(tril_out, bytes));
-  r.add("aten::constant_pad_nd.out", kernel(constant_pad_nd_out, kRealBoolDtypes));
-  r.add("aten::masked_fill.Scalar_out", kernel(masked_fill_out, kRealBoolDtypes));
-  r.add("aten::arange.out", kernel(arange_out, kRealDtypes));
-  r.add("aten::arange.start_out", kernel(arange_start_out, kRealDtypes));
-  r.add("aten::zeros.out", kernel(constant_out<0>, kRealBoolDtypes));
-  r.add("aten::ones.out", kernel(constant_out<1>, kRealBoolDtypes));
-  r.add("aten::cumsum.out", kernel(cumsum_out, kRealBoolDtypes));
-  r.add("aten::amax.out", kernel(amax_amin_out<true>, kRealBoolDtypes));
-  r.add("aten::amin.out", kernel(amax_amin_out<false>, kRealBoolDtypes));
-  r.add("aten::max.dim_max", kernel(extremum_dim<true, true>, kRealBoolDtypes));
-  r.add("aten::min.dim_min", kernel(extremum_dim<false, true>, kRealBoolDtypes));
-  r.add("aten::argmin.out", kernel(extremum_dim<false, false>, kRealBoolDtypes));
+  r.add("aten::constant_pad_nd.out", half_kernel<constant_pad_nd_out>(kRealBoolDtypes));
+  r.add("aten::masked_fill.Scalar_out", half_kernel<masked_fill_out>(kRealBoolDtypes));
+  r.add("aten::arange.out", half_kernel<arange_out>(kRealDtypes));
+  r.add("aten::arange.start_out", half_kernel<arange_start_out>(kRealDtypes));
+  r.add("aten::zeros.out", half_kernel<constant_out<0>>(kRealBoolDtypes));
+  r.add("aten::ones.out", half_kernel<constant_out<1>>(kRealBoolDtypes));
+  r.add("aten::cumsum.out", half_kernel<cumsum_out>(kRealBoolDtypes));
+  r.add("aten::amax.out", half_kernel<amax_amin_out<true>>(kRealBoolDtypes));
+  r.add("aten::amin.out", half_kernel<amax_amin_out<false>>(kRealBoolDtypes));
+  r.add("aten::max.dim_max", half_kernel<extremum_dim<true, true>>(kRealBoolDtypes));
+  r.add("aten::min.dim_min", half_kernel<extremum_dim<false, true>>(kRealBoolDtypes));
+  r.add("aten::argmin.out", half_kernel<extremum_dim<false, false>>(kRealBoolDtypes));
 }
 
 }  // namespace etscope::rt::kernels

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "kernels/register.h"
+#include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
 
 namespace etscope::rt::kernels {
@@ -131,7 +132,7 @@ void topk_values(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_sort_kernels(KernelRegistry& r) {
-  r.add("aten::topk.values", kernel(topk_values, kRealBoolDtypes, topk_scratch));
+  r.add("aten::topk.values", half_kernel<topk_values, topk_scratch>(kRealBoolDtypes));
 }
 
 }  // namespace etscope::rt::kernels

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "kernels/register.h"
+#include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
 
 namespace etscope::rt::kernels {
@@ -459,7 +460,7 @@ void register_unary_kernels(KernelRegistry& r) {
   r.add("aten::leaky_relu.out", kernel(leaky_relu_out, kFloatDtypes | kHalfDtypes));
   r.add("aten::elu.out", kernel(elu_out, kFloatDtypes | kHalfDtypes));
   r.add("aten::logit.out", kernel(logit_out, kRealBoolDtypes | kHalfDtypes));
-  r.add("aten::glu.out", kernel(glu_out, kFloatDtypes));
+  r.add("aten::glu.out", half_kernel<glu_out>(kFloatDtypes));
   r.add("aten::pow.Tensor_Tensor_out", kernel(pow_tensor_tensor_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::pow.Tensor_Scalar_out", kernel(pow_tensor_scalar_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::pow.Scalar_out", kernel(pow_scalar_out, kRealBoolDtypes | kHalfDtypes));

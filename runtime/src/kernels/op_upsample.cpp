@@ -1,4 +1,5 @@
-// upsample_bilinear2d.vec_out and upsample_nearest2d.vec_out on NCHW float tensors.
+// upsample_bilinear2d.vec_out and upsample_nearest2d.vec_out on NCHW float tensors, and the
+// antialiased _upsample_bilinear2d_aa.out.
 //
 // The output size comes from output_size, or else from scale_factors (floor(in * scale)). Source
 // coordinates follow ATen's CPU kernels: with a given scale factor the step is 1 / scale, else
@@ -9,6 +10,8 @@
 #include <cmath>
 
 #include "kernels/register.h"
+#include "kernels/util/half_via_float.h"
+#include "kernels/util/elementwise_util.h"
 #include "kernels/util/kernel_util.h"
 
 namespace etscope::rt::kernels {
@@ -153,11 +156,105 @@ void upsample_nearest2d_out(KernelContext& ctx, Args args) {
   });
 }
 
+// One output coordinate of the antialiased (triangle-filter) resize along one axis: the input
+// range [lo, hi) it reads and the filter's centre, inverse scale and normalising sum. As ATen and
+// ExecuTorch define it: the filter widens to the scale when downsampling (support = max(scale, 1)),
+// centres on scale * (i + 0.5) whatever align_corners says, and falls back to the nearest input
+// when no input has a positive weight.
+struct AaTap {
+  int64_t lo = 0, hi = 0, fallback = -1;
+  float center = 0, invscale = 1, total = 1;
+
+  static float filter(float x) {
+    x = std::fabs(x);
+    return x < 1.0f ? 1.0f - x : 0.0f;
+  }
+  AaTap(int64_t dst, float scale, int64_t in) {
+    center = scale * (static_cast<float>(dst) + 0.5f);
+    const float support = scale >= 1.0f ? scale : 1.0f;
+    invscale = scale >= 1.0f ? 1.0f / scale : 1.0f;
+    // Both bounds are clamped in float before the conversion, so no cast can overflow.
+    lo = static_cast<int64_t>(std::clamp(center - support + 0.5f, 0.0f, static_cast<float>(in)));
+    hi = static_cast<int64_t>(std::clamp(center + support + 0.5f, 0.0f, static_cast<float>(in)));
+    total = 0.0f;
+    for (int64_t x = lo; x < hi; ++x) total += filter((static_cast<float>(x) - center + 0.5f) * invscale);
+    if (hi <= lo || !(total > 0.0f)) {
+      fallback = std::clamp(static_cast<int64_t>(std::clamp(center, 0.0f, static_cast<float>(in))), int64_t{0}, in - 1);
+      lo = fallback;
+      hi = fallback + 1;
+      total = 1.0f;
+    }
+  }
+  float weight(int64_t x) const {
+    if (fallback >= 0) return x == fallback ? 1.0f : 0.0f;
+    return filter((static_cast<float>(x) - center + 0.5f) * invscale) / total;
+  }
+};
+
+// _upsample_bilinear2d_aa.out(input, output_size, align_corners, scales_h?, scales_w?, out): the
+// antialiased bilinear resize of torch.nn.functional.interpolate(..., antialias=True), in any dim
+// order (contiguous or channels-last), for every real dtype and half / bfloat16.
+void upsample_bilinear2d_aa_out(KernelContext& ctx, Args args) {
+  const char* op = "_upsample_bilinear2d_aa.out";
+  if (!check_arg_count(ctx, args, 6, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 5, op);
+  IntList size;
+  if (!in || !out || !int_list_arg(ctx, args, 1, &size, op)) return;
+  if (in->dim() != 4 || out->dim() != 4 || in->dtype() != out->dtype() || !is_elementwise_dtype(in->dtype()) ||
+      in->dtype() == ScalarType::kBool) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: input and output must be 4-D tensors of one numeric dtype", op);
+    return;
+  }
+  if (size.size != 2 || size[0] <= 0 || size[1] <= 0 || in->size(2) <= 0 || in->size(3) <= 0) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: output_size must be two positive sizes of a non-empty input", op);
+    return;
+  }
+  const int64_t sizes[4] = {in->size(0), in->size(1), size[0], size[1]};
+  if (!resize_or_fail(ctx, out, sizes, op)) return;
+  const bool align = args[2]->tag == Tag::kBool && args[2]->scalar.b;
+  const bool has_scales = args[3]->tag == Tag::kDouble && args[4]->tag == Tag::kDouble;
+  auto axis_scale = [&](int64_t i, int64_t o, double given) {
+    if (align) return o > 1 ? static_cast<float>(static_cast<double>(i - 1) / static_cast<double>(o - 1)) : 0.0f;
+    const double s = has_scales ? given : static_cast<double>(o) / static_cast<double>(i);
+    return s > 0 ? static_cast<float>(1.0 / s) : static_cast<float>(static_cast<double>(i) / static_cast<double>(o));
+  };
+  const float sh = axis_scale(in->size(2), size[0], has_scales ? args[3]->scalar.d : 0.0);
+  const float sw = axis_scale(in->size(3), size[1], has_scales ? args[4]->scalar.d : 0.0);
+  if (!(std::isfinite(sh) && std::isfinite(sw) && sh >= 0 && sw >= 0 && sh < 1e9f && sw < 1e9f)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: scales must be positive and finite", op);
+    return;
+  }
+  const auto is = in->strides();
+  const auto os = out->strides();
+  const ScalarType dt = in->dtype();
+  for (int64_t oh = 0; oh < size[0]; ++oh) {
+    const AaTap th(oh, sh, in->size(2));
+    for (int64_t ow = 0; ow < size[1]; ++ow) {
+      const AaTap tw(ow, sw, in->size(3));
+      for (int64_t n = 0; n < in->size(0); ++n) {
+        for (int64_t c = 0; c < in->size(1); ++c) {
+          const int64_t base = n * is[0] + c * is[1];
+          double acc = 0;
+          for (int64_t ih = th.lo; ih < th.hi; ++ih) {
+            const float wh = th.weight(ih);
+            for (int64_t iw = tw.lo; iw < tw.hi; ++iw) {
+              acc += static_cast<double>(load_as<float>(dt, in->data(), base + ih * is[2] + iw * is[3]) * wh * tw.weight(iw));
+            }
+          }
+          store_from<double>(dt, out->data(), n * os[0] + c * os[1] + oh * os[2] + ow * os[3], acc);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void register_upsample_kernels(KernelRegistry& r) {
-  r.add("aten::upsample_bilinear2d.vec_out", kernel(upsample_bilinear2d_out, kFloatDtypes));
-  r.add("aten::upsample_nearest2d.vec_out", kernel(upsample_nearest2d_out, kFloatDtypes));
+  r.add("aten::_upsample_bilinear2d_aa.out", kernel(upsample_bilinear2d_aa_out, kRealDtypes | kHalfDtypes));
+  r.add("aten::upsample_bilinear2d.vec_out", half_kernel<upsample_bilinear2d_out>(kFloatDtypes));
+  r.add("aten::upsample_nearest2d.vec_out", half_kernel<upsample_nearest2d_out>(kFloatDtypes));
 }
 
 }  // namespace etscope::rt::kernels

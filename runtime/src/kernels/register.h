@@ -44,5 +44,6 @@ void register_pad_kernels(KernelRegistry& r);             // op_pad.cpp
 void register_sort_kernels(KernelRegistry& r);            // op_sort.cpp
 void register_distance_kernels(KernelRegistry& r);        // op_distance.cpp
 void register_grid_sample_kernels(KernelRegistry& r);     // op_grid_sample.cpp
+void register_quantized_weight_kernels(KernelRegistry& r);  // op_quantized_weight.cpp
 
 }  // namespace etscope::rt::kernels

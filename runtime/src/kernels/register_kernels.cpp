@@ -25,6 +25,7 @@ void register_portable_kernels(KernelRegistry& registry) {
   kernels::register_sort_kernels(registry);
   kernels::register_distance_kernels(registry);
   kernels::register_grid_sample_kernels(registry);
+  kernels::register_quantized_weight_kernels(registry);
 }
 
 }  // namespace etscope::rt
