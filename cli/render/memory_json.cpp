@@ -36,6 +36,7 @@ Json memory_plan_json(const inspect::MemoryPlan& plan, const inspect::DebugBuffe
     tensors.push_back(Json{{"value", t.value},
                            {"dtype", scalar_type_name(t.dtype)},
                            {"sizes", t.sizes},
+                           {"upper_bound", t.dynamism == ShapeDynamism::kDynamicBound},
                            {"nbytes", t.nbytes},
                            {"reserved", t.reserved},
                            {"memory_id", t.memory_id},

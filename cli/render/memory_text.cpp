@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "etscope/inspect/program_description.h"
 #include "render/format.h"
 
 namespace etscope::cli {
@@ -68,7 +69,7 @@ void print_memory_summary(std::ostream& out, const MemoryPlan& plan, const inspe
     for (size_t i : largest) {
       const PlannedTensor& t = plan.tensors()[i];
       std::string range = t.placed ? "[" + std::to_string(t.offset) + ", " + std::to_string(t.end()) + ")" : "invalid";
-      out << "  " << pad("%" + std::to_string(t.value), 6) << " " << pad(shape_string(t.dtype, t.sizes), 24) << " "
+      out << "  " << pad("%" + std::to_string(t.value), 6) << " " << pad(inspect::tensor_type_text(t.dtype, t.sizes, t.dynamism), 24) << " "
           << pad(human_bytes(t.nbytes), 10, true) << "  " << pad(std::to_string(t.memory_id), 5) << "  "
           << pad(range, 22) << "  " << pad(lifetime_string(t.lifetime, T), 12) << "  "
           << pad(inspect::to_string(t.role), 10) << "  " << t.name << "\n";

@@ -89,6 +89,7 @@ Result<MemoryPlan> MemoryPlan::build(const Program& program, const ExecutionPlan
     pt.value = static_cast<int32_t>(v);
     pt.dtype = t.dtype;
     pt.sizes = t.sizes;
+    pt.dynamism = t.dynamism;
     pt.nbytes = t.nbytes;
     pt.reserved = round_up(t.nbytes, kPlannerAlignment);
     pt.memory_id = t.allocation->memory_id;
@@ -150,6 +151,16 @@ Result<MemoryPlan> MemoryPlan::build(const Program& program, const ExecutionPlan
       m.notes_.push_back(vwhat + ": planned, but no instruction uses it and it is no input or output");
     }
     m.tensors_.push_back(std::move(pt));
+  }
+  const auto bounded = std::count_if(m.tensors_.begin(), m.tensors_.end(), [](const PlannedTensor& pt) {
+    return pt.dynamism == ShapeDynamism::kDynamicBound;
+  });
+  if (bounded > 0) {
+    m.notes_.insert(m.notes_.begin(),
+                    std::to_string(bounded) + (bounded == 1 ? " planned tensor has a bounded-dynamic shape"
+                                                               : " planned tensors have bounded-dynamic shapes") +
+                        " (<=): the plan (arena sizes, byte ranges, peaks) is for the upper "
+                        "bounds; a run with smaller shapes uses the start of each slot");
   }
 
   // Views: written by nobody, at the start of a tensor written earlier. The most recent such

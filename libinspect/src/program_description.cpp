@@ -112,12 +112,14 @@ std::vector<IoDescription> describe_io(const ExecutionPlan& plan, const std::vec
 std::string shape_text(ScalarType dtype, const std::vector<int32_t>& sizes) { return shape_of(dtype, sizes); }
 std::string shape_text(ScalarType dtype, const std::vector<int64_t>& sizes) { return shape_of(dtype, sizes); }
 
-std::string tensor_type_text(const TensorInfo& t) {
-  if (t.dynamism == ShapeDynamism::kStatic) return shape_text(t.dtype, t.sizes);
-  std::string s = scalar_type_short_name(t.dtype) + "[";
-  for (size_t i = 0; i < t.sizes.size(); ++i) {
+std::string tensor_type_text(const TensorInfo& t) { return tensor_type_text(t.dtype, t.sizes, t.dynamism); }
+
+std::string tensor_type_text(ScalarType dtype, const std::vector<int32_t>& sizes, ShapeDynamism dynamism) {
+  if (dynamism == ShapeDynamism::kStatic) return shape_text(dtype, sizes);
+  std::string s = scalar_type_short_name(dtype) + "[";
+  for (size_t i = 0; i < sizes.size(); ++i) {
     if (i) s += ",";
-    s += t.dynamism == ShapeDynamism::kDynamicBound ? "<=" + std::to_string(t.sizes[i]) : std::string("?");
+    s += dynamism == ShapeDynamism::kDynamicBound ? "<=" + std::to_string(sizes[i]) : std::string("?");
   }
   return s + "]";
 }

@@ -34,6 +34,7 @@ from torch import nn
 import torch.nn.functional as F
 import torch.ao.quantization.fx._decomposed  # noqa: F401  registers the quantized_decomposed ops
 import executorch.kernels.quantized  # noqa: F401  their out variants
+import executorch.exir.passes._quant_patterns_and_replacements  # noqa: F401  embedding_byte/2bit/4bit, mixed_mm, ...
 
 from common import versions
 
@@ -60,6 +61,22 @@ class In:
             return torch.randint(0, self.hi, shape, generator=gen).to(dt)
         if self.kind == "sindex":  # integers in [-hi, hi): negative ones count from the end
             return torch.randint(-self.hi, self.hi, shape, generator=gen).to(dt)
+        if self.kind == "eindex":  # integers in [0, hi), the first one 0 and the last one hi - 1
+            v = torch.randint(0, self.hi, shape, generator=gen)
+            if v.numel():
+                v.view(-1)[0], v.view(-1)[-1] = 0, self.hi - 1
+            return v.to(dt)
+        if self.kind == "perm":  # distinct integers in [0, hi) (positions written once)
+            n = 1
+            for d in shape:
+                n *= d
+            return torch.randperm(self.hi, generator=gen)[:n].reshape(shape).to(dt)
+        if self.kind == "scale":  # quantization scales in [0.01, 0.1), the first one and ~1/5 zero
+            v = torch.rand(shape, generator=gen) * 0.09 + 0.01
+            v = v * (torch.rand(shape, generator=gen) >= 0.2)
+            if v.numel():
+                v.view(-1)[0] = 0.0
+            return v.to(dt)
         if dt == B:
             return torch.randint(0, 2, shape, generator=gen).bool()
         if not dt.is_floating_point:
@@ -89,10 +106,23 @@ class In:
 
 class Case:
     """core_ir=False exports operators outside the core ATen opset that ExecuTorch's portable
-    library still has kernels for (masked_select, var_mean, ...), skipping the exporter's check."""
+    library still has kernels for (masked_select, var_mean, ...), skipping the exporter's check.
 
-    def __init__(self, name, fn, inputs, dtypes=(F32,), core_ir=True):
+    module: a factory of the nn.Module to export instead of `fn` (modules with buffers the
+    program mutates: one instance is exported, a fresh one gives eager's answers, and both test
+    cases run in order on one loaded method, so the second sees the state the first left).
+    backend: ExecutorchBackendConfig arguments for to_executorch (ExecuTorch's own passes, e.g.
+    the quantization fusion or the reinplace pass). isolate: run the program in a child process,
+    because ExecuTorch's kernels stop the process (ET_CHECK) on some arguments; the log line
+    ExecuTorch printed is kept as the reason. note: stored in the manifest entry."""
+
+    def __init__(self, name, fn, inputs, dtypes=(F32,), core_ir=True, module=None, backend=None,
+                 isolate=False, note=None):
         self.name, self.fn, self.inputs, self.dtypes, self.core_ir = name, fn, inputs, tuple(dtypes), core_ir
+        self.module, self.backend, self.isolate, self.note = module, backend, isolate, note
+
+    def make_module(self):
+        return (self.module() if self.module else Fn(self.fn)).eval()
 
 
 class Fn(nn.Module):
@@ -102,6 +132,37 @@ class Fn(nn.Module):
 
     def forward(self, *xs):
         return self.fn(*xs)
+
+
+# ExecuTorch defines quantized_decomposed::mixed_mm and ::mixed_linear (schemas, and out
+# variants with kernels in its runtime) but gives them no eager kernel, so nothing could export a
+# call to them. These eager definitions (float32 arithmetic, then the output dtype) let the
+# exporter trace the calls and give the "eager" side of the comparison; they follow the
+# semantics ExecuTorch's kernels document (vec_quantized_matmul_int8 / _transb_int8):
+#   mixed_mm(x[m,n], w[n,p] int8, s[n])           = x @ (w * s[:, None])
+#   mixed_linear(x[m,n], w[p,n] int8, s[p] | s[p,G]) = x @ (w * s[j, k // ceil(n / G)]).T
+def _dequantized_rows(w, s, zp, axis_len):
+    s2 = s.float() if s.dim() == 2 else s.float()[:, None]
+    g = -(-axis_len // s2.shape[1])
+    d = w.float()
+    if zp is not None:
+        z2 = zp.float() if zp.dim() == 2 else zp.float()[:, None]
+        d = d - z2.repeat_interleave(g, dim=1)[:, :axis_len]
+    return d * s2.repeat_interleave(g, dim=1)[:, :axis_len]
+
+
+def _mixed_mm_eager(x, w, s, zp=None):
+    return torch.mm(x.float(), _dequantized_rows(w, s, zp, w.shape[1])).to(x.dtype)
+
+
+def _mixed_linear_eager(x, w, s, zp=None, dtype=None):
+    return torch.mm(x.float(), _dequantized_rows(w, s, zp, w.shape[1]).t()).to(dtype or x.dtype)
+
+
+_EAGER_LIB = torch.library.Library("quantized_decomposed", "IMPL")
+for _op, _f in (("mixed_mm", _mixed_mm_eager), ("mixed_linear", _mixed_linear_eager)):
+    if not torch._C._dispatch_has_kernel_for_dispatch_key(f"quantized_decomposed::{_op}", "CompositeExplicitAutograd"):
+        _EAGER_LIB.impl(_op, _f, "CompositeExplicitAutograd")
 
 
 def some(dtypes):
@@ -412,7 +473,214 @@ def cases():
           Case("dequantize_per_token", lambda q, s, z: qd.dequantize_per_token(q, s, z, -128, 127, torch.int8, torch.float32), [In((3, 4), dtype=I8), In((3, 1), "pos", F64), In((3, 1), "index", I64, hi=3)], [F32]),
           Case("quantize_per_token", lambda x, s, z: qd.quantize_per_token(x, s, z, -128, 127, torch.int8), [In((3, 4)), In((3, 1), "pos", F64), In((3, 1), "index", I64, hi=3)], [F32]),
           ]
+    c += weight_only_quantized_cases()
+    c += quantized_add_cases()
+    # ---------------------------------------------------------------- antialiased bilinear resize
+    aa = lambda **kw: (lambda x: F.interpolate(x, mode="bilinear", antialias=True, **kw))  # noqa: E731
+    c += [Case("upsample_bilinear2d_aa_down", aa(size=(3, 5)), [In((1, 2, 7, 9))], [F32, F64]),
+          Case("upsample_bilinear2d_aa_down_ac", aa(size=(3, 4), align_corners=True), [In((2, 3, 8, 11))], [F32]),
+          Case("upsample_bilinear2d_aa_down_scale", aa(scale_factor=0.45), [In((1, 2, 9, 13))], [F32]),
+          Case("upsample_bilinear2d_aa_down_scale_ac", aa(scale_factor=(0.3, 0.6), align_corners=True), [In((1, 1, 10, 7))], [F32]),
+          Case("upsample_bilinear2d_aa_up", aa(scale_factor=1.7), [In((1, 2, 3, 4))], [F32, F64]),
+          Case("upsample_bilinear2d_aa_up_ac", aa(size=(7, 9), align_corners=True), [In((1, 2, 4, 5))], [F32]),
+          Case("upsample_bilinear2d_aa_mixed", aa(size=(3, 12)), [In((1, 3, 8, 5))], [F32]),
+          Case("upsample_bilinear2d_aa_to1", aa(size=(1, 1)), [In((1, 2, 5, 6))], [F32]),
+          Case("upsample_bilinear2d_aa_same", aa(size=(4, 5)), [In((1, 2, 4, 5))], [F32]),
+          Case("upsample_bilinear2d_aa_empty", aa(size=(2, 3)), [In((0, 2, 5, 6))], [F32])]
+    # ---------------------------------------------------------------- mutable buffers
+    c += mutable_buffer_cases()
     return c
+
+
+# The variant dtype (the name's suffix) of these cases is the dtype of the scales (and zero
+# points); "_to_<dtype>" cases ask for another output dtype through the .dtype overload.
+# ExecuTorch's 2- and 4-bit tables pack 4 / 2 values per byte (lowest bits first for 2-bit, high
+# nibble first for 4-bit, both stored with an offset of 2 / 8); 2-D scales hold one scale per
+# group of columns.
+_QEMB = {8: ("embedding_byte", -128, 127, 1), 4: ("embedding_4bit", -8, 7, 2), 2: ("embedding_2bit", -2, 1, 4)}
+
+
+def weight_only_quantized_cases():
+    qd = torch.ops.quantized_decomposed
+    c = []
+    for bits, (name, lo, hi, per) in _QEMB.items():
+        op = getattr(qd, name)
+        rows, packed = 7, (6 if bits == 8 else 3)  # 4-bit: 6 values, 2-bit: 12 values per row
+        dim = packed * per
+        if bits == 8:
+            w = In((rows, packed), "sindex", I8, hi=128)
+        else:
+            w = In((rows, packed), "index", U8, hi=256)
+        plain = lambda w_, s_, i_, op=op, lo=lo, hi=hi: op(w_, s_, None, lo, hi, i_)  # noqa: E731
+        zp = lambda w_, s_, z_, i_, op=op, lo=lo, hi=hi: op(w_, s_, z_, lo, hi, i_)  # noqa: E731
+        idx = In((2, 3), "eindex", I64, hi=rows)
+        c += [Case(name, plain, [w, In((rows,), "scale"), idx], [F32, F16, BF16], isolate=True),
+              Case(f"{name}_zp", zp, [w, In((rows,), "scale"), In((rows,), "sindex", hi=3), idx], [F32, F16], isolate=True),
+              Case(f"{name}_1d_idx", plain, [w, In((rows,), "scale"), In((9,), "eindex", I64, hi=rows)], [F32], isolate=True),
+              Case(f"{name}_empty", plain, [w, In((rows,), "scale"), In((2, 0), "index", I64, hi=rows)], [F32], isolate=True),
+              Case(f"{name}_i32_idx", plain, [w, In((rows,), "scale"), In((2, 3), "eindex", I32, hi=rows)], [F32], isolate=True)]
+        # Per-group scales: group sizes that split a packed byte, match it, or span bytes.
+        for groups in ({8: (3, 2), 4: (3, 2, 6), 2: (4, 6, 3)}[bits]):
+            g = f"{name}_group{dim // groups}"
+            c += [Case(g, plain, [w, In((rows, groups), "scale"), In((5,), "eindex", I64, hi=rows)], [F32], isolate=True),
+                  Case(f"{g}_zp", zp, [w, In((rows, groups), "scale"), In((rows, groups), "sindex", hi=3), In((2, 2), "eindex", I64, hi=rows)], [F32], isolate=True)]
+        for out_dt in (F32, F16, BF16):
+            to = lambda w_, s_, i_, op=op, lo=lo, hi=hi, dt=out_dt: op.dtype(w_, s_, None, lo, hi, i_, dtype=dt)  # noqa: E731
+            c.append(Case(f"{name}_to_{SHORT[out_dt]}", to, [w, In((rows,), "scale"), idx],
+                          [d for d in (F32, F16, BF16) if d != out_dt], isolate=True))
+        to16zp = lambda w_, s_, z_, i_, op=op, lo=lo, hi=hi: op.dtype(w_, s_, z_, lo, hi, i_, dtype=F16)  # noqa: E731
+        to32g = lambda w_, s_, i_, op=op, lo=lo, hi=hi: op.dtype(w_, s_, None, lo, hi, i_, dtype=F32)  # noqa: E731
+        c += [Case(f"{name}_to_f16_zp", to16zp, [w, In((rows,), "scale"), In((rows,), "sindex", hi=3), idx], [F32], isolate=True),
+              Case(f"{name}_to_f32_group", to32g, [w, In((rows, 2), "scale"), In((4,), "eindex", I64, hi=rows)], [F16], isolate=True),
+              Case(f"{name}_same_dtype", lambda w_, s_, i_, op=op, lo=lo, hi=hi: op.dtype(w_, s_, None, lo, hi, i_, dtype=s_.dtype),
+                   [w, In((rows,), "scale"), idx], [F32, F16], isolate=True)]
+    c += [Case("embedding_byte_u8_zp", lambda w_, s_, z_, i_: qd.embedding_byte(w_, s_, z_, 0, 255, i_),
+               [In((5, 4), "index", U8, hi=256), In((5,), "scale"), In((5,), "index", hi=256), In((3, 2), "eindex", I64, hi=5)], [F32], isolate=True)]
+    # mixed_mm / mixed_linear: int8 weights, scales in the input's dtype (the variant).
+    mm = lambda x, w, s_: qd.mixed_mm(x, w, s_, None)  # noqa: E731
+    lin = lambda x, w, s_: qd.mixed_linear(x, w, s_, None)  # noqa: E731
+    c += [Case("mixed_mm", mm, [In((3, 5)), In((5, 4), "sindex", I8, hi=128), In((5,), "scale")], [F32, F16], core_ir=False, isolate=True),
+          Case("mixed_mm_wide", mm, [In((1, 9)), In((9, 7), "sindex", I8, hi=128), In((9,), "scale")], [F32], core_ir=False, isolate=True),
+          Case("mixed_mm_empty", mm, [In((0, 5)), In((5, 4), "sindex", I8, hi=128), In((5,), "scale")], [F32], core_ir=False, isolate=True),
+          Case("mixed_mm_zp", lambda x, w, s_, z: qd.mixed_mm(x, w, s_, z), [In((3, 5)), In((5, 4), "sindex", I8, hi=128), In((5,), "scale"), In((5,), "sindex", hi=3)], [F32], core_ir=False, isolate=True),
+          Case("mixed_linear", lin, [In((3, 5)), In((4, 5), "sindex", I8, hi=128), In((4,), "scale")], [F32, F16], core_ir=False, isolate=True),
+          Case("mixed_linear_group", lin, [In((2, 8)), In((3, 8), "sindex", I8, hi=128), In((3, 4), "scale")], [F32, F16], core_ir=False, isolate=True),
+          Case("mixed_linear_group_ragged", lin, [In((2, 10)), In((3, 10), "sindex", I8, hi=128), In((3, 4), "scale")], [F32], core_ir=False, isolate=True),
+          Case("mixed_linear_to_f16", lambda x, w, s_: qd.mixed_linear(x, w, s_, None, F16), [In((3, 6)), In((5, 6), "sindex", I8, hi=128), In((5,), "scale")], [F32], core_ir=False, isolate=True),
+          Case("mixed_linear_to_f32", lambda x, w, s_: qd.mixed_linear(x, w, s_, None, F32), [In((3, 6)), In((5, 6), "sindex", I8, hi=128), In((5,), "scale")], [F16], core_ir=False, isolate=True),
+          Case("mixed_linear_zp", lambda x, w, s_, z: qd.mixed_linear(x, w, s_, z), [In((3, 5)), In((4, 5), "sindex", I8, hi=128), In((4,), "scale"), In((4,), "sindex", hi=3)], [F32], core_ir=False, isolate=True),
+          Case("mixed_linear_empty", lin, [In((0, 5)), In((4, 5), "sindex", I8, hi=128), In((4,), "scale")], [F32], core_ir=False, isolate=True)]
+    return c
+
+
+class _QAdd(nn.Module):
+    """dequantize a and b, add, quantize: ExecuTorch's quantization fusion
+    (ExecutorchBackendConfig(do_quant_fusion_and_const_prop=True), as its LLM export uses) turns
+    this into quantized_decomposed::add when the dtype is uint8."""
+
+    def __init__(self, qa, qb, qout, dtype, lo, hi):
+        super().__init__()
+        self.qa, self.qb, self.qout, self.dtype, self.lo, self.hi = qa, qb, qout, dtype, lo, hi
+
+    def forward(self, a, b):
+        qd = torch.ops.quantized_decomposed
+        x = qd.dequantize_per_tensor(a, *self.qa, self.lo, self.hi, self.dtype)
+        y = qd.dequantize_per_tensor(b, *self.qb, self.lo, self.hi, self.dtype)
+        return qd.quantize_per_tensor(x + y, *self.qout, self.lo, self.hi, self.dtype)
+
+
+def quantized_add_cases():
+    fuse = {"do_quant_fusion_and_const_prop": True}
+    u8 = lambda shape: In(shape, "index", U8, hi=256)  # noqa: E731
+    return [
+        Case("quantized_add", None, [u8((2, 3, 4)), u8((2, 3, 4))], [U8], backend=fuse, isolate=True,
+             module=lambda: _QAdd((0.05, 3), (0.1, 7), (0.08, 5), U8, 0, 255)),
+        # out scale small: many sums are clamped to quant_max
+        Case("quantized_add_clamp", None, [u8((5, 3)), u8((5, 3))], [U8], backend=fuse, isolate=True,
+             module=lambda: _QAdd((0.2, 128), (0.02, 0), (0.01, 100), U8, 0, 255)),
+        # a narrower quantization range than the dtype's
+        Case("quantized_add_range", None, [In((4, 4), "index", U8, hi=128), In((4, 4), "index", U8, hi=128)], [U8], backend=fuse, isolate=True,
+             module=lambda: _QAdd((0.03, 64), (0.04, 60), (0.05, 64), U8, 0, 127)),
+        Case("quantized_add_empty", None, [u8((0, 3)), u8((0, 3))], [U8], backend=fuse, isolate=True,
+             module=lambda: _QAdd((0.05, 3), (0.1, 7), (0.08, 5), U8, 0, 255)),
+        # broadcasting: fused too, but ExecuTorch's kernel needs equal shapes
+        Case("quantized_add_bcast", None, [u8((2, 3)), u8((3,))], [U8], backend=fuse, isolate=True,
+             module=lambda: _QAdd((0.05, 3), (0.1, 7), (0.08, 5), U8, 0, 255)),
+        # int8: the fusion pattern is for uint8, the program keeps dequantize/add/quantize
+        Case("quantized_add_fusion", None, [In((2, 5), "sindex", I8, hi=128), In((2, 5), "sindex", I8, hi=128)], [I8], backend=fuse, isolate=True,
+             module=lambda: _QAdd((0.05, 3), (0.1, -7), (0.08, 5), I8, -128, 127)),
+    ]
+
+
+class _BufferCopy(nn.Module):
+    def __init__(self, shape=(2, 3), dtype=F32):
+        super().__init__()
+        self.register_buffer("buf", torch.zeros(shape, dtype=dtype))
+
+    def forward(self, x):
+        self.buf.copy_(x)
+        return self.buf * 2
+
+
+class _BufferAccumulate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.zeros(3, 4))
+        self.register_buffer("calls", torch.zeros((), dtype=I64))
+
+    def forward(self, x):
+        self.total.add_(x)
+        self.calls.add_(1)
+        return self.total / self.calls, self.calls.clone()
+
+
+class _KvCache(nn.Module):
+    """A KV cache as ExecuTorch's llama example (examples/models/llama/attention.py, KVCache with
+    static shapes) writes it: k_cache[:, :, input_pos] = k_val."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("k_cache", torch.zeros(1, 2, 8, 4))
+        self.register_buffer("v_cache", torch.zeros(1, 2, 8, 4))
+
+    def forward(self, input_pos, k, v):
+        self.k_cache[:, :, input_pos] = k
+        self.v_cache[:, :, input_pos] = v
+        return self.k_cache + 0, self.v_cache + 0
+
+
+class _KvIndexCopy(nn.Module):
+    """The llama example's dynamic-shape KV cache: index_copy_ at arange(seq) + input_pos[0]."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("k_cache", torch.zeros(1, 2, 8, 4))
+
+    def forward(self, input_pos, k):
+        start = input_pos[0].item()
+        torch._check_is_size(start)
+        torch._check(start + k.size(2) <= 8)
+        self.k_cache.index_copy_(2, torch.arange(k.size(2)) + start, k)
+        return self.k_cache * 1
+
+
+class _IndexPutInPlace(nn.Module):
+    def __init__(self, accumulate=False):
+        super().__init__()
+        self.accumulate = accumulate
+        self.register_buffer("table", torch.zeros(6, 3))
+
+    def forward(self, idx, values):
+        torch.ops.aten.index_put_(self.table, [idx], values, self.accumulate)
+        return self.table + 0
+
+
+def mutable_buffer_cases():
+    """Buffers the program updates in place. ExecuTorch functionalizes the update and writes the
+    new value back into the buffer at the end of the method with aten::copy_ (the default); with
+    ExecutorchBackendConfig(run_reinplace_pass=True) an index_put becomes aten::index_put_ on the
+    buffer itself and there is no write-back copy."""
+    state = "stateful: test case 1 runs after test case 0 on the same loaded method and sees its buffer updates"
+    reinplace = {"run_reinplace_pass": True}
+    return [
+        Case("buffer_copy", None, [In((2, 3))], [F32, I32, F64], module=_BufferCopy, isolate=True, note=state),
+        Case("buffer_copy_bcast", None, [In((3,))], [F32], module=_BufferCopy, isolate=True, note=state),
+        Case("buffer_accumulate", None, [In((3, 4))], [F32], module=_BufferAccumulate, isolate=True, note=state),
+        Case("kv_cache_index_put", None, [In((2,), "perm", I64, hi=8), In((1, 2, 2, 4)), In((1, 2, 2, 4))], [F32],
+             module=_KvCache, isolate=True, note=state),
+        Case("kv_cache_index_put_reinplace", None, [In((2,), "perm", I64, hi=8), In((1, 2, 2, 4)), In((1, 2, 2, 4))], [F32],
+             module=_KvCache, backend=reinplace, isolate=True, note=state),
+        Case("kv_cache_index_copy", None, [In((1,), "index", I64, hi=6), In((1, 2, 3, 4))], [F32],
+             module=_KvIndexCopy, isolate=True, core_ir=False, note=state),
+        Case("kv_cache_index_copy_reinplace", None, [In((1,), "index", I64, hi=6), In((1, 2, 3, 4))], [F32],
+             module=_KvIndexCopy, backend=reinplace, isolate=True, core_ir=False, note=state),
+        Case("index_put_inplace", None, [In((2,), "perm", I64, hi=6), In((2, 3))], [F32], module=_IndexPutInPlace,
+             backend=reinplace, isolate=True, note=state),
+        Case("index_put_inplace_acc", None, [In((4,), "index", I64, hi=6), In((4, 3))], [F32],
+             module=lambda: _IndexPutInPlace(True), backend=reinplace, isolate=True, note=state),
+        Case("index_put_inplace_default", None, [In((2,), "perm", I64, hi=6), In((2, 3))], [F32], module=_IndexPutInPlace,
+             isolate=True, note=state),
+    ]
 
 
 @functools.lru_cache(maxsize=None)
@@ -455,7 +723,7 @@ def main() -> None:
     from executorch.devtools import BundledProgram
     from executorch.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
     from executorch.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
-    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
+    from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig, to_edge_transform_and_lower
     from executorch.extension.pybindings.portable_lib import _load_for_executorch_from_buffer
 
     torch.set_num_threads(1)
@@ -474,22 +742,46 @@ def main() -> None:
             gen = torch.Generator().manual_seed(seed)
             inputs = [[i.make(dtype, gen) for i in case.inputs] for _ in range(2)]
             entry = {"dtype": SHORT[dtype], "inputs": [f"{SHORT[x.dtype]}{list(x.shape)}" for x in inputs[0]]}
-            module = Fn(case.fn).eval()
+            if case.note:
+                entry["note"] = case.note
+            module = case.make_module()
+            # A module with state gives eager's answers from a fresh instance (the exported one
+            # must keep its initial buffers).
+            eager_module = case.make_module() if case.module else module
             try:
                 with torch.no_grad():
-                    eager = [module(*xs) for xs in inputs]
+                    eager = [eager_module(*xs) for xs in inputs]
                 ep = torch.export.export(module, tuple(inputs[0]), strict=False)
                 config = None if case.core_ir else EdgeCompileConfig(_check_ir_validity=False)
-                et = to_edge_transform_and_lower(ep, compile_config=config).to_executorch()
+                backend = ExecutorchBackendConfig(**case.backend) if case.backend else None
+                et = to_edge_transform_and_lower(ep, compile_config=config).to_executorch(backend)
                 plan = et.executorch_program.execution_plan[0]
                 entry["ops"] = sorted({f"{o.name}.{o.overload}" if o.overload else o.name for o in plan.operators})
                 entry["delegates"] = [d.id for d in plan.delegates]
-                rt = _load_for_executorch_from_buffer(bytes(et.buffer))
-                got = [list(rt.run_method("forward", tuple(xs))) for xs in inputs]
+                if case.backend:
+                    entry["backend_config"] = dict(sorted(case.backend.items()))
+                if case.isolate:
+                    got = run_in_child(bytes(et.buffer), inputs)
+                else:
+                    rt = _load_for_executorch_from_buffer(bytes(et.buffer))
+                    got = [list(rt.run_method("forward", tuple(xs))) for xs in inputs]
             except Exception as e:  # ExecuTorch itself refuses: document it, no program
                 msg = str(e).strip().splitlines()
                 entry["executorch_error"] = (msg[0] if msg else type(e).__name__)[:300]
                 manifest["cases"][name] = entry
+                print(f"{name}: ExecuTorch refuses: {entry['executorch_error']}", flush=True)
+                continue
+            e_types = [t.dtype for e in eager for t in (list(e) if isinstance(e, (tuple, list)) else [e])
+                       if isinstance(t, torch.Tensor)]
+            g_types = [t.dtype for g in got for t in g if isinstance(t, torch.Tensor)]
+            if e_types != g_types:
+                # The exporter planned another output dtype than eager computes (a fake kernel
+                # that disagrees with the eager one): no expected outputs can be bundled.
+                desc = lambda ts: ", ".join(sorted({SHORT.get(t, str(t)) for t in ts}))  # noqa: E731
+                entry["executorch_error"] = (f"the exported program's outputs are {desc(g_types)} where eager's are "
+                                             f"{desc(e_types)}: the exporter's fake kernel disagrees with the eager one")
+                manifest["cases"][name] = entry
+                save(out, manifest)
                 print(f"{name}: ExecuTorch refuses: {entry['executorch_error']}", flush=True)
                 continue
             worst, exact = 0.0, True
@@ -540,6 +832,8 @@ def main() -> None:
             save(out, manifest)
             print(f"{name}: {' '.join(entry['ops'])} (vs eager {worst:.3g})", flush=True)
     save(out, manifest)
+    if not only or only & {"random", "allclose"}:
+        export_random(out, manifest["versions"])
     (out / "README.md").write_text(README.format(executorch=manifest["versions"]["executorch"]))
 
 
@@ -559,6 +853,128 @@ Programs ExecuTorch itself refuses are listed with the reason and have no file.
 `tests/runtime/op_conformance_test.cpp` runs every program with etscope and renders
 `docs/operators.md` from the results.
 """
+
+
+def run_in_child(program: bytes, inputs, method: str = "forward") -> list:
+    """Runs `method` on every input list, in order on one loaded method, in a forked child:
+    ExecuTorch's kernels stop the whole process on some arguments (ET_CHECK -> abort). The lines
+    ExecuTorch's runtime logged (check failures, missing operators) become the error's reason."""
+    import re
+    import signal
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        result, log, err = Path(d) / "result.pt", Path(d) / "log.txt", Path(d) / "error.txt"
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # child: never returns
+            code = 0
+            try:
+                fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                os.dup2(fd, 1)
+                os.dup2(fd, 2)
+                from executorch.extension.pybindings.portable_lib import _load_for_executorch_from_buffer
+                rt = _load_for_executorch_from_buffer(program)
+                torch.save([list(rt.run_method(method, tuple(xs))) for xs in inputs], result)
+            except BaseException as e:  # noqa: BLE001
+                lines = str(e).strip().splitlines()
+                err.write_text(lines[0] if lines else type(e).__name__)
+                code = 1
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+            return torch.load(result)
+        logged = log.read_text(errors="replace").splitlines() if log.exists() else []
+        reasons = [line.strip() for line in logged
+                   if re.search(r"Check failed|assert failed|Missing operator|not found|KernelCall failed", line)]
+        if os.WIFSIGNALED(status):
+            head = f"ExecuTorch's runtime stopped the process ({signal.Signals(os.WTERMSIG(status)).name})"
+        else:
+            head = err.read_text() if err.exists() else f"child exited with {os.WEXITSTATUS(status)}"
+        raise RuntimeError(head + (": " + " | ".join(reasons[:2]) if reasons else ""))
+
+
+class _Random(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+# Random-number operators: ExecuTorch's portable rand/randn kernels seed std::mt19937 from
+# std::random_device on every call, so no expected values exist. These programs are stored as
+# plain .pte files (ops/random/) with the distribution their outputs must follow, checked here
+# on ExecuTorch's own runtime, so a runtime's shapes, dtypes and statistics can be tested.
+RANDOM = [
+    ("randn_f32", lambda x: x + torch.randn(64, 32), (64, 32), F32, "normal", True),
+    ("randn_f16", lambda x: x + torch.randn(64, 32, dtype=F16), (64, 32), F16, "normal", True),
+    ("rand_f32", lambda x: x + torch.rand(64, 32), (64, 32), F32, "uniform", True),
+    ("rand_f64", lambda x: x + torch.rand(32, 16, dtype=F64), (32, 16), F64, "uniform", True),
+    ("randn_like_f32", lambda x: x + torch.randn_like(x), (8, 4), F32, "normal", False),
+    ("rand_like_f32", lambda x: x + torch.rand_like(x), (8, 4), F32, "uniform", False),
+]
+RANDOM_RUNS = 20
+
+
+def export_random(out: Path, versions_: dict) -> None:
+    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
+
+    rdir = out / "random"
+    rdir.mkdir(parents=True, exist_ok=True)
+    doc = {"versions": versions_, "runs_per_program": RANDOM_RUNS, "programs": {},
+           "about": "input: zeros of the given shape and dtype; output = input + samples. normal: "
+                    "N(0, 1); uniform: [0, 1). executorch_check: the statistics of "
+                    f"{RANDOM_RUNS} runs of ExecuTorch's runtime on one loaded method, and whether two "
+                    "runs differ (ExecuTorch seeds every call from std::random_device)."}
+    for name, fn, shape, dtype, dist, core_ir in RANDOM:
+        entry = {"input": f"{SHORT[dtype]}{list(shape)}", "distribution": dist}
+        x = torch.zeros(shape, dtype=dtype)
+        try:
+            ep = torch.export.export(_Random(fn), (x,), strict=False)
+            config = None if core_ir else EdgeCompileConfig(_check_ir_validity=False)
+            et = to_edge_transform_and_lower(ep, compile_config=config).to_executorch()
+            plan = et.executorch_program.execution_plan[0]
+            entry["ops"] = sorted({f"{o.name}.{o.overload}" if o.overload else o.name for o in plan.operators})
+            if not core_ir:
+                entry["core_aten"] = False
+            got = run_in_child(bytes(et.buffer), [[x]] * RANDOM_RUNS)
+        except Exception as e:  # noqa: BLE001
+            msg = str(e).strip().splitlines()
+            entry["executorch_error"] = (msg[0] if msg else type(e).__name__)[:300]
+            doc["programs"][name] = entry
+            print(f"random {name}: ExecuTorch refuses: {entry['executorch_error']}", flush=True)
+            continue
+        (rdir / f"{name}.pte").write_bytes(bytes(et.buffer))
+        outs = [g[0] for g in got]
+        entry["pte"] = f"{name}.pte"
+        entry["output"] = f"{SHORT[outs[0].dtype]}{list(outs[0].shape)}"
+        v = torch.stack(outs).double()
+        mean, std = float(v.mean()), float(v.std())
+        if dist == "normal":
+            crit = "|mean| < 0.05 and |std - 1| < 0.05" if v.numel() >= 10000 else "|mean| < 0.1 and |std - 1| < 0.1"
+            tol = 0.05 if v.numel() >= 10000 else 0.1
+            ok = abs(mean) < tol and abs(std - 1) < tol
+        else:
+            crit = "all in [0, 1), |mean - 0.5| < 0.02, |std - 0.2887| < 0.02"
+            ok = bool(((v >= 0) & (v < 1)).all()) and abs(mean - 0.5) < 0.02 and abs(std - 12 ** -0.5) < 0.02
+        entry["executorch_check"] = {
+            "samples": v.numel(), "criteria": crit, "passed": bool(ok and torch.isfinite(v).all()),
+            "output_shape_and_dtype_as_exported": all(o.shape == outs[0].shape and o.dtype == dtype for o in outs),
+            "runs_differ": not torch.equal(outs[0], outs[1])}
+        doc["programs"][name] = entry
+        print(f"random {name}: {' '.join(entry['ops'])} check={entry['executorch_check']['passed']}", flush=True)
+    # aten::allclose returns a Python bool: the exporter cannot put it into a program.
+    try:
+        torch.export.export(Fn(lambda a, b: torch.allclose(a, b)), (torch.ones(3), torch.ones(3)), strict=False)
+        doc["allclose"] = "exported"
+    except Exception as e:  # noqa: BLE001
+        msg = str(e).strip().splitlines()
+        doc["allclose"] = f"torch.export refuses torch.allclose(a, b): {type(e).__name__}: {(msg[0] if msg else '')[:200]}"
+    (rdir / "random.json").write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
 
 
 def save(out: Path, manifest: dict) -> None:

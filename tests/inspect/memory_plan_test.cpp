@@ -4,6 +4,8 @@
 
 #include "crafted_programs.h"
 #include "etscope/inspect/memory_plan.h"
+#include "etscope/inspect/program_description.h"
+#include "testing/test_util.h"
 
 using namespace etscope;
 using namespace etscope::inspect;
@@ -316,4 +318,24 @@ TEST_CASE("declared arena bytes saturate and only methods over the budget are wa
   const auto neg = declared_memory_warnings(program, UINT64_MAX - 1);
   REQUIRE(neg.size() == 1);
   CHECK(neg[0].find("declares 2^64 bytes or more") != std::string::npos);
+}
+
+TEST_CASE("dynamic_seq.pte: bounded-dynamic tensors are planned for their upper bound, and the plan says so",
+          "[inspect][memory]") {
+  auto p = PteReader::open(etscope::testing::fixture("models/dynamic_seq.pte"));
+  REQUIRE(p.ok());
+  MemoryPlan m = build_first(*p);
+  size_t bounded = 0;
+  for (const PlannedTensor& t : m.tensors()) {
+    if (t.dynamism != ShapeDynamism::kDynamicBound) continue;
+    ++bounded;
+    int64_t numel = 1;
+    for (int32_t s : t.sizes) numel *= s;
+    CHECK(t.nbytes == static_cast<uint64_t>(numel) * *element_size(t.dtype));  // the bound's bytes
+  }
+  REQUIRE(bounded > 0);
+  REQUIRE_FALSE(m.notes().empty());
+  CHECK(m.notes().front().find(std::to_string(bounded) + " planned tensors have bounded-dynamic shapes (<=)") == 0);
+  CHECK(m.notes().front().find("the plan (arena sizes, byte ranges, peaks) is for the upper bounds") != std::string::npos);
+  CHECK(tensor_type_text(m.tensors().front().dtype, {1, 32, 8}, ShapeDynamism::kDynamicBound) == "f32[<=1,<=32,<=8]");
 }

@@ -47,6 +47,8 @@ struct PlannedTensor {
   int32_t value = -1;            ///< Value index in the plan.
   ScalarType dtype = ScalarType::kFloat;
   std::vector<int32_t> sizes;
+  /// kDynamicBound: sizes (and nbytes, the slot) are the upper bound a run may use a prefix of.
+  ShapeDynamism dynamism = ShapeDynamism::kStatic;
   uint64_t nbytes = 0;           ///< numel × element size.
   uint64_t reserved = 0;         ///< nbytes rounded up to 16, what the planner set aside.
   uint32_t memory_id = 0;        ///< 1-based arena id, as in the file.

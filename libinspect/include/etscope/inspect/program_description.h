@@ -32,6 +32,7 @@ std::string shape_text(ScalarType dtype, const std::vector<int64_t>& sizes);
 
 /// A tensor's dtype and shape with its dynamism marked: "f32[1,32]", "f32[<=1,<=32]", "f32[?,?]".
 std::string tensor_type_text(const TensorInfo& tensor);
+std::string tensor_type_text(ScalarType dtype, const std::vector<int32_t>& sizes, ShapeDynamism dynamism);
 
 /// A tensor's exact byte size: "80 B", "<=2048 B" (bounded), "set at run time" (unbounded).
 std::string tensor_bytes_text(const TensorInfo& tensor);
