@@ -1,11 +1,15 @@
-"""etscope's runtime against ExecuTorch's on the same .pte files, interleaved in one run.
+"""etscope's runtime against ExecuTorch's and eager PyTorch on the same programs, interleaved.
 
 Run with the fixtures' virtualenv (it has executorch and torch):
     build/export-venv/bin/python bench/bench_runtime.py [--build build] [--rounds 5] [--iterations 20]
 
 Both sides run single-threaded (ExecuTorch's threadpool is reset to one thread) on identical
 inputs; each round runs etscope's runtime_bench in a subprocess, then the same number of
-ExecuTorch executions in this process, and the medians of all rounds are compared.
+ExecuTorch executions in this process, then (for inference programs whose PyTorch module this
+repository builds: cifar10 and the model zoo of samples/export/export_models.py) the same number of
+eager PyTorch calls under torch.no_grad() with torch.set_num_threads(1); the medians of all rounds
+are compared. Eager time does not depend on the weights' values, so the zoo's modules are rebuilt
+with the exporter's seed and fed the stored inputs.
 """
 import argparse
 import json
@@ -32,6 +36,25 @@ def export_cifar10_batch1(path):
         f.write(et.buffer)
 
 
+def eager_module(name):
+    """The eager PyTorch module behind a benchmark case, or None (training steps, unknown programs)."""
+    import torch
+
+    if name.startswith("cifar10 inference"):
+        from models import cifar10
+
+        return cifar10.make(0).eval()
+    sys.path.insert(0, os.path.join(ROOT, "samples", "export"))
+    import export_models
+
+    builder = export_models.MODELS.get(name)
+    if builder is None:
+        return None
+    torch.manual_seed(export_models.MODEL_SEED)
+    spec = builder()
+    return None if spec.get("kind", "infer") != "infer" else spec["model"].eval()
+
+
 def et_inputs(paths):
     import numpy as np
     import torch
@@ -49,7 +72,10 @@ def main():
     from executorch.extension.pybindings import portable_lib as pl
     import numpy as np
 
+    import torch
+
     pl._unsafe_reset_threadpool(1)
+    torch.set_num_threads(1)
     fx = os.path.join(ROOT, "tests", "fixtures", "executorch")
     fx_build = os.path.join(args.build, "fixtures", "executorch")
 
@@ -71,9 +97,12 @@ def main():
         ("cifar10 inference, batch 4", fixture("cifar10/cifar10.pte"), [fixture("cifar10/cifar10.input0.npy")]),
         ("cifar10 training step, batch 4", fixture("cifar10/cifar10_train.pte"),
          [fixture("cifar10/cifar10_train.step0.x.npy"), fixture("cifar10/cifar10_train.step0.label.npy")]),
+        ("mobilenet_v2 inference, batch 1", fixture("mobilenet_v2/mobilenet_v2.pte"), [fixture("mobilenet_v2/mobilenet_v2.input0.npy")]),
     ]
     # Families beyond the samples (tests/fixtures/executorch/models, made by export_models.py).
-    for model in ("unet", "transformer_encoder", "vit_tiny", "lstm_text", "audio_conv1d", "efficientnet_b0"):
+    with open(fixture("models/index.json")) as f:
+        zoo = sorted({k.split(".")[0] for k in json.load(f)})
+    for model in [m for m in zoo if m not in ("index", "models") and not m.startswith("train_")]:
         pte = fixture(f"models/{model}.pte")
         if os.path.exists(pte):
             inputs, i = [], 0
@@ -83,13 +112,18 @@ def main():
             cases.append((model, pte, inputs))
     runtime_bench = os.path.join(args.build, "bin", "runtime_bench")
     print(f"machine: {os.cpu_count()} cores; both runtimes single-threaded; {args.rounds} rounds x {args.iterations} iterations")
-    print(f"{'case':<32} {'etscope ms':>11} {'ExecuTorch ms':>14} {'speed-up':>9} {'etscope RSS beyond arenas+weights':>34}")
+    print(f"{'case':<32} {'etscope ms':>11} {'ExecuTorch ms':>14} {'vs ET':>7} {'eager ms':>9} {'vs eager':>9} "
+          f"{'etscope RSS beyond arenas+weights':>34}")
     for name, pte, inputs in cases:
         module = pl._load_for_executorch(pte)
         ins = et_inputs(inputs)
+        eager = eager_module(name)
         for _ in range(3):
             module.forward(ins)
-        ours, theirs, extra_rss = [], [], None
+            if eager is not None:
+                with torch.no_grad():
+                    eager(*ins)
+        ours, theirs, eager_ms, extra_rss = [], [], [], None
         for _ in range(args.rounds):
             cmd = [runtime_bench, pte, "--iterations", str(args.iterations), "--warmup", "3"]
             for i in inputs:
@@ -101,8 +135,15 @@ def main():
                 t0 = time.perf_counter()
                 module.forward(ins)
                 theirs.append((time.perf_counter() - t0) * 1e3)
+            if eager is not None:
+                with torch.no_grad():
+                    for _ in range(args.iterations):
+                        t0 = time.perf_counter()
+                        eager(*ins)
+                        eager_ms.append((time.perf_counter() - t0) * 1e3)
         o, t = statistics.median(ours), statistics.median(theirs)
-        print(f"{name:<32} {o:>11.3f} {t:>14.3f} {t / o:>8.2f}x {extra_rss / 2**20:>30.1f} MiB")
+        e = f"{statistics.median(eager_ms):>9.3f} {statistics.median(eager_ms) / o:>8.2f}x" if eager_ms else f"{'-':>9} {'-':>9}"
+        print(f"{name:<32} {o:>11.3f} {t:>14.3f} {t / o:>6.1f}x {e} {extra_rss / 2**20:>30.1f} MiB")
 
 
 if __name__ == "__main__":

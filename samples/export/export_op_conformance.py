@@ -776,10 +776,11 @@ def main() -> None:
             g_types = [t.dtype for g in got for t in g if isinstance(t, torch.Tensor)]
             if e_types != g_types:
                 # The exporter planned another output dtype than eager computes (a fake kernel
-                # that disagrees with the eager one): no expected outputs can be bundled.
-                desc = lambda ts: ", ".join(sorted({SHORT.get(t, str(t)) for t in ts}))  # noqa: E731
-                entry["executorch_error"] = (f"the exported program's outputs are {desc(g_types)} where eager's are "
-                                             f"{desc(e_types)}: the exporter's fake kernel disagrees with the eager one")
+                # that disagrees with the eager one, a conversion lost in functionalization):
+                # no expected outputs can be bundled.
+                desc = lambda ts: ", ".join(SHORT.get(t, str(t)) for t in ts)  # noqa: E731
+                entry["executorch_error"] = (f"the exported program returns {desc(g_types)} where eager returns "
+                                             f"{desc(e_types)}: the exporter changed the output dtype")
                 manifest["cases"][name] = entry
                 save(out, manifest)
                 print(f"{name}: ExecuTorch refuses: {entry['executorch_error']}", flush=True)
