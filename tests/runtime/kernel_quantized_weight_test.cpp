@@ -239,3 +239,23 @@ TEST_CASE("float32 kernels take half and bfloat16 through float32 copies", "[ker
   // Too little scratch for the copies is a failure, not an overflow.
   CHECK(c.run("aten::_softmax.out", {x, c.integer(0), c.boolean_scalar(false), y, y}, 16).failed());
 }
+
+TEST_CASE("index_put refuses index shapes that broadcast into more positions than the call holds", "[kernels][index]") {
+  KernelCall c;
+  // A 2x3 block of a 3x4 self through [2, 1] rows and [1, 3] columns: 6 positions, allowed.
+  EValue* self = c.f32({3, 4}, std::vector<float>(12, 0.0f));
+  EValue* out = c.f32({3, 4});
+  REQUIRE_FALSE(c.run("aten::index_put.out", {self, c.tensor_list({c.i64({2, 1}, {0, 2}), c.i64({1, 3}, {1, 2, 3})}),
+                                              c.f32({}, {5.0f}), c.boolean_scalar(false), out, out})
+                    .failed());
+  CHECK(c.t(out).values<float>() == std::vector<float>{0, 5, 5, 5, 0, 0, 0, 0, 0, 5, 5, 5});
+  // [N, 1] with [1, N] indices and a scalar value: N * N positions into a 2x2 self.
+  const int64_t n = 3000;
+  EValue* small = c.f32({2, 2}, {0, 0, 0, 0});
+  EValue* small_out = c.f32({2, 2});
+  auto ctx = c.run("aten::index_put.out", {small, c.tensor_list({c.i64({n, 1}, std::vector<int64_t>(n, 0)),
+                                                                  c.i64({1, n}, std::vector<int64_t>(n, 1))}),
+                                           c.f32({}, {1.0f}), c.boolean_scalar(true), small_out, small_out});
+  REQUIRE(ctx.failed());
+  CHECK(std::string(ctx.message()).find("more positions than self, values and indices hold") != std::string::npos);
+}

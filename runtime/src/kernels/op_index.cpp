@@ -1,6 +1,10 @@
 // gather, scatter (value and src overloads) and scatter_add along one dimension with an int64
 // index tensor; advanced indexing (index.Tensor_out, index_put.out) with a list of optional
 // integer index tensors and boolean masks, broadcast together as in NumPy.
+#include <algorithm>
+#include <optional>
+
+#include "etscope/core/checked.h"
 #include "kernels/register.h"
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
@@ -482,6 +486,22 @@ void index_put_out(KernelContext& ctx, Args args) {
   }
   AdvancedIndex ix;
   if (!plan_advanced_index(ctx, *self, *args[1], &ix, op)) return;
+  // Work cap: index tensors that broadcast against each other ([N, 1] with [1, N]) make an indexed
+  // shape far larger than any tensor of the call; a program may not make the kernel loop over more
+  // positions than self, values or the indices themselves hold.
+  uint64_t limit = static_cast<uint64_t>(std::max(self->numel(), values->numel()));
+  if (args[1]->tag == Tag::kTensorList || args[1]->tag == Tag::kOptionalTensorList) {
+    for (const TensorImpl* t : args[1]->tensor_list) limit += t != nullptr ? static_cast<uint64_t>(t->numel()) : 0;
+  }
+  std::optional<uint64_t> positions = 1;
+  for (int d = 0; d < ix.out_rank && positions; ++d) {
+    positions = checked::mul(*positions, static_cast<uint64_t>(ix.out_sizes[static_cast<size_t>(d)]));
+  }
+  if (!positions || *positions > limit) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: the indices select more positions than self, values and indices hold "
+             "(broadcast index shapes multiply)", op);
+    return;
+  }
   // values broadcast to the indexed shape.
   if (values->dim() > ix.out_rank) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: values has more dimensions than the indexed result", op);
