@@ -5,6 +5,7 @@ namespace {
 
 constexpr const char* kGradientsMarker = "__et_training_gradients_index_";
 constexpr const char* kParametersMarker = "__et_training_parameters_index_";
+constexpr const char* kNamesMarker = "__et_training_fqn_";
 
 // The Int a marker method returns, if it exists and returns one.
 std::optional<int64_t> marker_index(const Program& program, const std::string& name) {
@@ -32,6 +33,22 @@ std::optional<TrainingLayout> training_layout(const Program& program, const std:
   layout.gradients_begin = static_cast<size_t>(*grads);
   layout.parameters_begin = static_cast<size_t>(*params);
   layout.outputs = static_cast<size_t>(n);
+  const ExecutionPlan* names = program.find_plan(kNamesMarker + method);
+  for (size_t i = 0; i < layout.parameter_count(); ++i) {
+    std::string name;
+    if (names != nullptr && i < names->outputs.size()) {
+      const int32_t out = names->outputs[i];
+      if (out >= 0 && static_cast<size_t>(out) < names->values.size() &&
+          names->values[static_cast<size_t>(out)].kind == ValueKind::kString) {
+        name = names->values[static_cast<size_t>(out)].string_value;
+      }
+    }
+    if (name.empty()) {
+      const int32_t v = plan->outputs[layout.parameters_begin + i];
+      if (v >= 0 && static_cast<size_t>(v) < plan->values.size()) name = plan->values[static_cast<size_t>(v)].tensor.fqn;
+    }
+    layout.parameter_names.push_back(name.empty() ? "parameter_" + std::to_string(i) : name);
+  }
   return layout;
 }
 

@@ -15,6 +15,7 @@ method other than forward.
 """
 from __future__ import annotations
 
+import copy
 import json
 import sys
 from pathlib import Path
@@ -356,10 +357,142 @@ def sdpa_causal() -> Dict[str, Any]:
                 family="F.scaled_dot_product_attention(is_causal=True)")
 
 
+class TinyDecoder(nn.Module):
+    """One llama-style decoder block with a KV cache: the cache is a pair of buffers updated in
+    place at input_pos (k_cache[:, :, input_pos] = k) as ExecuTorch's llama example does with
+    static shapes (examples/models/llama/attention.py, KVCache), attention over the whole cache
+    with the rows of a causal mask buffer at input_pos, RMSNorm, SwiGLU MLP."""
+
+    def __init__(self, vocab: int = 40, dim: int = 24, heads: int = 2, hidden: int = 48, max_len: int = 8) -> None:
+        super().__init__()
+        self.heads, self.hd = heads, dim // heads
+        self.emb = nn.Embedding(vocab, dim)
+        self.n1, self.n2, self.nf = nn.RMSNorm(dim, eps=1e-5), nn.RMSNorm(dim, eps=1e-5), nn.RMSNorm(dim, eps=1e-5)
+        self.wq, self.wk, self.wv, self.wo = (nn.Linear(dim, dim, bias=False) for _ in range(4))
+        self.w1, self.w3 = nn.Linear(dim, hidden, bias=False), nn.Linear(dim, hidden, bias=False)
+        self.w2 = nn.Linear(hidden, dim, bias=False)
+        self.output = nn.Linear(dim, vocab, bias=False)
+        self.register_buffer("k_cache", torch.zeros(1, heads, max_len, self.hd))
+        self.register_buffer("v_cache", torch.zeros(1, heads, max_len, self.hd))
+        self.register_buffer("mask", torch.tril(torch.ones(max_len, max_len, dtype=torch.bool)))
+
+    def forward(self, tokens: torch.Tensor, input_pos: torch.Tensor) -> torch.Tensor:
+        h = self.emb(tokens)
+        b, s, d = h.shape
+        x = self.n1(h)
+        q = self.wq(x).view(b, s, self.heads, self.hd).transpose(1, 2)
+        k = self.wk(x).view(b, s, self.heads, self.hd).transpose(1, 2)
+        v = self.wv(x).view(b, s, self.heads, self.hd).transpose(1, 2)
+        self.k_cache[:, :, input_pos] = k
+        self.v_cache[:, :, input_pos] = v
+        a = F.scaled_dot_product_attention(q, self.k_cache, self.v_cache, attn_mask=self.mask[input_pos])
+        h = h + self.wo(a.transpose(1, 2).reshape(b, s, d))
+        x = self.n2(h)
+        h = h + self.w2(F.silu(self.w1(x)) * self.w3(x))
+        return self.output(self.nf(h))
+
+
+def _decoder_steps(s: int) -> List[Tuple[torch.Tensor, torch.Tensor]]:
+    """Three calls of 2 tokens each at positions 0-1, 2-3, 4-5 (static shapes, as a chunked
+    prefill): every call attends to what the previous ones wrote into the cache."""
+    tok = randint(s, 40, 3, 2)
+    return [(tok[i:i + 1], torch.arange(2 * i, 2 * i + 2)) for i in range(3)]
+
+
+STATE_NOTE = ("stateful: the program mutates buffers (KV cache). <name>.input*/output*.npy are the first "
+              "call on a freshly loaded method; <name>.step<k>.input*/output*.npy (k >= 1) the calls after it, "
+              "in order, on the same loaded method (the cache carries over). The .bpte's 2 test cases are "
+              "calls 0 and 1 of that sequence (run in order on one loaded method).")
+
+
+def kv_cache_decoder() -> Dict[str, Any]:
+    # No gradients: the in-place cache update must not see parameters that require grad.
+    return dict(model=TinyDecoder().requires_grad_(False), inputs=lambda s: _decoder_steps(s)[0], steps=_decoder_steps,
+                family="llama-style decoder block with a KV cache in mutable buffers updated in place by "
+                       "position (k_cache[:, :, input_pos] = k -> index_put + copy_ write-back), RMSNorm, "
+                       "SDPA with a causal-mask buffer row, SwiGLU; " + STATE_NOTE)
+
+
+def llm_quantized_decoder() -> Dict[str, Any]:
+    return dict(model=TinyDecoder(), inputs=lambda s: _decoder_steps(s)[0], steps=_decoder_steps, kind="llm",
+                family="the KV-cache decoder quantized and exported by ExecuTorch's LLM flow: LLMEdgeManager, "
+                       "source transforms get_quant_embedding_transform('4,8') (embedding_4bit, group 8) and "
+                       "get_quant_weight_transform('int8') (WeightOnlyInt8Linear: int8 weights, bf16 scales), "
+                       "to_executorch with the builder's settings (ConvertToLinearPass, alloc_graph_input=False) "
+                       "but without constant propagation; " + STATE_NOTE)
+
+
+class SmallConvMlp(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.fc1 = nn.Linear(8 * 4 * 4, 32)
+        self.ln = nn.LayerNorm(32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = F.max_pool2d(F.relu(self.bn(self.conv(x))), 2)
+        x = F.adaptive_avg_pool2d(x, 4).flatten(1)
+        x = F.gelu(self.ln(self.fc1(x)))
+        return torch.softmax(self.fc2(x), dim=-1)
+
+
+def half_cnn_mlp() -> Dict[str, Any]:
+    m = _calibrate_bn(SmallConvMlp(), (4, 3, 16, 16)).eval().half()
+    return dict(model=m, inputs=lambda s: (randn(s, 2, 3, 16, 16).half(),), tolerance="half",
+                family="float16 end to end (model.half(), float16 input and output): Conv2d, BatchNorm2d, "
+                       "max pool, adaptive avg pool, Linear, LayerNorm, GELU, softmax")
+
+
+class Bf16Wrapper(nn.Module):
+    """bfloat16 inside, float32 at the boundary (.npy has no bfloat16)."""
+
+    def __init__(self, net: nn.Module) -> None:
+        super().__init__()
+        self.net = net.to(torch.bfloat16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x.to(torch.bfloat16)).float()
+
+
+def bf16_cnn_mlp() -> Dict[str, Any]:
+    m = Bf16Wrapper(_calibrate_bn(SmallConvMlp(), (4, 3, 16, 16)).eval())
+    return dict(model=m, inputs=lambda s: (randn(s, 2, 3, 16, 16),), tolerance="half",
+                family="bfloat16 end to end inside (weights and activations), float32 input converted on entry "
+                       "and the float32 output on exit (.npy has no bfloat16): Conv2d, BatchNorm2d, pools, "
+                       "Linear, LayerNorm, GELU, softmax")
+
+
+class AntialiasNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.head = nn.Linear(8, 5)
+
+    def forward(self, x: torch.Tensor):
+        x = F.interpolate(x, size=(20, 20), mode="bilinear", antialias=True, align_corners=False)
+        x = F.relu(self.c1(x))
+        y = F.interpolate(x, scale_factor=0.35, mode="bilinear", antialias=True)
+        y = F.relu(self.c2(y))
+        y = F.interpolate(y, size=(10, 11), mode="bilinear", antialias=True, align_corners=True)
+        return self.head(y.mean((2, 3))), y
+
+
+def antialias_resize() -> Dict[str, Any]:
+    return dict(model=AntialiasNet(), inputs=lambda s: (randn(s, 1, 3, 45, 37),),
+                family="image model with antialiased bilinear resizing (F.interpolate antialias=True: 45x37 -> "
+                       "20x20, x0.35 -> 7x7, up to 10x11 with align_corners=True), Conv2d, mean, Linear; "
+                       "two outputs")
+
+
 MODELS: Dict[str, Callable[[], Dict[str, Any]]] = {f.__name__: f for f in (
     transformer_encoder, vit_tiny, lstm_text, gru_text, audio_conv1d, unet, efficientnet_b0,
     mobilenet_v3_small, quantized_cnn, dynamic_seq, two_methods, train_mse, train_l1,
-    train_cross_entropy, dwsep_groupnorm, mlp_layernorm, attention_bmm, sdpa_causal)}
+    train_cross_entropy, dwsep_groupnorm, mlp_layernorm, attention_bmm, sdpa_causal,
+    kv_cache_decoder, llm_quantized_decoder, half_cnn_mlp, bf16_cnn_mlp, antialias_resize)}
+NEWER = {"kv_cache_decoder", "llm_quantized_decoder", "half_cnn_mlp", "bf16_cnn_mlp", "antialias_resize"}
 
 
 # --------------------------------------------------------------------------- export
@@ -403,6 +536,11 @@ def export_one(name: str, out: Path) -> Dict[str, Any]:
     calls: List[str] = []
     eager_fn: Dict[str, Any] = {"forward": model}
     method_inputs = {"forward": inputs}
+    backend_config = None  # ExecutorchBackendConfig for to_executorch (None: the default)
+    extra: Dict[str, Any] = {}
+    # A program with state: eager answers come from fresh copies of the model as it was before
+    # export, fed the same sequence of calls.
+    initial = copy.deepcopy(model) if "steps" in spec else None
 
     if kind == "train":
         from torch.export.experimental import _export_forward_backward
@@ -441,13 +579,53 @@ def export_one(name: str, out: Path) -> Dict[str, Any]:
         edge = to_edge(eps)
         calls = ["torch.export.export(model, inputs) per method",
                  "to_edge({'forward': ep_forward, 'encode': ep_encode})", "to_executorch()"]
+    elif kind == "llm":
+        # ExecuTorch's own LLM export flow (extension/llm/export/builder.py) and quantization
+        # source transforms (examples/models/llama/source_transformation/quantize.py).
+        from executorch.backends.xnnpack._passes.convert_to_linear import ConvertToLinearPass
+        from executorch.examples.models.llama.source_transformation.quantize import (
+            get_quant_embedding_transform, get_quant_weight_transform)
+        from executorch.exir.capture._config import ExecutorchBackendConfig
+        from executorch.exir.passes import MemoryPlanningPass
+        from executorch.exir.passes.sym_shape_eval_pass import ConstraintBasedSymShapeEvalPass
+        from executorch.extension.llm.export.builder import DType, LLMEdgeManager
+        import executorch.kernels.quantized  # noqa: F401  quantized_decomposed out variants
+        pristine = copy.deepcopy(model)
+
+        def manager(m: nn.Module) -> Any:
+            mgr = LLMEdgeManager(model=m, modelname=name, max_seq_len=8, use_kv_cache=True,
+                                 example_inputs=ex, dtype=DType.fp32)
+            return mgr.source_transform([get_quant_embedding_transform("4,8"), get_quant_weight_transform("int8")])
+        mgr = manager(model)
+        model = mgr.model.eval()
+        eager_fn["forward"] = model
+        initial = copy.deepcopy(model)
+        mgr.export().to_edge_transform_and_lower(None)
+        mgr.edge_manager.transform([ConvertToLinearPass()])
+        edge = mgr.edge_manager
+
+        backend_config = ExecutorchBackendConfig(
+            extract_delegate_segments=True, do_quant_fusion_and_const_prop=False,
+            memory_planning_pass=MemoryPlanningPass(alloc_graph_input=False),
+            sym_shape_eval_pass=ConstraintBasedSymShapeEvalPass())
+        # The builder's own to_executorch (constant propagation on), on a second copy.
+        extra["builder_flow"] = lambda: manager(pristine).export().to_edge_transform_and_lower(None).to_executorch().export_program
+        calls = ["torch.manual_seed(0); TinyDecoder()",
+                 "LLMEdgeManager(model, modelname, max_seq_len=8, use_kv_cache=True, example_inputs, dtype=DType.fp32)",
+                 "source_transform([get_quant_embedding_transform('4,8'), get_quant_weight_transform('int8')])",
+                 "export()  # torch.export strict=True, run_decompositions({})",
+                 "to_edge_transform_and_lower(None)  # EdgeCompileConfig(_check_ir_validity=False, _skip_dim_order=True)",
+                 "edge_manager.transform([ConvertToLinearPass()])",
+                 "edge_manager.to_executorch(ExecutorchBackendConfig(extract_delegate_segments=True, "
+                 "do_quant_fusion_and_const_prop=False, memory_planning_pass=MemoryPlanningPass("
+                 "alloc_graph_input=False), sym_shape_eval_pass=ConstraintBasedSymShapeEvalPass()))"]
     else:
         ds = spec.get("dynamic_shapes")
         ep = torch.export.export(model, ex, dynamic_shapes=ds)
         edge = to_edge_transform_and_lower(ep)
         calls = [("torch.export.export(model, inputs, dynamic_shapes=...)" if ds else
                   "torch.export.export(model, inputs)"), "to_edge_transform_and_lower(ep)", "to_executorch()"]
-    et = edge.to_executorch()
+    et = edge.to_executorch(backend_config)
     pte = bytes(et.buffer)
     (out / f"{name}.pte").write_bytes(pte)
 
@@ -456,6 +634,50 @@ def export_one(name: str, out: Path) -> Dict[str, Any]:
                             "exporter_calls": calls, "versions": versions(),
                             "model_seed": MODEL_SEED, "input_seed": INPUT_SEEDS[0],
                             "pte_bytes": len(pte), "methods": {}}
+    if name in NEWER:
+        # The operators each method calls, read from the program (the models added for the
+        # stateful, quantized, 16-bit and antialiasing families record them; the older ones
+        # keep their files as they were).
+        meta["operators"] = {p.name: sorted({f"{o.name}.{o.overload}" if o.overload else o.name for o in p.operators})
+                             for p in et.executorch_program.execution_plan}
+    if spec.get("tolerance") == "half":
+        meta["suggested_tolerance"] = {"rtol": 1e-2, "atol": 1e-3,
+                                       "why": "16-bit floating point: one unit in the last place is ~1e-3 relative"}
+    if "builder_flow" in extra:
+        # What the LLM builder's own to_executorch (with constant propagation) makes of the same
+        # model: the int8 weights' conversion to float32 is folded into float32 constants.
+        folded = extra["builder_flow"]()
+        fplan = folded.executorch_program.execution_plan[0]
+        meta["builder_to_executorch_with_const_prop"] = {
+            "pte_bytes": len(folded.buffer),
+            "operators": sorted({f"{o.name}.{o.overload}" if o.overload else o.name for o in fplan.operators}),
+            "note": "ExecutorchBackendConfig(do_quant_fusion_and_const_prop=True) as LLMEdgeManager.to_executorch "
+                    "uses: constant propagation folds weight.to(float32) of the int8 linear weights into float32 "
+                    "constants, so only the 4-bit embedding stays quantized; this fixture keeps the int8 weights"}
+    if kind == "llm":  # LLMEdgeManager adds constant methods (get_max_seq_len, ...)
+        for p in et.executorch_program.execution_plan:
+            if p.name != "forward":
+                meta.setdefault("constant_methods", {})[p.name] = to_jsonable(list(rt.run_method(p.name, ())))
+    if "steps" in spec:
+        meta["state"] = STATE_NOTE
+        seq = spec["steps"](INPUT_SEEDS[0])
+        eager_m = copy.deepcopy(initial)
+        meta["steps"] = []
+        for k, inp in enumerate(seq):
+            prefix = name if k == 0 else f"{name}.step{k}"
+            for i, t in enumerate(inp):
+                save_npy(out / f"{prefix}.input{i}.npy", t)
+            got = list(rt.run_method("forward", tuple(inp)))
+            for i, t in enumerate(got):
+                save_npy(out / f"{prefix}.output{i}.npy", t)
+            with torch.no_grad():
+                ref = _flat(eager_m(*inp))
+            entry = {"inputs": _shapes(list(inp)), "outputs": _shapes(got), "max_abs_diff_vs_eager": _max_diff(got, ref)}
+            if k == 0:
+                meta["methods"]["forward"] = entry
+            else:
+                meta["steps"].append(dict(files=prefix, **entry))
+        eager_fn = {}  # done; the bundled program is made below from the same sequence
     for mname, fn in eager_fn.items():
         inp = method_inputs[mname](INPUT_SEEDS[0])
         prefix = name if mname == "forward" else f"{name}.{mname}"
@@ -493,10 +715,20 @@ def export_one(name: str, out: Path) -> Dict[str, Any]:
                     exp = _flat(fn(*inp))
                 cases.append(MethodTestCase(inputs=list(inp), expected_outputs=exp))
             suites.append(MethodTestSuite(method_name=mname, test_cases=cases))
+        bpte_note = f"{name}.bpte ({len(INPUT_SEEDS)} test cases per method, expected = eager)"
+        if "steps" in spec:
+            eager_m = copy.deepcopy(initial)
+            cases = []
+            for inp in spec["steps"](INPUT_SEEDS[0])[:2]:
+                with torch.no_grad():
+                    cases.append(MethodTestCase(inputs=list(inp), expected_outputs=_flat(eager_m(*inp))))
+            suites = [MethodTestSuite(method_name="forward", test_cases=cases)]
+            bpte_note = (f"{name}.bpte (2 test cases: calls 0 and 1 of the stored sequence, in order on one "
+                         "loaded method; expected = eager on a fresh model fed the same calls)")
         try:
             bp = BundledProgram(et, suites)
             (out / f"{name}.bpte").write_bytes(serialize_from_bundled_program_to_flatbuffer(bp))
-            meta["bpte"] = f"{name}.bpte ({len(INPUT_SEEDS)} test cases per method, expected = eager)"
+            meta["bpte"] = bpte_note
         except Exception as e:  # noqa: BLE001  recorded, not fatal
             meta["bpte"] = f"not written: {e!r}"
     else:

@@ -18,7 +18,10 @@ A case ExecuTorch's exporter or runtime refuses is recorded in the manifest with
   ETSCOPE_OPS_ONLY=add,mul_bcast ...                       (only these cases, updating the manifest)
 
 Runs single-threaded and deterministic: every input comes from a generator seeded with the
-case's name, so a regeneration is byte-identical.
+case's name, so a regeneration is byte-identical. Cases marked isolate run ExecuTorch's runtime in
+a forked child, since some of its kernel checks abort the process. `random/` (programs calling
+rand/randn, whose values cannot be compared) is made when no subset is given or the subset names
+`random`.
 """
 from __future__ import annotations
 
@@ -771,9 +774,9 @@ def main() -> None:
                 manifest["cases"][name] = entry
                 print(f"{name}: ExecuTorch refuses: {entry['executorch_error']}", flush=True)
                 continue
-            e_types = [t.dtype for e in eager for t in (list(e) if isinstance(e, (tuple, list)) else [e])
+            e_types = [t.dtype for t in (list(eager[0]) if isinstance(eager[0], (tuple, list)) else [eager[0]])
                        if isinstance(t, torch.Tensor)]
-            g_types = [t.dtype for g in got for t in g if isinstance(t, torch.Tensor)]
+            g_types = [t.dtype for t in got[0] if isinstance(t, torch.Tensor)]
             if e_types != g_types:
                 # The exporter planned another output dtype than eager computes (a fake kernel
                 # that disagrees with the eager one, a conversion lost in functionalization):
@@ -849,7 +852,23 @@ where ExecuTorch's kernel gives another answer: `"expected": "eager"`). `manifes
 lists, per program, the operators it calls (read from the program), its input and output
 dtypes and shapes, the tolerance, and how far ExecuTorch's answer is from eager PyTorch;
 `executorch_operators` is ExecuTorch's operator list from the wheel's kernel yaml files.
-Programs ExecuTorch itself refuses are listed with the reason and have no file.
+Programs ExecuTorch itself refuses are listed with the reason and have no file (a reason
+beginning "ExecuTorch's runtime stopped the process (SIGABRT)" is a kernel check that aborts;
+such cases run in a child process).
+
+Some entries carry more: `backend_config` (the `ExecutorchBackendConfig` arguments used, e.g.
+`do_quant_fusion_and_const_prop` for `quantized_decomposed::add`, `run_reinplace_pass` for
+`aten::index_put_`) and `note`. Cases noted "stateful" update buffers of the program
+(`aten::copy_` writes them back, or `aten::index_put_` updates them in place): their second test
+case expects the state the first one left, running in order on one loaded method. The
+quantized embedding cases' dtype suffix is the dtype of the scales; `_to_<dtype>` asks for
+another output dtype (`.dtype_out`). `mixed_mm` / `mixed_linear` have no eager kernel in
+ExecuTorch: the script defines one (float32 arithmetic) for the comparison.
+
+`random/` holds programs calling `aten::rand.out` / `aten::randn.out`, whose values cannot be
+compared (ExecuTorch seeds them from `std::random_device`): plain `.pte` files and
+`random/random.json` with the distribution, input and output, and the check of ExecuTorch's
+runtime's statistics; it also records that `torch.allclose` cannot be exported.
 
 `tests/runtime/op_conformance_test.cpp` runs every program with etscope and renders
 `docs/operators.md` from the results.

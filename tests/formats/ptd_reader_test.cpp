@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "etscope/formats/ptd_reader.h"
+#include "etscope/formats/ptd_writer.h"
 #include "testing/test_util.h"
 
 using namespace etscope;
@@ -71,4 +72,56 @@ TEST_CASE("a .ptd whose segment data is cut off reports truncation", "[ptd][erro
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code() == ErrorCode::kTruncated);
   CHECK(r.error().message() == "cut.ptd: file is 700 bytes but its header declares segment data up to byte 760");
+}
+
+TEST_CASE("PtdWriter lays out a .ptd as ExecuTorch's exporter does", "[ptd][writer]") {
+  // Rewrite the tensors of ExecuTorch's own xor_training.ptd with its 16-byte segment alignment.
+  auto real = PtdReader::read(load(real_artifact("xor_training.ptd")));
+  REQUIRE(real.ok());
+  std::vector<PtdTensor> tensors;
+  for (const TensorDataEntry& e : real->entries) {
+    REQUIRE(e.layout);
+    tensors.push_back({e.key, e.layout->dtype, e.layout->sizes, e.layout->dim_order, real->bytes(e.data)});
+  }
+  auto bytes = PtdWriter::write(tensors, {.segment_alignment = 16});
+  REQUIRE(bytes.ok());
+  auto back = PtdReader::read(Blob::from_bytes("written.ptd", *bytes));
+  REQUIRE(back.ok());
+  CHECK_FALSE(back->legacy);
+  CHECK(back->flatbuffer_offset == real->flatbuffer_offset);
+  CHECK(back->segment_base_offset == real->segment_base_offset);
+  CHECK(back->segment_data_size == real->segment_data_size);
+  REQUIRE(back->entries.size() == real->entries.size());
+  for (size_t i = 0; i < back->entries.size(); ++i) {
+    const TensorDataEntry& a = back->entries[i];
+    const TensorDataEntry& b = real->entries[i];
+    INFO(b.key);
+    CHECK(a.key == b.key);
+    CHECK(a.segment_index == b.segment_index);
+    CHECK(a.data.offset == b.data.offset);
+    CHECK(a.data.size == b.data.size);
+    CHECK(a.layout->sizes == b.layout->sizes);
+    CHECK(a.layout->dim_order == b.layout->dim_order);
+    const auto x = back->bytes(a.data), y = real->bytes(b.data);
+    CHECK(std::equal(x.begin(), x.end(), y.begin(), y.end()));
+  }
+  CHECK(bytes->size() == load(real_artifact("xor_training.ptd"))->bytes().size());
+  // The default alignment is ExecuTorch's FlatTensorConfig's, 128.
+  auto wide = PtdWriter::write(tensors);
+  REQUIRE(wide.ok());
+  auto wide_back = PtdReader::read(Blob::from_bytes("wide.ptd", *wide));
+  REQUIRE(wide_back.ok());
+  CHECK(wide_back->segment_base_offset % 128 == 0);
+  CHECK(wide_back->segments[1].offset - wide_back->segment_base_offset == 128);
+}
+
+TEST_CASE("PtdWriter refuses keys, sizes and dim orders that do not describe the data", "[ptd][writer][errors]") {
+  const std::vector<uint8_t> eight(8, 0);
+  CHECK_FALSE(PtdWriter::write({{"", ScalarType::kFloat, {2}, {}, eight}}).ok());
+  CHECK_FALSE(PtdWriter::write({{"a", ScalarType::kFloat, {2}, {}, eight}, {"a", ScalarType::kFloat, {2}, {}, eight}}).ok());
+  CHECK_FALSE(PtdWriter::write({{"a", ScalarType::kFloat, {3}, {}, eight}}).ok());
+  CHECK_FALSE(PtdWriter::write({{"a", ScalarType::kFloat, {-2}, {}, eight}}).ok());
+  CHECK_FALSE(PtdWriter::write({{"a", ScalarType::kFloat, {1, 2}, {0, 0}, eight}}).ok());
+  CHECK_FALSE(PtdWriter::write({{"a", ScalarType::kFloat, {2}, {}, eight}}, {.segment_alignment = 24}).ok());
+  CHECK(PtdWriter::write({{"a", ScalarType::kFloat, {2}, {}, eight}}).ok());
 }

@@ -294,6 +294,9 @@ TEST_CASE("training programs: the loss, gradients and parameters are found from 
   CHECK(layout->forward_outputs() == 2);
   CHECK(layout->gradient_count() == 4);
   CHECK(layout->parameter_count() == 4);
+  // Names from __et_training_fqn_forward, in the order of the gradient and parameter outputs.
+  CHECK(layout->parameter_names ==
+        std::vector<std::string>{"net.linear.weight", "net.linear.bias", "net.linear2.weight", "net.linear2.bias"});
   auto all = etscope::training_methods(*program);
   REQUIRE(all.size() == 1);
   CHECK(all[0].method == "forward");

@@ -6,7 +6,8 @@
 // `__et_training_gradients_index_<m>` (the first gradient output) and
 // `__et_training_parameters_index_<m>` (the first parameter output). Outputs before the
 // gradients are the forward's (the loss first, then anything else the module returned);
-// gradients and then parameters follow, in the order of the module's named parameters.
+// gradients and then parameters follow, in the order of the module's named parameters, whose
+// fully-qualified names a third method, `__et_training_fqn_<m>`, returns as Strings.
 #pragma once
 
 #include <cstddef>
@@ -23,6 +24,9 @@ struct TrainingLayout {
   size_t gradients_begin = 0;   ///< Output index of the first gradient.
   size_t parameters_begin = 0;  ///< Output index of the first parameter.
   size_t outputs = 0;           ///< Output count of the method.
+  /// One name per parameter (and its gradient), from `__et_training_fqn_<m>`; where that method
+  /// is missing or short, the parameter tensor's own fqn, else "parameter_<i>".
+  std::vector<std::string> parameter_names;
 
   /// Forward outputs: [0, gradients_begin); the loss is output 0.
   size_t forward_outputs() const { return gradients_begin; }
