@@ -363,7 +363,7 @@ class TinyDecoder(nn.Module):
     static shapes (examples/models/llama/attention.py, KVCache), attention over the whole cache
     with the rows of a causal mask buffer at input_pos, RMSNorm, SwiGLU MLP."""
 
-    def __init__(self, vocab: int = 40, dim: int = 24, heads: int = 2, hidden: int = 48, max_len: int = 8) -> None:
+    def __init__(self, vocab: int = 32, dim: int = 16, heads: int = 2, hidden: int = 32, max_len: int = 8) -> None:
         super().__init__()
         self.heads, self.hd = heads, dim // heads
         self.emb = nn.Embedding(vocab, dim)
@@ -395,7 +395,7 @@ class TinyDecoder(nn.Module):
 def _decoder_steps(s: int) -> List[Tuple[torch.Tensor, torch.Tensor]]:
     """Three calls of 2 tokens each at positions 0-1, 2-3, 4-5 (static shapes, as a chunked
     prefill): every call attends to what the previous ones wrote into the cache."""
-    tok = randint(s, 40, 3, 2)
+    tok = randint(s, 32, 3, 2)
     return [(tok[i:i + 1], torch.arange(2 * i, 2 * i + 2)) for i in range(3)]
 
 
@@ -481,8 +481,8 @@ class AntialiasNet(nn.Module):
 
 
 def antialias_resize() -> Dict[str, Any]:
-    return dict(model=AntialiasNet(), inputs=lambda s: (randn(s, 1, 3, 45, 37),),
-                family="image model with antialiased bilinear resizing (F.interpolate antialias=True: 45x37 -> "
+    return dict(model=AntialiasNet(), inputs=lambda s: (randn(s, 1, 3, 31, 27),),
+                family="image model with antialiased bilinear resizing (F.interpolate antialias=True: 31x27 -> "
                        "20x20, x0.35 -> 7x7, up to 10x11 with align_corners=True), Conv2d, mean, Linear; "
                        "two outputs")
 

@@ -11,6 +11,7 @@
 
 #include "etscope/formats/npy.h"
 #include "etscope/formats/pte_reader.h"
+#include "etscope/formats/tensor_stats.h"
 #include "etscope/runtime/method.h"
 #include "testing/test_json.h"
 #include "testing/test_util.h"
@@ -34,17 +35,19 @@ T must(Result<T> r) {
 }
 
 bool is_float(ScalarType t) {
-  return t == ScalarType::kFloat || t == ScalarType::kDouble;
+  return t == ScalarType::kFloat || t == ScalarType::kDouble || t == ScalarType::kHalf || t == ScalarType::kBFloat16;
 }
 
-double element(const void* base, ScalarType t, size_t i) {
-  if (t == ScalarType::kDouble) return static_cast<const double*>(base)[i];
-  return static_cast<const float*>(base)[i];
-}
+double element(const void* base, ScalarType t, size_t i) { return element_as_double(t, static_cast<const uint8_t*>(base), i); }
 
-// Float outputs within 1e-4 relative + 1e-5 absolute (non-finite values must be identical);
-// every other dtype byte for byte.
-void check_output(const rt::EValue& got, const NpyArray& want, const std::string& what) {
+struct Tolerance {
+  double rtol = 1e-4, atol = 1e-5;
+};
+
+// Float outputs within 1e-4 relative + 1e-5 absolute, or the model's `suggested_tolerance` (16-bit
+// programs: one unit in the last place); non-finite values must be identical; every other dtype
+// byte for byte.
+void check_output(const rt::EValue& got, const NpyArray& want, const std::string& what, Tolerance tol) {
   INFO(what);
   REQUIRE(got.tag == rt::Tag::kTensor);
   const rt::TensorImpl& t = *got.tensor;
@@ -66,7 +69,7 @@ void check_output(const rt::EValue& got, const NpyArray& want, const std::string
     }
     const double err = std::abs(g - w);
     worst = std::max(worst, err);
-    if (!(err <= 1e-5 + 1e-4 * std::abs(w))) ++bad;
+    if (!(err <= tol.atol + tol.rtol * std::abs(w))) ++bad;
   }
   INFO("max abs error " << worst);
   CHECK(bad == 0);
@@ -91,20 +94,29 @@ void set_inputs(rt::Method& m, const std::string& prefix) {
   }
 }
 
-void run_method(const Program& p, const std::string& name, const std::string& method, const json& entry) {
-  INFO(name << ":" << method);
-  const std::string prefix = "models/" + name + (method == "forward" ? "" : "." + method);
-  auto m = must(rt::Method::load(p, method));
-  REQUIRE(m->num_inputs() == entry["inputs"].size());
-  set_inputs(*m, prefix);
-  Status s = m->execute();
+// Runs one call of a loaded method on <prefix>.input<i>.npy and checks <prefix>.output<o>.npy.
+void run_call(rt::Method& m, const std::string& prefix, const json& entry, Tolerance tol) {
+  INFO(prefix);
+  REQUIRE(m.num_inputs() == entry["inputs"].size());
+  set_inputs(m, prefix);
+  Status s = m.execute();
   if (!s.ok()) FAIL(s.error().message());
-  REQUIRE(m->num_outputs() == entry["outputs"].size());
-  for (size_t o = 0; o < m->num_outputs(); ++o) {
+  REQUIRE(m.num_outputs() == entry["outputs"].size());
+  for (size_t o = 0; o < m.num_outputs(); ++o) {
     if (!entry["outputs"][o].contains("shape")) continue;  // non-tensor output
     NpyArray want = must(read_npy(fixture(prefix + ".output" + std::to_string(o) + ".npy")));
-    check_output(m->output(o), want, "output " + std::to_string(o));
+    check_output(m.output(o), want, "output " + std::to_string(o), tol);
   }
+}
+
+// The method's first call; for a stateful program (a KV cache in mutable buffers) the calls
+// listed under "steps" follow on the same loaded method, each depending on the ones before.
+void run_method(const Program& p, const std::string& name, const std::string& method, const json& meta, Tolerance tol) {
+  INFO(name << ":" << method);
+  auto m = must(rt::Method::load(p, method));
+  run_call(*m, "models/" + name + (method == "forward" ? "" : "." + method), meta["methods"][method], tol);
+  if (method != "forward" || !meta.contains("steps")) return;
+  for (const json& step : meta["steps"]) run_call(*m, "models/" + step["files"].get<std::string>(), step, tol);
 }
 
 }  // namespace
@@ -138,7 +150,12 @@ TEST_CASE("the model zoo runs as in ExecuTorch, or is refused naming what is mis
         CHECK_THAT(error, Catch::Matchers::Contains(refused->second));
         continue;
       }
-      for (const auto& [method, entry] : meta["methods"].items()) run_method(p, name, method, entry);
+      Tolerance tol;
+      if (meta.contains("suggested_tolerance")) {
+        tol.rtol = meta["suggested_tolerance"]["rtol"].get<double>();
+        tol.atol = meta["suggested_tolerance"]["atol"].get<double>();
+      }
+      for (const auto& [method, entry] : meta["methods"].items()) run_method(p, name, method, meta, tol);
     }
   }
 }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <type_traits>
 
+#include <array>
+
 #include "kernels/register.h"
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/gemm.h"
@@ -150,6 +152,64 @@ void addmm_out(KernelContext& ctx, Args args) {
   });
 }
 
+// linear.out(input [..., k], weight [n, k], bias? [n], out [..., n]): input x weight^T + bias, as
+// ExecuTorch's optimized library has it (its LLM flows keep linear undecomposed).
+size_t linear_scratch(Args args) {
+  if (args.size() < 2 || !args[0]->is_tensor() || !args[1]->is_tensor() || !args[0]->tensor || !args[1]->tensor) return 0;
+  const TensorImpl& in = *args[0]->tensor;
+  const TensorImpl& w = *args[1]->tensor;
+  if (in.dim() < 1 || w.dim() != 2) return 0;
+  int64_t m = 1;
+  for (int d = 0; d + 1 < in.dim(); ++d) {
+    if (__builtin_mul_overflow(m, in.size(d), &m)) return 0;
+  }
+  return gemm_workspace_bytes(m, w.size(0), in.size(in.dim() - 1), in.element_size());
+}
+
+void linear_out(KernelContext& ctx, Args args) {
+  const char* name = "linear.out";
+  if (!check_arg_count(ctx, args, 4, name)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, name);
+  TensorImpl* w = tensor_arg(ctx, args, 1, name);
+  TensorImpl* bias = optional_tensor_arg(args, 2);
+  TensorImpl* out = tensor_arg(ctx, args, 3, name);
+  if (!in || !w || !out || !require_contiguous(ctx, name, {in, w, bias, out}) || !float_dtypes(ctx, name, {in, w, out}) ||
+      (bias != nullptr && !float_dtypes(ctx, name, {in, bias}))) {
+    return;
+  }
+  if (in->dim() < 1 || w->dim() != 2 || in->size(in->dim() - 1) != w->size(1) || out->dim() != in->dim()) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: expected input [..., k], weight [n, k] and an output of the input's rank", name);
+    return;
+  }
+  const int64_t k = w->size(1), n = w->size(0);
+  if (bias != nullptr && bias->numel() != n && bias->numel() != 1) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: bias has %lld elements for %lld outputs", name,
+             static_cast<long long>(bias->numel()), static_cast<long long>(n));
+    return;
+  }
+  std::array<int64_t, kMaxDims> sizes{};
+  std::copy(in->sizes().begin(), in->sizes().end(), sizes.begin());
+  sizes[static_cast<size_t>(in->dim() - 1)] = n;
+  if (!resize_or_fail(ctx, out, std::span<const int64_t>(sizes.data(), static_cast<size_t>(in->dim())), name)) return;
+  int64_t m = 1;  // rows: the product of the leading dimensions
+  for (int d = 0; d + 1 < in->dim(); ++d) {
+    if (__builtin_mul_overflow(m, in->size(d), &m)) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: the input's leading dimensions overflow", name);
+      return;
+    }
+  }
+  if (!workspace_ok(ctx, name, m, n, k, in->element_size())) return;
+  dispatch_float(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = out->data_as<T>();
+    const T* b = bias != nullptr ? bias->data_as<T>() : nullptr;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) o[i * n + j] = b == nullptr ? T(0) : b[bias->numel() == 1 ? 0 : j];
+    }
+    gemm(false, true, m, n, k, T(1), in->data_as<T>(), w->data_as<T>(), T(1), o, ctx.scratch().data());
+  });
+}
+
 // bmm.out(self, mat2, out): batched [b,m,k] x [b,k,n].
 void bmm_out(KernelContext& ctx, Args args) {
   const char* name = "bmm.out";
@@ -184,6 +244,7 @@ void bmm_out(KernelContext& ctx, Args args) {
 void register_linear_algebra_kernels(KernelRegistry& r) {
   r.add("aten::mm.out", half_kernel<mm_out, mm_scratch>(kFloatDtypes | kIntDtypes));
   r.add("aten::addmm.out", half_kernel<addmm_out, addmm_scratch>(kFloatDtypes));
+  r.add("aten::linear.out", half_kernel<linear_out, linear_scratch>(kFloatDtypes));
   r.add("aten::bmm.out", half_kernel<bmm_out, mm_scratch>(kFloatDtypes | kIntDtypes));
 }
 

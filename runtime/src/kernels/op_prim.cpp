@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "kernels/register.h"
+#include "kernels/util/elementwise_util.h"
 #include "kernels/util/kernel_util.h"
 
 namespace etscope::rt::kernels {
@@ -172,6 +173,29 @@ void sym_numel(KernelContext& ctx, Args args) {
   set_int(*args.back(), t->numel());
 }
 
+// _local_scalar_dense(self, out): the value of a one-element tensor as a Scalar (Int for integer
+// tensors, Double for floating ones, Bool for bool), as ExecuTorch's prim-op library gives it.
+void local_scalar_dense(KernelContext& ctx, Args args) {
+  const char* op = "aten::_local_scalar_dense";
+  if (!check_arg_count(ctx, args, 2, op)) return;
+  TensorImpl* t = tensor_arg(ctx, args, 0, op);
+  if (!t) return;
+  if (t->numel() != 1) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: the tensor has %lld elements, not one", op, static_cast<long long>(t->numel()));
+    return;
+  }
+  const ScalarType d = t->dtype();
+  if (d == ScalarType::kBool) {
+    set_bool(*args.back(), load_as<bool>(d, t->data(), 0));
+  } else if (is_floating(d)) {
+    set_double(*args.back(), load_as<double>(d, t->data(), 0));
+  } else if (is_elementwise_dtype(d)) {
+    set_int(*args.back(), load_as<int64_t>(d, t->data(), 0));
+  } else {
+    ctx.fail(ErrorCode::kNotSupported, "%s: unsupported dtype %s", op, scalar_type_name(d).c_str());
+  }
+}
+
 // et_view.default(self, size, out): out becomes a view of self's memory with the new shape (one
 // size may be -1); no bytes are copied.
 void et_view(KernelContext& ctx, Args args) {
@@ -244,6 +268,7 @@ void register_prim_kernels(KernelRegistry& r) {
   const uint32_t any_tensor = kRealBoolDtypes | kHalfDtypes;
   r.add("aten::sym_size.int", {sym_size_int, nullptr, false, any_tensor});
   r.add("aten::sym_numel", {sym_numel, nullptr, false, any_tensor});
+  r.add("aten::_local_scalar_dense", {local_scalar_dense, nullptr, false, any_tensor});
 }
 
 }  // namespace etscope::rt::kernels
