@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   commands.push_back(make_trace_command());
   commands.push_back(make_kernels_command());
   commands.push_back(make_debug_command());
+  commands.push_back(make_train_command());
   std::vector<std::pair<CLI::App*, Command*>> verbs;
   for (auto& c : commands) verbs.emplace_back(c->add_to(app), c.get());
 

@@ -44,5 +44,6 @@ std::unique_ptr<Command> make_inspect_command();
 std::unique_ptr<Command> make_trace_command();
 std::unique_ptr<Command> make_kernels_command();
 std::unique_ptr<Command> make_debug_command();
+std::unique_ptr<Command> make_train_command();
 
 }  // namespace etscope::cli

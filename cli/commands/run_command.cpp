@@ -34,31 +34,6 @@ std::string tensor_preview(const rt::TensorImpl& t, size_t count) {
   return s;
 }
 
-// Parses a byte count with an optional K/M/G/T suffix (powers of 1024): "512M", "8G", "1000".
-std::optional<uint64_t> parse_bytes(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  size_t end = 0;
-  uint64_t value = 0;
-  while (end < text.size() && text[end] >= '0' && text[end] <= '9') {
-    if (__builtin_mul_overflow(value, uint64_t{10}, &value) || __builtin_add_overflow(value, static_cast<uint64_t>(text[end] - '0'), &value)) {
-      return std::nullopt;
-    }
-    ++end;
-  }
-  if (end == 0) return std::nullopt;
-  std::string unit = text.substr(end);
-  if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();
-  if (!unit.empty() && unit.back() == 'i') unit.pop_back();
-  int shift = 0;
-  if (unit == "K" || unit == "k") shift = 10;
-  else if (unit == "M" || unit == "m") shift = 20;
-  else if (unit == "G" || unit == "g") shift = 30;
-  else if (unit == "T" || unit == "t") shift = 40;
-  else if (!unit.empty()) return std::nullopt;
-  if (shift != 0 && value > (UINT64_MAX >> shift)) return std::nullopt;
-  return value << shift;
-}
-
 class RunCommand final : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
@@ -105,7 +80,7 @@ class RunCommand final : public Command {
     options.model = model_;
     options.ptd_files = ptd_files_;
     options.method = method_;
-    if (!max_memory_.empty()) options.max_memory = *parse_bytes(max_memory_);
+    if (!max_memory_.empty()) options.max_memory = *parse_byte_count(max_memory_);
     options.trace = !etdump_path_.empty();
     if (!debug_buffer_path_.empty()) {
       options.debug_level = debug_level_ == "outputs" ? rt::DebugLevel::kProgramOutputs : rt::DebugLevel::kIntermediateOutputs;
@@ -172,7 +147,7 @@ class RunCommand final : public Command {
     if (iterations_ < 1) return usage("--iterations must be at least 1 (got " + std::to_string(iterations_) + ")");
     if (warmup_ < 0) return usage("--warmup cannot be negative (got " + std::to_string(warmup_) + ")");
     if (debug_buffer_mib_ < 1) return usage("--debug-buffer-size must be at least 1 MiB");
-    if (!max_memory_.empty() && (!parse_bytes(max_memory_) || *parse_bytes(max_memory_) == 0)) {
+    if (!max_memory_.empty() && (!parse_byte_count(max_memory_) || *parse_byte_count(max_memory_) == 0)) {
       return usage("--max-memory takes a byte count such as 512M or 8G (got '" + max_memory_ + "')");
     }
     if (etdump_path_.empty() && (!debug_buffer_path_.empty() || !debug_level_.empty())) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,9 @@ std::string number_string(double v);
 
 /// A float as the shortest text that reads back to the same float ("0.25", "-0.4907230").
 std::string float_string(float v);
+
+/// A byte count with an optional K/M/G/T suffix (powers of 1024, "B"/"iB" allowed): "512M",
+/// "8G", "1000"; nullopt when it is not one or overflows 64 bits (--max-memory of run and train).
+std::optional<uint64_t> parse_byte_count(const std::string& text);
 
 }  // namespace etscope::cli

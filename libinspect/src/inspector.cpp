@@ -753,7 +753,7 @@ std::vector<TypeSummary> Inspector::summary_by_type(size_t block_index) const {
   std::unordered_map<int32_t, const DelegateSummary*> delegate_by_instruction;
   for (const DelegateSummary& d : delegates) delegate_by_instruction[d.instruction_id] = &d;
   for (const Event& ev : block.events) {
-    if (!ev.perf || ev.is_operator_call() || ev.is_framework()) continue;
+    if (!ev.perf || ev.is_operator_call() || ev.is_framework() || events::is_beside_execute_name(ev.name)) continue;
     if (ev.is_delegated_op.value_or(false)) {
       add((ev.delegate_backend_name ? *ev.delegate_backend_name : std::string("delegate")) + ": " + strip_instance_suffix(ev.name), ev.perf->avg);
     } else if (ev.kind() == events::EventClass::kDelegateCall) {

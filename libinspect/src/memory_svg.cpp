@@ -8,29 +8,10 @@
 #include <sstream>
 
 #include "etscope/core/scalar_type.h"
+#include "etscope/core/xml.h"
 
 namespace etscope::inspect {
 namespace {
-
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default:
-        // Control bytes are not allowed in XML 1.0.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') {
-          out += '?';
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
 
 std::string bytes_text(uint64_t b) {
   char buf[64];
@@ -135,7 +116,7 @@ std::string memory_svg(const MemoryPlan& plan, const MemorySvgOptions& options) 
   std::string title = options.title.empty() ? "" : options.title + ": ";
   title += "method '" + plan.plan_name() + "', " + std::to_string(T) + " instructions, " +
            std::to_string(plan.tensors().size()) + " planned tensors";
-  o << "<text x=\"" << left << "\" y=\"24\" font-size=\"16\" font-weight=\"bold\">" << escape(title) << "</text>\n";
+  o << "<text x=\"" << left << "\" y=\"24\" font-size=\"16\" font-weight=\"bold\">" << xml_escape(title) << "</text>\n";
   if (!plan.conflicts().empty()) {
     o << "<text x=\"" << left << "\" y=\"44\" fill=\"#d62728\" font-weight=\"bold\">" << plan.conflicts().size()
       << " conflict(s): overlapping tensors live at the same step (outlined in red)</text>\n";
@@ -147,7 +128,7 @@ std::string memory_svg(const MemoryPlan& plan, const MemorySvgOptions& options) 
     o << "<rect class=\"arena\" x=\"" << num(x0[k]) << "\" y=\"" << num(top) << "\" width=\"" << num(aw[k])
       << "\" height=\"" << num(plot_h) << "\" fill=\"#f4f4f4\" stroke=\"#333\" stroke-width=\"1\"/>\n";
     o << "<text x=\"" << num(x0[k]) << "\" y=\"" << num(top - 6) << "\" font-weight=\"bold\">arena "
-      << a.memory_id << " (" << escape(bytes_text(a.size)) << ")</text>\n";
+      << a.memory_id << " (" << xml_escape(bytes_text(a.size)) << ")</text>\n";
     // Ticks at round numbers of the unit that suits the arena: bytes, KiB or MiB.
     const uint64_t unit = a.size >= 4ull * 1024 * 1024 ? 1024ull * 1024 : a.size >= 4 * 1024 ? 1024 : 1;
     const char* unit_name = unit == 1 ? "" : unit == 1024 ? " KiB" : " MiB";
@@ -192,9 +173,9 @@ std::string memory_svg(const MemoryPlan& plan, const MemorySvgOptions& options) 
     const std::string stroke = in_conflict[i] ? "stroke=\"#d62728\" stroke-width=\"2\"" : "stroke=\"white\" stroke-width=\"0.5\"";
     o << "<rect class=\"tensor\" x=\"" << num(rx) << "\" y=\"" << num(ry) << "\" width=\"" << num(rw)
       << "\" height=\"" << num(rh) << "\" fill=\"" << role_colour(t.role) << "\" fill-opacity=\"0.85\" " << stroke
-      << "><title>" << escape(t.name) << "\n"
-      << "value %" << t.value << " (" << to_string(t.role) << (t.fqn.empty() ? "" : ", " + escape(t.fqn)) << ")\n"
-      << escape(shape_text(t)) << ", " << t.nbytes << " bytes\n"
+      << "><title>" << xml_escape(t.name) << "\n"
+      << "value %" << t.value << " (" << to_string(t.role) << (t.fqn.empty() ? "" : ", " + xml_escape(t.fqn)) << ")\n"
+      << xml_escape(shape_text(t)) << ", " << t.nbytes << " bytes\n"
       << "arena " << t.memory_id << " [" << t.offset << ", " << t.end() << ")\n"
       << "live steps " << t.lifetime.start << ".." << t.lifetime.end << "</title></rect>\n";
     const std::string label = "%" + std::to_string(t.value);
@@ -215,7 +196,7 @@ std::string memory_svg(const MemoryPlan& plan, const MemorySvgOptions& options) 
     o << "<text x=\"" << num(x0[k] + aw[k] - 4) << "\" y=\"" << num(py - 4)
       << "\" text-anchor=\"end\" fill=\"#d62728\" font-weight=\"bold\" stroke=\"white\" stroke-width=\"3\" "
          "paint-order=\"stroke\">"
-      << escape(label) << "</text>\n";
+      << xml_escape(label) << "</text>\n";
   }
 
   // Legend.

@@ -178,6 +178,7 @@ const std::string& Runner::method_name() const { return impl_->method_name; }
 Method& Runner::method() { return *impl_->method; }
 const Method& Runner::method() const { return *impl_->method; }
 double Runner::load_ms() const { return impl_->load_ms; }
+EventTracer* Runner::tracer() { return impl_->writer.get(); }
 
 Status Runner::set_inputs_from_files(const std::vector<std::string>& paths) {
   Impl& m = *impl_;

@@ -32,6 +32,12 @@ inline constexpr std::string_view kBlockExecute = "Execute";  ///< Opened by eac
 /// etscope's name for the block of a warm-up execution, so that statistics can leave warm-up
 /// out (ExecuTorch's Inspector then sees it as a block of its own, not as an "Execute" run).
 inline constexpr std::string_view kBlockWarmup = "Warmup";
+/// `etscope train`'s block for a validation pass (a forward-backward without an update), so that
+/// it groups apart from the training steps' "Execute" blocks.
+inline constexpr std::string_view kBlockEval = "Eval";
+/// `etscope train`'s event for the optimizer's update, in the step's "Execute" block after
+/// Method::execute: model time and optimizer time side by side.
+inline constexpr std::string_view kOptimizerStep = "Optimizer::step";
 
 // etscope's overflow markers. When the ETDump writer could not record something, it closes the
 // affected block with a profile event of one of these names (chain -1, instruction -1) whose
@@ -63,6 +69,11 @@ enum class EventClass : unsigned char {
 constexpr bool is_framework_name(std::string_view name) {
   return name == kProgramLoadMethod || name == kMethodInit || name == kMethodExecute;
 }
+
+/// Events etscope records beside Method::execute in a run block rather than inside it (the
+/// trainer's optimizer update): they are not part of the run time, so the per-type summary,
+/// whose shares are of the run time, leaves them out; the event table still lists them.
+constexpr bool is_beside_execute_name(std::string_view name) { return name == kOptimizerStep; }
 
 /// ExecuTorch's test for operator-call rows: the name *contains* OPERATOR_CALL (§3.7, §3.9).
 constexpr bool is_operator_call_name(std::string_view name) { return name.find(kOperatorCall) != std::string_view::npos; }

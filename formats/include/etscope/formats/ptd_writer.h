@@ -2,8 +2,10 @@
 // ExecuTorch's FlatTensorSerializer lays it out: the FlatBuffer with a 40-byte "FH01" header
 // (padded to 48) inserted after its identifier, then one segment per tensor, each starting at a
 // multiple of the segment alignment (128 by default) from the segment base, which is itself
-// aligned. ExecuTorch's runtime loads such a file as the external weights of a split program;
-// PtdReader reads it back.
+// aligned. Sizes, header fields and offsets equal those of ExecuTorch's writer for the same
+// tensors; inside the flatbuffer the tables are ordered differently (ExecuTorch goes through
+// flatc from JSON, etscope through the C++ builder), which no reader sees. ExecuTorch's runtime
+// loads such a file as the external weights of a split program; PtdReader reads it back.
 #pragma once
 
 #include <cstdint>

@@ -220,7 +220,9 @@ class Inspector {
   ///   - 0 (kNone) when there is neither.
   RunTime run_time(size_t block) const;
 
-  /// Per-type summary of one block (sorted by total, largest first).
+  /// Per-type summary of one block (sorted by total, largest first). Framework events and those
+  /// recorded beside Method::execute (the trainer's Optimizer::step) are not rows: the shares are
+  /// of the run time, which holds neither.
   std::vector<TypeSummary> summary_by_type(size_t block) const;
 
   /// Module tree of one block; the root has an empty key and holds the block's total. A node's

@@ -74,6 +74,9 @@ class Runner {
   const Method& method() const;
   /// Wall time of reading, verifying and loading, in milliseconds.
   double load_ms() const;
+  /// The ETDump writer recording the run when RunnerOptions::trace is set, else null; callers
+  /// may add their own events to the current block (the trainer's optimizer step).
+  EventTracer* tracer();
 
   /// One file per input: .npy (dtype must match; the shape may differ within a dynamic bound) or
   /// raw bytes in the input's dtype and planned shape. Errors name the file and both shapes.
