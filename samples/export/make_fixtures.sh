@@ -85,6 +85,9 @@ nice "$PYV" export_conv_transpose.py "$OUT/conv_transpose" > "$WORK/log_conv_tra
 # The operator conformance suite: one small program per operator case, answered by ExecuTorch.
 rm -rf "$OUT/ops"
 nice "$PYV" export_op_conformance.py "$OUT/ops" > "$WORK/log_ops.txt" 2>&1 || failed="$failed ops"
+# Training programs and 20-step runs of ExecuTorch's SGD and torch's AdamW (etscope train's reference).
+rm -rf "$OUT/training"
+nice "$PYV" export_training_reference.py "$OUT/training" > "$WORK/log_training.txt" 2>&1 || failed="$failed training"
 if [[ -n "$failed" ]]; then
   echo "steps that failed:$failed" >&2
   exit 1
