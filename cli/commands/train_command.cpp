@@ -269,7 +269,9 @@ class TrainCommand final : public Command {
     }
     if (!plot_path_.empty()) {
       training::CurveSvgOptions o;
-      o.title = model_ + " (" + optimizer_ + ")";
+      const size_t slash = model_.find_last_of('/');
+      o.title = (slash == std::string::npos ? model_ : model_.substr(slash + 1)) + ": " + optimizer_ + ", lr " +
+                number_string(lr_opt_->count() ? lr_ : 1e-3);
       ETSCOPE_TRY(write_file_text(plot_path_, training::curve_svg(curve, o)));
       files_["plot"] = plot_path_;
     }

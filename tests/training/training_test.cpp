@@ -174,6 +174,15 @@ TEST_CASE("xor and cifar10 fixtures: 20 SGD steps (momentum 0 and 0.9) as ExecuT
       auto opt = Optimizer::sgd(so);
       const Curve c = train(s, *opt, 20);
       check_losses(c.loss, training["runs"][run]["executorch"]["losses"], 1e-5);
+      // Accuracy: ExecuTorch's prediction (output 1) of each step against that step's label.
+      const NpyArray labels = must(read_npy(fixture("training/xor.data1.npy")));
+      REQUIRE(c.accuracy.size() == 20);
+      for (size_t k = 0; k < 20; ++k) {
+        const int64_t label = reinterpret_cast<const int64_t*>(labels.data.data())[k];
+        const int64_t predicted = training["runs"][run]["executorch"]["argmax"][k][0].get<int64_t>();
+        REQUIRE(c.accuracy[k].has_value());
+        CHECK(*c.accuracy[k] == (predicted == label ? 1.0 : 0.0));
+      }
     }
   }
   SECTION("cifar10 without dropout on CIFAR-10 binary data: eager PyTorch's curve") {

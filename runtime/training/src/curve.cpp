@@ -160,13 +160,13 @@ Result<Curve> parse_curve_json(std::string_view text, const std::string& name) {
 
 std::string curve_svg(const Curve& c, const CurveSvgOptions& o) {
   const int w = std::max(o.width, 200), h = std::max(o.height, 150);
-  const double left = 70, right = w - 70.0, top = 44, bottom = h - 46.0;
+  const double left = 70, right = w - 70.0, top = 54, bottom = h - 46.0;
   std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(w) + "\" height=\"" +
                   std::to_string(h) + "\" viewBox=\"0 0 " + std::to_string(w) + " " + std::to_string(h) +
                   "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   s += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   const std::string title = o.title.empty() ? std::string("training curve") : o.title;
-  s += "<text x=\"" + fixed(left, 0) + "\" y=\"24\" font-size=\"15\" font-weight=\"bold\">" + xml_escape(title) + "</text>\n";
+  s += "<text x=\"" + fixed(left, 0) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" + xml_escape(title) + "</text>\n";
 
   // Ranges over what is finite.
   std::vector<double> ys;
@@ -252,9 +252,10 @@ std::string curve_svg(const Curve& c, const CurveSvgOptions& o) {
   auto item = [&](const std::string& colour, const std::string& text, bool dot) {
     const double width = 28 + 7.0 * static_cast<double>(text.size());
     lx -= width;
-    legend += dot ? "<circle cx=\"" + fixed(lx + 9, 1) + "\" cy=\"30\" r=\"4\" fill=\"#ffffff\" stroke=\"" + colour + "\" stroke-width=\"2\"/>\n"
-                  : "<line x1=\"" + fixed(lx, 1) + "\" x2=\"" + fixed(lx + 18, 1) + "\" y1=\"30\" y2=\"30\" stroke=\"" + colour + "\" stroke-width=\"2\"/>\n";
-    legend += "<text x=\"" + fixed(lx + 22, 1) + "\" y=\"34\">" + text + "</text>\n";
+    // One row under the title, right-aligned above the plot.
+    legend += dot ? "<circle cx=\"" + fixed(lx + 9, 1) + "\" cy=\"42\" r=\"4\" fill=\"#ffffff\" stroke=\"" + colour + "\" stroke-width=\"2\"/>\n"
+                  : "<line x1=\"" + fixed(lx, 1) + "\" x2=\"" + fixed(lx + 18, 1) + "\" y1=\"42\" y2=\"42\" stroke=\"" + colour + "\" stroke-width=\"2\"/>\n";
+    legend += "<text x=\"" + fixed(lx + 22, 1) + "\" y=\"46\">" + text + "</text>\n";
   };
   if (!c.val.empty()) item("#1f5fbf", "validation", true);
   if (any_accuracy(c)) item("#d9731a", "accuracy", false);

@@ -22,16 +22,18 @@ bool is_integral(ScalarType t) {
          t == ScalarType::kByte;
 }
 
-int64_t integer_at(const rt::TensorImpl& t, int64_t i) {
-  switch (t.dtype()) {
-    case ScalarType::kLong: return t.data_as<int64_t>()[i];
-    case ScalarType::kInt: return t.data_as<int32_t>()[i];
-    case ScalarType::kShort: return t.data_as<int16_t>()[i];
-    case ScalarType::kChar: return t.data_as<int8_t>()[i];
-    case ScalarType::kByte: return t.data_as<uint8_t>()[i];
+int64_t integer_at(ScalarType t, const void* data, int64_t i) {
+  switch (t) {
+    case ScalarType::kLong: return static_cast<const int64_t*>(data)[i];
+    case ScalarType::kInt: return static_cast<const int32_t*>(data)[i];
+    case ScalarType::kShort: return static_cast<const int16_t*>(data)[i];
+    case ScalarType::kChar: return static_cast<const int8_t*>(data)[i];
+    case ScalarType::kByte: return static_cast<const uint8_t*>(data)[i];
     default: return 0;
   }
 }
+
+int64_t integer_at(const rt::TensorImpl& t, int64_t i) { return integer_at(t.dtype(), t.data(), i); }
 
 double float_at(const rt::TensorImpl& t, int64_t i) {
   return t.dtype() == ScalarType::kDouble ? t.data_as<double>()[i] : static_cast<double>(t.data_as<float>()[i]);
@@ -47,11 +49,17 @@ struct Trainer::Impl {
   std::vector<std::vector<float>> backup;  // parameters before the last update
   bool have_backup = false;
   int label_input = -1;  // the integer [B] input accuracy compares output 1 with, or -1
+  int64_t label_count = 0;  // B
 
   bool rolled_back = false;  // the last step's loss was not finite and the weights went back
 
   std::string where() const { return runner->program().name() + ": method '" + layout.method + "'"; }
   Result<StepResult> pass(const std::vector<std::vector<uint8_t>>& batch, const char* block);
+  // Label k of the batch, read from the bytes given (the program's planned memory may reuse the
+  // input's bytes for later values, so the input tensor no longer holds them after execution).
+  int64_t label_at(const std::vector<std::vector<uint8_t>>& batch, int64_t k) const {
+    return integer_at(inputs[static_cast<size_t>(label_input)].dtype, batch[static_cast<size_t>(label_input)].data(), k);
+  }
   Error non_finite(double loss) const;
 };
 
@@ -114,6 +122,7 @@ Result<std::unique_ptr<Trainer>> Trainer::load(const rt::RunnerOptions& options)
     const InputSpec& in = impl->inputs[i];
     if (is_integral(in.dtype) && in.sizes.size() == 1) {
       impl->label_input = static_cast<int>(i);
+      impl->label_count = in.sizes[0];
       break;
     }
   }
@@ -135,11 +144,10 @@ Result<StepResult> Trainer::Impl::pass(const std::vector<std::vector<uint8_t>>& 
   if (!s.ok()) {
     // A label past the classes fails in the loss's gather or nll_loss: say what the labels were.
     if (label_input < 0) return s.error();
-    const rt::TensorImpl& labels = *method.input(static_cast<size_t>(label_input)).tensor;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (int64_t k = 0; k < labels.numel(); ++k) {
-      lo = std::min(lo, integer_at(labels, k));
-      hi = std::max(hi, integer_at(labels, k));
+    for (int64_t k = 0; k < label_count; ++k) {
+      lo = std::min(lo, label_at(batch, k));
+      hi = std::max(hi, label_at(batch, k));
     }
     return Error(s.error().code(), s.error().message() + " (this batch's labels, input " + std::to_string(label_input) +
                                        ", lie in [" + std::to_string(lo) + ", " + std::to_string(hi) + "])");
@@ -147,8 +155,7 @@ Result<StepResult> Trainer::Impl::pass(const std::vector<std::vector<uint8_t>>& 
   r.loss = float_at(*method.output(0).tensor, 0);
   if (layout.forward_outputs() >= 2 && label_input >= 0 && method.output(1).tag == rt::Tag::kTensor) {
     const rt::TensorImpl& pred = *method.output(1).tensor;
-    const int64_t b = inputs[static_cast<size_t>(label_input)].sizes[0];
-    const rt::TensorImpl& labels = *method.input(static_cast<size_t>(label_input)).tensor;
+    const int64_t b = label_count;
     const bool indices = is_integral(pred.dtype()) && pred.numel() == b;
     const bool logits = (pred.dtype() == ScalarType::kFloat || pred.dtype() == ScalarType::kDouble) && pred.dim() == 2 &&
                         pred.size(0) == b && pred.size(1) > 0;
@@ -163,7 +170,7 @@ Result<StepResult> Trainer::Impl::pass(const std::vector<std::vector<uint8_t>>& 
             if (float_at(pred, k * pred.size(1) + c) > float_at(pred, k * pred.size(1) + guess)) guess = c;
           }
         }
-        right += guess == integer_at(labels, k);
+        right += guess == label_at(batch, k);
       }
       r.accuracy = static_cast<double>(right) / static_cast<double>(b);
     }
