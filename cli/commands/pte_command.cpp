@@ -1,9 +1,12 @@
 // etscope pte: what is inside a .pte program.
+#include <algorithm>
 #include <iostream>
 
 #include "commands/command.h"
 #include "etscope/core/machine.h"
 #include "etscope/formats/ptd_reader.h"
+#include "etscope/formats/training.h"
+#include "etscope/runtime/kernel.h"
 #include "etscope/formats/tensor_stats.h"
 #include "etscope/inspect/memory_plan.h"
 #include "etscope/inspect/program_description.h"
@@ -26,6 +29,8 @@ class PteCommand final : public Command {
     sub->add_option("--tensor", tensor_, "Statistics and first values of constant or external tensor INDEX")
         ->check(CLI::NonNegativeNumber);
     sub->add_option("--ptd", ptd_, "Tensor-data file (.ptd) holding the program's external tensors");
+    sub->add_flag("--kernels", kernels_, "Before running: which of each method's operators etscope has kernels for, "
+                                         "which it lacks, and the delegates (exit 1 when anything is missing)");
     return sub;
   }
 
@@ -37,6 +42,7 @@ class PteCommand final : public Command {
       ETSCOPE_ASSIGN_OR_RETURN(only, find_plan(program, plan_));
     }
     if (tensor_ >= 0) return show_tensor(program, only ? *only : first_plan(program));
+    if (kernels_) return show_kernels(program, only);
     print_problems(program);
     for (const std::string& w : inspect::declared_memory_warnings(program, machine_memory_bytes())) {
       std::cerr << "etscope: " << file_ << ": warning: " << w << "\n";
@@ -64,6 +70,61 @@ class PteCommand final : public Command {
     for (const auto& plan : program.plans) names += (names.empty() ? "" : ", ") + plan.name;
     return Error(ErrorCode::kNotFound,
                  program.name() + ": no method named '" + name + "' (methods: " + names + ")");
+  }
+
+  // Per method: each operator with its call count and whether the runtime has a kernel for it,
+  // then the delegates (etscope's runtime executes none yet). The same lookup Method::load makes.
+  Result<int> show_kernels(const Program& program, const ExecutionPlan* only) {
+    const rt::KernelRegistry& registry = rt::KernelRegistry::portable();
+    Json plans = Json::array();
+    bool anything_missing = false;
+    for (const ExecutionPlan& plan : program.plans) {
+      if ((only != nullptr && only != &plan) || is_training_marker(plan.name)) continue;
+      std::vector<size_t> calls(plan.operators.size(), 0);
+      std::vector<size_t> delegate_calls(plan.delegates.size(), 0);
+      for (const auto& chain : plan.chains) {
+        for (const Instruction& in : chain.instructions) {
+          if (in.kind == InstructionKind::kKernelCall && in.op_index >= 0 && static_cast<size_t>(in.op_index) < calls.size()) {
+            ++calls[static_cast<size_t>(in.op_index)];
+          } else if (in.kind == InstructionKind::kDelegateCall && in.delegate_index >= 0 &&
+                     static_cast<size_t>(in.delegate_index) < delegate_calls.size()) {
+            ++delegate_calls[static_cast<size_t>(in.delegate_index)];
+          }
+        }
+      }
+      Json ops = Json::array();
+      std::vector<std::string> missing;
+      for (size_t i = 0; i < plan.operators.size(); ++i) {
+        const std::string name = plan.operators[i].qualified_name();
+        const bool have = registry.find(name) != nullptr;
+        if (!have && std::find(missing.begin(), missing.end(), name) == missing.end()) missing.push_back(name);
+        ops.push_back(Json{{"name", name}, {"calls", calls[i]}, {"kernel", have}});
+      }
+      Json delegates = Json::array();
+      for (size_t i = 0; i < plan.delegates.size(); ++i) {
+        delegates.push_back(Json{{"backend", plan.delegates[i].id}, {"calls", delegate_calls[i]}});
+      }
+      anything_missing = anything_missing || !missing.empty() || !plan.delegates.empty();
+      if (json_) {
+        plans.push_back(Json{{"name", plan.name}, {"operators", std::move(ops)}, {"missing", missing}, {"delegates", std::move(delegates)}});
+        continue;
+      }
+      std::cout << "method " << plan.name << ": " << plan.operators.size() << " operators, " << (plan.operators.size() - missing.size())
+                << " with a kernel";
+      if (!missing.empty()) std::cout << ", " << missing.size() << " missing";
+      if (!plan.delegates.empty()) std::cout << ", " << plan.delegates.size() << " delegate" << (plan.delegates.size() == 1 ? "" : "s");
+      std::cout << "\n";
+      for (const Json& op : ops) {
+        std::cout << "  " << (op["kernel"].get<bool>() ? "yes      " : "MISSING  ") << op["name"].get<std::string>() << "  x"
+                  << op["calls"].get<size_t>() << "\n";
+      }
+      for (const Json& d : delegates) {
+        std::cout << "  DELEGATE " << d["backend"].get<std::string>() << "  x" << d["calls"].get<size_t>()
+                  << "  (etscope's runtime executes no delegates)\n";
+      }
+    }
+    if (json_) std::cout << dump_json(Json{{"file", file_}, {"plans", std::move(plans)}}) << "\n";
+    return anything_missing ? 1 : 0;
   }
 
   const ExecutionPlan& first_plan(const Program& program) {
@@ -132,6 +193,7 @@ class PteCommand final : public Command {
   std::string file_;
   std::string plan_;
   std::string ptd_;
+  bool kernels_ = false;
   bool json_ = false;
   ReportFormat report_format_;
   bool values_ = false;

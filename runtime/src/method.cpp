@@ -362,6 +362,7 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels) {
   arg_pool.reserve(arg_total);
   output_pool.reserve(out_total);
   size_t scratch_bytes = 0;
+  std::vector<std::string> delegate_calls;
   for (size_t ci = 0; ci < plan->chains.size(); ++ci) {
     const Chain& chain = plan->chains[ci];
     std::vector<Step> steps(chain.instructions.size());
@@ -391,11 +392,13 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels) {
           }
           break;
         }
-        case InstructionKind::kDelegateCall:
-          return Error(ErrorCode::kNotSupported,
-                       where() + ": instruction " + std::to_string(ii) + " calls the '" +
-                           plan->delegates[static_cast<size_t>(in.delegate_index)].id +
-                           "' delegate; etscope's runtime executes no delegates (export without a partitioner to run it here)");
+        case InstructionKind::kDelegateCall: {
+          // Collected with the missing kernels: one refusal names everything the program lacks.
+          const std::string text = "instruction " + std::to_string(ii) + " calls the '" +
+                                   plan->delegates[static_cast<size_t>(in.delegate_index)].id + "' delegate";
+          delegate_calls.push_back(text);
+          break;
+        }
         case InstructionKind::kMoveCall:
           step.a = in.move_from;
           step.b = in.move_to;
@@ -415,10 +418,18 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels) {
     instruction_count += steps.size();
     chains.push_back(std::move(steps));
   }
-  if (!missing.empty()) {
-    std::string list;
-    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
-    return Error(ErrorCode::kNotSupported, where() + ": missing kernels: " + list);
+  if (!missing.empty() || !delegate_calls.empty()) {
+    std::string text;
+    if (!missing.empty()) {
+      text = "missing kernels: ";
+      for (size_t i = 0; i < missing.size(); ++i) text += (i ? ", " : "") + missing[i];
+    }
+    if (!delegate_calls.empty()) {
+      text += text.empty() ? "" : "; ";
+      for (size_t i = 0; i < delegate_calls.size(); ++i) text += (i ? ", " : "") + delegate_calls[i];
+      text += "; etscope's runtime executes no delegates (export without a partitioner to run it here)";
+    }
+    return Error(ErrorCode::kNotSupported, where() + ": " + text);
   }
   ETSCOPE_TRY(reserve(scratch_bytes, where() + ": kernel scratch space"));
   if (!scratch.allocate(scratch_bytes)) {

@@ -474,3 +474,24 @@ TEST_CASE("every verb exits 2 on a usage error", "[cli][errors]") {
   // Bad data is 1: the file is there but is not what it should be.
   CHECK(run_etscope("pte " + real_artifact("tutorial.etdp")).exit_code == 1);
 }
+
+TEST_CASE("etscope pte --kernels says before running which operators and delegates etscope lacks", "[cli]") {
+  auto all = run_etscope("pte --kernels " + etscope::testing::fixture("training/mlp_mse.pte"));
+  CHECK(all.exit_code == 0);
+  CHECK_THAT(all.out, Catch::Contains("method forward: 15 operators, 15 with a kernel") && Catch::Contains("yes      aten::addmm.out  x2"));
+  CHECK_THAT(all.out, !Catch::Contains("__et_training"));  // the marker methods hold no computation
+  auto cadence = run_etscope("pte --kernels " + real_artifact("cadence_quantized_conv.pte"));
+  CHECK(cadence.exit_code == 1);
+  CHECK_THAT(cadence.out, Catch::Contains("3 missing") && Catch::Contains("MISSING  cadence::quantized_conv2d_nchw.per_tensor_out  x1"));
+  auto xnn = run_etscope("pte --kernels --format json " + etscope::testing::fixture("simple_conv_xnnpack/simple_conv_xnnpack.pte"));
+  CHECK(xnn.exit_code == 1);
+  const auto j = nlohmann::json::parse(xnn.out);
+  REQUIRE(j["plans"].size() == 1);
+  CHECK(j["plans"][0]["delegates"][0]["backend"] == "XnnpackBackend");
+  CHECK(j["plans"][0]["delegates"][0]["calls"] == 1);
+  // The refusal at load names every missing kernel and every delegate in one line.
+  auto run = run_etscope("run " + real_artifact("cadence_quantized_conv.pte"));
+  CHECK(run.exit_code == 1);
+  CHECK_THAT(run.err, Catch::Contains("missing kernels: cadence::quantize_per_tensor.out, cadence::quantized_conv2d_nchw.per_tensor_out, "
+                                      "cadence::dequantize_per_tensor.out"));
+}
