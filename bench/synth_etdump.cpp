@@ -37,7 +37,8 @@ struct Rng {
 const char* const kOps[] = {"convolution.out", "relu.out", "max_pool2d_with_indices.out", "addmm.out", "add.out",
                             "_native_batch_norm_legit_no_training.out", "hardtanh.out", "mean.out", "view_copy.out", "permute_copy.out"};
 
-constexpr const char* kUsage = "usage: etscope-synth-etdump OUT.etdp [--events N] [--ops-per-run M] [--delegate-every K]\n";
+constexpr const char* kUsage =
+    "usage: etscope-synth-etdump OUT.etdp [--events N] [--ops-per-run M] [--delegate-every K] [--seed S] [--slow INSTR:FACTOR]\n";
 
 int usage() {
   std::fputs(kUsage, stderr);
@@ -52,13 +53,16 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     std::puts("Writes a synthetic ETDump (for the reader and Inspector benchmarks): run blocks of --ops-per-run\n"
               "kernel events until --events are written; --delegate-every K makes every K-th instruction a\n"
-              "delegate call with three delegate events.");
+              "delegate call with three delegate events. --seed S draws other durations (other bytes: another\n"
+              "run for the store); --slow INSTR:FACTOR makes one instruction's kernel FACTOR times slower.");
     return 0;
   }
   // An option where the output path belongs is a mistake, not a file name.
   if (argv[1][0] == '-') return usage();
   std::string out_path = argv[1];
-  uint64_t events = 1000000, ops = 500, delegate_every = 0;
+  uint64_t events = 1000000, ops = 500, delegate_every = 0, seed = 0;
+  int64_t slow_instr = -1;
+  double slow_factor = 1;
   for (int i = 2; i < argc; ++i) {
     auto value = [&](uint64_t* v) {
       if (i + 1 >= argc) return false;
@@ -70,11 +74,23 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--events") == 0) ok = value(&events);
     else if (std::strcmp(argv[i], "--ops-per-run") == 0) ok = value(&ops);
     else if (std::strcmp(argv[i], "--delegate-every") == 0) ok = value(&delegate_every);
+    else if (std::strcmp(argv[i], "--seed") == 0) ok = value(&seed);
+    else if (std::strcmp(argv[i], "--slow") == 0 && i + 1 < argc) {
+      char* end = nullptr;
+      slow_instr = std::strtoll(argv[++i], &end, 10);
+      ok = end != nullptr && *end == ':';
+      if (ok) {
+        slow_factor = std::strtod(end + 1, &end);
+        ok = *end == '\0' && slow_factor > 0 && slow_factor < 1e6 && slow_instr >= 0;
+      }
+    }
     if (!ok) return usage();
   }
   if (ops == 0) return usage();
   flatbuffers::FlatBufferBuilder b(events * 72 + (1 << 20));
   Rng rng;
+  rng.s ^= seed * 0xD1B54A32D192ED03ull;
+  if (rng.s == 0) rng.s = 1;
   uint64_t now = 1'000'000'000;
   std::vector<flatbuffers::Offset<fb::RunData>> runs;
   auto profile = [&](const char* name, int32_t chain, int32_t instr, uint64_t start, uint64_t end, const char* delegate_str = nullptr) {
@@ -109,7 +125,13 @@ int main(int argc, char** argv) {
     const uint64_t run_start = now;
     for (uint64_t i = 0; i < ops && written < events; ++i) {
       const int32_t instr = static_cast<int32_t>(i);
-      const uint64_t kernel = 2000 + rng.next() % 50000;
+      // Each instruction has its own duration (2-52 us), the same in every run, plus up to 5%
+      // jitter per run: runs of one seed and of another look like reruns of one program.
+      uint64_t mix = (i + 1) * 0x9E3779B97F4A7C15ull;
+      mix = (mix ^ (mix >> 31)) * 0xBF58476D1CE4E5B9ull;
+      const uint64_t base = 2000 + (mix ^ (mix >> 29)) % 50000;
+      uint64_t kernel = base + rng.next() % (base / 20 + 1);
+      if (static_cast<int64_t>(i) == slow_instr) kernel = static_cast<uint64_t>(static_cast<double>(kernel) * slow_factor);
       const uint64_t op_start = now + 300;
       if (delegate_every > 0 && i % delegate_every == 0) {
         uint64_t t = op_start + 200;

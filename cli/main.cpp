@@ -54,6 +54,11 @@ int main(int argc, char** argv) {
   commands.push_back(make_kernels_command());
   commands.push_back(make_debug_command());
   commands.push_back(make_train_command());
+  commands.push_back(make_store_command());
+  commands.push_back(make_runs_command());
+  commands.push_back(make_compare_command());
+  commands.push_back(make_history_command());
+  commands.push_back(make_sql_command());
   std::vector<std::pair<CLI::App*, Command*>> verbs;
   for (auto& c : commands) verbs.emplace_back(c->add_to(app), c.get());
 

@@ -11,11 +11,16 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 
 # Debian packages the build needs. libimgui-dev, libglfw3-dev, libsqlite3-dev and libzip-dev are
 # for the viewer, the run store and ETRecord archives; xz-utils unpacks the large test fixtures;
+# The run store: libsqlite3-dev (the default store), libpq-dev (PostgreSQL stores) and libssl-dev
+# (SHA-256 of the stored files); the store tests start a throwaway server from Debian's
+# postgresql package (tests/store/postgres_fixture.sh), which the package's own cluster does not need
+# to be running for.
 # libpng-dev writes the viewer's screenshots, which its tests take under xvfb (xauth) with Mesa's
 # software OpenGL (libgl1-mesa-dri) and a DejaVu font.
 packages=(cmake make g++ pkg-config flatbuffers-compiler libflatbuffers-dev libcli11-dev
           nlohmann-json3-dev libeigen3-dev catch2 libimgui-dev libglfw3-dev libsqlite3-dev libzip-dev xz-utils
-          libpng-dev fonts-dejavu-core xvfb xauth libgl1-mesa-dri)
+          libpng-dev fonts-dejavu-core xvfb xauth libgl1-mesa-dri
+          libpq-dev libssl-dev postgresql)
 
 setup() {
   local missing=()

@@ -45,5 +45,10 @@ std::unique_ptr<Command> make_trace_command();
 std::unique_ptr<Command> make_kernels_command();
 std::unique_ptr<Command> make_debug_command();
 std::unique_ptr<Command> make_train_command();
+std::unique_ptr<Command> make_store_command();
+std::unique_ptr<Command> make_runs_command();
+std::unique_ptr<Command> make_compare_command();
+std::unique_ptr<Command> make_history_command();
+std::unique_ptr<Command> make_sql_command();
 
 }  // namespace etscope::cli

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "commands/command.h"
+#include "commands/store_options.h"
 #include "etscope/formats/blob.h"
 #include "etscope/formats/tensor_stats.h"
 #include "etscope/inspect/time_unit.h"
@@ -63,6 +64,8 @@ class RunCommand final : public Command {
     sub->add_option("--debug-level", debug_level_, "With --debug-buffer: outputs (program outputs) or intermediate (every kernel output)")
         ->check(CLI::IsMember({"outputs", "intermediate"}));
     sub->add_option("--debug-buffer-size", debug_buffer_mib_, "Debug buffer capacity in MiB (default 256)");
+    store_option_ = add_store_option(sub, store_location_)->expected(0, 1);
+    sub->add_option("--tag", tags_, "With --store: key=value tags of the stored run (repeatable)");
     sub->add_option("--max-memory", max_memory_, "Most the program may allocate at load, e.g. 512M or 8G (default: the machine's memory)");
     bundled_option_ = bundled;
     sub->add_option("--format", format_, "table (default) or json: one JSON object with the load, latency statistics, "
@@ -81,7 +84,8 @@ class RunCommand final : public Command {
     options.ptd_files = ptd_files_;
     options.method = method_;
     if (!max_memory_.empty()) options.max_memory = *parse_byte_count(max_memory_);
-    options.trace = !etdump_path_.empty();
+    store_requested_ = sub_store_given();
+    options.trace = !etdump_path_.empty() || store_requested_;
     if (!debug_buffer_path_.empty()) {
       options.debug_level = debug_level_ == "outputs" ? rt::DebugLevel::kProgramOutputs : rt::DebugLevel::kIntermediateOutputs;
       options.debug_buffer_bytes = static_cast<uint64_t>(debug_buffer_mib_) << 20;
@@ -133,6 +137,7 @@ class RunCommand final : public Command {
       }
     }
     ETSCOPE_TRY(write_trace());
+    if (store_requested_) ETSCOPE_TRY(record_in_store());
     if (json_) std::printf("%s\n", dump_json(report_).c_str());
     return code;
   }
@@ -200,6 +205,35 @@ class RunCommand final : public Command {
       say("inputs     random (seed %llu)\n", static_cast<unsigned long long>(seed_));
       report_["input_source"] = "random seed " + std::to_string(seed_);
     }
+    return ok_status();
+  }
+
+  bool sub_store_given() const { return store_option_ != nullptr && store_option_->count() > 0; }
+
+  // --store: the run's ETDump (the --etdump file, else a temporary one) goes into the run store.
+  Status record_in_store() {
+    ETSCOPE_ASSIGN_OR_RETURN(auto tags, parse_tags(tags_));
+    std::string dump = etdump_path_;
+    std::string temp;
+    if (dump.empty()) {
+      ETSCOPE_ASSIGN_OR_RETURN(temp, temporary_etdump(*runner_));
+      dump = temp;
+    }
+    auto store = open_store(store_location_);
+    Result<store::ImportResult> r = store.ok() ? [&]() {
+      store::ImportRequest req;
+      req.etdump = dump;
+      req.pte = model_;
+      req.method = runner_->method_name();
+      req.source = "run";
+      req.tags = tags;
+      req.environment = store::this_machine();
+      return store.value()->add(req);
+    }() : Result<store::ImportResult>(store.error());
+    if (!temp.empty()) std::remove(temp.c_str());
+    if (!r.ok()) return r.error();
+    say("store      run %lld in %s\n", static_cast<long long>(r->run_id), store.value()->location().c_str());
+    report_["store"] = Json{{"run_id", r->run_id}, {"location", store.value()->location()}};
     return ok_status();
   }
 
@@ -323,6 +357,10 @@ class RunCommand final : public Command {
   int debug_buffer_mib_ = 256;
   std::string max_memory_;
   std::unique_ptr<rt::Runner> runner_;
+  std::string store_location_;
+  std::vector<std::string> tags_;
+  CLI::Option* store_option_ = nullptr;
+  bool store_requested_ = false;
   std::string format_ = "table";
   std::string time_unit_ = "auto";
   bool json_ = false;

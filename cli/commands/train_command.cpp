@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "commands/command.h"
+#include "commands/store_options.h"
 #include "etscope/formats/blob.h"
 #include "etscope/inspect/time_unit.h"
 #include "etscope/training/curve.h"
@@ -91,6 +92,8 @@ class TrainCommand final : public Command {
     sub->add_option("--etdump", etdump_path_, "Record every step (forward-backward, then Optimizer::step) as an ETDump");
     sub->add_option("--max-memory", max_memory_, "Most the program may allocate at load, e.g. 512M or 8G (default: the machine's memory)");
     format_.add_to(sub, "one object with the summary, hyper-parameters and files written");
+    store_option_ = add_store_option(sub, store_location_)->expected(0, 1);
+    sub->add_option("--tag", tags_, "With --store: key=value tags of the stored run (repeatable)");
     return sub;
   }
 
@@ -101,7 +104,8 @@ class TrainCommand final : public Command {
     options.model = model_;
     options.ptd_files = ptd_files_;
     options.method = method_;
-    options.trace = !etdump_path_.empty();
+    const bool store = store_option_->count() > 0;
+    options.trace = !etdump_path_.empty() || store;
     if (!max_memory_.empty()) options.max_memory = *parse_byte_count(max_memory_);
     ETSCOPE_ASSIGN_OR_RETURN(auto trainer, training::Trainer::load(options));
     ETSCOPE_ASSIGN_OR_RETURN(training::Dataset data, training::Dataset::open(data_files_, trainer->inputs()));
@@ -164,6 +168,7 @@ class TrainCommand final : public Command {
     // What was recorded up to a failure is written too: the curve up to the bad step is the clue.
     ETSCOPE_TRY(write_outputs(*trainer, curve));
     if (!summary.ok()) return summary.error();
+    if (store) ETSCOPE_TRY(record_in_store(*trainer, curve));
     report(*summary, curve, hyper);
     return 0;
   }
@@ -282,6 +287,33 @@ class TrainCommand final : public Command {
     return ok_status();
   }
 
+  // --store: the training run's ETDump (every step's forward-backward and optimizer update) and
+  // its curve go into the run store.
+  Status record_in_store(training::Trainer& trainer, const training::Curve& curve) {
+    ETSCOPE_ASSIGN_OR_RETURN(auto tags, parse_tags(tags_));
+    std::string dump = etdump_path_, temp;
+    if (dump.empty()) {
+      ETSCOPE_ASSIGN_OR_RETURN(temp, temporary_etdump(trainer.runner()));
+      dump = temp;
+    }
+    store::ImportRequest req;
+    req.etdump = dump;
+    req.pte = model_;
+    req.method = trainer.layout().method;
+    req.source = "train";
+    req.tags = tags;
+    req.environment = store::this_machine();
+    for (size_t i = 0; i < curve.loss.size(); ++i) {
+      req.curve.push_back({curve.first_step + static_cast<int64_t>(i), curve.loss[i], curve.accuracy[i], curve.step_ms[i]});
+    }
+    auto opened = open_store(store_location_);
+    Result<store::ImportResult> r = opened.ok() ? opened.value()->add(req) : Result<store::ImportResult>(opened.error());
+    if (!temp.empty()) std::remove(temp.c_str());
+    if (!r.ok()) return r.error();
+    files_["store"] = Json{{"run_id", r->run_id}, {"location", opened.value()->location()}};
+    return ok_status();
+  }
+
   void report(const training::LoopSummary& s, const training::Curve& curve, const std::string& hyper) {
     auto ms = [](double v) { return inspect::duration_text(v * 1e6, inspect::TimeUnit::kAuto); };
     say("steps      %lld (%lld in all, %.2f epochs)\n", static_cast<long long>(s.steps), static_cast<long long>(s.total_steps), s.epochs);
@@ -299,7 +331,9 @@ class TrainCommand final : public Command {
       say("saved      %s (+ %s)\n", s.saved.back().c_str(), training::optimizer_state_path(s.saved.back()).c_str());
     }
     for (const auto& [key, value] : files_.items()) {
-      if (key == "etdump") {
+      if (key == "store") {
+        say("store      run %lld in %s\n", static_cast<long long>(value["run_id"].get<int64_t>()), value["location"].get<std::string>().c_str());
+      } else if (key == "etdump") {
         say("etdump     %s: %zu events\n", etdump_path_.c_str(), value["events"].get<size_t>());
       } else {
         say("%-10s %s\n", key.c_str(), value.get<std::string>().c_str());
@@ -354,6 +388,9 @@ class TrainCommand final : public Command {
   bool json_ = false, tty_ = false, bar_shown_ = false;
   int64_t first_ = -1;
   Json files_ = Json::object();
+  std::string store_location_;
+  std::vector<std::string> tags_;
+  CLI::Option* store_option_ = nullptr;
 };
 
 }  // namespace

@@ -80,6 +80,19 @@ TEST_CASE("etscope train: 20 SGD steps give ExecuTorch's curve with curve and pl
     for (const json& row : block["summary_by_type"]) CHECK(row["type"] != "Optimizer::step");
   }
   CHECK(found);
+  // --store keeps the steps (one execution each) and the curve.
+  auto stored = run_etscope("train " + mlp() + " --steps 20 --lr 0.05 --momentum 0.9 --store " + dir + "/runs.sqlite --tag exp=a");
+  INFO(stored.err);
+  REQUIRE(stored.exit_code == 0);
+  auto curve_rows = run_etscope("sql \"SELECT count(*), min(loss) FROM v_curves\" --format json --store " + dir + "/runs.sqlite");
+  REQUIRE(curve_rows.exit_code == 0);
+  CHECK(json::parse(curve_rows.out)[0]["count(*)"] == 20);
+  auto stored_runs = run_etscope("runs --format json --store " + dir + "/runs.sqlite");
+  REQUIRE(stored_runs.exit_code == 0);
+  const json run_row = json::parse(stored_runs.out).at(0);
+  CHECK(run_row["source"] == "train");
+  CHECK(run_row["executions"] == 20);
+  CHECK(run_row["tags"] == "exp=a");
   auto by_type = run_etscope("inspect --etdump " + dir + "/t.etdp --by-type");
   REQUIRE(by_type.exit_code == 0);
   CHECK_THAT(by_type.out, !Catch::Contains("Optimizer::step"));  // shares are of the run time

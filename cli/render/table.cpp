@@ -1,0 +1,65 @@
+#include "render/table.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "render/format.h"
+#include "render/program_json.h"
+
+namespace etscope::cli {
+
+std::string render_table(const TextTable& t, const std::string& format) {
+  const size_t ncol = t.columns.size();
+  auto is_numeric = [&](size_t c) { return c < t.numeric.size() && t.numeric[c]; };
+  if (format == "csv") {
+    std::string out;
+    for (size_t c = 0; c < ncol; ++c) out += (c ? "," : "") + delimited_cell(t.columns[c], ',');
+    out += "\n";
+    for (const auto& row : t.rows) {
+      for (size_t c = 0; c < ncol; ++c) out += (c ? "," : "") + (c < row.size() && row[c] ? delimited_cell(*row[c], ',') : "");
+      out += "\n";
+    }
+    return out;
+  }
+  if (format == "json") {
+    Json arr = Json::array();
+    for (const auto& row : t.rows) {
+      Json o = Json::object();
+      for (size_t c = 0; c < ncol; ++c) {
+        if (c >= row.size() || !row[c]) {
+          o[t.columns[c]] = nullptr;
+          continue;
+        }
+        char* end = nullptr;
+        const double v = std::strtod(row[c]->c_str(), &end);
+        if (is_numeric(c) && !row[c]->empty() && end != nullptr && *end == '\0') {
+          o[t.columns[c]] = number_json(v);
+        } else {
+          o[t.columns[c]] = *row[c];
+        }
+      }
+      arr.push_back(std::move(o));
+    }
+    return dump_json(arr) + "\n";
+  }
+  std::vector<size_t> width(ncol);
+  for (size_t c = 0; c < ncol; ++c) width[c] = t.columns[c].size();
+  for (const auto& row : t.rows) {
+    for (size_t c = 0; c < ncol && c < row.size(); ++c) width[c] = std::max(width[c], row[c] ? row[c]->size() : 1);
+  }
+  auto line = [&](auto cell) {
+    std::string out;
+    for (size_t c = 0; c < ncol; ++c) {
+      const std::string s = cell(c);
+      const std::string pad(width[c] - std::min(width[c], s.size()), ' ');
+      out += (c ? "  " : "") + (is_numeric(c) ? pad + s : (c + 1 == ncol ? s : s + pad));
+    }
+    return out + "\n";
+  };
+  std::string out = line([&](size_t c) { return t.columns[c]; });
+  out += line([&](size_t c) { return std::string(width[c], '-'); });
+  for (const auto& row : t.rows) out += line([&](size_t c) { return c < row.size() && row[c] ? *row[c] : std::string("-"); });
+  return out;
+}
+
+}  // namespace etscope::cli

@@ -1,0 +1,200 @@
+#include "etscope/inspect/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "etscope/core/event_names.h"
+
+namespace etscope::inspect {
+namespace {
+
+// Upper tail P(U >= u) of the Mann-Whitney U statistic for sample sizes m and n with no ties:
+// the counts of U are the coefficients of the Gaussian binomial [m+n choose m]_q, built as
+// prod_{i=1..m} (1 - q^(n+i)) / (1 - q^i) (each division exact).
+double exact_sf(int64_t u, size_t m, size_t n) {
+  if (m > n) std::swap(m, n);
+  const size_t top = m * n;
+  std::vector<double> c(top + 1, 0.0);
+  c[0] = 1;
+  size_t degree = 0;
+  for (size_t i = 1; i <= m; ++i) {
+    // Multiply by (1 - q^(n+i)).
+    const size_t shift = n + i;
+    const size_t new_degree = std::min(top, degree + shift);
+    for (size_t k = new_degree; k >= shift && k <= new_degree; --k) c[k] -= c[k - shift];
+    degree = new_degree;
+    // Divide by (1 - q^i): c[k] += c[k - i].
+    for (size_t k = i; k <= degree; ++k) c[k] += c[k - i];
+  }
+  double total = 0, tail = 0;
+  for (size_t k = 0; k <= top; ++k) {
+    total += c[k];
+    if (static_cast<int64_t>(k) >= u) tail += c[k];
+  }
+  return total > 0 ? tail / total : 1.0;
+}
+
+double normal_sf(double z) { return 0.5 * std::erfc(z / std::sqrt(2.0)); }
+
+}  // namespace
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(mid), v.end());
+  const double hi = v[mid];
+  if (v.size() % 2 == 1) return hi;
+  const double lo = *std::max_element(v.begin(), v.begin() + static_cast<long>(mid));
+  return (lo + hi) / 2;
+}
+
+MannWhitney mann_whitney_u(std::span<const double> a, std::span<const double> b) {
+  MannWhitney r;
+  const size_t n1 = a.size(), n2 = b.size();
+  if (n1 == 0 || n2 == 0) return r;
+  // Ranks of the pooled samples, ties given their average rank; tie group sizes for the variance.
+  std::vector<std::pair<double, int>> pooled;
+  pooled.reserve(n1 + n2);
+  for (double x : a) pooled.emplace_back(x, 0);
+  for (double x : b) pooled.emplace_back(x, 1);
+  std::sort(pooled.begin(), pooled.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  double rank_sum_a = 0, tie_term = 0;
+  bool ties = false;
+  for (size_t i = 0; i < pooled.size();) {
+    size_t j = i;
+    while (j < pooled.size() && pooled[j].first == pooled[i].first) ++j;
+    const double rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2.0;  // ranks i+1..j
+    const auto t = static_cast<double>(j - i);
+    if (j - i > 1) ties = true;
+    tie_term += t * t * t - t;
+    for (size_t k = i; k < j; ++k) {
+      if (pooled[k].second == 0) rank_sum_a += rank;
+    }
+    i = j;
+  }
+  const double dn1 = static_cast<double>(n1), dn2 = static_cast<double>(n2);
+  const double u1 = rank_sum_a - dn1 * (dn1 + 1) / 2;
+  const double u2 = dn1 * dn2 - u1;
+  const double u = std::max(u1, u2);
+  r.u_a = u1;
+  r.effect = 2 * u1 / (dn1 * dn2) - 1;
+  r.exact = !ties && (n1 <= 8 || n2 <= 8);
+  double p;
+  if (r.exact) {
+    p = 2 * exact_sf(static_cast<int64_t>(std::llround(u)), n1, n2);
+  } else {
+    const double n = dn1 + dn2;
+    const double s = std::sqrt(dn1 * dn2 / 12.0 * ((n + 1) - tie_term / (n * (n - 1))));
+    const double numerator = u - dn1 * dn2 / 2 - 0.5;
+    const double z = s > 0 ? numerator / s : (numerator > 0 ? INFINITY : -INFINITY);
+    p = 2 * normal_sf(z);
+  }
+  r.p = std::clamp(p, 0.0, 1.0);
+  return r;
+}
+
+RunSamples run_samples(const Inspector& inspector) {
+  RunSamples out;
+  std::map<std::tuple<int32_t, int32_t, std::string>, size_t> index;
+  std::map<std::string, int32_t> occurrences;
+  for (const EventBlock& block : inspector.blocks()) {
+    if (block.name == events::kBlockDefault || block.name == events::kBlockWarmup || block.name == events::kBlockEval) continue;
+    for (const Event& ev : block.events) {
+      if (!ev.perf) continue;
+      if (ev.name == events::kMethodExecute) {
+        out.method_ms.insert(out.method_ms.end(), ev.perf->raw.begin(), ev.perf->raw.end());
+        continue;
+      }
+      if (ev.is_framework() || ev.is_operator_call()) continue;
+      const auto key = std::make_tuple(ev.chain, ev.instruction_id, ev.name);
+      auto [it, inserted] = index.emplace(key, out.operators.size());
+      if (inserted) {
+        OperatorSamples s;
+        s.name = ev.name;
+        s.chain = ev.chain;
+        s.instruction = ev.instruction_id;
+        if (ev.debug_handles && !ev.debug_handles->empty()) s.debug_handle = ev.debug_handles->front();
+        s.occurrence = occurrences[ev.name]++;
+        out.operators.push_back(std::move(s));
+      }
+      auto& samples = out.operators[it->second].samples_ms;
+      samples.insert(samples.end(), ev.perf->raw.begin(), ev.perf->raw.end());
+    }
+  }
+  return out;
+}
+
+const char* to_string(Verdict v) {
+  switch (v) {
+    case Verdict::kUnchanged: return "unchanged";
+    case Verdict::kRegression: return "regression";
+    case Verdict::kImprovement: return "improvement";
+    case Verdict::kOnlyInA: return "only in A";
+    case Verdict::kOnlyInB: return "only in B";
+  }
+  return "?";
+}
+
+namespace {
+
+CompareRow compare_samples(const std::string& name, const std::vector<double>& a, const std::vector<double>& b,
+                           const CompareOptions& o) {
+  CompareRow row;
+  row.name = name;
+  row.n_a = a.size();
+  row.n_b = b.size();
+  row.median_a = median(a);
+  row.median_b = median(b);
+  row.delta = row.median_a > 0 ? (row.median_b - row.median_a) / row.median_a : 0;
+  // B's samples first: a positive effect means B tends to be slower.
+  row.test = mann_whitney_u(b, a);
+  const bool significant = row.n_a > 0 && row.n_b > 0 && row.test.p < o.alpha;
+  if (significant && row.delta > o.threshold) row.verdict = Verdict::kRegression;
+  else if (significant && row.delta < -o.threshold) row.verdict = Verdict::kImprovement;
+  return row;
+}
+
+}  // namespace
+
+Comparison compare_runs(const RunSamples& a, const RunSamples& b, const CompareOptions& o) {
+  Comparison c;
+  auto key_of = [&](const OperatorSamples& s) {
+    return o.same_program ? std::make_tuple(s.chain, s.instruction, s.name) : std::make_tuple(-1, s.occurrence, s.name);
+  };
+  std::map<std::tuple<int32_t, int32_t, std::string>, const OperatorSamples*> in_b;
+  for (const OperatorSamples& s : b.operators) in_b.emplace(key_of(s), &s);
+  std::vector<bool> used(b.operators.size(), false);
+  for (const OperatorSamples& s : a.operators) {
+    auto it = in_b.find(key_of(s));
+    CompareRow row;
+    if (it == in_b.end()) {
+      row = compare_samples(s.name, s.samples_ms, {}, o);
+      row.verdict = Verdict::kOnlyInA;
+    } else {
+      row = compare_samples(s.name, s.samples_ms, it->second->samples_ms, o);
+      used[static_cast<size_t>(it->second - b.operators.data())] = true;
+    }
+    row.chain = s.chain;
+    row.instruction = s.instruction;
+    c.rows.push_back(std::move(row));
+  }
+  for (size_t i = 0; i < b.operators.size(); ++i) {
+    if (used[i]) continue;
+    CompareRow row = compare_samples(b.operators[i].name, {}, b.operators[i].samples_ms, o);
+    row.verdict = Verdict::kOnlyInB;
+    row.chain = b.operators[i].chain;
+    row.instruction = b.operators[i].instruction;
+    c.rows.push_back(std::move(row));
+  }
+  c.method = compare_samples(std::string(events::kMethodExecute), a.method_ms, b.method_ms, o);
+  for (const CompareRow& r : c.rows) {
+    c.regressions += r.verdict == Verdict::kRegression;
+    c.improvements += r.verdict == Verdict::kImprovement;
+  }
+  c.gate_failed = c.regressions > 0 || c.method.verdict == Verdict::kRegression;
+  return c;
+}
+
+}  // namespace etscope::inspect

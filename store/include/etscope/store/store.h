@@ -1,0 +1,122 @@
+// The run store: profiled runs kept for comparison and history, in SQLite (one file, the
+// default) or PostgreSQL (a server shared by a team or a device fleet), one schema for both
+// (docs/store.md). Imports are one transaction each and idempotent: the same ETDump bytes are the
+// same run. Every number stored (medians, percentiles, samples) comes from libinspect; no SQL
+// leaves this library.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "etscope/core/result.h"
+#include "etscope/inspect/compare.h"
+
+namespace etscope::store {
+
+/// The schema version this build writes and reads; a store with a newer one is refused.
+inline constexpr int kSchemaVersion = 1;
+
+/// Where a run was made.
+struct Environment {
+  std::string host, device, os, backend = "etscope portable";
+  int64_t threads = 1;
+  std::string etscope_version, git_commit;
+};
+
+/// This machine: host name, `uname` (system, release, machine), etscope's version and the git
+/// commit it was built from.
+Environment this_machine();
+
+/// One step of a training curve (`etscope train --store`).
+struct CurvePoint {
+  int64_t step = 0;
+  double loss = 0;
+  std::optional<double> accuracy;
+  double step_ms = 0;
+};
+
+struct ImportRequest {
+  std::string etdump;    ///< The ETDump file (required).
+  std::string etrecord;  ///< Optional: debug handles and module paths of the operators.
+  std::string pte;       ///< Optional: the program (its identity, methods, operators, arenas).
+  std::string method;    ///< The method the dump ran ("" = "forward").
+  std::string source = "etdump";  ///< "etdump" (imported), "run" or "train".
+  std::map<std::string, std::string> tags;
+  Environment environment;
+  std::vector<CurvePoint> curve;
+};
+
+struct ImportResult {
+  int64_t run_id = 0;
+  bool created = false;  ///< False when the same ETDump was already stored.
+};
+
+struct RunRow {
+  int64_t id = 0;
+  std::string created_at;  ///< UTC, "YYYY-MM-DD HH:MM:SS".
+  std::string source, file, program, program_hash, method;
+  Environment environment;
+  std::map<std::string, std::string> tags;
+  int64_t executions = 0;
+  std::optional<double> median_ms;  ///< Method::execute's median.
+};
+
+struct RunFilter {
+  std::string program;  ///< Program name or hash prefix; "" = any.
+  std::map<std::string, std::string> tags;
+  std::string since;    ///< "YYYY-MM-DD" or a full timestamp; "" = any time.
+  size_t limit = 0;     ///< 0 = all, newest first.
+};
+
+struct HistoryPoint {
+  int64_t run_id = 0;
+  std::string created_at;
+  double median_ms = 0;
+  int64_t samples = 0;
+};
+
+struct QueryResult {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::optional<std::string>>> rows;
+};
+
+class Store {
+ public:
+  /// Opens `location`: a postgresql:// or postgres:// URI, else an SQLite file (created with its
+  /// directory when absent). Creates or migrates the schema; refuses a newer schema, a file that
+  /// is not a store, a locked or unreachable database, with one line naming it.
+  static Result<std::unique_ptr<Store>> open(const std::string& location);
+  /// $ETSCOPE_STORE, else $XDG_DATA_HOME/etscope/runs.sqlite, else ~/.local/share/etscope/runs.sqlite.
+  static std::string default_location();
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const std::string& location() const;
+  const char* backend() const;
+
+  Result<ImportResult> add(const ImportRequest& request);
+  Result<std::vector<RunRow>> runs(const RunFilter& filter);
+  Result<RunRow> run(int64_t id);
+  /// A run named by its id, by `key=value` (the newest run with that tag), or by an ETDump file
+  /// (imported first, with `environment`).
+  Result<int64_t> resolve(const std::string& ref, const Environment& environment);
+  /// The per-operator samples of a run, as inspect::compare_runs takes them.
+  Result<inspect::RunSamples> samples(int64_t run_id);
+  /// The method's median per stored run of `program` (name or hash prefix), oldest first; with
+  /// `op` an operator's (event name, e.g. "native_call_convolution.out" or "convolution.out").
+  Result<std::vector<HistoryPoint>> history(const std::string& program, const std::string& op);
+  /// One read-only SELECT (or WITH) statement over the documented views.
+  Result<QueryResult> sql(const std::string& statement);
+
+ private:
+  struct Impl;
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace etscope::store

@@ -1,0 +1,16 @@
+// The store's schema: tables, indexes and the documented views (docs/store.md), created or
+// migrated step by step inside one locked transaction.
+#pragma once
+
+#include <string>
+
+#include "db.h"
+
+namespace etscope::store {
+
+/// Brings the database to kSchemaVersion: creates the schema in an empty database, applies each
+/// migration after the stored version, refuses a newer version (a newer etscope wrote it) and a
+/// database that holds other tables but no etscope version.
+Status migrate(Db& db, const std::string& location);
+
+}  // namespace etscope::store

@@ -1,0 +1,129 @@
+// SQLite behind Db: WAL journal (readers never block the writer; a killed writer leaves the last
+// committed state), a busy timeout so that concurrent importers wait instead of failing, foreign
+// keys on.
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "db.h"
+
+namespace etscope::store {
+namespace {
+
+class SqliteDb final : public Db {
+ public:
+  SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  ~SqliteDb() override { sqlite3_close_v2(db_); }
+  const char* backend() const override { return "sqlite"; }
+  const char* id_column() const override { return "INTEGER PRIMARY KEY"; }
+
+  Result<Rows> query(const std::string& sql, const std::vector<Param>& params) override {
+    Rows out;
+    const char* tail = sql.c_str();
+    const char* end = sql.c_str() + sql.size();
+    while (tail < end) {
+      sqlite3_stmt* stmt = nullptr;
+      const char* next = nullptr;
+      if (sqlite3_prepare_v2(db_, tail, static_cast<int>(end - tail), &stmt, &next) != SQLITE_OK) return error("prepare");
+      tail = next;
+      if (stmt == nullptr) continue;  // whitespace or a comment
+      Status bound = bind(stmt, params);
+      if (!bound.ok()) {
+        sqlite3_finalize(stmt);
+        return bound.error();
+      }
+      out.columns.clear();
+      out.rows.clear();
+      const int ncol = sqlite3_column_count(stmt);
+      for (int c = 0; c < ncol; ++c) out.columns.emplace_back(sqlite3_column_name(stmt, c));
+      int rc;
+      while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        Row row(static_cast<size_t>(ncol));
+        for (int c = 0; c < ncol; ++c) {
+          const int type = sqlite3_column_type(stmt, c);
+          if (type == SQLITE_NULL) continue;
+          if (type == SQLITE_FLOAT) {
+            // SQLite's own text for a REAL keeps 15 digits; 17 read back as the same double.
+            char buf[40];
+            std::snprintf(buf, sizeof buf, "%.17g", sqlite3_column_double(stmt, c));
+            row[static_cast<size_t>(c)] = std::string(buf);
+            continue;
+          }
+          const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, c));
+          row[static_cast<size_t>(c)] = std::string(text, static_cast<size_t>(sqlite3_column_bytes(stmt, c)));
+        }
+        out.rows.push_back(std::move(row));
+      }
+      sqlite3_finalize(stmt);
+      if (rc != SQLITE_DONE) return error("step");
+    }
+    return out;
+  }
+
+  Status begin() override { return exec("BEGIN IMMEDIATE"); }
+  Status commit() override { return exec("COMMIT"); }
+  void rollback() override { sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr); }
+  Status read_only() override { return exec("PRAGMA query_only = ON"); }
+  Status lock_for_write() override { return ok_status(); }  // BEGIN IMMEDIATE holds the write lock
+
+ private:
+  Status bind(sqlite3_stmt* stmt, const std::vector<Param>& params) {
+    const int n = sqlite3_bind_parameter_count(stmt);
+    for (int i = 1; i <= n; ++i) {
+      const char* name = sqlite3_bind_parameter_name(stmt, i);
+      // "$k" refers to params[k-1].
+      long k = name != nullptr && name[0] == '$' ? std::strtol(name + 1, nullptr, 10) : i;
+      if (k < 1 || static_cast<size_t>(k) > params.size()) {
+        return Error(ErrorCode::kInternal, path_ + ": SQL parameter " + std::to_string(k) + " has no value");
+      }
+      const Param& p = params[static_cast<size_t>(k - 1)];
+      const int rc = p ? sqlite3_bind_text(stmt, i, p->data(), static_cast<int>(p->size()), SQLITE_TRANSIENT)
+                       : sqlite3_bind_null(stmt, i);
+      if (rc != SQLITE_OK) return error("bind");
+    }
+    return ok_status();
+  }
+
+  Error error(const char* what) const {
+    const int code = sqlite3_errcode(db_);
+    std::string text = path_ + ": " + sqlite3_errmsg(db_);
+    if (code == SQLITE_BUSY || code == SQLITE_LOCKED) text += " (another process holds the store; try again)";
+    if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) {
+      return Error(ErrorCode::kCorrupt, text + " (the file is not an etscope store, or it is damaged)");
+    }
+    (void)what;
+    return Error(code == SQLITE_BUSY || code == SQLITE_LOCKED ? ErrorCode::kOutOfResources : ErrorCode::kInvalidArgument, text);
+  }
+
+  sqlite3* db_;
+  std::string path_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Db>> open_sqlite(const std::string& path) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db);
+    return Error(ErrorCode::kIo, path + ": cannot open the store: " + message);
+  }
+  // How long to wait for another process's write: ETSCOPE_STORE_TIMEOUT_MS, default 10 s.
+  int timeout_ms = 10000;
+  if (const char* t = std::getenv("ETSCOPE_STORE_TIMEOUT_MS"); t != nullptr && *t != '\0') {
+    timeout_ms = static_cast<int>(std::clamp(std::strtol(t, nullptr, 10), 0L, 3600000L));
+  }
+  sqlite3_busy_timeout(db, timeout_ms);
+  std::unique_ptr<Db> out = std::make_unique<SqliteDb>(db, path);
+  // The first statement that reads the file tells a non-database apart.
+  ETSCOPE_TRY(out->exec("PRAGMA foreign_keys = ON"));
+  auto mode = out->query("PRAGMA journal_mode = WAL");
+  if (!mode.ok()) return mode.error();
+  return out;
+}
+
+}  // namespace etscope::store

@@ -1,0 +1,444 @@
+#include "etscope/store/store.h"
+
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "db.h"
+#include "etscope/core/event_names.h"
+#include "etscope/etdump/etdump_reader.h"
+#include "etscope/etrecord/etrecord_reader.h"
+#include "etscope/formats/blob.h"
+#include "etscope/formats/training.h"
+#include "etscope/inspect/program_description.h"
+#include "schema.h"
+
+#ifndef ETSCOPE_VERSION_STRING
+#define ETSCOPE_VERSION_STRING "0.1.0"
+#endif
+#ifndef ETSCOPE_GIT_COMMIT
+#define ETSCOPE_GIT_COMMIT ""
+#endif
+
+namespace etscope::store {
+namespace {
+
+std::string sha256_hex(std::span<const uint8_t> bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &len, EVP_sha256(), nullptr);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) {
+    out += hex[digest[i] >> 4];
+    out += hex[digest[i] & 15];
+  }
+  return out;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+// Text for a REAL column: round-trips the double.
+std::string real(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::optional<double> as_double(const std::optional<std::string>& s) {
+  if (!s) return std::nullopt;
+  return std::strtod(s->c_str(), nullptr);
+}
+
+int64_t as_int(const std::optional<std::string>& s) { return s ? std::strtoll(s->c_str(), nullptr, 10) : 0; }
+
+std::string text(const std::optional<std::string>& s) { return s.value_or(""); }
+
+bool is_postgres_uri(const std::string& s) { return s.rfind("postgresql://", 0) == 0 || s.rfind("postgres://", 0) == 0; }
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return inspect::percentile_sorted(v, p);
+}
+
+}  // namespace
+
+Environment this_machine() {
+  Environment e;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) e.host = host;
+  utsname u{};
+  if (uname(&u) == 0) {
+    e.os = std::string(u.sysname) + " " + u.release;
+    e.device = u.machine;
+  }
+  e.etscope_version = ETSCOPE_VERSION_STRING;
+  e.git_commit = ETSCOPE_GIT_COMMIT;
+  return e;
+}
+
+struct Store::Impl {
+  std::unique_ptr<Db> db;
+  std::string location;
+
+  Result<int64_t> insert_program(const Program& program, const std::string& name) {
+    const std::string hash = sha256_hex(program.blob->bytes());
+    ETSCOPE_ASSIGN_OR_RETURN(Rows found, db->query("SELECT id FROM programs WHERE hash = $1", {hash}));
+    if (!found.rows.empty()) return as_int(found.rows[0][0]);
+    nlohmann::json methods = nlohmann::json::array(), operators = nlohmann::json::object();
+    for (const ExecutionPlan& plan : program.plans) {
+      if (is_training_marker(plan.name)) continue;
+      methods.push_back(plan.name);
+      for (const Operator& op : plan.operators) operators[op.qualified_name()] = true;
+    }
+    nlohmann::json op_list = nlohmann::json::array();
+    for (const auto& [op, unused] : operators.items()) op_list.push_back(op);
+    ETSCOPE_ASSIGN_OR_RETURN(Rows id, db->query("INSERT INTO programs (hash, name, methods, operators, bytes) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+                                                {hash, name, methods.dump(), op_list.dump(), std::to_string(program.blob->bytes().size())}));
+    const int64_t program_id = as_int(id.rows.at(0)[0]);
+    for (const ExecutionPlan& plan : program.plans) {
+      if (is_training_marker(plan.name)) continue;
+      for (size_t a = 1; a < plan.non_const_buffer_sizes.size(); ++a) {
+        ETSCOPE_TRY(db->exec("INSERT INTO memory_plans (program_id, method, arena, bytes) VALUES ($1, $2, $3, $4)",
+                             {std::to_string(program_id), plan.name, std::to_string(a), std::to_string(plan.non_const_buffer_sizes[a])}));
+      }
+    }
+    return program_id;
+  }
+
+  // Multi-row INSERTs of `width` columns, `rows` given flat, in chunks (parameter limits).
+  Status insert_many(const std::string& head, size_t width, const std::vector<Param>& flat) {
+    const size_t per_chunk = std::max<size_t>(1, 600 / width);
+    const size_t total = flat.size() / width;
+    for (size_t start = 0; start < total; start += per_chunk) {
+      const size_t n = std::min(per_chunk, total - start);
+      std::string sql = head + " VALUES ";
+      std::vector<Param> params(flat.begin() + static_cast<long>(start * width), flat.begin() + static_cast<long>((start + n) * width));
+      for (size_t r = 0; r < n; ++r) {
+        sql += r ? ",(" : "(";
+        for (size_t c = 0; c < width; ++c) sql += (c ? ",$" : "$") + std::to_string(r * width + c + 1);
+        sql += ")";
+      }
+      ETSCOPE_TRY(db->exec(sql, params));
+    }
+    return ok_status();
+  }
+
+  Result<ImportResult> add(const ImportRequest& req) {
+    ETSCOPE_ASSIGN_OR_RETURN(auto blob, Blob::open_file(req.etdump));
+    const std::string hash = sha256_hex(blob->bytes());
+    ETSCOPE_ASSIGN_OR_RETURN(Rows existing, db->query("SELECT id FROM runs WHERE content_hash = $1", {hash}));
+    if (!existing.rows.empty()) return ImportResult{as_int(existing.rows[0][0]), false};
+
+    // Everything is read and derived before the transaction starts.
+    ETSCOPE_ASSIGN_OR_RETURN(etdump::EtDumpFile dump, etdump::EtDumpReader::read(blob));
+    std::shared_ptr<const etrecord::EtRecord> record;
+    if (!req.etrecord.empty()) {
+      ETSCOPE_ASSIGN_OR_RETURN(etrecord::EtRecord r, etrecord::EtRecordReader::open(req.etrecord));
+      record = std::make_shared<const etrecord::EtRecord>(std::move(r));
+    }
+    inspect::InspectorOptions options;
+    options.method = req.method;
+    ETSCOPE_ASSIGN_OR_RETURN(inspect::Inspector inspector,
+                             inspect::Inspector::build(std::make_shared<const etdump::EtDumpFile>(std::move(dump)), record, nullptr, options));
+    const inspect::RunSamples samples = inspect::run_samples(inspector);
+    if (samples.method_ms.empty() && samples.operators.empty()) {
+      return Error(ErrorCode::kInvalidArgument, req.etdump + ": the ETDump holds no timed execution to store");
+    }
+    std::optional<Program> program;
+    if (!req.pte.empty()) {
+      ETSCOPE_ASSIGN_OR_RETURN(Program p, inspect::load_program(req.pte));
+      program = std::move(p);
+    }
+
+    ETSCOPE_TRY(db->begin());
+    auto done = [&]() -> Result<ImportResult> {
+      ETSCOPE_TRY(db->lock_for_write());
+      // Another process may have stored the same bytes while this one read them.
+      ETSCOPE_ASSIGN_OR_RETURN(Rows again, db->query("SELECT id FROM runs WHERE content_hash = $1", {hash}));
+      if (!again.rows.empty()) return ImportResult{as_int(again.rows[0][0]), false};
+      Param program_id;
+      if (program) {
+        const std::string name = std::filesystem::path(req.pte).filename().string();
+        ETSCOPE_ASSIGN_OR_RETURN(int64_t id, insert_program(*program, name));
+        program_id = std::to_string(id);
+      }
+      const Environment& e = req.environment;
+      const size_t executions = samples.method_ms.empty() ? (samples.operators.empty() ? 0 : samples.operators[0].samples_ms.size())
+                                                          : samples.method_ms.size();
+      ETSCOPE_ASSIGN_OR_RETURN(
+          Rows run, db->query("INSERT INTO runs (content_hash, program_id, method, source, file, host, device, os, backend, threads, "
+                              "etscope_version, git_commit, created_at, executions) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14) "
+                              "RETURNING id",
+                              {hash, program_id, req.method.empty() ? "forward" : req.method, req.source,
+                               std::filesystem::path(req.etdump).filename().string(), e.host, e.device, e.os, e.backend,
+                               std::to_string(e.threads), e.etscope_version, e.git_commit, utc_now(), std::to_string(executions)}));
+      const std::string run_id = text(run.rows.at(0)[0]);
+      std::vector<Param> tags;
+      for (const auto& [k, v] : req.tags) tags.insert(tags.end(), {run_id, k, v});
+      ETSCOPE_TRY(insert_many("INSERT INTO run_tags (run_id, key, value)", 3, tags));
+      // Operators (the method total as op -1) with their aggregates, and every sample.
+      std::vector<Param> ops, raw;
+      auto add_op = [&](int64_t op, const std::string& name, int32_t chain, int32_t instruction, std::optional<int64_t> handle,
+                        int32_t occurrence, const std::vector<double>& s) {
+        double mean = 0;
+        for (double v : s) mean += v;
+        mean = s.empty() ? 0 : mean / static_cast<double>(s.size());
+        const auto [mn, mx] = s.empty() ? std::pair<double, double>{0, 0}
+                                        : std::pair<double, double>{*std::min_element(s.begin(), s.end()), *std::max_element(s.begin(), s.end())};
+        ops.insert(ops.end(), {run_id, std::to_string(op), name, std::to_string(chain), std::to_string(instruction),
+                               handle ? Param(std::to_string(*handle)) : Param(), std::to_string(occurrence), std::to_string(s.size()),
+                               real(inspect::median(s)), real(mean), real(mn), real(mx), real(percentile(s, 90))});
+        for (size_t k = 0; k < s.size(); ++k) raw.insert(raw.end(), {run_id, std::to_string(op), std::to_string(k), real(s[k])});
+      };
+      if (!samples.method_ms.empty()) add_op(-1, std::string(events::kMethodExecute), 0, -1, std::nullopt, 0, samples.method_ms);
+      for (size_t i = 0; i < samples.operators.size(); ++i) {
+        const auto& o = samples.operators[i];
+        add_op(static_cast<int64_t>(i), o.name, o.chain, o.instruction, o.debug_handle, o.occurrence, o.samples_ms);
+      }
+      ETSCOPE_TRY(insert_many("INSERT INTO operators (run_id, op, name, chain, instruction, debug_handle, occurrence, samples, "
+                              "median_ms, mean_ms, min_ms, max_ms, p90_ms)", 13, ops));
+      ETSCOPE_TRY(insert_many("INSERT INTO samples (run_id, op, execution, ms)", 4, raw));
+      std::vector<Param> curve;
+      for (const CurvePoint& p : req.curve) {
+        curve.insert(curve.end(), {run_id, std::to_string(p.step), real(p.loss), p.accuracy ? Param(real(*p.accuracy)) : Param(), real(p.step_ms)});
+      }
+      ETSCOPE_TRY(insert_many("INSERT INTO curves (run_id, step, loss, accuracy, step_ms)", 5, curve));
+      ETSCOPE_TRY(db->commit());
+      return ImportResult{std::strtoll(run_id.c_str(), nullptr, 10), true};
+    }();
+    if (!done.ok() || !done->created) db->rollback();
+    return done;
+  }
+
+  // Tags of the given runs, one query.
+  Result<std::map<int64_t, std::map<std::string, std::string>>> tags_of(const std::vector<int64_t>& ids) {
+    std::map<int64_t, std::map<std::string, std::string>> out;
+    if (ids.empty()) return out;
+    const int64_t lo = *std::min_element(ids.begin(), ids.end()), hi = *std::max_element(ids.begin(), ids.end());
+    ETSCOPE_ASSIGN_OR_RETURN(Rows rows, db->query("SELECT run_id, key, value FROM run_tags WHERE run_id BETWEEN $1 AND $2",
+                                                  {std::to_string(lo), std::to_string(hi)}));
+    for (const Row& t : rows.rows) out[as_int(t[0])][text(t[1])] = text(t[2]);
+    return out;
+  }
+
+  Result<RunRow> row_of(const Row& r) {
+    RunRow out;
+    out.id = as_int(r[0]);
+    out.created_at = text(r[1]);
+    out.source = text(r[2]);
+    out.file = text(r[3]);
+    out.program = text(r[4]);
+    out.program_hash = text(r[5]);
+    out.method = text(r[6]);
+    out.environment.host = text(r[7]);
+    out.environment.device = text(r[8]);
+    out.environment.os = text(r[9]);
+    out.environment.backend = text(r[10]);
+    out.environment.threads = as_int(r[11]);
+    out.environment.etscope_version = text(r[12]);
+    out.environment.git_commit = text(r[13]);
+    out.executions = as_int(r[14]);
+    out.median_ms = as_double(r[15]);
+    return out;
+  }
+};
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::~Store() = default;
+const std::string& Store::location() const { return impl_->location; }
+const char* Store::backend() const { return impl_->db->backend(); }
+
+std::string Store::default_location() {
+  if (const char* s = std::getenv("ETSCOPE_STORE"); s != nullptr && *s != '\0') return s;
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x != nullptr && *x != '\0') return std::string(x) + "/etscope/runs.sqlite";
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr ? home : ".") + "/.local/share/etscope/runs.sqlite";
+}
+
+Result<std::unique_ptr<Store>> Store::open(const std::string& location) {
+  auto impl = std::make_unique<Impl>();
+  impl->location = location;
+  if (is_postgres_uri(location)) {
+    ETSCOPE_ASSIGN_OR_RETURN(impl->db, open_postgres(location));
+  } else {
+    const std::filesystem::path parent = std::filesystem::path(location).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    struct stat st{};
+    if (::stat(location.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      return Error(ErrorCode::kWrongKind, location + ": not a regular file, so not an etscope store");
+    }
+    ETSCOPE_ASSIGN_OR_RETURN(impl->db, open_sqlite(location));
+  }
+  ETSCOPE_TRY(migrate(*impl->db, location));
+  return std::unique_ptr<Store>(new Store(std::move(impl)));
+}
+
+Result<ImportResult> Store::add(const ImportRequest& request) { return impl_->add(request); }
+
+namespace {
+constexpr const char* kRunColumns =
+    "SELECT r.id, r.created_at, r.source, r.file, COALESCE(p.name, ''), COALESCE(p.hash, ''), r.method, r.host, r.device, r.os, "
+    "r.backend, r.threads, r.etscope_version, r.git_commit, r.executions, o.median_ms "
+    "FROM runs r LEFT JOIN programs p ON p.id = r.program_id LEFT JOIN operators o ON o.run_id = r.id AND o.op = -1";
+}  // namespace
+
+Result<std::vector<RunRow>> Store::runs(const RunFilter& f) {
+  std::string sql = kRunColumns;
+  std::vector<Param> params;
+  std::vector<std::string> where;
+  if (!f.program.empty()) {
+    params.push_back(f.program);
+    params.push_back(f.program + "%");
+    where.push_back("(p.name = $" + std::to_string(params.size() - 1) + " OR p.hash LIKE $" + std::to_string(params.size()) + ")");
+  }
+  for (const auto& [k, v] : f.tags) {
+    params.push_back(k);
+    params.push_back(v);
+    where.push_back("EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.key = $" + std::to_string(params.size() - 1) +
+                    " AND t.value = $" + std::to_string(params.size()) + ")");
+  }
+  if (!f.since.empty()) {
+    params.push_back(f.since);
+    where.push_back("r.created_at >= $" + std::to_string(params.size()));
+  }
+  for (size_t i = 0; i < where.size(); ++i) sql += (i ? " AND " : " WHERE ") + where[i];
+  sql += " ORDER BY r.id DESC";
+  if (f.limit > 0) sql += " LIMIT " + std::to_string(f.limit);
+  ETSCOPE_ASSIGN_OR_RETURN(Rows rows, impl_->db->query(sql, params));
+  std::vector<RunRow> out;
+  std::vector<int64_t> ids;
+  for (const Row& r : rows.rows) {
+    ETSCOPE_ASSIGN_OR_RETURN(RunRow row, impl_->row_of(r));
+    ids.push_back(row.id);
+    out.push_back(std::move(row));
+  }
+  ETSCOPE_ASSIGN_OR_RETURN(auto tags, impl_->tags_of(ids));
+  for (RunRow& r : out) r.tags = std::move(tags[r.id]);
+  return out;
+}
+
+Result<RunRow> Store::run(int64_t id) {
+  ETSCOPE_ASSIGN_OR_RETURN(Rows rows, impl_->db->query(std::string(kRunColumns) + " WHERE r.id = $1", {std::to_string(id)}));
+  if (rows.rows.empty()) return Error(ErrorCode::kNotFound, impl_->location + ": no run " + std::to_string(id));
+  ETSCOPE_ASSIGN_OR_RETURN(RunRow row, impl_->row_of(rows.rows[0]));
+  ETSCOPE_ASSIGN_OR_RETURN(auto tags, impl_->tags_of({row.id}));
+  row.tags = std::move(tags[row.id]);
+  return row;
+}
+
+Result<int64_t> Store::resolve(const std::string& ref, const Environment& environment) {
+  if (!ref.empty() && std::all_of(ref.begin(), ref.end(), [](char c) { return c >= '0' && c <= '9'; }) && ref.size() < 19) {
+    ETSCOPE_ASSIGN_OR_RETURN(RunRow r, run(std::strtoll(ref.c_str(), nullptr, 10)));
+    return r.id;
+  }
+  const size_t eq = ref.find('=');
+  if (eq != std::string::npos && eq > 0 && !std::filesystem::exists(ref)) {
+    RunFilter f;
+    f.tags[ref.substr(0, eq)] = ref.substr(eq + 1);
+    f.limit = 1;
+    ETSCOPE_ASSIGN_OR_RETURN(auto rows, runs(f));
+    if (rows.empty()) return Error(ErrorCode::kNotFound, impl_->location + ": no run tagged " + ref);
+    return rows[0].id;
+  }
+  ImportRequest req;
+  req.etdump = ref;
+  req.environment = environment;
+  ETSCOPE_ASSIGN_OR_RETURN(ImportResult r, add(req));
+  return r.run_id;
+}
+
+Result<inspect::RunSamples> Store::samples(int64_t run_id) {
+  const std::string id = std::to_string(run_id);
+  ETSCOPE_ASSIGN_OR_RETURN(Rows ops, impl_->db->query("SELECT op, name, chain, instruction, debug_handle, occurrence FROM operators "
+                                                      "WHERE run_id = $1 ORDER BY op", {id}));
+  ETSCOPE_ASSIGN_OR_RETURN(Rows raw, impl_->db->query("SELECT op, ms FROM samples WHERE run_id = $1 ORDER BY op, execution", {id}));
+  inspect::RunSamples out;
+  std::map<int64_t, std::vector<double>*> by_op;
+  for (const Row& r : ops.rows) {
+    const int64_t op = as_int(r[0]);
+    if (op < 0) {
+      by_op[op] = &out.method_ms;
+      continue;
+    }
+    inspect::OperatorSamples s;
+    s.name = text(r[1]);
+    s.chain = static_cast<int32_t>(as_int(r[2]));
+    s.instruction = static_cast<int32_t>(as_int(r[3]));
+    if (r[4]) s.debug_handle = as_int(r[4]);
+    s.occurrence = static_cast<int32_t>(as_int(r[5]));
+    out.operators.push_back(std::move(s));
+  }
+  // Pointers into out.operators are taken after it stops growing.
+  size_t k = 0;
+  for (const Row& r : ops.rows) {
+    if (as_int(r[0]) >= 0) by_op[as_int(r[0])] = &out.operators[k++].samples_ms;
+  }
+  for (const Row& r : raw.rows) {
+    auto it = by_op.find(as_int(r[0]));
+    if (it != by_op.end()) it->second->push_back(as_double(r[1]).value_or(0));
+  }
+  return out;
+}
+
+Result<std::vector<HistoryPoint>> Store::history(const std::string& program, const std::string& op) {
+  std::string sql =
+      "SELECT r.id, r.created_at, o.median_ms, o.samples FROM runs r JOIN programs p ON p.id = r.program_id "
+      "JOIN operators o ON o.run_id = r.id WHERE (p.name = $1 OR p.hash LIKE $2) AND ";
+  std::vector<Param> params{program, program + "%"};
+  if (op.empty()) {
+    sql += "o.op = -1";
+  } else {
+    // "convolution.out" finds "native_call_convolution.out"; the first such operator of each run.
+    sql += "o.op = (SELECT MIN(o2.op) FROM operators o2 WHERE o2.run_id = r.id AND o2.op >= 0 AND (o2.name = $3 OR o2.name = $4))";
+    params.push_back(op);
+    params.push_back(std::string(events::kNativeCallPrefix) + op);
+  }
+  sql += " ORDER BY r.id";
+  ETSCOPE_ASSIGN_OR_RETURN(Rows rows, impl_->db->query(sql, params));
+  std::vector<HistoryPoint> out;
+  for (const Row& r : rows.rows) out.push_back({as_int(r[0]), text(r[1]), as_double(r[2]).value_or(0), as_int(r[3])});
+  if (out.empty()) {
+    ETSCOPE_ASSIGN_OR_RETURN(Rows known, impl_->db->query("SELECT 1 FROM programs WHERE name = $1 OR hash LIKE $2", {program, program + "%"}));
+    if (known.rows.empty()) return Error(ErrorCode::kNotFound, impl_->location + ": no stored run of a program named '" + program + "'");
+  }
+  return out;
+}
+
+Result<QueryResult> Store::sql(const std::string& statement) {
+  std::string s = statement;
+  while (!s.empty() && (std::isspace(static_cast<unsigned char>(s.back())) || s.back() == ';')) s.pop_back();
+  size_t start = 0;
+  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
+  std::string head = s.substr(start, 6);
+  std::transform(head.begin(), head.end(), head.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  if (head.rfind("SELECT", 0) != 0 && head.rfind("WITH", 0) != 0 && head.rfind("VALUES", 0) != 0) {
+    return Error(ErrorCode::kInvalidArgument, "etscope sql runs one read-only SELECT (or WITH) statement");
+  }
+  if (s.find(';') != std::string::npos) {
+    return Error(ErrorCode::kInvalidArgument, "etscope sql runs one statement; this holds several (';')");
+  }
+  ETSCOPE_TRY(impl_->db->read_only());
+  ETSCOPE_ASSIGN_OR_RETURN(Rows rows, impl_->db->query(s, {}));
+  return QueryResult{std::move(rows.columns), std::move(rows.rows)};
+}
+
+}  // namespace etscope::store

@@ -1,0 +1,73 @@
+// The Mann-Whitney U test against scipy.stats.mannwhitneyu (tests/data/stats/mannwhitneyu.json,
+// written by scipy 1.17 from the samples' virtualenv), and the run comparison's verdicts.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "etscope/inspect/compare.h"
+
+using namespace etscope::inspect;
+
+TEST_CASE("Mann-Whitney U equals scipy's on exact and asymptotic cases with and without ties", "[inspect][compare]") {
+  std::ifstream in(std::string(ETSCOPE_TEST_DATA_DIR) + "/stats/mannwhitneyu.json");
+  REQUIRE(in.good());
+  const auto ref = nlohmann::json::parse(in);
+  REQUIRE(ref["cases"].size() >= 10);
+  for (const auto& c : ref["cases"]) {
+    INFO(c["name"].get<std::string>());
+    const auto a = c["a"].get<std::vector<double>>();
+    const auto b = c["b"].get<std::vector<double>>();
+    const MannWhitney r = mann_whitney_u(a, b);
+    CHECK(r.u_a == Approx(c["u"].get<double>()).margin(1e-9));
+    CHECK(r.p == Approx(c["p"].get<double>()).epsilon(1e-9).margin(1e-15));
+    CHECK(r.effect >= -1);
+    CHECK(r.effect <= 1);
+  }
+}
+
+TEST_CASE("median follows numpy", "[inspect][compare]") {
+  CHECK(median({}) == 0);
+  CHECK(median({3, 1, 2}) == 2);
+  CHECK(median({4, 1, 3, 2}) == 2.5);
+}
+
+TEST_CASE("compare_runs flags significant changes beyond the threshold and matches operators", "[inspect][compare]") {
+  auto op = [](const char* name, int32_t instruction, std::vector<double> s, int32_t occurrence = 0) {
+    OperatorSamples o;
+    o.name = name;
+    o.instruction = instruction;
+    o.occurrence = occurrence;
+    o.samples_ms = std::move(s);
+    return o;
+  };
+  std::vector<double> base, slow, jitter;
+  for (int i = 0; i < 30; ++i) {
+    base.push_back(1.0 + 0.01 * (i % 7));
+    slow.push_back(1.2 + 0.01 * (i % 5));
+    jitter.push_back(1.0 + 0.01 * ((i + 3) % 7));
+  }
+  RunSamples a{{op("native_call_conv.out", 0, base), op("native_call_relu.out", 1, base), op("native_call_add.out", 2, base)}, base};
+  RunSamples b{{op("native_call_conv.out", 0, slow), op("native_call_relu.out", 1, jitter), op("native_call_mul.out", 3, base)}, slow};
+  const Comparison c = compare_runs(a, b, {.threshold = 0.05});
+  REQUIRE(c.rows.size() == 4);
+  CHECK(c.rows[0].verdict == Verdict::kRegression);
+  CHECK(c.rows[0].delta == Approx(0.2).margin(0.02));
+  CHECK(c.rows[0].test.p < 1e-6);
+  CHECK(c.rows[0].test.effect == 1.0);  // every B sample is slower
+  CHECK(c.rows[1].verdict == Verdict::kUnchanged);
+  CHECK(c.rows[2].verdict == Verdict::kOnlyInA);
+  CHECK(c.rows[3].verdict == Verdict::kOnlyInB);
+  CHECK(c.method.verdict == Verdict::kRegression);
+  CHECK(c.regressions == 1);
+  CHECK(c.gate_failed);
+  // A 20% change under a 25% threshold is not flagged; the reverse direction is an improvement.
+  CHECK_FALSE(compare_runs(a, b, {.threshold = 0.25}).gate_failed);
+  const Comparison back = compare_runs(b, a, {.threshold = 0.05});
+  CHECK(back.rows[0].verdict == Verdict::kImprovement);
+  CHECK_FALSE(back.gate_failed);
+  // Different programs: operators matched by name and occurrence, not instruction.
+  RunSamples moved{{op("native_call_conv.out", 5, slow)}, slow};
+  CHECK(compare_runs(a, moved, {.same_program = false}).rows[0].verdict == Verdict::kRegression);
+  CHECK(compare_runs(a, moved, {.same_program = true}).rows[0].verdict == Verdict::kOnlyInA);
+}

@@ -1,0 +1,367 @@
+// The run store, for real on both backends: an SQLite file, and a throwaway PostgreSQL server
+// the CTest fixture `postgres` starts (tests/store/postgres_fixture.sh; its URI in the file
+// named by ETSCOPE_TEST_POSTGRES_FILE). The PostgreSQL tests fail, never skip, when the server is
+// missing. Each PostgreSQL test works in a schema of its own.
+#include <fcntl.h>
+#include <libpq-fe.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "etscope/etdump/etdump_reader.h"
+#include "etscope/inspect/compare.h"
+#include "etscope/store/store.h"
+#include "testing/test_util.h"
+
+using namespace etscope;
+using etscope::testing::fixture;
+using etscope::testing::run_etscope;
+using etscope::testing::temp_dir;
+
+namespace {
+
+template <typename T>
+T must(Result<T> r) {
+  if (!r.ok()) FAIL(r.error().message());
+  return std::move(r).value();
+}
+
+std::string postgres_base_uri() {
+  const char* file = std::getenv("ETSCOPE_TEST_POSTGRES_FILE");
+  INFO("ETSCOPE_TEST_POSTGRES_FILE names the file the postgres fixture writes; run the tests through ctest");
+  REQUIRE(file != nullptr);
+  std::ifstream in(file);
+  INFO(file << " is missing: the postgres fixture did not start a server (see its log in the build tree)");
+  REQUIRE(in.good());
+  std::string uri;
+  std::getline(in, uri);
+  REQUIRE(!uri.empty());
+  return uri;
+}
+
+// A fresh schema on the test server; the URI makes it the connection's search path.
+std::string fresh_postgres(const std::string& name) {
+  const std::string base = postgres_base_uri();
+  PGconn* c = PQconnectdb(base.c_str());
+  REQUIRE(PQstatus(c) == CONNECTION_OK);
+  const std::string sql = "DROP SCHEMA IF EXISTS " + name + " CASCADE; CREATE SCHEMA " + name;
+  PGresult* r = PQexec(c, sql.c_str());
+  const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+  PQclear(r);
+  PQfinish(c);
+  REQUIRE(ok);
+  return base + "?options=-csearch_path%3D" + name;
+}
+
+std::string fresh_sqlite(const std::string& name) { return temp_dir("store_db_" + name) + "/runs.sqlite"; }
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+// Both backends: an SQLite file and a PostgreSQL schema.
+std::vector<std::string> both(const std::string& name) { return {fresh_sqlite(name), fresh_postgres("t_" + name)}; }
+
+store::ImportRequest cifar10_request() {
+  store::ImportRequest r;
+  r.etdump = fixture("cifar10/cifar10.etdp");
+  r.pte = fixture("cifar10/cifar10.pte");
+  r.tags = {{"device", "ci"}, {"commit", "abc"}};
+  r.environment = store::this_machine();
+  return r;
+}
+
+std::string synth(const std::string& dir, const std::string& name, const std::string& args) {
+  const std::string path = dir + "/" + name;
+  const std::string cmd = std::string(ETSCOPE_BINARY_DIR) + "/bin/etscope-synth-etdump " + path + " " + args + " > /dev/null";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("the run store keeps an imported ETDump as the Inspector's per-operator samples (SQLite and PostgreSQL)", "[store]") {
+  for (const std::string& location : both("import")) {
+    INFO(location);
+    auto s = must(store::Store::open(location));
+    const store::ImportResult first = must(s->add(cifar10_request()));
+    CHECK(first.created);
+    const store::ImportResult again = must(s->add(cifar10_request()));
+    CHECK_FALSE(again.created);
+    CHECK(again.run_id == first.run_id);
+
+    // Exactly what libinspect derives from the dump.
+    auto dump = std::make_shared<const etdump::EtDumpFile>(must(etdump::EtDumpReader::open(fixture("cifar10/cifar10.etdp"))));
+    const inspect::Inspector inspector = must(inspect::Inspector::build(dump, nullptr, nullptr));
+    const inspect::RunSamples want = inspect::run_samples(inspector);
+    const inspect::RunSamples got = must(s->samples(first.run_id));
+    REQUIRE(got.operators.size() == want.operators.size());
+    REQUIRE(!want.operators.empty());
+    CHECK(got.method_ms == want.method_ms);
+    for (size_t i = 0; i < want.operators.size(); ++i) {
+      CHECK(got.operators[i].name == want.operators[i].name);
+      CHECK(got.operators[i].instruction == want.operators[i].instruction);
+      CHECK(got.operators[i].samples_ms == want.operators[i].samples_ms);
+    }
+
+    const auto runs = must(s->runs({}));
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].program == "cifar10.pte");
+    CHECK(runs[0].program_hash.size() == 64);
+    CHECK(runs[0].tags.at("device") == "ci");
+    CHECK(runs[0].executions == static_cast<int64_t>(want.method_ms.size()));
+    REQUIRE(runs[0].median_ms);
+    CHECK(*runs[0].median_ms == inspect::median(want.method_ms));
+    store::RunFilter by_tag, by_program, by_date;
+    by_tag.tags = {{"device", "phone"}};
+    by_program.program = "cifar10.pte";
+    by_date.since = "2999-01-01";
+    CHECK(must(s->runs(by_tag)).empty());
+    CHECK(must(s->runs(by_program)).size() == 1);
+    CHECK(must(s->runs(by_date)).empty());
+
+    CHECK(must(s->resolve("device=ci", {})) == first.run_id);
+    CHECK(must(s->resolve(std::to_string(first.run_id), {})) == first.run_id);
+    CHECK_FALSE(s->resolve("device=none", {}).ok());
+    CHECK_FALSE(s->resolve("999", {}).ok());
+
+    const auto history = must(s->history("cifar10.pte", ""));
+    REQUIRE(history.size() == 1);
+    CHECK(history[0].median_ms == inspect::median(want.method_ms));
+    CHECK(must(s->history("cifar10.pte", "convolution.out")).size() == 1);
+    CHECK_FALSE(s->history("nothing.pte", "").ok());
+
+    const store::QueryResult q = must(s->sql("SELECT program, method, executions FROM v_runs"));
+    REQUIRE(q.rows.size() == 1);
+    CHECK(q.columns == std::vector<std::string>{"program", "method", "executions"});
+    CHECK(*q.rows[0][0] == "cifar10.pte");
+    for (const char* view : {"v_runs", "v_tags", "v_operators", "v_samples", "v_programs", "v_memory", "v_curves", "v_gaps"}) {
+      INFO(view);
+      CHECK(s->sql(std::string("SELECT * FROM ") + view).ok());
+    }
+    CHECK(must(s->sql("SELECT count(*) AS n FROM v_memory")).rows.size() == 1);
+    const inspect::Comparison same = inspect::compare_runs(got, got);
+    CHECK_FALSE(same.gate_failed);
+  }
+}
+
+TEST_CASE("etscope sql is read-only and takes one statement", "[store]") {
+  for (const std::string& location : both("sql")) {
+    INFO(location);
+    auto s = must(store::Store::open(location));
+    must(s->add(cifar10_request()));
+    CHECK_FALSE(s->sql("DELETE FROM runs").ok());
+    CHECK_FALSE(s->sql("SELECT 1; DELETE FROM runs").ok());
+    CHECK_FALSE(s->sql("WITH x AS (DELETE FROM runs RETURNING id) SELECT * FROM x").ok());
+    auto again = must(store::Store::open(location));
+    CHECK(must(again->runs({})).size() == 1);
+  }
+}
+
+TEST_CASE("a store that is not one or damaged or newer or locked gives one line", "[store]") {
+  const std::string dir = temp_dir("store_bad");
+  SECTION("garbage bytes") {
+    const std::string path = dir + "/garbage.sqlite";
+    std::ofstream(path) << std::string(5000, 'x');
+    auto s = store::Store::open(path);
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.error().message(), Catch::Contains("garbage.sqlite") && Catch::Contains("not an etscope store"));
+  }
+  SECTION("a directory") {
+    auto s = store::Store::open(dir);
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.error().message(), Catch::Contains("not a regular file"));
+  }
+  SECTION("someone else's database with a runs table") {
+    const std::string path = dir + "/other.sqlite";
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "CREATE TABLE runs (x INTEGER)", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+    auto s = store::Store::open(path);
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.error().message(), Catch::Contains("not an etscope store"));
+  }
+  SECTION("a schema newer than this etscope") {
+    const std::string path = dir + "/newer.sqlite";
+    must(store::Store::open(path));
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "UPDATE etscope_meta SET value = '99' WHERE key = 'schema_version'", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+    auto s = store::Store::open(path);
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.error().message(), Catch::Contains("version 99") && Catch::Contains("newer"));
+    auto cli = run_etscope("runs --store " + path);
+    CHECK(cli.exit_code == 1);
+    CHECK_THAT(cli.err, Catch::Contains("newer"));
+  }
+  SECTION("locked by another writer") {
+    const std::string path = dir + "/locked.sqlite";
+    must(store::Store::open(path));
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr) == SQLITE_OK);
+    setenv("ETSCOPE_STORE_TIMEOUT_MS", "200", 1);
+    auto s = store::Store::open(path);
+    Result<store::ImportResult> r = s.ok() ? s.value()->add(cifar10_request()) : Result<store::ImportResult>(s.error());
+    unsetenv("ETSCOPE_STORE_TIMEOUT_MS");
+    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message(), Catch::Contains("locked.sqlite") && Catch::Contains("another process"));
+  }
+  SECTION("a PostgreSQL server that is not there") {
+    auto s = store::Store::open("postgresql://nobody:secret@127.0.0.1:1/none");
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.error().message(), Catch::Contains("cannot connect") && !Catch::Contains("secret"));
+  }
+}
+
+TEST_CASE("an import killed with SIGKILL leaves the store as it was", "[store]") {
+  const std::string dir = temp_dir("store_kill");
+  // A dump big enough that the import is still writing when it is killed.
+  const std::string big = synth(dir, "big.etdp", "--events 400000 --ops-per-run 400 --seed 3");
+  for (const std::string& location : both("kill")) {
+    INFO(location);
+    must(store::Store::open(location));
+    const std::string cmd_store = location;
+    bool killed_mid_way = false;
+    for (int delay_ms : {150, 300, 600, 1200}) {
+      const pid_t pid = fork();
+      REQUIRE(pid >= 0);
+      if (pid == 0) {
+        const std::string bin = std::string(ETSCOPE_BINARY_DIR) + "/bin/etscope";
+        const int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+        execl(bin.c_str(), bin.c_str(), "store", "add", big.c_str(), "--store", cmd_store.c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      kill(pid, SIGKILL);
+      int status = 0;
+      waitpid(pid, &status, 0);
+      auto s = must(store::Store::open(location));
+      const auto runs = must(s->runs({}));
+      if (WIFSIGNALED(status)) killed_mid_way = killed_mid_way || runs.empty();
+      // Either nothing or the whole run: never a run without its samples.
+      for (const auto& r : runs) {
+        const inspect::RunSamples samples = must(s->samples(r.id));
+        CHECK(samples.method_ms.size() == static_cast<size_t>(r.executions));
+        CHECK(samples.method_ms.size() > 400);
+        REQUIRE(samples.operators.size() == 400);
+        for (const auto& o : samples.operators) CHECK(o.samples_ms.size() == samples.method_ms.size());
+      }
+      if (!runs.empty()) break;
+    }
+    CHECK(killed_mid_way);
+    // The store still takes the import, once.
+    auto s = must(store::Store::open(location));
+    store::ImportRequest req;
+    req.etdump = big;
+    must(s->add(req));
+    CHECK(must(s->runs({})).size() == 1);
+    if (location.find("postgresql") == std::string::npos) {
+      sqlite3* db = nullptr;
+      REQUIRE(sqlite3_open(location.c_str(), &db) == SQLITE_OK);
+      sqlite3_stmt* st = nullptr;
+      REQUIRE(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, nullptr) == SQLITE_OK);
+      REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+      CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))) == "ok");
+      sqlite3_finalize(st);
+      sqlite3_close(db);
+    }
+  }
+}
+
+TEST_CASE("two processes importing at once both succeed and the same bytes are one run", "[store]") {
+  const std::string dir = temp_dir("store_concurrent");
+  const std::string a = synth(dir, "a.etdp", "--events 60000 --ops-per-run 100 --seed 1");
+  const std::string b = synth(dir, "b.etdp", "--events 60000 --ops-per-run 100 --seed 2");
+  for (const std::string& location : both("concurrent")) {
+    INFO(location);
+    for (const auto& [x, y, expected] : {std::make_tuple(a, b, size_t{2}), std::make_tuple(a, a, size_t{2})}) {
+      const std::string bin = std::string(ETSCOPE_BINARY_DIR) + "/bin/etscope";
+      std::vector<pid_t> pids;
+      for (const std::string& dump : {x, y}) {
+        const pid_t pid = fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+          const int devnull = open("/dev/null", O_WRONLY);
+          dup2(devnull, 1);
+          execl(bin.c_str(), bin.c_str(), "store", "add", dump.c_str(), "--store", location.c_str(), static_cast<char*>(nullptr));
+          _exit(127);
+        }
+        pids.push_back(pid);
+      }
+      for (pid_t pid : pids) {
+        int status = 0;
+        waitpid(pid, &status, 0);
+        CHECK(WIFEXITED(status));
+        CHECK(WEXITSTATUS(status) == 0);
+      }
+      auto s = must(store::Store::open(location));
+      CHECK(must(s->runs({})).size() == expected);
+    }
+  }
+}
+
+TEST_CASE("etscope compare finds a slowed operator and exits 1 and passes an unchanged rerun", "[store][cli]") {
+  const std::string dir = temp_dir("store_compare");
+  const std::string base = synth(dir, "base.etdp", "--events 20000 --ops-per-run 40 --seed 11");
+  const std::string same = synth(dir, "same.etdp", "--events 20000 --ops-per-run 40 --seed 12");
+  const std::string slow = synth(dir, "slow.etdp", "--events 20000 --ops-per-run 40 --seed 13 --slow 7:3");
+  for (const std::string& location : both("compare")) {
+    INFO(location);
+    auto ok = run_etscope("compare " + base + " " + same + " --store " + quoted(location));
+    INFO(ok.out << ok.err);
+    CHECK(ok.exit_code == 0);
+    CHECK_THAT(ok.out, Catch::Contains("0 regressions"));
+    auto bad = run_etscope("compare " + base + " " + slow + " --store " + quoted(location) + " --format json");
+    CHECK(bad.exit_code == 1);
+    const auto j = nlohmann::json::parse(bad.out);
+    CHECK(j["gate_failed"] == true);
+    CHECK(j["regressions"] == 1);
+    bool found = false;
+    for (const auto& row : j["rows"]) {
+      if (row["verdict"] == "regression" && row["operator"] != "Method::execute") {
+        found = true;
+        CHECK(row["instruction"] == 7);
+        CHECK(row["p"].get<double>() < 1e-6);
+        CHECK(row["delta"].get<double>() > 1.0);
+      }
+    }
+    CHECK(found);
+    // A threshold above the change lets it pass.
+    CHECK(run_etscope("compare " + base + " " + slow + " --store " + quoted(location) + " --threshold 500%").exit_code == 0);
+    CHECK(run_etscope("compare " + base + " " + slow + " --store " + quoted(location) + " --threshold lots").exit_code == 2);
+    auto runs = run_etscope("runs --format json --store " + quoted(location));
+    REQUIRE(runs.exit_code == 0);
+    CHECK(nlohmann::json::parse(runs.out).size() == 3);
+    auto sql = run_etscope("sql \"SELECT file, executions FROM v_runs ORDER BY run_id\" --format csv --store " + quoted(location));
+    REQUIRE(sql.exit_code == 0);
+    CHECK(sql.out == "file,executions\nbase.etdp,247\nsame.etdp,247\nslow.etdp,247\n");
+    CHECK(run_etscope("sql \"DROP TABLE runs\" --store " + quoted(location)).exit_code == 1);
+    // history needs a stored program: store one run of a real program twice over, with --pte.
+    const std::string etdp = dir + "/mlp.etdp";
+    REQUIRE(run_etscope("run " + fixture("training/mlp_mse.pte") + " --iterations 5 --etdump " + etdp + " --store " + quoted(location) +
+                        " --tag kind=first").exit_code == 0);
+    auto hist = run_etscope("history mlp_mse.pte --plot " + dir + "/h.svg --store " + quoted(location));
+    INFO(hist.err);
+    REQUIRE(hist.exit_code == 0);
+    CHECK_THAT(hist.out, Catch::Contains("mlp_mse.pte (Method::execute), 1 runs"));
+    CHECK(std::filesystem::file_size(dir + "/h.svg") > 200);
+    auto by_op = run_etscope("history mlp_mse.pte --op addmm.out --format json --store " + quoted(location));
+    REQUIRE(by_op.exit_code == 0);
+    CHECK(nlohmann::json::parse(by_op.out).size() == 1);
+    CHECK(run_etscope("history nothing.pte --store " + quoted(location)).exit_code == 1);
+  }
+}
