@@ -10,6 +10,7 @@
 
 #include "commands/command.h"
 #include "commands/inspect_inputs.h"
+#include "commands/store_options.h"
 #include "etscope/inspect/numeric_gap.h"
 #include "etscope/runtime/runner.h"
 #include "render/inspector_render.h"
@@ -65,6 +66,8 @@ class DebugCommand final : public Command {
                                                "(default: L1 1e-3, MSE 1e-6, SNR 40)");
     sub->add_option("--debug-buffer-size", buffer_mib_, "Debug buffer for the intermediate outputs, in MiB")
         ->check(CLI::PositiveNumber)->capture_default_str();
+    store_option_ = add_store_option(sub, store_location_)->expected(0, 1);
+    sub->add_option("--tag", tags_, "With --store: key=value tags of the stored run (repeatable)");
     sub->add_flag("--force", force_, "Compare even when the recorded inputs differ from the AOT inputs (with a warning)");
     return sub;
   }
@@ -107,6 +110,12 @@ class DebugCommand final : public Command {
       render_gap_table(rows, metric, std::cout);
       std::cout << "\n";
       render_first_divergence(rows, metric, threshold_ ? *threshold_ : inspect::default_gap_threshold(metric), std::cout);
+      for (size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i].gap.empty()) continue;
+        std::string name;
+        for (const std::string& op : rows[i].runtime_ops) name += (name.empty() ? "" : "+") + op;
+        gaps_.push_back({static_cast<int64_t>(i), name, gap_, rows[i].gap.front()});
+      }
     } else {
       const std::string stem = fs::path(model_).replace_extension("").string();
       std::cout << "no AOT intermediates (" << stem << ".aot_intermediates.ptd): make them with "
@@ -115,6 +124,22 @@ class DebugCommand final : public Command {
     }
     std::cout << "\nprofile (one run; timings include logging the intermediate outputs)\n";
     render_event_table(in, InspectTableOptions{}, std::cout);
+    if (store_option_->count() > 0) {
+      // The run (its timings include logging) and the gap of every compared operator.
+      ETSCOPE_ASSIGN_OR_RETURN(auto tags, parse_tags(tags_));
+      ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(store_location_));
+      store::ImportRequest req;
+      req.etdump = files.etdump;
+      req.etrecord = etrecord_;
+      req.pte = files.pte;
+      req.method = runner->method_name();
+      req.source = "debug";
+      req.tags = tags;
+      req.environment = store::this_machine();
+      req.gaps = gaps_;
+      ETSCOPE_ASSIGN_OR_RETURN(store::ImportResult r, store->add(req));
+      std::cout << "\nstore: run " << r.run_id << " in " << store->location() << " (" << gaps_.size() << " gap rows)\n";
+    }
     return 0;
   }
 
@@ -125,6 +150,10 @@ class DebugCommand final : public Command {
   std::optional<double> threshold_;
   uint64_t buffer_mib_ = 256;
   bool force_ = false;
+  std::string store_location_;
+  std::vector<std::string> tags_;
+  CLI::Option* store_option_ = nullptr;
+  std::vector<store::GapPoint> gaps_;
 };
 
 }  // namespace

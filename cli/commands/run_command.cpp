@@ -208,6 +208,33 @@ class RunCommand final : public Command {
     return ok_status();
   }
 
+  // The program outputs of the last execution, summarised for the store (libformats' statistics).
+  static std::vector<store::OutputSummary> output_summaries(const rt::Method& method) {
+    std::vector<store::OutputSummary> out;
+    for (size_t i = 0; i < method.num_outputs(); ++i) {
+      const rt::EValue& v = method.output(i);
+      if (v.tag != rt::Tag::kTensor || v.tensor == nullptr) continue;
+      const rt::TensorImpl& t = *v.tensor;
+      store::OutputSummary o;
+      o.index = static_cast<int64_t>(i);
+      o.dtype = scalar_type_short_name(t.dtype());
+      std::vector<int32_t> sizes(t.sizes().begin(), t.sizes().end());
+      const std::string shape = shape_string(t.dtype(), sizes);
+      o.shape = shape.substr(shape.find('['));
+      if (t.data() != nullptr) {
+        const auto stats = compute_tensor_stats(t.dtype(), {static_cast<const uint8_t*>(t.data()), t.nbytes()},
+                                                static_cast<uint64_t>(t.numel()), 0);
+        if (stats && stats->finite_count > 0) {
+          o.min = stats->min;
+          o.max = stats->max;
+          o.mean = stats->mean;
+        }
+      }
+      out.push_back(std::move(o));
+    }
+    return out;
+  }
+
   bool sub_store_given() const { return store_option_ != nullptr && store_option_->count() > 0; }
 
   // --store: the run's ETDump (the --etdump file, else a temporary one) goes into the run store.
@@ -227,6 +254,7 @@ class RunCommand final : public Command {
       req.method = runner_->method_name();
       req.source = "run";
       req.tags = tags;
+      req.outputs = output_summaries(runner_->method());
       req.environment = store::this_machine();
       return store.value()->add(req);
     }() : Result<store::ImportResult>(store.error());

@@ -51,6 +51,7 @@ const char* const kVersion1[] = {
     "CREATE VIEW v_memory AS SELECT p.name AS program, m.method, m.arena, m.bytes FROM memory_plans m JOIN programs p ON p.id = m.program_id",
     "CREATE VIEW v_curves AS SELECT run_id, step, loss, accuracy, step_ms FROM curves",
     "CREATE VIEW v_gaps AS SELECT run_id, op, name, metric, gap FROM numeric_gaps",
+    "CREATE VIEW v_outputs AS SELECT run_id, output, dtype, shape, min, max, mean FROM outputs",
 };
 
 std::string with_id(const std::string& sql, const char* id) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstdlib>
 #include <ctime>
@@ -221,6 +222,17 @@ struct Store::Impl {
         curve.insert(curve.end(), {run_id, std::to_string(p.step), real(p.loss), p.accuracy ? Param(real(*p.accuracy)) : Param(), real(p.step_ms)});
       }
       ETSCOPE_TRY(insert_many("INSERT INTO curves (run_id, step, loss, accuracy, step_ms)", 5, curve));
+      auto optional_real = [](const std::optional<double>& v) { return v && std::isfinite(*v) ? Param(real(*v)) : Param(); };
+      std::vector<Param> outputs;
+      for (const OutputSummary& o : req.outputs) {
+        outputs.insert(outputs.end(), {run_id, std::to_string(o.index), o.dtype, o.shape, optional_real(o.min), optional_real(o.max), optional_real(o.mean)});
+      }
+      ETSCOPE_TRY(insert_many("INSERT INTO outputs (run_id, output, dtype, shape, min, max, mean)", 7, outputs));
+      std::vector<Param> gaps;
+      for (const GapPoint& g : req.gaps) {
+        gaps.insert(gaps.end(), {run_id, std::to_string(g.row), g.name, g.metric, optional_real(g.gap)});
+      }
+      ETSCOPE_TRY(insert_many("INSERT INTO numeric_gaps (run_id, op, name, metric, gap)", 5, gaps));
       ETSCOPE_TRY(db->commit());
       return ImportResult{std::strtoll(run_id.c_str(), nullptr, 10), true};
     }();

@@ -2,6 +2,7 @@
 // representative inputs extracted as .npy, the gap refused for a run with other inputs, the AOT
 // index found beside its .ptd, and `etscope debug` (run + gap + first divergence + profile).
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -133,6 +134,20 @@ TEST_CASE("etscope debug runs, compares, names the first divergence and profiles
   const auto gaps = table_gaps(r.out);
   REQUIRE(gaps.size() == 2);
   CHECK(gaps[0] == Approx(kExecuTorchConvSnr).epsilon(1e-5));
+
+  // --store keeps the run and every gap row.
+  const std::string store = etscope::testing::temp_dir("debug_store") + "/runs.sqlite";
+  auto stored = run_etscope("debug " + model() + " --etrecord " + etrecord() + " --store " + store + " --tag check=gap");
+  INFO(stored.err);
+  REQUIRE(stored.exit_code == 0);
+  CHECK_THAT(stored.out, Catch::Contains("store: run 1") && Catch::Contains("(2 gap rows)"));
+  auto rows = run_etscope("sql \"SELECT op, name, metric, gap FROM v_gaps ORDER BY op\" --format json --store " + store);
+  REQUIRE(rows.exit_code == 0);
+  const auto j = nlohmann::json::parse(rows.out);
+  REQUIRE(j.size() == 2);
+  CHECK(j[0]["metric"] == "SNR");
+  CHECK(j[0]["gap"].get<double>() == Approx(kExecuTorchConvSnr).epsilon(1e-5));
+  CHECK_THAT(j[0]["name"].get<std::string>(), Catch::Contains("convolution"));
 
   // A threshold no float computation meets names the first operator, conv2d.
   auto strict = run_etscope("debug " + model() + " --etrecord " + etrecord() + " --aot-intermediates " + aot() +

@@ -142,7 +142,7 @@ TEST_CASE("the run store keeps an imported ETDump as the Inspector's per-operato
     REQUIRE(q.rows.size() == 1);
     CHECK(q.columns == std::vector<std::string>{"program", "method", "executions"});
     CHECK(*q.rows[0][0] == "cifar10.pte");
-    for (const char* view : {"v_runs", "v_tags", "v_operators", "v_samples", "v_programs", "v_memory", "v_curves", "v_gaps"}) {
+    for (const char* view : {"v_runs", "v_tags", "v_operators", "v_samples", "v_programs", "v_memory", "v_curves", "v_gaps", "v_outputs"}) {
       INFO(view);
       CHECK(s->sql(std::string("SELECT * FROM ") + view).ok());
     }
@@ -354,6 +354,11 @@ TEST_CASE("etscope compare finds a slowed operator and exits 1 and passes an unc
     const std::string etdp = dir + "/mlp.etdp";
     REQUIRE(run_etscope("run " + fixture("training/mlp_mse.pte") + " --iterations 5 --etdump " + etdp + " --store " + quoted(location) +
                         " --tag kind=first").exit_code == 0);
+    auto outputs = run_etscope("sql \"SELECT output, dtype, shape FROM v_outputs ORDER BY output\" --format csv --store " + quoted(location));
+    REQUIRE(outputs.exit_code == 0);
+    // The MLP's outputs: loss, prediction, four gradients, four parameters (CSV quotes the commas).
+    CHECK(outputs.out == "output,dtype,shape\n0,f32,[]\n1,f32,\"[4,2]\"\n2,f32,\"[8,4]\"\n3,f32,[8]\n4,f32,\"[2,8]\"\n5,f32,[2]\n"
+                         "6,f32,\"[8,4]\"\n7,f32,[8]\n8,f32,\"[2,8]\"\n9,f32,[2]\n");
     auto hist = run_etscope("history mlp_mse.pte --plot " + dir + "/h.svg --store " + quoted(location));
     INFO(hist.err);
     REQUIRE(hist.exit_code == 0);

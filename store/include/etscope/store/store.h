@@ -39,6 +39,22 @@ struct CurvePoint {
   double step_ms = 0;
 };
 
+/// A program output of the run's last execution (`run --store`).
+struct OutputSummary {
+  int64_t index = 0;
+  std::string dtype, shape;  ///< "f32", "[1,10]".
+  std::optional<double> min, max, mean;  ///< Over finite elements; absent for non-numeric outputs.
+};
+
+/// One row of a numeric gap (`debug --store`): the operator (runtime event names), the metric
+/// (L1, MSE, SNR) and the gap libinspect's calculate_numeric_gap gave.
+struct GapPoint {
+  int64_t row = 0;  ///< Program order of the compared operator.
+  std::string name;
+  std::string metric;
+  double gap = 0;
+};
+
 struct ImportRequest {
   std::string etdump;    ///< The ETDump file (required).
   std::string etrecord;  ///< Optional: debug handles and module paths of the operators.
@@ -48,6 +64,8 @@ struct ImportRequest {
   std::map<std::string, std::string> tags;
   Environment environment;
   std::vector<CurvePoint> curve;
+  std::vector<OutputSummary> outputs;
+  std::vector<GapPoint> gaps;
 };
 
 struct ImportResult {
