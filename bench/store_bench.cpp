@@ -3,6 +3,7 @@
 // both stores, alternating which goes first), then `runs` and `compare` latency on the filled
 // stores, in-process through the library and as whole `etscope` processes.
 //   store_bench SQLITE_PATH POSTGRES_URI [--runs N] [--events E] [--repeat R]
+// The SQLite file is replaced; the PostgreSQL database must be empty (e.g. a fresh createdb).
 #include <sys/wait.h>
 
 #include <algorithm>

@@ -18,7 +18,8 @@ const char* const kVersion1[] = {
     "arena INTEGER NOT NULL, bytes BIGINT NOT NULL, PRIMARY KEY (program_id, method, arena))",
     "CREATE TABLE runs (id {ID}, content_hash TEXT NOT NULL UNIQUE, program_id BIGINT REFERENCES programs(id), "
     "method TEXT NOT NULL, source TEXT NOT NULL, file TEXT NOT NULL, host TEXT, device TEXT, os TEXT, backend TEXT, "
-    "threads INTEGER, etscope_version TEXT, git_commit TEXT, created_at TEXT NOT NULL, executions INTEGER NOT NULL)",
+    "threads INTEGER, etscope_version TEXT, git_commit TEXT, created_at TEXT NOT NULL, executions INTEGER NOT NULL, "
+    "method_median_ms DOUBLE PRECISION, method_p90_ms DOUBLE PRECISION)",
     "CREATE INDEX runs_program ON runs (program_id, id)",
     "CREATE INDEX runs_created ON runs (created_at)",
     "CREATE TABLE run_tags (run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, key TEXT NOT NULL, "
@@ -39,8 +40,7 @@ const char* const kVersion1[] = {
     // The documented views (docs/store.md): what `etscope sql` is for.
     "CREATE VIEW v_runs AS SELECT r.id AS run_id, r.created_at, r.source, r.file, p.name AS program, p.hash AS program_hash, "
     "r.method, r.host, r.device, r.os, r.backend, r.threads, r.etscope_version, r.git_commit, r.executions, "
-    "o.median_ms AS method_median_ms, o.p90_ms AS method_p90_ms "
-    "FROM runs r LEFT JOIN programs p ON p.id = r.program_id LEFT JOIN operators o ON o.run_id = r.id AND o.op = -1",
+    "r.method_median_ms, r.method_p90_ms FROM runs r LEFT JOIN programs p ON p.id = r.program_id",
     "CREATE VIEW v_tags AS SELECT run_id, key, value FROM run_tags",
     "CREATE VIEW v_operators AS SELECT o.run_id, p.name AS program, r.method, o.op, o.name, o.chain, o.instruction, "
     "o.debug_handle, o.samples, o.median_ms, o.mean_ms, o.min_ms, o.max_ms, o.p90_ms "

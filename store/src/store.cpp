@@ -186,11 +186,13 @@ struct Store::Impl {
                                                           : samples.method_ms.size();
       ETSCOPE_ASSIGN_OR_RETURN(
           Rows run, db->query("INSERT INTO runs (content_hash, program_id, method, source, file, host, device, os, backend, threads, "
-                              "etscope_version, git_commit, created_at, executions) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14) "
-                              "RETURNING id",
+                              "etscope_version, git_commit, created_at, executions, method_median_ms, method_p90_ms) "
+                              "VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16) RETURNING id",
                               {hash, program_id, req.method.empty() ? "forward" : req.method, req.source,
                                std::filesystem::path(req.etdump).filename().string(), e.host, e.device, e.os, e.backend,
-                               std::to_string(e.threads), e.etscope_version, e.git_commit, utc_now(), std::to_string(executions)}));
+                               std::to_string(e.threads), e.etscope_version, e.git_commit, utc_now(), std::to_string(executions),
+                               samples.method_ms.empty() ? Param() : Param(real(inspect::median(samples.method_ms))),
+                               samples.method_ms.empty() ? Param() : Param(real(percentile(samples.method_ms, 90)))}));
       const std::string run_id = text(run.rows.at(0)[0]);
       std::vector<Param> tags;
       for (const auto& [k, v] : req.tags) tags.insert(tags.end(), {run_id, k, v});
@@ -309,8 +311,8 @@ Result<ImportResult> Store::add(const ImportRequest& request) { return impl_->ad
 namespace {
 constexpr const char* kRunColumns =
     "SELECT r.id, r.created_at, r.source, r.file, COALESCE(p.name, ''), COALESCE(p.hash, ''), r.method, r.host, r.device, r.os, "
-    "r.backend, r.threads, r.etscope_version, r.git_commit, r.executions, o.median_ms "
-    "FROM runs r LEFT JOIN programs p ON p.id = r.program_id LEFT JOIN operators o ON o.run_id = r.id AND o.op = -1";
+    "r.backend, r.threads, r.etscope_version, r.git_commit, r.executions, r.method_median_ms "
+    "FROM runs r LEFT JOIN programs p ON p.id = r.program_id";
 }  // namespace
 
 Result<std::vector<RunRow>> Store::runs(const RunFilter& f) {
