@@ -3,6 +3,7 @@
 
 #include "commands/command.h"
 #include "commands/store_options.h"
+#include "etscope/inspect/time_unit.h"
 #include "render/format.h"
 #include "render/table.h"
 
@@ -27,13 +28,18 @@ class RunsCommand final : public Command {
     ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(location_));
     ETSCOPE_ASSIGN_OR_RETURN(auto runs, store->runs(filter_));
     TextTable t;
-    t.columns = {"id", "created_utc", "program", "method", "source", "executions", "median_ms", "host", "device", "tags"};
+    const bool table = format_ == "table";
+    t.columns = {"id", "created_utc", "program", "method", "source", "executions", table ? "median" : "median_ms", "host", "device", "tags"};
+    t.rows.reserve(runs.size());
     t.numeric = {true, false, false, false, false, true, true, false, false, false};
     for (const store::RunRow& r : runs) {
       std::string tags;
       for (const auto& [k, v] : r.tags) tags += (tags.empty() ? "" : " ") + k + "=" + v;
       t.rows.push_back({std::to_string(r.id), r.created_at, r.program.empty() ? std::optional<std::string>() : r.program, r.method, r.source,
-                        std::to_string(r.executions), r.median_ms ? std::optional<std::string>(number_string(*r.median_ms)) : std::nullopt,
+                        std::to_string(r.executions),
+                        r.median_ms ? std::optional<std::string>(table ? inspect::duration_text(*r.median_ms * 1e6, inspect::TimeUnit::kAuto)
+                                                                       : number_string(*r.median_ms))
+                                    : std::nullopt,
                         r.environment.host, r.environment.device, tags});
     }
     std::fputs(render_table(t, format_).c_str(), stdout);

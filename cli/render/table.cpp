@@ -47,18 +47,24 @@ std::string render_table(const TextTable& t, const std::string& format) {
   for (const auto& row : t.rows) {
     for (size_t c = 0; c < ncol && c < row.size(); ++c) width[c] = std::max(width[c], row[c] ? row[c]->size() : 1);
   }
+  std::string out;
   auto line = [&](auto cell) {
-    std::string out;
     for (size_t c = 0; c < ncol; ++c) {
-      const std::string s = cell(c);
-      const std::string pad(width[c] - std::min(width[c], s.size()), ' ');
-      out += (c ? "  " : "") + (is_numeric(c) ? pad + s : (c + 1 == ncol ? s : s + pad));
+      const std::string& s = cell(c);
+      const size_t pad = width[c] - std::min(width[c], s.size());
+      if (c) out.append(2, ' ');
+      if (is_numeric(c)) out.append(pad, ' ');
+      out += s;
+      if (!is_numeric(c) && c + 1 < ncol) out.append(pad, ' ');
     }
-    return out + "\n";
+    out += '\n';
   };
-  std::string out = line([&](size_t c) { return t.columns[c]; });
-  out += line([&](size_t c) { return std::string(width[c], '-'); });
-  for (const auto& row : t.rows) out += line([&](size_t c) { return c < row.size() && row[c] ? *row[c] : std::string("-"); });
+  std::vector<std::string> rules(ncol);
+  for (size_t c = 0; c < ncol; ++c) rules[c].assign(width[c], '-');
+  static const std::string kNone = "-";
+  line([&](size_t c) -> const std::string& { return t.columns[c]; });
+  line([&](size_t c) -> const std::string& { return rules[c]; });
+  for (const auto& row : t.rows) line([&](size_t c) -> const std::string& { return c < row.size() && row[c] ? *row[c] : kNone; });
   return out;
 }
 
