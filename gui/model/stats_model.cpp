@@ -101,6 +101,7 @@ const std::vector<uint32_t>& StatsModel::rows(size_t block, const StatsQuery& qu
   for (size_t i = 0; i < all.size(); ++i) {
     const StatsRow& r = all[i];
     if (query.hide_framework && (r.framework || r.operator_call)) continue;
+    if (!query.show_operator_calls && r.operator_call) continue;
     if (!filter.empty() && !filter.matches(r.module.empty() ? r.name : r.name + "\n" + r.module)) continue;
     cache_rows_.push_back(static_cast<uint32_t>(i));
   }

@@ -44,8 +44,12 @@ struct StatsQuery {
   StatsColumn column = StatsColumn::kTotal;
   bool ascending = false;
   bool hide_framework = false; ///< Leave out framework events and OPERATOR_CALL wrappers.
+  /// OPERATOR_CALL rows (each kernel's call as the executor times it) are left out unless this is
+  /// set, as `etscope inspect` leaves them out unless --operator-calls: the kernel stands for them.
+  bool show_operator_calls = false;
   bool operator==(const StatsQuery& o) const {
-    return filter == o.filter && column == o.column && ascending == o.ascending && hide_framework == o.hide_framework;
+    return filter == o.filter && column == o.column && ascending == o.ascending && hide_framework == o.hide_framework &&
+           show_operator_calls == o.show_operator_calls;
   }
 };
 

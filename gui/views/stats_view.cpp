@@ -209,6 +209,10 @@ void DrawStatsView(const Session& session, ViewState& state) {
   ImGui::SameLine(0, 20);
   ImGui::Checkbox("kernels and delegate events only", &sv.query.hide_framework);
   ImGui::SameLine(0, 20);
+  ImGui::BeginDisabled(sv.query.hide_framework);
+  ImGui::Checkbox("OPERATOR_CALL rows", &sv.query.show_operator_calls);
+  ImGui::EndDisabled();
+  ImGui::SameLine(0, 20);
   sv.query.filter = sv.filter;
   ImGui::TextDisabled("%zu of %zu events; run time %s %s (%s)", model.rows(sv.block, sv.query).size(), block.rows.size(),
                       Num(block.run_time).c_str(), model.unit(), block.run_time_source.c_str());

@@ -77,6 +77,9 @@ TEST_CASE("rows sort by any column and filter by name or module", "[gui][stats]"
   const inspect::Inspector inspector = simple_conv_inspector();
   const StatsModel m = StatsModel::build(inspector);
   StatsQuery q;
+  // By default OPERATOR_CALL rows are hidden, as in `etscope inspect`.
+  CHECK(names(m, 1, q).size() == 3);
+  q.show_operator_calls = true;
   q.column = StatsColumn::kAvg;
   q.ascending = false;
   auto by_avg = names(m, 1, q);
