@@ -70,6 +70,7 @@ def main():
     args = ap.parse_args()
 
     from executorch.extension.pybindings import portable_lib as pl
+    import executorch.kernels.quantized  # noqa: F401  ExecuTorch's quantized kernels (zoo's pt2e and LLM programs)
     import numpy as np
 
     import torch

@@ -32,15 +32,26 @@ class RunsCommand final : public Command {
     t.columns = {"id", "created_utc", "program", "method", "source", "executions", table ? "median" : "median_ms", "host", "device", "tags"};
     t.rows.reserve(runs.size());
     t.numeric = {true, false, false, false, false, true, true, false, false, false};
-    for (const store::RunRow& r : runs) {
+    for (store::RunRow& r : runs) {
       std::string tags;
       for (const auto& [k, v] : r.tags) tags += (tags.empty() ? "" : " ") + k + "=" + v;
-      t.rows.push_back({std::to_string(r.id), r.created_at, r.program.empty() ? std::optional<std::string>() : r.program, r.method, r.source,
-                        std::to_string(r.executions),
-                        r.median_ms ? std::optional<std::string>(table ? inspect::duration_text(*r.median_ms * 1e6, inspect::TimeUnit::kAuto)
-                                                                       : number_string(*r.median_ms))
-                                    : std::nullopt,
-                        r.environment.host, r.environment.device, tags});
+      std::vector<std::optional<std::string>> row;
+      row.reserve(10);
+      row.emplace_back(std::to_string(r.id));
+      row.emplace_back(std::move(r.created_at));
+      row.emplace_back(r.program.empty() ? std::nullopt : std::optional<std::string>(std::move(r.program)));
+      row.emplace_back(std::move(r.method));
+      row.emplace_back(std::move(r.source));
+      row.emplace_back(std::to_string(r.executions));
+      if (r.median_ms) {
+        row.emplace_back(table ? inspect::duration_text(*r.median_ms * 1e6, inspect::TimeUnit::kAuto) : number_string(*r.median_ms));
+      } else {
+        row.emplace_back(std::nullopt);
+      }
+      row.emplace_back(std::move(r.environment.host));
+      row.emplace_back(std::move(r.environment.device));
+      row.emplace_back(std::move(tags));
+      t.rows.push_back(std::move(row));
     }
     std::fputs(render_table(t, format_).c_str(), stdout);
     if (format_ == "table") std::printf("%zu runs in %s\n", runs.size(), store->location().c_str());
