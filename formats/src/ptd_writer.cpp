@@ -76,11 +76,18 @@ Result<std::vector<uint8_t>> PtdWriter::write(const std::vector<PtdTensor>& tens
     if (order.empty()) {
       for (size_t d = 0; d < t.sizes.size(); ++d) order.push_back(static_cast<uint8_t>(d));
     }
-    const auto layout = fbt::CreateTensorLayout(b, static_cast<fb::ScalarType>(t.dtype), b.CreateVector(t.sizes),
-                                                b.CreateVector(order));
-    named.push_back(fbt::CreateNamedData(b, b.CreateString(t.key), static_cast<uint32_t>(i), layout));
+    // One sub-object per statement: the evaluation order of a call's arguments is unspecified
+    // (GCC and clang differ), and it decides the buffer's layout. This order gives the sizes
+    // ExecuTorch's writer gives.
+    const auto dim_order = b.CreateVector(order);
+    const auto sizes = b.CreateVector(t.sizes);
+    const auto layout = fbt::CreateTensorLayout(b, static_cast<fb::ScalarType>(t.dtype), sizes, dim_order);
+    const auto key = b.CreateString(t.key);
+    named.push_back(fbt::CreateNamedData(b, key, static_cast<uint32_t>(i), layout));
   }
-  const auto root = fbt::CreateFlatTensor(b, 0, b.CreateVector(segments), b.CreateVector(named));
+  const auto named_vector = b.CreateVector(named);
+  const auto segment_vector = b.CreateVector(segments);
+  const auto root = fbt::CreateFlatTensor(b, 0, segment_vector, named_vector);
   fbt::FinishFlatTensorBuffer(b, root);
   const uint8_t* fbuf = b.GetBufferPointer();
   const uint64_t fsize = b.GetSize();

@@ -227,31 +227,43 @@ TEST_CASE("a store that is not one or damaged or newer or locked gives one line"
 
 TEST_CASE("an import killed with SIGKILL leaves the store as it was", "[store]") {
   const std::string dir = temp_dir("store_kill");
-  // A dump big enough that the import is still writing when it is killed.
   const std::string big = synth(dir, "big.etdp", "--events 400000 --ops-per-run 400 --seed 3");
-  for (const std::string& location : both("kill")) {
+  const std::string bin = std::string(ETSCOPE_BINARY_DIR) + "/bin/etscope";
+  auto start_import = [&](const std::string& location) {
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      const int devnull = open("/dev/null", O_WRONLY);
+      dup2(devnull, 1);
+      dup2(devnull, 2);
+      execl(bin.c_str(), bin.c_str(), "store", "add", big.c_str(), "--store", location.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    return pid;
+  };
+  const std::vector<std::string> probes = both("kill_probe");
+  const std::vector<std::string> locations = both("kill");
+  for (size_t k = 0; k < locations.size(); ++k) {
+    const std::string& location = locations[k];
     INFO(location);
     must(store::Store::open(location));
-    const std::string cmd_store = location;
-    bool killed_mid_way = false;
-    for (int delay_ms : {150, 300, 600, 1200}) {
-      const pid_t pid = fork();
-      REQUIRE(pid >= 0);
-      if (pid == 0) {
-        const std::string bin = std::string(ETSCOPE_BINARY_DIR) + "/bin/etscope";
-        const int devnull = open("/dev/null", O_WRONLY);
-        dup2(devnull, 1);
-        dup2(devnull, 2);
-        execl(bin.c_str(), bin.c_str(), "store", "add", big.c_str(), "--store", cmd_store.c_str(), static_cast<char*>(nullptr));
-        _exit(127);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    must(store::Store::open(probes[k]));
+    // How long a whole import takes on this backend and machine, to kill the next ones part-way.
+    const auto t0 = std::chrono::steady_clock::now();
+    int status = 0;
+    waitpid(start_import(probes[k]), &status, 0);
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) == 0);
+    const auto whole = std::chrono::steady_clock::now() - t0;
+    bool killed_before_commit = false;
+    for (double part : {0.2, 0.5, 0.8}) {
+      const pid_t pid = start_import(location);
+      std::this_thread::sleep_for(std::chrono::duration_cast<std::chrono::microseconds>(whole * part));
       kill(pid, SIGKILL);
-      int status = 0;
       waitpid(pid, &status, 0);
       auto s = must(store::Store::open(location));
       const auto runs = must(s->runs({}));
-      if (WIFSIGNALED(status)) killed_mid_way = killed_mid_way || runs.empty();
+      if (WIFSIGNALED(status) && runs.empty()) killed_before_commit = true;
       // Either nothing or the whole run: never a run without its samples.
       for (const auto& r : runs) {
         const inspect::RunSamples samples = must(s->samples(r.id));
@@ -262,7 +274,7 @@ TEST_CASE("an import killed with SIGKILL leaves the store as it was", "[store]")
       }
       if (!runs.empty()) break;
     }
-    CHECK(killed_mid_way);
+    CHECK(killed_before_commit);
     // The store still takes the import, once.
     auto s = must(store::Store::open(location));
     store::ImportRequest req;

@@ -49,7 +49,8 @@ class Buffers {
     for (const auto& [key, e] : entries_) out->push_back({key, e.sizes, e.values});
   }
   Status import_from(const std::vector<StateTensor>& state, const char* kind) {
-    for (auto& [key, e] : entries_) {
+    for (auto& [name, e] : entries_) {
+      const std::string& key = name;  // a structured binding cannot be captured before C++20 clang 16
       auto it = std::find_if(state.begin(), state.end(), [&](const StateTensor& t) { return t.key == key; });
       if (it == state.end()) return Error(ErrorCode::kInvalidArgument, std::string(kind) + " state: no entry '" + key + "'");
       if (it->values.size() != e.values.size()) {
