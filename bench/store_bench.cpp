@@ -25,10 +25,7 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 
 double median(std::vector<double> v) { return etscope::inspect::median(std::move(v)); }
 
-double percentile90(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[static_cast<size_t>(0.9 * static_cast<double>(v.size() - 1))];
-}
+double percentile90(std::vector<double> v) { return etscope::inspect::percentile(std::move(v), 90); }
 
 // Whole-process wall time of a shell command, in milliseconds.
 double time_command(const std::string& cmd) {

@@ -2,7 +2,6 @@
 // size from libinspect's compare_runs), exit 1 when a significant regression passes the threshold.
 #include <cmath>
 #include <cstdio>
-#include <set>
 
 #include "commands/command.h"
 #include "commands/store_options.h"
@@ -35,7 +34,7 @@ class CompareCommand final : public Command {
     sub->add_option("--threshold", threshold_, "Smallest change of the median that counts, e.g. 5% or 0.05 (default 5%)");
     sub->add_option("--alpha", alpha_, "Significance level of the Mann-Whitney U test (default 0.05)");
     sub->add_flag("--all", all_, "List every operator, not only the changed ones");
-    sub->add_option("--format", format_, "table (default), csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+    add_table_format(sub, format_);
     add_store_option(sub, location_);
     return sub;
   }
@@ -112,10 +111,7 @@ class CompareCommand final : public Command {
   // same operators at the same instructions.
   static bool same_program(const store::RunRow& a, const store::RunRow& b, const inspect::RunSamples& sa, const inspect::RunSamples& sb) {
     if (!a.program_hash.empty() && !b.program_hash.empty()) return a.program_hash == b.program_hash;
-    std::set<std::tuple<int32_t, int32_t, std::string>> ka, kb;
-    for (const auto& o : sa.operators) ka.emplace(o.chain, o.instruction, o.name);
-    for (const auto& o : sb.operators) kb.emplace(o.chain, o.instruction, o.name);
-    return ka == kb;
+    return inspect::same_operators(sa, sb);
   }
   static std::string describe(const store::RunRow& r) {
     return (r.program.empty() ? r.file : r.program) + " " + r.method + ", " + std::to_string(r.executions) + " executions" +

@@ -126,19 +126,15 @@ class DebugCommand final : public Command {
     render_event_table(in, InspectTableOptions{}, std::cout);
     if (store_option_->count() > 0) {
       // The run (its timings include logging) and the gap of every compared operator.
-      ETSCOPE_ASSIGN_OR_RETURN(auto tags, parse_tags(tags_));
-      ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(store_location_));
       store::ImportRequest req;
       req.etdump = files.etdump;
       req.etrecord = etrecord_;
       req.pte = files.pte;
       req.method = runner->method_name();
       req.source = "debug";
-      req.tags = tags;
-      req.environment = store::this_machine();
       req.gaps = gaps_;
-      ETSCOPE_ASSIGN_OR_RETURN(store::ImportResult r, store->add(req));
-      std::cout << "\nstore: run " << r.run_id << " in " << store->location() << " (" << gaps_.size() << " gap rows)\n";
+      ETSCOPE_ASSIGN_OR_RETURN(StoredRun r, store_run(store_location_, tags_, std::move(req), *runner));
+      std::cout << "\nstore: run " << r.run_id << " in " << r.location << " (" << gaps_.size() << " gap rows)\n";
     }
     return 0;
   }

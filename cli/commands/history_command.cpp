@@ -67,7 +67,7 @@ class HistoryCommand final : public Command {
     sub->add_option("program", program_, "Program file name (as stored with --pte) or hash prefix")->required();
     sub->add_option("--op", op_, "An operator's event name, e.g. convolution.out (default: the method total)");
     sub->add_option("--plot", plot_, "Also write an SVG of the medians");
-    sub->add_option("--format", format_, "table (default), csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+    add_table_format(sub, format_);
     add_store_option(sub, location_);
     return sub;
   }

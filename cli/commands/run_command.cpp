@@ -239,29 +239,15 @@ class RunCommand final : public Command {
 
   // --store: the run's ETDump (the --etdump file, else a temporary one) goes into the run store.
   Status record_in_store() {
-    ETSCOPE_ASSIGN_OR_RETURN(auto tags, parse_tags(tags_));
-    std::string dump = etdump_path_;
-    std::string temp;
-    if (dump.empty()) {
-      ETSCOPE_ASSIGN_OR_RETURN(temp, temporary_etdump(*runner_));
-      dump = temp;
-    }
-    auto store = open_store(store_location_);
-    Result<store::ImportResult> r = store.ok() ? [&]() {
-      store::ImportRequest req;
-      req.etdump = dump;
-      req.pte = model_;
-      req.method = runner_->method_name();
-      req.source = "run";
-      req.tags = tags;
-      req.outputs = output_summaries(runner_->method());
-      req.environment = store::this_machine();
-      return store.value()->add(req);
-    }() : Result<store::ImportResult>(store.error());
-    if (!temp.empty()) std::remove(temp.c_str());
-    if (!r.ok()) return r.error();
-    say("store      run %lld in %s\n", static_cast<long long>(r->run_id), store.value()->location().c_str());
-    report_["store"] = Json{{"run_id", r->run_id}, {"location", store.value()->location()}};
+    store::ImportRequest req;
+    req.etdump = etdump_path_;
+    req.pte = model_;
+    req.method = runner_->method_name();
+    req.source = "run";
+    req.outputs = output_summaries(runner_->method());
+    ETSCOPE_ASSIGN_OR_RETURN(StoredRun stored, store_run(store_location_, tags_, std::move(req), *runner_));
+    say("store      run %lld in %s\n", static_cast<long long>(stored.run_id), stored.location.c_str());
+    report_["store"] = Json{{"run_id", stored.run_id}, {"location", stored.location}};
     return ok_status();
   }
 

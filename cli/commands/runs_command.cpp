@@ -18,7 +18,7 @@ class RunsCommand final : public Command {
     sub->add_option("--tag", tags_, "Only runs with this key=value tag (repeatable: all must match)");
     sub->add_option("--since", filter_.since, "Only runs stored at or after this UTC date or time (YYYY-MM-DD[ HH:MM:SS])");
     sub->add_option("--limit", filter_.limit, "At most this many (newest first)");
-    sub->add_option("--format", format_, "table (default), csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+    add_table_format(sub, format_);
     add_store_option(sub, location_);
     return sub;
   }

@@ -13,7 +13,7 @@ class SqlCommand final : public Command {
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand("sql", "A read-only SQL query over the run store's views (v_runs, v_operators, ...)");
     sub->add_option("query", query_, "One SELECT (or WITH) statement")->required();
-    sub->add_option("--format", format_, "table (default), csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+    add_table_format(sub, format_);
     add_store_option(sub, location_);
     return sub;
   }

@@ -1,5 +1,6 @@
-// What the store verbs (store add, runs, compare, history, sql) and run/train --store share:
-// the --store option, tags given as key=value, and opening the store.
+// What the store verbs (store add, runs, compare, history, sql) and run/train/debug --store
+// share: the --store and --format options, tags given as key=value, opening the store, and
+// recording a run in it.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -44,6 +45,11 @@ inline Result<std::map<std::string, std::string>> parse_tags(const std::vector<s
   return out;
 }
 
+/// `--format table|csv|json` of the store verbs' tables (cli/render/table.h).
+inline void add_table_format(CLI::App* sub, std::string& format) {
+  sub->add_option("--format", format, "table (default), csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+}
+
 /// The runner's trace written to a new temporary file (for --store without --etdump); the caller
 /// removes it.
 inline Result<std::string> temporary_etdump(rt::Runner& runner) {
@@ -58,6 +64,32 @@ inline Result<std::string> temporary_etdump(rt::Runner& runner) {
     return files.error();
   }
   return path;
+}
+
+struct StoredRun {
+  int64_t run_id = 0;
+  std::string location;
+};
+
+/// run/train/debug --store: records `request` in the store at `location` with the `--tag`
+/// strings and this machine's environment. When the request names no ETDump, the runner's trace
+/// goes through a temporary file, removed afterwards whatever happens.
+inline Result<StoredRun> store_run(const std::string& location, const std::vector<std::string>& tags, store::ImportRequest request,
+                                   rt::Runner& runner) {
+  ETSCOPE_ASSIGN_OR_RETURN(request.tags, parse_tags(tags));
+  request.environment = store::this_machine();
+  std::string temp;
+  if (request.etdump.empty()) {
+    ETSCOPE_ASSIGN_OR_RETURN(temp, temporary_etdump(runner));
+    request.etdump = temp;
+  }
+  auto stored = [&]() -> Result<StoredRun> {
+    ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(location));
+    ETSCOPE_ASSIGN_OR_RETURN(store::ImportResult r, store->add(request));
+    return StoredRun{r.run_id, store->location()};
+  }();
+  if (!temp.empty()) std::remove(temp.c_str());
+  return stored;
 }
 
 }  // namespace etscope::cli

@@ -7,6 +7,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 
 #include "commands/command.h"
@@ -22,22 +23,10 @@
 namespace etscope::cli {
 namespace {
 
-std::string parent_dir(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 std::string ends_with_lower(const std::string& s, size_t n) {
   std::string t = s.size() >= n ? s.substr(s.size() - n) : s;
   for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return t;
-}
-
-std::string mib(uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-  return buf;
 }
 
 std::string loss_text(double v) {
@@ -212,7 +201,8 @@ class TrainCommand final : public Command {
       Status s = check_not_an_input(out, inputs);
       if (!s.ok()) return usage(s.error().message());
       // Fail before training, not after it: the directory must take new files.
-      const std::string dir = parent_dir(out);
+      const std::filesystem::path parent = std::filesystem::path(out).parent_path();
+      const std::string dir = parent.empty() ? "." : parent.string();
       if (access(dir.c_str(), W_OK | X_OK) != 0) return usage(out + ": cannot write into " + dir);
     }
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -290,27 +280,16 @@ class TrainCommand final : public Command {
   // --store: the training run's ETDump (every step's forward-backward and optimizer update) and
   // its curve go into the run store.
   Status record_in_store(training::Trainer& trainer, const training::Curve& curve) {
-    ETSCOPE_ASSIGN_OR_RETURN(auto tags, parse_tags(tags_));
-    std::string dump = etdump_path_, temp;
-    if (dump.empty()) {
-      ETSCOPE_ASSIGN_OR_RETURN(temp, temporary_etdump(trainer.runner()));
-      dump = temp;
-    }
     store::ImportRequest req;
-    req.etdump = dump;
+    req.etdump = etdump_path_;
     req.pte = model_;
     req.method = trainer.layout().method;
     req.source = "train";
-    req.tags = tags;
-    req.environment = store::this_machine();
     for (size_t i = 0; i < curve.loss.size(); ++i) {
       req.curve.push_back({curve.first_step + static_cast<int64_t>(i), curve.loss[i], curve.accuracy[i], curve.step_ms[i]});
     }
-    auto opened = open_store(store_location_);
-    Result<store::ImportResult> r = opened.ok() ? opened.value()->add(req) : Result<store::ImportResult>(opened.error());
-    if (!temp.empty()) std::remove(temp.c_str());
-    if (!r.ok()) return r.error();
-    files_["store"] = Json{{"run_id", r->run_id}, {"location", opened.value()->location()}};
+    ETSCOPE_ASSIGN_OR_RETURN(StoredRun stored, store_run(store_location_, tags_, std::move(req), trainer.runner()));
+    files_["store"] = Json{{"run_id", stored.run_id}, {"location", stored.location}};
     return ok_status();
   }
 
@@ -319,7 +298,7 @@ class TrainCommand final : public Command {
     say("steps      %lld (%lld in all, %.2f epochs)\n", static_cast<long long>(s.steps), static_cast<long long>(s.total_steps), s.epochs);
     say("fwd+bwd    median %s  p90 %s\n", ms(s.forward_backward_ms.p50).c_str(), ms(s.forward_backward_ms.p90).c_str());
     say("optimizer  median %s  p90 %s\n", ms(s.optimizer_ms.p50).c_str(), ms(s.optimizer_ms.p90).c_str());
-    say("peak RSS   %s\n", mib(s.peak_rss_bytes).c_str());
+    say("peak RSS   %s\n", human_bytes(s.peak_rss_bytes).c_str());
     say("loss       first %s  final %s\n", loss_text(curve.loss.front()).c_str(), loss_text(s.final_loss).c_str());
     if (s.final_accuracy) say("accuracy   final batch %s\n", loss_text(*s.final_accuracy).c_str());
     if (!curve.val.empty()) {

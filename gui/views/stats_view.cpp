@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "etscope/core/event_names.h"
 #include "etscope/inspect/event_index.h"
 #include "model/text_format.h"
 #include "views/palette.h"
@@ -210,7 +211,8 @@ void DrawStatsView(const Session& session, ViewState& state) {
   ImGui::Checkbox("kernels and delegate events only", &sv.query.hide_framework);
   ImGui::SameLine(0, 20);
   ImGui::BeginDisabled(sv.query.hide_framework);
-  ImGui::Checkbox("OPERATOR_CALL rows", &sv.query.show_operator_calls);
+  static const std::string kOperatorCallRows = std::string(events::kOperatorCall) + " rows";
+  ImGui::Checkbox(kOperatorCallRows.c_str(), &sv.query.show_operator_calls);
   ImGui::EndDisabled();
   ImGui::SameLine(0, 20);
   sv.query.filter = sv.filter;

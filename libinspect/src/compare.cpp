@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "etscope/core/event_names.h"
@@ -195,6 +196,13 @@ Comparison compare_runs(const RunSamples& a, const RunSamples& b, const CompareO
   }
   c.gate_failed = c.regressions > 0 || c.method.verdict == Verdict::kRegression;
   return c;
+}
+
+bool same_operators(const RunSamples& a, const RunSamples& b) {
+  std::set<std::tuple<int32_t, int32_t, std::string>> ka, kb;
+  for (const OperatorSamples& o : a.operators) ka.emplace(o.chain, o.instruction, o.name);
+  for (const OperatorSamples& o : b.operators) kb.emplace(o.chain, o.instruction, o.name);
+  return ka == kb;
 }
 
 }  // namespace etscope::inspect

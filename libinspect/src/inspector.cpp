@@ -92,6 +92,11 @@ double percentile_sorted(const std::vector<double>& sorted, double p) {
   return frac >= 0.5 ? b - diff * (1.0 - frac) : a + diff * frac;
 }
 
+double percentile(std::vector<double> samples, double p) {
+  std::sort(samples.begin(), samples.end());
+  return percentile_sorted(samples, p);
+}
+
 namespace {
 
 // numpy.mean's summation: blocks of eight partial sums, split in halves above 128 values, so

@@ -70,4 +70,8 @@ TEST_CASE("compare_runs flags significant changes beyond the threshold and match
   RunSamples moved{{op("native_call_conv.out", 5, slow)}, slow};
   CHECK(compare_runs(a, moved, {.same_program = false}).rows[0].verdict == Verdict::kRegression);
   CHECK(compare_runs(a, moved, {.same_program = true}).rows[0].verdict == Verdict::kOnlyInA);
+  CHECK(same_operators(a, a));
+  CHECK(same_operators(a, RunSamples{{op("native_call_conv.out", 0, slow), op("native_call_relu.out", 1, slow), op("native_call_add.out", 2, slow)}, slow}));
+  CHECK_FALSE(same_operators(a, b));
+  CHECK_FALSE(same_operators(a, moved));
 }

@@ -6,6 +6,7 @@
 #include "etscope/formats/blob.h"
 #include "etscope/formats/npy.h"
 #include "etscope/inspect/program_description.h"
+#include "labels.h"
 
 namespace etscope::training {
 namespace {
@@ -17,11 +18,6 @@ std::string shape_of(ScalarType dtype, std::span<const int64_t> sizes) {
 }
 
 bool is_npy(std::span<const uint8_t> bytes) { return bytes.size() >= 6 && bytes[0] == 0x93 && std::memcmp(bytes.data() + 1, "NUMPY", 5) == 0; }
-
-bool is_integral(ScalarType t) {
-  return t == ScalarType::kLong || t == ScalarType::kInt || t == ScalarType::kShort || t == ScalarType::kChar ||
-         t == ScalarType::kByte;
-}
 
 }  // namespace
 
@@ -49,7 +45,7 @@ Result<Dataset> Dataset::open(const std::vector<std::string>& files, const std::
     const std::string& path = files[0];
     const bool image_ok = inputs.size() == 2 && inputs[0].dtype == ScalarType::kFloat &&
                           inputs[0].sizes == std::vector<int64_t>{inputs[0].sizes[0], 3, 32, 32} &&
-                          is_integral(inputs[1].dtype) && inputs[1].sizes.size() == 1;
+                          is_label_dtype(inputs[1].dtype) && inputs[1].sizes.size() == 1;
     if (!image_ok) {
       return Error(ErrorCode::kInvalidArgument, path + ": not a .npy file; as CIFAR-10 binary data it needs a program taking "
                                                        "f32[B,3,32,32] images and [B] integer labels");

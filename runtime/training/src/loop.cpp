@@ -23,11 +23,7 @@ constexpr const char* kOrderKey = "trainer.order";     // shuffle (0/1), seed, b
 
 int64_t kind_code(const Optimizer& o) { return std::strcmp(o.kind(), "sgd") == 0 ? 0 : 1; }
 
-Percentiles percentiles(std::vector<double> v) {
-  if (v.empty()) return {};
-  std::sort(v.begin(), v.end());
-  return {inspect::percentile_sorted(v, 50), inspect::percentile_sorted(v, 90)};
-}
+Percentiles percentiles(const std::vector<double>& v) { return {inspect::percentile(v, 50), inspect::percentile(v, 90)}; }
 
 uint64_t peak_rss() {
   rusage u{};

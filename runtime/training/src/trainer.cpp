@@ -9,6 +9,7 @@
 #include "etscope/core/event_names.h"
 #include "etscope/core/event_tracer.h"
 #include "etscope/formats/ptd_writer.h"
+#include "labels.h"
 
 namespace etscope::training {
 namespace {
@@ -17,23 +18,7 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point a) { return std::chrono::duration<double, std::milli>(Clock::now() - a).count(); }
 
-bool is_integral(ScalarType t) {
-  return t == ScalarType::kLong || t == ScalarType::kInt || t == ScalarType::kShort || t == ScalarType::kChar ||
-         t == ScalarType::kByte;
-}
-
-int64_t integer_at(ScalarType t, const void* data, int64_t i) {
-  switch (t) {
-    case ScalarType::kLong: return static_cast<const int64_t*>(data)[i];
-    case ScalarType::kInt: return static_cast<const int32_t*>(data)[i];
-    case ScalarType::kShort: return static_cast<const int16_t*>(data)[i];
-    case ScalarType::kChar: return static_cast<const int8_t*>(data)[i];
-    case ScalarType::kByte: return static_cast<const uint8_t*>(data)[i];
-    default: return 0;
-  }
-}
-
-int64_t integer_at(const rt::TensorImpl& t, int64_t i) { return integer_at(t.dtype(), t.data(), i); }
+int64_t integer_at(const rt::TensorImpl& t, int64_t i) { return label_at(t.dtype(), t.data(), i); }
 
 double float_at(const rt::TensorImpl& t, int64_t i) {
   return t.dtype() == ScalarType::kDouble ? t.data_as<double>()[i] : static_cast<double>(t.data_as<float>()[i]);
@@ -58,7 +43,7 @@ struct Trainer::Impl {
   // Label k of the batch, read from the bytes given (the program's planned memory may reuse the
   // input's bytes for later values, so the input tensor no longer holds them after execution).
   int64_t label_at(const std::vector<std::vector<uint8_t>>& batch, int64_t k) const {
-    return integer_at(inputs[static_cast<size_t>(label_input)].dtype, batch[static_cast<size_t>(label_input)].data(), k);
+    return training::label_at(inputs[static_cast<size_t>(label_input)].dtype, batch[static_cast<size_t>(label_input)].data(), k);
   }
   Error non_finite(double loss) const;
 };
@@ -120,7 +105,7 @@ Result<std::unique_ptr<Trainer>> Trainer::load(const rt::RunnerOptions& options)
   // Accuracy: output 1 against the last integer input of shape [B].
   for (size_t i = impl->inputs.size(); i-- > 0;) {
     const InputSpec& in = impl->inputs[i];
-    if (is_integral(in.dtype) && in.sizes.size() == 1) {
+    if (is_label_dtype(in.dtype) && in.sizes.size() == 1) {
       impl->label_input = static_cast<int>(i);
       impl->label_count = in.sizes[0];
       break;
@@ -156,7 +141,7 @@ Result<StepResult> Trainer::Impl::pass(const std::vector<std::vector<uint8_t>>& 
   if (layout.forward_outputs() >= 2 && label_input >= 0 && method.output(1).tag == rt::Tag::kTensor) {
     const rt::TensorImpl& pred = *method.output(1).tensor;
     const int64_t b = label_count;
-    const bool indices = is_integral(pred.dtype()) && pred.numel() == b;
+    const bool indices = is_label_dtype(pred.dtype()) && pred.numel() == b;
     const bool logits = (pred.dtype() == ScalarType::kFloat || pred.dtype() == ScalarType::kDouble) && pred.dim() == 2 &&
                         pred.size(0) == b && pred.size(1) > 0;
     if (indices || logits) {

@@ -87,6 +87,10 @@ struct Comparison {
 
 Comparison compare_runs(const RunSamples& a, const RunSamples& b, const CompareOptions& options = {});
 
+/// Whether two runs time the same operators (name) at the same chains and instructions: the
+/// test for CompareOptions::same_program when the programs themselves are not known.
+bool same_operators(const RunSamples& a, const RunSamples& b);
+
 /// Median with numpy's rule (the mean of the middle two for an even count); 0 for none.
 double median(std::vector<double> samples);
 

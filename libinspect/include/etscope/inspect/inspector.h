@@ -59,6 +59,8 @@ uint64_t elapsed_ticks_or_zero(uint64_t start, uint64_t end);
 
 /// Percentile p in [0, 100] of sorted samples with numpy's default linear interpolation.
 double percentile_sorted(const std::vector<double>& sorted, double p);
+/// percentile_sorted of a sorted copy of `samples` (any order); 0 for none.
+double percentile(std::vector<double> samples, double p);
 
 struct PerfData {
   std::vector<double> raw;  ///< One sample per run, in the target unit, in run order.
