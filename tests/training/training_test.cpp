@@ -392,6 +392,16 @@ TEST_CASE("training data that does not fit the program is refused naming the fil
   const std::string tiny = write_npy_file("y2.npy", ScalarType::kLong, {2});
   const std::string tinyx = write_npy_file("x2.npy", ScalarType::kFloat, {2, 1, 8, 8});
   CHECK_THAT(error_of({tinyx, tiny}), Catch::Matchers::Contains("fewer than one batch"));
+  // A first dimension that claims samples with no bytes behind them (a zero-size sample shape).
+  {
+    const std::vector<int64_t> shape{int64_t{1} << 40, 0};
+    const std::string hollow = dir + "/hollow.npy";
+    must_ok(write_npy(hollow, ScalarType::kFloat, shape, {}));
+    const std::vector<InputSpec> zero_inputs{{ScalarType::kFloat, {4, 0}}};
+    auto d = Dataset::open({hollow}, zero_inputs);
+    REQUIRE_FALSE(d.ok());
+    CHECK_THAT(d.error().message(), Catch::Matchers::Contains("hollow.npy") && Catch::Matchers::Contains("no elements"));
+  }
   // CIFAR-10 binary data for a program that does not take 32x32 images.
   const auto cifar = fixture("cifar10/synthetic_train.bin");
   CHECK_THAT(error_of({cifar}), Catch::Matchers::Contains("synthetic_train.bin") && Catch::Matchers::Contains("CIFAR-10"));

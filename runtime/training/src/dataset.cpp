@@ -1,5 +1,6 @@
 #include "etscope/training/dataset.h"
 
+#include <cstdint>
 #include <cstring>
 #include <random>
 
@@ -102,6 +103,12 @@ Result<Dataset> Dataset::open(const std::vector<std::string>& files, const std::
                                                     ", so the data must be " + want);
     }
     const auto n = static_cast<size_t>(a.shape[0]);
+    // Sample order is kept as 32-bit indices; and a sample of no elements would let the first
+    // dimension claim any count without bytes behind it.
+    if (n > UINT32_MAX || (n > 0 && a.data.empty())) {
+      return Error(ErrorCode::kInvalidArgument, path + ": " + shape_of(a.dtype, a.shape) +
+                                                    " is not training data (more than 2^32 samples, or samples of no elements)");
+    }
     if (i == 0) d.samples_ = n;
     if (n != d.samples_) {
       return Error(ErrorCode::kInvalidArgument, path + ": " + std::to_string(n) + " samples, but " + files[0] + " has " +
