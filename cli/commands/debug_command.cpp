@@ -11,6 +11,7 @@
 #include "commands/command.h"
 #include "commands/inspect_inputs.h"
 #include "commands/store_options.h"
+#include "etscope/formats/blob.h"
 #include "etscope/inspect/numeric_gap.h"
 #include "etscope/runtime/runner.h"
 #include "render/inspector_render.h"
@@ -68,11 +69,35 @@ class DebugCommand final : public Command {
         ->check(CLI::PositiveNumber)->capture_default_str();
     store_option_ = add_store_option(sub, store_location_)->expected(0, 1);
     sub->add_option("--tag", tags_, "With --store: key=value tags of the stored run (repeatable)");
+    sub->add_option("--etdump", keep_etdump_, "Keep the run's ETDump here (for inspect, or the viewer's numeric gaps view)");
+    sub->add_option("--debug-buffer", keep_debug_buffer_, "With --etdump: keep the intermediate outputs (debug buffer) here");
     sub->add_flag("--force", force_, "Compare even when the recorded inputs differ from the AOT inputs (with a warning)");
     return sub;
   }
 
   Result<int> run() override {
+    // Usage errors: exit 2 before anything is read.
+    if (keep_etdump_.empty() != keep_debug_buffer_.empty()) {
+      std::fprintf(stderr, "etscope debug: --etdump and --debug-buffer go together (the dump's tensors live in the buffer)\n");
+      return 2;
+    }
+    if (!keep_etdump_.empty()) {
+      std::vector<std::string> inputs = ptd_files_;
+      inputs.push_back(model_);
+      inputs.push_back(etrecord_);
+      if (!aot_.empty()) inputs.push_back(aot_);
+      for (const std::string* out : {&keep_etdump_, &keep_debug_buffer_}) {
+        Status s = check_not_an_input(*out, inputs);
+        if (!s.ok()) {
+          std::fprintf(stderr, "etscope debug: %s\n", s.error().message().c_str());
+          return 2;
+        }
+      }
+      if (keep_etdump_ == keep_debug_buffer_) {
+        std::fprintf(stderr, "etscope debug: --etdump and --debug-buffer name the same file\n");
+        return 2;
+      }
+    }
     ETSCOPE_ASSIGN_OR_RETURN(inspect::GapMetric metric, inspect::parse_gap_metric(gap_));
     // Read the AOT side first: a bad file fails before the run.
     const std::string aot_path = aot_.empty() ? inspect::aot_intermediates_beside(model_) : aot_;
@@ -94,8 +119,8 @@ class DebugCommand final : public Command {
     ETSCOPE_ASSIGN_OR_RETURN(rt::Timing timing, runner->run(0, 1));
     ETSCOPE_ASSIGN_OR_RETURN(TempDir dir, TempDir::make());
     InspectInputs files;
-    files.etdump = dir.file("run.etdp");
-    files.debug_buffer = dir.file("run.debug.bin");
+    files.etdump = keep_etdump_.empty() ? dir.file("run.etdp") : keep_etdump_;
+    files.debug_buffer = keep_debug_buffer_.empty() ? dir.file("run.debug.bin") : keep_debug_buffer_;
     files.etrecord = etrecord_;
     files.method = runner->method_name();
     if (fs::path(model_).extension() == ".pte") files.pte = model_;
@@ -124,6 +149,11 @@ class DebugCommand final : public Command {
     }
     std::cout << "\nprofile (one run; timings include logging the intermediate outputs)\n";
     render_event_table(in, InspectTableOptions{}, std::cout);
+    if (!keep_etdump_.empty()) {
+      std::cout << "\nkept: " << keep_etdump_ << " and " << keep_debug_buffer_ << "; view the gaps with\n  etscope-gui "
+                << model_ << " " << keep_etdump_ << " " << etrecord_ << " " << keep_debug_buffer_
+                << (aot_path.empty() ? "" : " " + aot_path) << " --view gaps\n";
+    }
     if (store_option_->count() > 0) {
       // The run (its timings include logging) and the gap of every compared operator.
       store::ImportRequest req;
@@ -140,7 +170,7 @@ class DebugCommand final : public Command {
   }
 
  private:
-  std::string model_, etrecord_, aot_, aot_index_, method_;
+  std::string model_, etrecord_, aot_, aot_index_, method_, keep_etdump_, keep_debug_buffer_;
   std::vector<std::string> ptd_files_;
   std::string gap_ = "SNR";
   std::optional<double> threshold_;

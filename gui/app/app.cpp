@@ -34,10 +34,9 @@ void App::close_all() {
 
 void App::set_initial_view(const std::string& view, const std::string& plan, InstructionRef select) {
   initial_select_ = select;
-  if (view == "program") state_.view = ViewId::kProgram;
-  if (view == "timeline") state_.view = ViewId::kTimeline;
-  if (view == "stats") state_.view = ViewId::kStats;
-  if (view == "memory") state_.view = ViewId::kMemory;
+  for (const ViewInfo& v : kViews) {
+    if (view == v.key) state_.view = v.id;
+  }
   view_chosen_ = !view.empty();
   state_.select_view = true;
   initial_plan_ = plan;

@@ -1,5 +1,7 @@
 #include "app/gui_options.h"
 
+#include "views/view_state.h"
+
 #include <cerrno>
 #include <cstdlib>
 
@@ -19,11 +21,11 @@ bool parse_int(const std::string& text, int min, int max, int* out) {
 }  // namespace
 
 const char* gui_usage() {
-  return "usage: etscope-gui [FILES...] [--view program|timeline|stats|memory] [--plan NAME]\n"
+  return "usage: etscope-gui [FILES...] [--view program|timeline|stats|memory|gaps] [--plan NAME]\n"
          "                   [--select [CHAIN:]INSTRUCTION] [--screenshot OUT.png] [--frames N] [--size WxH]\n"
          "                   [--mouse X,Y] [--bench-frames N]\n"
-         "FILES: a program (.pte/.bpte), an ETDump (.etdp), an ETRecord and a debug buffer (.bin),\n"
-         "in any order; each file's kind is read from its bytes.\n";
+         "FILES: a program (.pte/.bpte), an ETDump (.etdp), an ETRecord, a debug buffer (.bin) and AOT\n"
+         "intermediates (.ptd), in any order; each file's kind is read from its bytes.\n";
 }
 
 Result<GuiOptions> parse_gui_options(const std::vector<std::string>& args) {
@@ -40,9 +42,13 @@ Result<GuiOptions> parse_gui_options(const std::vector<std::string>& args) {
       o.help = true;
     } else if (a == "--view") {
       ETSCOPE_TRY(value(&o.view));
-      if (o.view != "program" && o.view != "timeline" && o.view != "stats" && o.view != "memory") {
-        return Error(ErrorCode::kInvalidArgument, "--view must be program, timeline, stats or memory, not '" + o.view + "'");
+      bool known = false;
+      std::string names;
+      for (const ViewInfo& view : kViews) {
+        known = known || o.view == view.key;
+        names += (names.empty() ? "" : ", ") + std::string(view.key);
       }
+      if (!known) return Error(ErrorCode::kInvalidArgument, "--view must be one of " + names + ", not '" + o.view + "'");
     } else if (a == "--plan") {
       ETSCOPE_TRY(value(&o.plan));
     } else if (a == "--screenshot") {

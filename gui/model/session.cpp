@@ -14,6 +14,18 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// AOT intermediates with the index beside them; a .ptd of weights is refused by its keys.
+Result<std::shared_ptr<const inspect::AotIntermediates>> load_aot(const std::string& path) {
+  auto aot = inspect::load_aot_intermediates(path, inspect::aot_index_beside(path));
+  if (!aot.ok()) {
+    if (aot.error().code() != ErrorCode::kCorrupt) return aot.error();
+    return Error(ErrorCode::kWrongKind, aot.error().message() +
+                                            " (the viewer opens a .ptd of AOT intermediate outputs, written by "
+                                            "samples/export/write_aot_intermediates.py, not one of weights)");
+  }
+  return std::make_shared<const inspect::AotIntermediates>(std::move(aot).value());
+}
+
 void report(LoadProgress* progress, float fraction, std::string stage) {
   if (progress != nullptr) progress->set(fraction, std::move(stage));
 }
@@ -27,6 +39,8 @@ const char* to_string(InputKind kind) {
     case InputKind::kETDump: return "ETDump";
     case InputKind::kETRecord: return "ETRecord";
     case InputKind::kDebugBuffer: return "debug buffer";
+    case InputKind::kAotIntermediates: return "AOT intermediates";
+    case InputKind::kCurve: return "training curve";
   }
   return "?";
 }
@@ -39,14 +53,12 @@ Result<InputKind> detect_input_kind(const Blob& blob) {
     case FileKind::kBundledProgram: return InputKind::kBundledProgram;
     case FileKind::kETDump: return InputKind::kETDump;
     case FileKind::kZip: return InputKind::kETRecord;
-    case FileKind::kTensorData:
-      return Error(ErrorCode::kWrongKind, blob.name() + ": " + describe_file_kind(kind) +
-                                              "; the viewer opens programs (.pte, .bpte), ETDumps, ETRecords "
-                                              "and debug buffers (.bin)");
+    case FileKind::kTensorData: return InputKind::kAotIntermediates;
     case FileKind::kUnknown: break;
   }
   // A debug buffer is raw tensor bytes with no identifier; only its name says what it is.
   if (ends_with(blob.name(), ".bin")) return InputKind::kDebugBuffer;
+  if (ends_with(blob.name(), ".json")) return InputKind::kCurve;
   return Error(ErrorCode::kWrongKind,
                blob.name() + ": not an ExecuTorch program, ETDump or ETRecord (identifier '" +
                    printable_identifier(blob.bytes(), 4) + "'); debug buffers must be named *.bin");
@@ -65,7 +77,7 @@ std::string LoadProgress::stage() const {
 
 std::vector<std::string> Session::paths() const {
   std::vector<std::string> out;
-  for (const std::string* p : {&program_path, &dump_path, &record_path, &debug_path}) {
+  for (const std::string* p : {&program_path, &dump_path, &record_path, &debug_path, &aot_path}) {
     if (!p->empty()) out.push_back(*p);
   }
   return out;
@@ -91,6 +103,7 @@ std::unique_ptr<Session> load_session(const std::vector<std::string>& paths, con
     s->dump_path = previous->dump_path, s->dump = previous->dump;
     s->record_path = previous->record_path, s->record = previous->record;
     s->debug_path = previous->debug_path, s->debug_buffer = previous->debug_buffer;
+    s->aot_path = previous->aot_path, s->aot = previous->aot;
   }
 
   // Reading: about half of the time of a big ETDump, so half the bar.
@@ -152,6 +165,33 @@ std::unique_ptr<Session> load_session(const std::vector<std::string>& paths, con
         s->debug_buffer = *blob;
         s->debug_path = path;
         break;
+      case InputKind::kAotIntermediates: {
+        auto aot = load_aot(path);
+        if (!aot.ok()) {
+          s->errors.push_back(aot.error().message());
+          break;
+        }
+        s->aot = std::move(aot).value();
+        s->aot_path = path;
+        break;
+      }
+      case InputKind::kCurve:
+        s->errors.push_back(path + ": training curves are not shown yet");
+        break;
+    }
+  }
+  // The AOT intermediates of the program, by write_aot_intermediates.py's naming, when nobody
+  // named others: what `etscope debug` finds too.
+  if (!s->aot && !s->program_path.empty()) {
+    const std::string beside = inspect::aot_intermediates_beside(s->program_path);
+    if (!beside.empty()) {
+      auto aot = load_aot(beside);
+      if (aot.ok()) {
+        s->aot = std::move(aot).value();
+        s->aot_path = beside;
+      } else {
+        s->errors.push_back("warning: " + aot.error().message());
+      }
     }
   }
 
@@ -198,6 +238,15 @@ std::unique_ptr<Session> load_session(const std::vector<std::string>& paths, con
       s->lookup = std::make_unique<EventLookup>(*s->inspector);
       report(progress, 0.9f, "computing op statistics");
       s->stats = StatsModel::build(*s->inspector);
+      if (s->aot) {
+        report(progress, 0.95f, "computing numeric gaps");
+        auto gaps = GapModel::build(*s->inspector, s->aot);
+        if (gaps.ok()) {
+          s->gaps = std::move(gaps).value();
+        } else {
+          s->gaps_problem = gaps.error().message();
+        }
+      }
     } else {
       s->errors.push_back(inspector.error().message());
     }

@@ -19,6 +19,7 @@
 #include "etscope/core/result.h"
 #include "etscope/inspect/inspector.h"
 #include "model/event_lookup.h"
+#include "model/gap_model.h"
 #include "model/memory_model.h"
 #include "model/program_model.h"
 #include "model/stats_model.h"
@@ -27,13 +28,14 @@
 namespace etscope::gui {
 
 /// What a file given to the viewer is, decided from its bytes.
-enum class InputKind : uint8_t { kProgram, kBundledProgram, kETDump, kETRecord, kDebugBuffer };
+enum class InputKind : uint8_t { kProgram, kBundledProgram, kETDump, kETRecord, kDebugBuffer, kAotIntermediates, kCurve };
 
 const char* to_string(InputKind kind);
 
-/// Sniffs `blob`'s identifiers: a .pte (any ET.. version), .bpte, ETDump or zip (an ETRecord).
-/// Bytes without an identifier are a debug buffer when the name ends in ".bin". Errors
-/// (kWrongKind) name the file and say what it is instead, e.g. a .ptd.
+/// Sniffs `blob`'s identifiers: a .pte (any ET.. version), .bpte, ETDump, zip (an ETRecord) or
+/// .ptd (AOT intermediates). Bytes without an identifier are a debug buffer when the name ends in
+/// ".bin", a training curve (`etscope train --curve`) when it ends in ".json". Errors
+/// (kWrongKind) name the file and say what it is instead.
 Result<InputKind> detect_input_kind(const Blob& blob);
 
 /// Progress of a load, written by the loading thread and read by the UI thread.
@@ -51,11 +53,14 @@ class LoadProgress {
 
 struct Session {
   // The loaded files; each pointer is null when that kind was not given.
-  std::string program_path, dump_path, record_path, debug_path;
+  std::string program_path, dump_path, record_path, debug_path, aot_path;
   std::shared_ptr<const Program> program;  ///< A .pte, or the program inside a .bpte.
   std::shared_ptr<const etdump::EtDumpFile> dump;
   std::shared_ptr<const etrecord::EtRecord> record;
   std::shared_ptr<const Blob> debug_buffer;
+  /// AOT intermediate outputs (samples/export/write_aot_intermediates.py): given, or found beside
+  /// the program as M.aot_intermediates.ptd.
+  std::shared_ptr<const inspect::AotIntermediates> aot;
 
   // View models.
   std::vector<ProgramModel> plans;                 ///< One per execution plan.
@@ -64,13 +69,16 @@ struct Session {
   std::unique_ptr<EventLookup> lookup;             ///< Borrows *inspector.
   std::optional<TimelineModel> timeline;
   std::optional<StatsModel> stats;
+  std::optional<GapModel> gaps;
+  /// Why there are no gaps although AOT intermediates are loaded ("" otherwise).
+  std::string gaps_problem;
 
   /// Messages for the error dialog, as the CLI words them: "<file>: <problem>".
   std::vector<std::string> errors;
 
   /// Every loaded path, program first.
   std::vector<std::string> paths() const;
-  bool empty() const { return !program && !dump && !record && !debug_buffer; }
+  bool empty() const { return !program && !dump && !record && !debug_buffer && !aot; }
   /// The plan the views start on: "forward" when there is one, else the first.
   size_t default_plan() const;
   /// Index of the plan named `name`, or -1.

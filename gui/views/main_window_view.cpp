@@ -35,11 +35,11 @@ void DrawMenuBar(const Session* session, ViewState& state) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
-    const char* names[] = {"Program", "Timeline", "Op statistics", "Memory"};
-    const char* keys[] = {"Alt+1", "Alt+2", "Alt+3", "Alt+4"};
-    for (int i = 0; i < 4; ++i) {
-      if (ImGui::MenuItem(names[i], keys[i], static_cast<int>(state.view) == i)) {
-        state.view = static_cast<ViewId>(i);
+    for (int i = 0; i < kViewCount; ++i) {
+      char key[16];
+      std::snprintf(key, sizeof key, "Alt+%d", i + 1);
+      if (ImGui::MenuItem(kViews[i].title, key, state.view == kViews[i].id)) {
+        state.view = kViews[i].id;
         state.select_view = true;
       }
     }
@@ -143,6 +143,7 @@ void DrawWelcome() {
       "",
       "Program: plans, operators, instructions, values.   Timeline: the ETDump's events over time.",
       "Op statistics: per-operator timings, summary by type, module tree.   Memory: the planned arenas.",
+      "Numeric gaps: AOT against runtime outputs per operator (AOT intermediates .ptd + ETRecord + debug buffer).",
   };
   float y = ImGui::GetCursorPosY() + avail.y * 0.3f;
   for (const char* line : lines) {
@@ -210,9 +211,9 @@ void DrawMainWindow(const Session* session, ViewState& state) {
     state.selected = {};
   }
   if (io.KeyAlt) {
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < kViewCount && i < 9; ++i) {
       if (ImGui::IsKeyPressed('1' + i, false)) {
-        state.view = static_cast<ViewId>(i);
+        state.view = kViews[i].id;
         state.select_view = true;
       }
     }
@@ -223,17 +224,9 @@ void DrawMainWindow(const Session* session, ViewState& state) {
   if (session == nullptr || session->empty()) {
     if (!state.loading) DrawWelcome();
   } else if (ImGui::BeginTabBar("views")) {
-    struct Tab {
-      const char* label;
-      ViewId id;
-    };
-    const Tab tabs[] = {{"Program", ViewId::kProgram},
-                        {"Timeline", ViewId::kTimeline},
-                        {"Op statistics", ViewId::kStats},
-                        {"Memory", ViewId::kMemory}};
-    for (const Tab& tab : tabs) {
+    for (const ViewInfo& tab : kViews) {
       const ImGuiTabItemFlags flags = state.select_view && state.view == tab.id ? ImGuiTabItemFlags_SetSelected : 0;
-      if (!ImGui::BeginTabItem(tab.label, nullptr, flags)) continue;
+      if (!ImGui::BeginTabItem(tab.title, nullptr, flags)) continue;
       if (!state.select_view) state.view = tab.id;
       switch (tab.id) {
         case ViewId::kProgram:
@@ -249,6 +242,9 @@ void DrawMainWindow(const Session* session, ViewState& state) {
           break;
         case ViewId::kMemory:
           if (RequireFile(session->program != nullptr, "a program (.pte or .bpte)")) DrawMemoryView(*session, state);
+          break;
+        case ViewId::kGaps:
+          DrawGapsView(*session, state);
           break;
       }
       ImGui::EndTabItem();

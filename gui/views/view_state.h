@@ -13,7 +13,20 @@
 
 namespace etscope::gui {
 
-enum class ViewId : uint8_t { kProgram, kTimeline, kStats, kMemory };
+enum class ViewId : uint8_t { kProgram, kTimeline, kStats, kMemory, kGaps };
+
+/// Every view: its --view name, its tab title (in tab order; Alt+1.. follow it).
+struct ViewInfo {
+  ViewId id;
+  const char* key;
+  const char* title;
+};
+inline constexpr ViewInfo kViews[] = {{ViewId::kProgram, "program", "Program"},
+                                      {ViewId::kTimeline, "timeline", "Timeline"},
+                                      {ViewId::kStats, "stats", "Op statistics"},
+                                      {ViewId::kMemory, "memory", "Memory"},
+                                      {ViewId::kGaps, "gaps", "Numeric gaps"}};
+inline constexpr int kViewCount = static_cast<int>(sizeof kViews / sizeof kViews[0]);
 
 struct TimelineViewState {
   double t0 = 0, t1 = 0;       ///< Visible window in ticks (ns) on the shared axis.
@@ -28,6 +41,15 @@ struct StatsViewState {
   StatsQuery query;
 };
 
+struct GapsViewState {
+  int metric = 1;              ///< inspect::GapMetric: L1, MSE (default), SNR.
+  double threshold = 0;
+  bool threshold_set = false;  ///< False: take the metric's default on the next frame.
+  size_t row = SIZE_MAX;       ///< Selected gap row; SIZE_MAX: follow the shared selection.
+  size_t element = 0;          ///< Element of a sequence output.
+  bool scroll_table = false;
+};
+
 struct ViewState {
   ViewId view = ViewId::kProgram;
   bool select_view = true;     ///< Switch the tab bar to `view` on the next frame.
@@ -38,6 +60,7 @@ struct ViewState {
 
   TimelineViewState timeline;
   StatsViewState stats;
+  GapsViewState gaps;
 
   // Loading, shown by the main window.
   bool loading = false;

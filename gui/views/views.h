@@ -19,5 +19,6 @@ void DrawProgramView(const Session& session, ViewState& state);
 void DrawTimelineView(const Session& session, ViewState& state);
 void DrawStatsView(const Session& session, ViewState& state);
 void DrawMemoryView(const Session& session, ViewState& state);
+void DrawGapsView(const Session& session, ViewState& state);
 
 }  // namespace etscope::gui

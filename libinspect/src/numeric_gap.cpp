@@ -427,6 +427,71 @@ Result<double> compare_values(GapMetric metric, const GapValue& a, const GapValu
   return nan;
 }
 
+Result<GapDetail> gap_detail(const GapValue& aot, const GapValue& runtime, size_t max_points, size_t bins) {
+  ETSCOPE_ASSIGN_OR_RETURN(Doubles ta, to_doubles(aot));
+  ETSCOPE_ASSIGN_OR_RETURN(Doubles tb, to_doubles(runtime));
+  GapDetail d;
+  // The broadcast shape, right-aligned as numpy does (for_each_broadcast checks it again).
+  const size_t rank = std::max(ta.shape.size(), tb.shape.size());
+  d.shape.assign(rank, 1);
+  for (size_t k = 0; k < rank; ++k) {
+    const int64_t da = k < ta.shape.size() ? ta.shape[ta.shape.size() - 1 - k] : 1;
+    const int64_t db = k < tb.shape.size() ? tb.shape[tb.shape.size() - 1 - k] : 1;
+    d.shape[rank - 1 - k] = da == 1 ? db : da;
+  }
+  // First pass: extremes and the largest difference.
+  uint64_t n = 0;
+  Sum abs_sum;
+  d.aot_min = d.runtime_min = std::numeric_limits<double>::infinity();
+  d.aot_max = d.runtime_max = -std::numeric_limits<double>::infinity();
+  const bool ok = for_each_broadcast(ta, tb, [&](double x, double y) {
+    const double diff = std::fabs(y - x);
+    if (diff > d.max_abs) {
+      d.max_abs = diff;
+      d.max_index = n;
+      d.aot_at_max = x;
+      d.runtime_at_max = y;
+    } else if (n == 0) {
+      d.aot_at_max = x;
+      d.runtime_at_max = y;
+    }
+    abs_sum.add(diff);
+    d.aot_min = std::min(d.aot_min, x), d.aot_max = std::max(d.aot_max, x);
+    d.runtime_min = std::min(d.runtime_min, y), d.runtime_max = std::max(d.runtime_max, y);
+    ++n;
+  }, d.compared);
+  if (!ok) return Error(ErrorCode::kInvalidArgument, "shapes " + describe(aot) + " and " + describe(runtime) + " do not broadcast");
+  if (d.compared == 0) {
+    d.aot_min = d.aot_max = d.runtime_min = d.runtime_max = 0;
+    return d;
+  }
+  d.mean_abs = abs_sum.value() / static_cast<double>(d.compared);
+  d.max_at.assign(rank, 0);
+  uint64_t rest = d.max_index;
+  for (size_t k = rank; k-- > 0;) {
+    const uint64_t extent = static_cast<uint64_t>(d.shape[k]);
+    d.max_at[k] = static_cast<int64_t>(rest % extent);
+    rest /= extent;
+  }
+  // Second pass: histogram and sampled points.
+  const uint64_t stride = max_points == 0 ? UINT64_MAX : std::max<uint64_t>(1, (d.compared + max_points - 1) / max_points);
+  d.histogram.assign(std::max<size_t>(bins, 1), 0);
+  const size_t nb = d.histogram.size();
+  n = 0;
+  uint64_t unused = 0;
+  for_each_broadcast(ta, tb, [&](double x, double y) {
+    size_t bin = nb / 2;
+    if (d.max_abs > 0 && std::isfinite(d.max_abs)) {
+      const double t = ((y - x) / d.max_abs + 1.0) * 0.5;  // 0..1
+      bin = std::min(nb - 1, static_cast<size_t>(std::max(0.0, t) * static_cast<double>(nb)));
+    }
+    ++d.histogram[bin];
+    if ((stride != UINT64_MAX && n % stride == 0) || n == d.max_index) d.points.emplace_back(x, y);
+    ++n;
+  }, unused);
+  return d;
+}
+
 // ------------------------------------------------------------------ 4. Runtime side
 
 namespace {

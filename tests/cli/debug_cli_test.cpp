@@ -171,3 +171,33 @@ TEST_CASE("etscope debug runs, compares, names the first divergence and profiles
   CHECK(run_etscope("debug " + model()).exit_code == 2);  // --etrecord is required
   CHECK(run_etscope("debug " + model() + " --etrecord " + etrecord() + " --gap XYZ").exit_code == 1);
 }
+
+TEST_CASE("etscope debug keeps its run for inspect and the viewer with --etdump and --debug-buffer", "[cli][gap]") {
+  const std::string dir = temp_dir("debug_keep");
+  const std::string dump = dir + "/run.etdp", buffer = dir + "/run.debug.bin";
+  auto r = run_etscope("debug " + model() + " --etrecord " + etrecord() + " --etdump " + dump + " --debug-buffer " + buffer);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("kept: " + dump + " and " + buffer));
+  CHECK_THAT(r.out, Catch::Contains("--view gaps"));
+  REQUIRE(std::filesystem::file_size(dump) > 0);
+  REQUIRE(std::filesystem::file_size(buffer) > 0);
+  // The kept files give inspect the same gaps as the debug run printed.
+  auto again = run_etscope("inspect --etdump " + dump + " --etrecord " + etrecord() + " --debug-buffer " + buffer +
+                           " --aot-intermediates " + aot() + " --gap SNR");
+  INFO(again.err);
+  REQUIRE(again.exit_code == 0);
+  const auto first = table_gaps(r.out), second = table_gaps(again.out);
+  REQUIRE(first.size() == 2);
+  CHECK(second == first);
+
+  // Usage: both or neither, never over an input, never one file for both.
+  CHECK(run_etscope("debug " + model() + " --etrecord " + etrecord() + " --etdump " + dump).exit_code == 2);
+  CHECK(run_etscope("debug " + model() + " --etrecord " + etrecord() + " --etdump " + dump + " --debug-buffer " + dump).exit_code == 2);
+  const std::string copy = dir + "/m.etrecord";
+  std::filesystem::copy_file(etrecord(), copy);
+  const auto size = std::filesystem::file_size(copy);
+  auto clobber = run_etscope("debug " + model() + " --etrecord " + copy + " --etdump " + copy + " --debug-buffer " + buffer);
+  CHECK(clobber.exit_code == 2);
+  CHECK(std::filesystem::file_size(copy) == size);
+}

@@ -41,8 +41,9 @@ TEST_CASE("the command line takes files and the headless options", "[gui][option
   CHECK(sel->select_instruction == 2);
   CHECK(parse_gui_options({"--select", "x"}).error().message() == "--select needs [CHAIN:]INSTRUCTION, not 'x'");
   CHECK(parse_gui_options({"--help"})->help);
-  CHECK(parse_gui_options({"--view", "graph"}).error().message() ==
-        "--view must be program, timeline, stats or memory, not 'graph'");
+  CHECK(parse_gui_options({"--view", "chart"}).error().message().rfind("--view must be one of program, timeline, stats, memory, gaps", 0) == 0);
+  CHECK_THAT(parse_gui_options({"--view", "chart"}).error().message(), Catch::EndsWith(", not 'chart'"));
+  CHECK(parse_gui_options({"--view", "gaps"})->view == "gaps");
   CHECK(parse_gui_options({"--size", "big"}).error().message().find("WIDTHxHEIGHT") != std::string::npos);
   CHECK(parse_gui_options({"--frames"}).error().message() == "--frames needs a value");
   CHECK(parse_gui_options({"--frames", "0"}).error().code() == ErrorCode::kInvalidArgument);

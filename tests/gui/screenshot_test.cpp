@@ -120,13 +120,22 @@ TEST_CASE("screenshot of the memory view", "[gui][screenshot]") {
   check_screenshot("memory", real_artifact("xor_training.pte"), 0.3);
 }
 
+TEST_CASE("screenshot of the numeric gaps view", "[gui][screenshot]") {
+  const std::string base = "cifar10/cifar10";
+  // Instruction 3 (the second convolution) selected: bars, table and its tensors side by side.
+  check_screenshot("gaps",
+                   "--select 0:3 " + fixture(base + ".pte") + " " + fixture(base + ".etdp") + " " + fixture(base + ".etrecord") +
+                       " " + fixture(base + ".debug.bin") + " " + fixture(base + ".aot_intermediates.ptd"),
+                   0.3);
+}
+
 TEST_CASE("a file that cannot be read shows the error dialog and exits 1", "[gui][screenshot]") {
   const std::string dir = etscope::testing::temp_dir("gui_screenshot_error");
   const std::string png = dir + "/error.png";
   const std::string ptd = real_artifact("xor_training.ptd");
   const Run r = run_gui("--screenshot " + png + " --size 900x600 " + ptd, dir);
   CHECK(r.exit_code == 1);
-  CHECK(r.err.find("etscope-gui: " + ptd + ": a tensor-data file (.ptd, FT01)") != std::string::npos);
+  CHECK(r.err.find("etscope-gui: " + ptd + ": key 'net.linear.weight' is not debug handles") != std::string::npos);
   auto img = etscope::gui::read_png(png);
   REQUIRE(img.ok());
   CHECK(img->width == 900);

@@ -34,7 +34,11 @@ TEST_CASE("files load in any order, each kind detected from its bytes", "[gui][s
   REQUIRE(s->record);
   CHECK_FALSE(s->debug_buffer);
   CHECK(s->program_path == fixture("simple_conv/simple_conv.pte"));
-  CHECK(s->paths().size() == 3);
+  // The program's AOT intermediates, beside it by write_aot_intermediates.py's naming, come along.
+  CHECK(s->aot_path == fixture("simple_conv/simple_conv.aot_intermediates.ptd"));
+  CHECK(s->paths().size() == 4);
+  CHECK_FALSE(s->gaps);  // no debug buffer: the view says why
+  CHECK_THAT(s->gaps_problem, Catch::Contains("debug buffer"));
   CHECK(s->plans.size() == 1);
   REQUIRE(s->memory.size() == 1);
   CHECK(s->memory[0].has_value());
@@ -86,7 +90,9 @@ TEST_CASE("unreadable files give the CLI's message and leave the others loaded",
 TEST_CASE("files of kinds the viewer does not show are refused by name", "[gui][session]") {
   auto ptd = load_session({real_artifact("xor_training.ptd")}, nullptr, nullptr);
   REQUIRE(ptd->errors.size() == 1);
-  CHECK(ptd->errors[0].rfind(real_artifact("xor_training.ptd") + ": a tensor-data file (.ptd, FT01)", 0) == 0);
+  // A .ptd is taken for AOT intermediates; one of weights is refused by its keys.
+  CHECK(ptd->errors[0].rfind(real_artifact("xor_training.ptd") + ": key 'net.linear.weight' is not debug handles", 0) == 0);
+  CHECK_THAT(ptd->errors[0], Catch::Contains("not one of weights"));
   CHECK(ptd->empty());
   const std::string text = write_file("notes.txt", "hello, world");
   auto unknown = load_session({text}, nullptr, nullptr);
@@ -106,4 +112,47 @@ TEST_CASE("a corrupt ETDump is reported as the etdump reader words it", "[gui][s
   REQUIRE(s->errors.size() == 1);
   CHECK(s->errors[0] == etdump::EtDumpReader::open(path).error().message());
   CHECK_FALSE(s->timeline);
+}
+
+TEST_CASE("numeric gaps: every row of libinspect's gap, joined to its instruction", "[gui][session][gaps]") {
+  const std::string base = "cifar10/cifar10";
+  auto s = load_session({fixture(base + ".pte"), fixture(base + ".etdp"), fixture(base + ".etrecord"),
+                         fixture(base + ".debug.bin"), fixture(base + ".aot_intermediates.ptd")},
+                        nullptr, nullptr);
+  INFO((s->errors.empty() ? s->gaps_problem : s->errors[0]));
+  REQUIRE(s->aot);
+  REQUIRE(s->gaps);
+  CHECK(s->gaps_problem.empty());
+  const GapModel& gaps = *s->gaps;
+  REQUIRE(gaps.rows().size() == 12);
+  for (int k = 0; k < 3; ++k) {
+    const auto metric = static_cast<inspect::GapMetric>(k);
+    auto want = inspect::calculate_numeric_gap(*s->inspector, *s->aot, metric);
+    REQUIRE(want.ok());
+    REQUIRE(want->size() == gaps.rows().size());
+    for (size_t i = 0; i < want->size(); ++i) CHECK(gaps.rows()[i].elements[static_cast<size_t>(k)] == (*want)[i].gap);
+    const double t = inspect::default_gap_threshold(metric);
+    CHECK(gaps.first_divergence(metric, t) == inspect::first_divergence(*want, metric, t));
+  }
+  // Every row names the instruction that logged it, in program order, and maps back.
+  int32_t last = -1;
+  for (size_t i = 0; i < gaps.rows().size(); ++i) {
+    const GapModelRow& r = gaps.rows()[i];
+    REQUIRE(r.instruction.valid());
+    CHECK(r.instruction.instruction > last);
+    last = r.instruction.instruction;
+    CHECK(gaps.row_of(r.instruction) == i);
+    CHECK_FALSE(r.module.empty());
+  }
+  CHECK(gaps.rows()[0].name == "native_call_convolution.out");
+  CHECK(gaps.rows()[0].module == "features.0 (Conv2d)");
+  // A threshold of 0 L1 makes the first operator diverge; the detail is libinspect's.
+  CHECK(gaps.first_divergence(inspect::GapMetric::kL1, 0.0) == 0u);
+  const auto& d = gaps.detail(3, 0);
+  REQUIRE(d.ok());
+  CHECK(d->compared == 4 * 64 * 16 * 16);
+  CHECK(d->max_abs > 0);
+  CHECK(&gaps.detail(3, 0) == &d);  // cached
+  CHECK_FALSE(gaps.detail(99, 0).ok());
+  CHECK(gaps.input_check().outcome != inspect::InputCheck::Outcome::kDifferent);
 }

@@ -360,3 +360,69 @@ TEST_CASE("the AOT index and intermediates are found beside their files by name"
   CHECK(aot_index_beside("/nonexistent/x.ptd").empty());
   CHECK(aot_intermediates_beside("/nonexistent/m.pte").empty());
 }
+
+TEST_CASE("gap detail: where two values differ most and how the differences spread", "[numeric_gap]") {
+  const std::vector<float> a{1, 2, 3, 4, 5, 6}, b{1, 2.5f, 3, 4, 5, 3};
+  auto d = gap_detail(tensor(a, {2, 3}), tensor(b, {2, 3}), 4, 5);
+  REQUIRE(d.ok());
+  CHECK(d->compared == 6);
+  CHECK(d->shape == std::vector<int64_t>{2, 3});
+  CHECK(d->max_abs == 3.0);
+  CHECK(d->max_index == 5);
+  CHECK(d->max_at == std::vector<int64_t>{1, 2});
+  CHECK(d->aot_at_max == 6.0);
+  CHECK(d->runtime_at_max == 3.0);
+  CHECK(d->mean_abs == Approx(3.5 / 6));
+  CHECK(d->aot_min == 1.0);
+  CHECK(d->aot_max == 6.0);
+  CHECK(d->runtime_max == 5.0);
+  // Bins of width 1.2 over [-3, 3]: -3 in the first, +0.5 in the middle one, four zeros in the middle.
+  REQUIRE(d->histogram.size() == 5);
+  CHECK(d->histogram == std::vector<uint64_t>{1, 0, 5, 0, 0});
+  // Stride 2 of 6 elements gives 0, 2, 4; the maximum (5) is added.
+  REQUIRE(d->points.size() == 4);
+  CHECK(d->points.back() == std::pair<double, double>{6.0, 3.0});
+  // Broadcasting a row against a matrix.
+  const std::vector<float> row{1, 2, 3};
+  auto br = gap_detail(tensor(a, {2, 3}), tensor(row, {3}));
+  REQUIRE(br.ok());
+  CHECK(br->compared == 6);
+  CHECK(br->max_at == std::vector<int64_t>{1, 0});
+  CHECK(br->max_abs == 3.0);
+  // Equal values: no difference, every element in the middle bin.
+  auto same = gap_detail(tensor(a, {6}), tensor(a, {6}), 2048, 3);
+  REQUIRE(same.ok());
+  CHECK(same->max_abs == 0);
+  CHECK(same->histogram == std::vector<uint64_t>{0, 6, 0});
+  // Empty and mismatched.
+  const std::vector<float> none;
+  auto empty = gap_detail(tensor(none, {0}), tensor(none, {0}));
+  REQUIRE(empty.ok());
+  CHECK(empty->compared == 0);
+  CHECK(empty->points.empty());
+  const std::vector<float> two{1, 2};
+  CHECK(gap_detail(tensor(a, {6}), tensor(two, {2})).error().code() == ErrorCode::kInvalidArgument);
+  CHECK_FALSE(gap_detail(GapValue{}, tensor(a, {6})).ok());
+}
+
+TEST_CASE("gap detail agrees with the L1 gap ExecuTorch's rows give on cifar10", "[numeric_gap]") {
+  const std::string base = "cifar10/cifar10";
+  Inspector in = inspector_for(fixture(base + ".etdp"), fixture(base + ".etrecord"), fixture(base + ".debug.bin"));
+  auto aot = load_aot_intermediates(fixture(base + ".aot_intermediates.ptd"), fixture(base + ".aot_intermediates.json"));
+  REQUIRE(aot.ok());
+  auto rows = calculate_numeric_gap(in, *aot, GapMetric::kL1);
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() > 5);
+  for (const GapRow& row : *rows) {
+    if (row.aot_output.is_list() || row.runtime_output.is_list()) continue;
+    auto d = gap_detail(row.aot_output, row.runtime_output);
+    REQUIRE(d.ok());
+    // L1 is the sum of the absolute differences: mean times count.
+    CHECK(d->mean_abs * static_cast<double>(d->compared) == Approx(row.gap[0]).epsilon(1e-9).margin(1e-12));
+    CHECK(d->max_abs <= row.gap[0] + 1e-12);
+    uint64_t binned = 0;
+    for (uint64_t c : d->histogram) binned += c;
+    CHECK(binned == d->compared);
+    CHECK(d->points.size() <= 2049);
+  }
+}

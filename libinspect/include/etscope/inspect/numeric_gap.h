@@ -128,6 +128,30 @@ struct GapRow {
 Result<std::vector<GapRow>> calculate_numeric_gap(const Inspector& inspector,
                                                   const AotIntermediates& aot, GapMetric metric);
 
+/// What a gap row's number hides: where and how two values differ, for the viewer's side-by-side
+/// view. Values are read as compare_values reads them (float64, NaN/inf replaced when a NaN is
+/// present, numpy broadcasting); `aot` is the reference.
+struct GapDetail {
+  uint64_t compared = 0;               ///< Elements of the broadcast shape.
+  std::vector<int64_t> shape;          ///< The broadcast shape.
+  double max_abs = 0;                  ///< Largest |runtime - aot|; 0 when nothing was compared.
+  uint64_t max_index = 0;              ///< Its row-major index in `shape` (first one on ties).
+  std::vector<int64_t> max_at;         ///< The same as coordinates.
+  double aot_at_max = 0, runtime_at_max = 0;
+  double mean_abs = 0;                 ///< Mean of |runtime - aot|.
+  double aot_min = 0, aot_max = 0, runtime_min = 0, runtime_max = 0;  ///< Over compared elements.
+  /// (aot, runtime) pairs of at most `max_points` elements taken at an even stride, the element
+  /// of max_index always among them.
+  std::vector<std::pair<double, double>> points;
+  /// Counts of (runtime - aot) in `bins` equal bins over [-max_abs, max_abs] (all in the middle
+  /// bin when max_abs is 0).
+  std::vector<uint64_t> histogram;
+};
+
+/// The detail of two non-list values (tensors or scalars), as compare_values takes them.
+/// kInvalidArgument for None, lists, non-numeric dtypes and shapes that do not broadcast.
+Result<GapDetail> gap_detail(const GapValue& aot, const GapValue& runtime, size_t max_points = 2048, size_t bins = 41);
+
 /// Short text of a value for tables: "f32[1,16,32,32]", "3.5", "None", "[f32[2], i64[2]]".
 std::string describe(const GapValue& value);
 
