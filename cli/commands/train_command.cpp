@@ -14,7 +14,7 @@
 #include "commands/store_options.h"
 #include "etscope/formats/blob.h"
 #include "etscope/inspect/time_unit.h"
-#include "etscope/training/curve.h"
+#include "etscope/inspect/training_curve.h"
 #include "etscope/training/loop.h"
 #include "etscope/training/trainer.h"
 #include "render/format.h"
@@ -259,15 +259,15 @@ class TrainCommand final : public Command {
   Status write_outputs(training::Trainer& trainer, const training::Curve& curve) {
     if (!curve_path_.empty()) {
       const bool csv = ends_with_lower(curve_path_, 4) == ".csv";
-      ETSCOPE_TRY(write_file_text(curve_path_, csv ? training::curve_csv(curve) : training::curve_json(curve)));
+      ETSCOPE_TRY(write_file_text(curve_path_, csv ? inspect::curve_csv(curve) : inspect::curve_json(curve)));
       files_["curve"] = curve_path_;
     }
     if (!plot_path_.empty()) {
-      training::CurveSvgOptions o;
+      inspect::CurveSvgOptions o;
       const size_t slash = model_.find_last_of('/');
       o.title = (slash == std::string::npos ? model_ : model_.substr(slash + 1)) + ": " + optimizer_ + ", lr " +
                 number_string(lr_opt_->count() ? lr_ : 1e-3);
-      ETSCOPE_TRY(write_file_text(plot_path_, training::curve_svg(curve, o)));
+      ETSCOPE_TRY(write_file_text(plot_path_, inspect::curve_svg(curve, o)));
       files_["plot"] = plot_path_;
     }
     if (!etdump_path_.empty()) {
@@ -285,9 +285,7 @@ class TrainCommand final : public Command {
     req.pte = model_;
     req.method = trainer.layout().method;
     req.source = "train";
-    for (size_t i = 0; i < curve.loss.size(); ++i) {
-      req.curve.push_back({curve.first_step + static_cast<int64_t>(i), curve.loss[i], curve.accuracy[i], curve.step_ms[i]});
-    }
+    req.curve = curve;
     ETSCOPE_ASSIGN_OR_RETURN(StoredRun stored, store_run(store_location_, tags_, std::move(req), trainer.runner()));
     files_["store"] = Json{{"run_id", stored.run_id}, {"location", stored.location}};
     return ok_status();

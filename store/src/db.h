@@ -34,8 +34,8 @@ class Db {
   virtual Status begin() = 0;
   virtual Status commit() = 0;
   virtual void rollback() = 0;
-  /// Puts the connection in read-only mode for what follows (etscope sql).
-  virtual Status read_only() = 0;
+  /// Puts the connection in read-only mode for what follows (etscope sql), or back.
+  virtual Status set_read_only(bool on) = 0;
   /// The autoincrementing key column's type in CREATE TABLE.
   virtual const char* id_column() const = 0;
   /// An exclusive lock held until commit, so that two importers migrate or insert one at a time.

@@ -59,7 +59,9 @@ class PostgresDb final : public Db {
   Status begin() override { return exec("BEGIN"); }
   Status commit() override { return exec("COMMIT"); }
   void rollback() override { PQclear(PQexec(conn_, "ROLLBACK")); }
-  Status read_only() override { return exec("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"); }
+  Status set_read_only(bool on) override {
+    return exec(on ? "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY" : "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE");
+  }
   Status lock_for_write() override { return exec("SELECT pg_advisory_xact_lock(7415332)"); }
 
  private:

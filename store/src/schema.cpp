@@ -54,6 +54,18 @@ const char* const kVersion1[] = {
     "CREATE VIEW v_outputs AS SELECT run_id, output, dtype, shape, min, max, mean FROM outputs",
 };
 
+// Version 2: a training curve's step time split into forward-backward and optimizer, and its
+// validation points.
+const char* const kVersion2[] = {
+    "ALTER TABLE curves ADD COLUMN forward_backward_ms DOUBLE PRECISION",
+    "ALTER TABLE curves ADD COLUMN optimizer_ms DOUBLE PRECISION",
+    "CREATE TABLE validation (run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, step INTEGER NOT NULL, "
+    "loss DOUBLE PRECISION, accuracy DOUBLE PRECISION, PRIMARY KEY (run_id, step))",
+    "DROP VIEW v_curves",
+    "CREATE VIEW v_curves AS SELECT run_id, step, loss, accuracy, step_ms, forward_backward_ms, optimizer_ms FROM curves",
+    "CREATE VIEW v_validation AS SELECT run_id, step, loss, accuracy FROM validation",
+};
+
 std::string with_id(const std::string& sql, const char* id) {
   std::string out = sql;
   const size_t at = out.find("{ID}");
@@ -100,7 +112,11 @@ Status migrate(Db& db, const std::string& location) {
       for (const char* stmt : kVersion1) ETSCOPE_TRY(db.exec(with_id(stmt, db.id_column())));
       ETSCOPE_TRY(db.exec("INSERT INTO etscope_meta (key, value) VALUES ('schema_version', '1')"));
     }
-    // Later versions: if (version < 2) { ALTER ...; UPDATE etscope_meta ... }
+    if (version < 2) {
+      for (const char* stmt : kVersion2) ETSCOPE_TRY(db.exec(stmt));
+      ETSCOPE_TRY(db.exec("UPDATE etscope_meta SET value = '2' WHERE key = 'schema_version'"));
+    }
+    // Later versions: if (version < 3) { ...; UPDATE etscope_meta ... }
     return db.commit();
   }();
   if (!s.ok()) db.rollback();

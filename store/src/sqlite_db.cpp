@@ -66,7 +66,7 @@ class SqliteDb final : public Db {
   Status begin() override { return exec("BEGIN IMMEDIATE"); }
   Status commit() override { return exec("COMMIT"); }
   void rollback() override { sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr); }
-  Status read_only() override { return exec("PRAGMA query_only = ON"); }
+  Status set_read_only(bool on) override { return exec(on ? "PRAGMA query_only = ON" : "PRAGMA query_only = OFF"); }
   Status lock_for_write() override { return ok_status(); }  // BEGIN IMMEDIATE holds the write lock
 
  private:

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -214,12 +215,25 @@ struct Store::Impl {
       ETSCOPE_TRY(insert_many("INSERT INTO operators (run_id, op, name, chain, instruction, debug_handle, occurrence, samples, "
                               "median_ms, mean_ms, min_ms, max_ms, p90_ms)", 13, ops));
       ETSCOPE_TRY(insert_many("INSERT INTO samples (run_id, op, execution, ms)", 4, raw));
-      std::vector<Param> curve;
-      for (const CurvePoint& p : req.curve) {
-        curve.insert(curve.end(), {run_id, std::to_string(p.step), real(p.loss), p.accuracy ? Param(real(*p.accuracy)) : Param(), real(p.step_ms)});
-      }
-      ETSCOPE_TRY(insert_many("INSERT INTO curves (run_id, step, loss, accuracy, step_ms)", 5, curve));
       auto optional_real = [](const std::optional<double>& v) { return v && std::isfinite(*v) ? Param(real(*v)) : Param(); };
+      // A curve's columns may be shorter than its loss (a run that failed mid-step): NULLs.
+      auto at = [](const auto& column, size_t i) -> std::optional<double> {
+        if (i >= column.size()) return std::nullopt;
+        return std::optional<double>(column[i]);
+      };
+      const inspect::Curve& c = req.curve;
+      std::vector<Param> curve;
+      for (size_t i = 0; i < c.loss.size(); ++i) {
+        curve.insert(curve.end(), {run_id, std::to_string(c.first_step + static_cast<int64_t>(i)), optional_real(c.loss[i]),
+                                   optional_real(i < c.accuracy.size() ? c.accuracy[i] : std::nullopt), optional_real(at(c.step_ms, i)),
+                                   optional_real(at(c.forward_backward_ms, i)), optional_real(at(c.optimizer_ms, i))});
+      }
+      ETSCOPE_TRY(insert_many("INSERT INTO curves (run_id, step, loss, accuracy, step_ms, forward_backward_ms, optimizer_ms)", 7, curve));
+      std::vector<Param> validation;
+      for (const inspect::ValidationPoint& v : c.val) {
+        validation.insert(validation.end(), {run_id, std::to_string(v.step), optional_real(v.loss), optional_real(v.accuracy)});
+      }
+      ETSCOPE_TRY(insert_many("INSERT INTO validation (run_id, step, loss, accuracy)", 4, validation));
       std::vector<Param> outputs;
       for (const OutputSummary& o : req.outputs) {
         outputs.insert(outputs.end(), {run_id, std::to_string(o.index), o.dtype, o.shape, optional_real(o.min), optional_real(o.max), optional_real(o.mean)});
@@ -410,6 +424,32 @@ Result<inspect::RunSamples> Store::samples(int64_t run_id) {
   return out;
 }
 
+Result<inspect::Curve> Store::curve(int64_t run_id) {
+  const std::string id = std::to_string(run_id);
+  ETSCOPE_ASSIGN_OR_RETURN(Rows run, impl_->db->query("SELECT id FROM runs WHERE id = $1", {id}));
+  if (run.rows.empty()) return Error(ErrorCode::kNotFound, impl_->location + ": no run " + id);
+  ETSCOPE_ASSIGN_OR_RETURN(Rows rows, impl_->db->query("SELECT step, loss, accuracy, step_ms, forward_backward_ms, optimizer_ms "
+                                                       "FROM curves WHERE run_id = $1 ORDER BY step", {id}));
+  ETSCOPE_ASSIGN_OR_RETURN(Rows val, impl_->db->query("SELECT step, loss, accuracy FROM validation WHERE run_id = $1 ORDER BY step", {id}));
+  inspect::Curve c;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  bool split = !rows.rows.empty();
+  for (const Row& r : rows.rows) split = split && r[4] && r[5];
+  for (size_t i = 0; i < rows.rows.size(); ++i) {
+    const Row& r = rows.rows[i];
+    if (i == 0) c.first_step = as_int(r[0]);
+    c.loss.push_back(as_double(r[1]).value_or(nan));  // a non-finite loss was stored as NULL
+    c.accuracy.push_back(as_double(r[2]));
+    c.step_ms.push_back(as_double(r[3]).value_or(nan));
+    if (split) {
+      c.forward_backward_ms.push_back(*as_double(r[4]));
+      c.optimizer_ms.push_back(*as_double(r[5]));
+    }
+  }
+  for (const Row& r : val.rows) c.val.push_back({as_int(r[0]), as_double(r[1]).value_or(nan), as_double(r[2])});
+  return c;
+}
+
 Result<std::vector<HistoryPoint>> Store::history(const std::string& program, const std::string& op) {
   std::string sql =
       "SELECT r.id, r.created_at, o.median_ms, o.samples FROM runs r JOIN programs p ON p.id = r.program_id "
@@ -447,9 +487,12 @@ Result<QueryResult> Store::sql(const std::string& statement) {
   if (s.find(';') != std::string::npos) {
     return Error(ErrorCode::kInvalidArgument, "etscope sql runs one statement; this holds several (';')");
   }
-  ETSCOPE_TRY(impl_->db->read_only());
-  ETSCOPE_ASSIGN_OR_RETURN(Rows rows, impl_->db->query(s, {}));
-  return QueryResult{std::move(rows.columns), std::move(rows.rows)};
+  // Read-only for this statement only: the same Store keeps importing afterwards.
+  ETSCOPE_TRY(impl_->db->set_read_only(true));
+  auto rows = impl_->db->query(s, {});
+  ETSCOPE_TRY(impl_->db->set_read_only(false));
+  if (!rows.ok()) return rows.error();
+  return QueryResult{std::move(rows->columns), std::move(rows->rows)};
 }
 
 }  // namespace etscope::store

@@ -162,6 +162,12 @@ TEST_CASE("etscope sql is read-only and takes one statement", "[store]") {
     CHECK_FALSE(s->sql("WITH x AS (DELETE FROM runs RETURNING id) SELECT * FROM x").ok());
     auto again = must(store::Store::open(location));
     CHECK(must(again->runs({})).size() == 1);
+    // The statement alone was read-only: the same Store imports afterwards.
+    store::ImportRequest other = cifar10_request();
+    other.etdump = fixture("cifar10/cifar10.profile.etdp");
+    auto added = s->add(other);
+    INFO((added.ok() ? "" : added.error().message()));
+    CHECK(added.ok());
   }
 }
 
@@ -381,4 +387,79 @@ TEST_CASE("etscope compare finds a slowed operator and exits 1 and passes an unc
     CHECK(nlohmann::json::parse(by_op.out).size() == 1);
     CHECK(run_etscope("history nothing.pte --store " + quoted(location)).exit_code == 1);
   }
+}
+
+TEST_CASE("a training curve goes in and comes back with its time split and validation (SQLite and PostgreSQL)", "[store]") {
+  for (const std::string& location : both("curve")) {
+    INFO(location);
+    auto s = store::Store::open(location);
+    REQUIRE(s.ok());
+    store::ImportRequest req = cifar10_request();
+    req.source = "train";
+    inspect::Curve& c = req.curve;
+    c.first_step = 11;
+    c.loss = {2.5, std::numeric_limits<double>::quiet_NaN(), 1.25};
+    c.accuracy = {0.5, std::nullopt, 0.75};
+    c.step_ms = {3.0, 2.5, 2.0};
+    c.forward_backward_ms = {2.0, 2.0, 1.5};
+    c.optimizer_ms = {1.0, 0.5, 0.5};
+    c.val = {{12, 1.5, 0.625}};
+    auto added = (*s)->add(req);
+    REQUIRE(added.ok());
+    auto back = (*s)->curve(added->run_id);
+    INFO((back.ok() ? "" : back.error().message()));
+    REQUIRE(back.ok());
+    CHECK(back->first_step == 11);
+    REQUIRE(back->loss.size() == 3);
+    CHECK(back->loss[0] == 2.5);
+    CHECK(std::isnan(back->loss[1]));  // stored as NULL
+    CHECK(back->loss[2] == 1.25);
+    CHECK(back->accuracy == c.accuracy);
+    CHECK(back->step_ms == c.step_ms);
+    CHECK(back->forward_backward_ms == c.forward_backward_ms);
+    CHECK(back->optimizer_ms == c.optimizer_ms);
+    REQUIRE(back->val.size() == 1);
+    CHECK(back->val[0].step == 12);
+    CHECK(back->val[0].loss == 1.5);
+    CHECK(back->val[0].accuracy == 0.625);
+    auto q = (*s)->sql("SELECT step, forward_backward_ms, optimizer_ms FROM v_curves ORDER BY step");
+    REQUIRE(q.ok());
+    REQUIRE(q->rows.size() == 3);
+    CHECK(q->columns == std::vector<std::string>{"step", "forward_backward_ms", "optimizer_ms"});
+    CHECK((*s)->curve(added->run_id + 100).error().code() == ErrorCode::kNotFound);
+  }
+}
+
+TEST_CASE("a store of schema version 1 is migrated when opened and keeps its runs", "[store]") {
+  const std::string copy = temp_dir("store_v1") + "/v1.sqlite";
+  std::filesystem::copy_file(std::string(ETSCOPE_TEST_DATA_DIR) + "/store/v1.sqlite", copy);
+  auto s = store::Store::open(copy);
+  INFO((s.ok() ? "" : s.error().message()));
+  REQUIRE(s.ok());
+  auto version = (*s)->sql("SELECT value FROM etscope_meta WHERE key = 'schema_version'");
+  REQUIRE(version.ok());
+  CHECK(*version->rows.at(0).at(0) == std::to_string(store::kSchemaVersion));
+  auto runs = (*s)->runs({});
+  REQUIRE(runs.ok());
+  REQUIRE(runs->size() == 1);
+  CHECK(runs->front().tags.at("made") == "schema-v1");
+  // The v1 curve: six steps of loss and step time, no split.
+  auto c = (*s)->curve(runs->front().id);
+  REQUIRE(c.ok());
+  CHECK(c->loss.size() == 6);
+  CHECK(c->step_ms.size() == 6);
+  CHECK(c->forward_backward_ms.empty());
+  CHECK(c->val.empty());
+  // New runs go in with the new columns.
+  store::ImportRequest req = cifar10_request();
+  req.curve.loss = {1.0};
+  req.curve.step_ms = {2.0};
+  req.curve.forward_backward_ms = {1.5};
+  req.curve.optimizer_ms = {0.5};
+  auto added = (*s)->add(req);
+  INFO((added.ok() ? "" : added.error().message()));
+  REQUIRE(added.ok());
+  auto c2 = (*s)->curve(added->run_id);
+  REQUIRE(c2.ok());
+  CHECK(c2->optimizer_ms == std::vector<double>{0.5});
 }

@@ -14,11 +14,13 @@
 
 #include "etscope/core/result.h"
 #include "etscope/inspect/compare.h"
+#include "etscope/inspect/training_curve.h"
 
 namespace etscope::store {
 
-/// The schema version this build writes and reads; a store with a newer one is refused.
-inline constexpr int kSchemaVersion = 1;
+/// The schema version this build writes and reads; a store with a newer one is refused, an older
+/// one is migrated when opened (docs/store.md).
+inline constexpr int kSchemaVersion = 2;
 
 /// Where a run was made.
 struct Environment {
@@ -30,14 +32,6 @@ struct Environment {
 /// This machine: host name, `uname` (system, release, machine), etscope's version and the git
 /// commit it was built from.
 Environment this_machine();
-
-/// One step of a training curve (`etscope train --store`).
-struct CurvePoint {
-  int64_t step = 0;
-  double loss = 0;
-  std::optional<double> accuracy;
-  double step_ms = 0;
-};
 
 /// A program output of the run's last execution (`run --store`).
 struct OutputSummary {
@@ -63,7 +57,7 @@ struct ImportRequest {
   std::string source = "etdump";  ///< "etdump" (imported), "run" or "train".
   std::map<std::string, std::string> tags;
   Environment environment;
-  std::vector<CurvePoint> curve;
+  inspect::Curve curve;  ///< A training run's curve (`train --store`); empty otherwise.
   std::vector<OutputSummary> outputs;
   std::vector<GapPoint> gaps;
 };
@@ -128,6 +122,10 @@ class Store {
   /// The method's median per stored run of `program` (name or hash prefix), oldest first; with
   /// `op` an operator's (event name, e.g. "native_call_convolution.out" or "convolution.out").
   Result<std::vector<HistoryPoint>> history(const std::string& program, const std::string& op);
+  /// A training run's curve as it was stored (steps, loss, accuracy, step times split into
+  /// forward-backward and optimizer, validation points); an empty curve for other runs.
+  /// kNotFound when there is no such run. Runs stored by schema version 1 have no time split.
+  Result<inspect::Curve> curve(int64_t run_id);
   /// One read-only SELECT (or WITH) statement over the documented views.
   Result<QueryResult> sql(const std::string& statement);
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "etscope/core/result.h"
+#include "etscope/inspect/training_curve.h"
 #include "etscope/training/dataset.h"
 #include "etscope/training/optimizer.h"
 #include "etscope/training/trainer.h"
@@ -28,21 +29,9 @@ struct LoopOptions {
   std::string resume_from;  ///< A .ptd written by a previous run, its .optim.ptd beside it.
 };
 
-struct ValidationPoint {
-  int64_t step = 0;  ///< After this many steps.
-  double loss = 0;   ///< Mean over the validation batches.
-  std::optional<double> accuracy;
-};
-
-struct Curve {
-  int64_t first_step = 1;  ///< Step number of loss[0] (after a resume: where it continued).
-  std::vector<double> loss;
-  std::vector<std::optional<double>> accuracy;
-  std::vector<double> step_ms;           ///< Forward-backward plus optimizer, per step.
-  std::vector<double> forward_backward_ms;
-  std::vector<double> optimizer_ms;
-  std::vector<ValidationPoint> val;
-};
+// The curve a run records lives in libinspect (the viewer and the store read it without the runtime).
+using inspect::Curve;
+using inspect::ValidationPoint;
 
 struct Percentiles {
   double p50 = 0, p90 = 0;

@@ -1,5 +1,5 @@
 // Curve files: JSON through nlohmann::json, CSV and SVG written by hand (a few lines each).
-#include "etscope/training/curve.h"
+#include "etscope/inspect/training_curve.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 
 #include "etscope/core/xml.h"
 
-namespace etscope::training {
+namespace etscope::inspect {
 namespace {
 
 using Json = nlohmann::json;
@@ -264,4 +264,4 @@ std::string curve_svg(const Curve& c, const CurveSvgOptions& o) {
   return s;
 }
 
-}  // namespace etscope::training
+}  // namespace etscope::inspect
