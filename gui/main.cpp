@@ -145,7 +145,12 @@ int main(int argc, char** argv) {
     app.set_initial_view(opt.view, opt.plan, {opt.select_chain, opt.select_instruction});
     glfwSetWindowUserPointer(window, &app);
     glfwSetDropCallback(window, OnDrop);
-    app.open(opt.files);
+    etscope::gui::OpenRequest first;
+    first.paths = opt.files;
+    first.baseline = opt.baseline;
+    first.store = opt.store;
+    first.run = opt.run;
+    app.open(first);
     if (headless) app.wait_until_loaded();
 
     // One frame; the split timings feed --bench-frames: ui = building the frame (our views and

@@ -15,13 +15,22 @@ App::App(std::string recent_files_path) : recent_(std::move(recent_files_path)) 
 }
 
 void App::open(const std::vector<std::string>& paths) {
-  if (paths.empty()) return;
+  OpenRequest request;
+  request.paths = paths;
+  open(request);
+}
+
+void App::open(const OpenRequest& request) {
+  if (request.empty()) return;
   if (loader_.busy()) {
-    pending_.insert(pending_.end(), paths.begin(), paths.end());
+    pending_.paths.insert(pending_.paths.end(), request.paths.begin(), request.paths.end());
+    if (!request.baseline.empty()) pending_.baseline = request.baseline;
+    if (!request.store.empty()) pending_.store = request.store;
+    if (!request.run.empty()) pending_.run = request.run;
     return;
   }
-  last_request_ = paths;
-  loader_.start(paths, session_);
+  last_request_ = request.paths;
+  loader_.start(request, session_);
   state_.loading = true;
 }
 
@@ -69,7 +78,10 @@ void App::install(std::unique_ptr<Session> session) {
   }
   // The first thing loaded decides the tab, unless the command line did.
   if (session_ == nullptr && !view_chosen_) {
-    state_.view = session->program ? ViewId::kProgram : ViewId::kTimeline;
+    state_.view = session->program ? ViewId::kProgram
+                  : session->dump    ? ViewId::kTimeline
+                  : session->curve   ? ViewId::kTraining
+                                     : ViewId::kCompare;
     state_.select_view = true;
   }
   session_ = std::move(session);
@@ -83,8 +95,8 @@ void App::poll_loader() {
   if (std::unique_ptr<Session> done = loader_.take()) {
     install(std::move(done));
     if (!pending_.empty()) {
-      std::vector<std::string> next;
-      next.swap(pending_);
+      OpenRequest next;
+      std::swap(next, pending_);
       open(next);
     }
   }
@@ -110,6 +122,12 @@ void App::handle_requests() {
     state_.clear_recent_requested = false;
     recent_.clear();
     state_.recent.clear();
+  }
+  if (!state_.run_request.empty() || !state_.baseline_request.empty()) {
+    OpenRequest request;
+    request.run.swap(state_.run_request);
+    request.baseline.swap(state_.baseline_request);
+    open(request);
   }
   if (!state_.open_requests.empty()) {
     std::vector<std::string> paths;

@@ -23,6 +23,8 @@ class App {
   /// Opens files on top of what is loaded (files of the same kind are replaced). Loads on the
   /// worker thread; while a load runs, further requests wait for it.
   void open(const std::vector<std::string>& paths);
+  /// The same for files, a run store, a stored run and a baseline to compare with.
+  void open(const OpenRequest& request);
   /// Drops everything loaded.
   void close_all();
 
@@ -57,7 +59,7 @@ class App {
   ViewState state_;
   SessionLoader loader_;
   std::shared_ptr<const Session> session_;
-  std::vector<std::string> pending_;
+  OpenRequest pending_;  ///< Requests made while loading, merged (later ones win).
   std::vector<std::string> last_request_;
   RecentFiles recent_;
   std::string initial_plan_;

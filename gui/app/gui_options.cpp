@@ -21,11 +21,15 @@ bool parse_int(const std::string& text, int min, int max, int* out) {
 }  // namespace
 
 const char* gui_usage() {
-  return "usage: etscope-gui [FILES...] [--view program|timeline|stats|memory|gaps] [--plan NAME]\n"
+  return "usage: etscope-gui [FILES...] [--view program|timeline|stats|memory|gaps|compare|training] [--plan NAME]\n"
+         "                   [--baseline ETDUMP|RUN] [--store LOCATION] [--run RUN]\n"
          "                   [--select [CHAIN:]INSTRUCTION] [--screenshot OUT.png] [--frames N] [--size WxH]\n"
          "                   [--mouse X,Y] [--bench-frames N]\n"
-         "FILES: a program (.pte/.bpte), an ETDump (.etdp), an ETRecord, a debug buffer (.bin) and AOT\n"
-         "intermediates (.ptd), in any order; each file's kind is read from its bytes.\n";
+         "FILES: a program (.pte/.bpte), an ETDump (.etdp), an ETRecord, a debug buffer (.bin), AOT\n"
+         "intermediates (.ptd) and a training curve (train --curve .json), in any order; each file's kind\n"
+         "is read from its bytes. --baseline: the run the Compare view compares the loaded one with.\n"
+         "--store: a run store (SQLite file or postgresql:// URI); --run and --baseline then also take a\n"
+         "stored run (id, or key=value for the newest run with that tag).\n";
 }
 
 Result<GuiOptions> parse_gui_options(const std::vector<std::string>& args) {
@@ -49,6 +53,12 @@ Result<GuiOptions> parse_gui_options(const std::vector<std::string>& args) {
         names += (names.empty() ? "" : ", ") + std::string(view.key);
       }
       if (!known) return Error(ErrorCode::kInvalidArgument, "--view must be one of " + names + ", not '" + o.view + "'");
+    } else if (a == "--baseline") {
+      ETSCOPE_TRY(value(&o.baseline));
+    } else if (a == "--store") {
+      ETSCOPE_TRY(value(&o.store));
+    } else if (a == "--run") {
+      ETSCOPE_TRY(value(&o.run));
     } else if (a == "--plan") {
       ETSCOPE_TRY(value(&o.plan));
     } else if (a == "--screenshot") {
@@ -95,6 +105,7 @@ Result<GuiOptions> parse_gui_options(const std::vector<std::string>& args) {
       o.files.push_back(a);
     }
   }
+  if (!o.run.empty() && o.store.empty()) return Error(ErrorCode::kInvalidArgument, "--run needs --store LOCATION");
   return o;
 }
 

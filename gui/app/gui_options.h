@@ -1,6 +1,7 @@
 // GuiOptions: the etscope-gui command line.
 //
-//   etscope-gui [FILES...] [--view program|timeline|stats|memory] [--plan NAME]
+//   etscope-gui [FILES...] [--view program|timeline|stats|memory|gaps|compare|training] [--plan NAME]
+//               [--baseline ETDUMP|RUN] [--store LOCATION] [--run RUN]
 //               [--select [CHAIN:]INSTRUCTION] [--screenshot OUT.png] [--frames N] [--size WxH]
 //               [--mouse X,Y] [--bench-frames N]
 #pragma once
@@ -15,8 +16,11 @@ namespace etscope::gui {
 
 struct GuiOptions {
   std::vector<std::string> files;
-  std::string view;               ///< "" (program), "program", "timeline", "stats" or "memory".
+  std::string view;               ///< "" (the first thing loaded decides) or a kViews key.
   std::string plan;               ///< Plan to show first; "" for the default ("forward").
+  std::string baseline;           ///< Compare's baseline: an ETDump, or a stored run with --store.
+  std::string store;              ///< A run store to open.
+  std::string run;                ///< A stored run to show (needs --store).
   int select_chain = -1;          ///< Instruction selected once loaded (--select); -1: none.
   int select_instruction = -1;
   std::string screenshot;         ///< Write a PNG of the window after loading and exit.

@@ -6,7 +6,7 @@ SessionLoader::~SessionLoader() {
   if (thread_.joinable()) thread_.join();
 }
 
-void SessionLoader::start(std::vector<std::string> paths, std::shared_ptr<const Session> previous) {
+void SessionLoader::start(OpenRequest request, std::shared_ptr<const Session> previous) {
   if (thread_.joinable()) thread_.join();
   done_.store(false);
   result_.reset();
@@ -14,8 +14,8 @@ void SessionLoader::start(std::vector<std::string> paths, std::shared_ptr<const 
   progress_.set(0.0f, "starting");
   // The worker writes result_ and then done_; the UI thread reads result_ only after seeing
   // done_ (and joining), so no lock is needed.
-  thread_ = std::thread([this, paths = std::move(paths)]() {
-    result_ = load_session(paths, previous_.get(), &progress_);
+  thread_ = std::thread([this, request = std::move(request)]() {
+    result_ = load_session(request, previous_.get(), &progress_);
     done_.store(true);
   });
 }

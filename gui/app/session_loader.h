@@ -19,9 +19,9 @@ class SessionLoader {
   SessionLoader(const SessionLoader&) = delete;
   SessionLoader& operator=(const SessionLoader&) = delete;
 
-  /// Starts loading `paths` on top of `previous` (kept alive until the load ends). Must not be
-  /// called while busy().
-  void start(std::vector<std::string> paths, std::shared_ptr<const Session> previous);
+  /// Starts loading what `request` names on top of `previous` (kept alive until the load
+  /// ends). Must not be called while busy().
+  void start(OpenRequest request, std::shared_ptr<const Session> previous);
 
   /// True from start() until take() has returned the result.
   bool busy() const { return thread_.joinable(); }

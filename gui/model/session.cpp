@@ -7,6 +7,10 @@
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/inspect/consistency.h"
 
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
 namespace etscope::gui {
 namespace {
 
@@ -29,6 +33,127 @@ Result<std::shared_ptr<const inspect::AotIntermediates>> load_aot(const std::str
 void report(LoadProgress* progress, float fraction, std::string stage) {
   if (progress != nullptr) progress->set(fraction, std::move(stage));
 }
+
+std::string file_name(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// A run of the store named by id or by key=value; anything else is a file.
+bool is_store_ref(const std::string& ref) {
+  if (ref.empty()) return false;
+  std::error_code ec;
+  if (std::filesystem::exists(ref, ec)) return false;
+  return ref.find('=') != std::string::npos || std::all_of(ref.begin(), ref.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+bool is_uri(const std::string& location) {
+  return location.rfind("postgresql://", 0) == 0 || location.rfind("postgres://", 0) == 0;
+}
+
+std::string run_label(const store::RunRow& r) {
+  std::string label = "run " + std::to_string(r.id) + " (" + r.created_at + ", " + (r.program.empty() ? file_name(r.file) : r.program);
+  for (const auto& [k, v] : r.tags) label += ", " + k + "=" + v;
+  return label + ")";
+}
+
+// The store's part of a request: open it, list its runs, load the run to show (its per-operator
+// samples and its curve; the store keeps no events, so its timeline shows only when its ETDump
+// is opened as a file too) and the baseline (a stored run or an ETDump file).
+void load_store_and_baseline(const OpenRequest& request, Session& s, LoadProgress* progress) {
+  std::unique_ptr<store::Store> db;
+  if (!request.store.empty() && request.store != s.store_location) {
+    s.store_location = request.store;
+    s.store_runs.clear();
+    s.store_run = s.store_baseline = 0;
+  }
+  const bool store_needed = !request.store.empty() || !request.run.empty() || !request.baseline.empty();
+  if (store_needed && !s.store_location.empty()) {
+    report(progress, 0.45f, "opening the run store " + s.store_location);
+    std::error_code ec;
+    if (!is_uri(s.store_location) && !std::filesystem::exists(s.store_location, ec)) {
+      s.errors.push_back(s.store_location + ": no such run store (etscope train/run/store add --store create one)");
+      s.store_location.clear();
+      return;
+    }
+    auto opened = store::Store::open(s.store_location);
+    if (!opened.ok()) {
+      s.errors.push_back(opened.error().message());
+      s.store_location.clear();
+      return;
+    }
+    db = std::move(opened).value();
+    store::RunFilter all;
+    all.limit = Session::kStoreRunsShown;
+    auto runs = db->runs(all);
+    if (runs.ok()) {
+      s.store_runs = std::move(runs).value();
+    } else {
+      s.errors.push_back(runs.error().message());
+    }
+  }
+  auto resolve = [&](const std::string& ref) -> Result<store::RunRow> {
+    if (!db) return Error(ErrorCode::kInvalidArgument, "run '" + ref + "': no run store is open (--store LOCATION)");
+    ETSCOPE_ASSIGN_OR_RETURN(int64_t id, db->resolve(ref, store::Environment{}));
+    return db->run(id);
+  };
+  if (!request.run.empty()) {
+    auto row = resolve(request.run);
+    if (!row.ok()) {
+      s.errors.push_back(row.error().message());
+    } else {
+      s.store_run = row->id;
+      s.compare.reset();
+      auto curve = db->curve(row->id);
+      if (curve.ok() && !curve->loss.empty()) {
+        s.curve = std::move(curve).value();
+        s.curve_path = "store run " + std::to_string(row->id);
+      }
+    }
+  }
+  if (!request.baseline.empty()) {
+    s.baseline_ref = request.baseline;
+    s.baseline_dump.reset();
+    s.baseline_samples.reset();
+    s.baseline_timeline.reset();
+    s.compare.reset();
+    s.store_baseline = 0;
+    if (is_store_ref(request.baseline)) {
+      auto row = resolve(request.baseline);
+      auto samples = row.ok() ? db->samples(row->id) : Result<inspect::RunSamples>(row.error());
+      if (!samples.ok()) {
+        s.errors.push_back(samples.error().message());
+      } else {
+        s.store_baseline = row->id;
+        s.baseline_samples = std::move(samples).value();
+        s.baseline_label = run_label(*row);
+      }
+    } else {
+      report(progress, 0.47f, "reading the baseline " + request.baseline);
+      auto dump = etdump::EtDumpReader::open(request.baseline);
+      if (!dump.ok()) {
+        s.errors.push_back(dump.error().message());
+      } else {
+        auto shared = std::make_shared<const etdump::EtDumpFile>(std::move(dump).value());
+        auto inspector = inspect::Inspector::build(shared, nullptr, nullptr, inspect::InspectorOptions{});
+        if (!inspector.ok()) {
+          s.errors.push_back(inspector.error().message());
+        } else {
+          s.baseline_dump = shared;
+          s.baseline_samples = inspect::run_samples(*inspector);
+          s.baseline_label = file_name(request.baseline);
+        }
+      }
+    }
+  }
+  // A store run shown without its ETDump: compare with its stored samples.
+  if (db && s.store_run != 0 && s.baseline_samples) {
+    auto row = db->run(s.store_run);
+    auto samples = db->samples(s.store_run);
+    if (row.ok() && samples.ok()) s.compare.emplace(*s.baseline_samples, s.baseline_label, std::move(samples).value(), run_label(*row));
+  }
+}
+
 
 }  // namespace
 
@@ -97,8 +222,21 @@ int64_t Session::find_plan(const std::string& name) const {
 
 std::unique_ptr<Session> load_session(const std::vector<std::string>& paths, const Session* previous,
                                       LoadProgress* progress) {
+  OpenRequest request;
+  request.paths = paths;
+  return load_session(request, previous, progress);
+}
+
+std::unique_ptr<Session> load_session(const OpenRequest& request, const Session* previous, LoadProgress* progress) {
+  const std::vector<std::string>& paths = request.paths;
   auto s = std::make_unique<Session>();
   if (previous != nullptr) {
+    s->curve_path = previous->curve_path, s->curve = previous->curve;
+    s->store_location = previous->store_location, s->store_runs = previous->store_runs;
+    s->store_run = previous->store_run, s->store_baseline = previous->store_baseline;
+    s->baseline_ref = previous->baseline_ref, s->baseline_dump = previous->baseline_dump;
+    s->baseline_samples = previous->baseline_samples, s->baseline_label = previous->baseline_label;
+    s->baseline_timeline = previous->baseline_timeline, s->compare = previous->compare;
     s->program_path = previous->program_path, s->program = previous->program;
     s->dump_path = previous->dump_path, s->dump = previous->dump;
     s->record_path = previous->record_path, s->record = previous->record;
@@ -149,6 +287,7 @@ std::unique_ptr<Session> load_session(const std::vector<std::string>& paths, con
         }
         s->dump = std::make_shared<const etdump::EtDumpFile>(std::move(dump).value());
         s->dump_path = path;
+        s->store_run = 0;  // a file given replaces the stored run as the run shown
         break;
       }
       case InputKind::kETRecord: {
@@ -175,9 +314,16 @@ std::unique_ptr<Session> load_session(const std::vector<std::string>& paths, con
         s->aot_path = path;
         break;
       }
-      case InputKind::kCurve:
-        s->errors.push_back(path + ": training curves are not shown yet");
+      case InputKind::kCurve: {
+        auto curve = inspect::parse_curve_json(std::string_view(reinterpret_cast<const char*>((*blob)->data()), (*blob)->size()), path);
+        if (!curve.ok()) {
+          s->errors.push_back(curve.error().message());
+          break;
+        }
+        s->curve = std::move(curve).value();
+        s->curve_path = path;
         break;
+      }
     }
   }
   // The AOT intermediates of the program, by write_aot_intermediates.py's naming, when nobody
@@ -194,6 +340,8 @@ std::unique_ptr<Session> load_session(const std::vector<std::string>& paths, con
       }
     }
   }
+
+  load_store_and_baseline(request, *s, progress);
 
   if (s->program) {
     const size_t n = s->program->plans.size();
@@ -238,6 +386,9 @@ std::unique_ptr<Session> load_session(const std::vector<std::string>& paths, con
       s->lookup = std::make_unique<EventLookup>(*s->inspector);
       report(progress, 0.9f, "computing op statistics");
       s->stats = StatsModel::build(*s->inspector);
+      if (s->baseline_samples && s->store_run == 0) {
+        s->compare.emplace(*s->baseline_samples, s->baseline_label, inspect::run_samples(*s->inspector), file_name(s->dump_path));
+      }
       if (s->aot) {
         report(progress, 0.95f, "computing numeric gaps");
         auto gaps = GapModel::build(*s->inspector, s->aot);
@@ -250,6 +401,10 @@ std::unique_ptr<Session> load_session(const std::vector<std::string>& paths, con
     } else {
       s->errors.push_back(inspector.error().message());
     }
+  }
+  if (s->baseline_dump && (!s->baseline_timeline || &s->baseline_timeline->dump() != s->baseline_dump.get())) {
+    report(progress, 0.97f, "laying out the baseline's timeline");
+    s->baseline_timeline = TimelineModel::build(s->baseline_dump);
   }
   report(progress, 1.0f, "done");
   return s;

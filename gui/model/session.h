@@ -18,6 +18,9 @@
 #include "etscope/formats/program.h"
 #include "etscope/core/result.h"
 #include "etscope/inspect/inspector.h"
+#include "etscope/inspect/training_curve.h"
+#include "etscope/store/store.h"
+#include "model/compare_model.h"
 #include "model/event_lookup.h"
 #include "model/gap_model.h"
 #include "model/memory_model.h"
@@ -51,6 +54,19 @@ class LoadProgress {
   std::string stage_;
 };
 
+/// What to open: files (each kind read from its bytes) and, from a run store, runs.
+struct OpenRequest {
+  std::vector<std::string> paths;
+  /// The Compare view's baseline: an ETDump file, or with a store a run (id or key=value tag,
+  /// the newest run with it). The current run (the loaded ETDump or `run`) is compared with it.
+  std::string baseline;
+  std::string store;  ///< A run store location (SQLite file or postgresql:// URI); "" keeps the open one.
+  /// A stored run (id or key=value) to show: its ETDump when the file still exists, its
+  /// per-operator samples (Compare) and its training curve (Training).
+  std::string run;
+  bool empty() const { return paths.empty() && baseline.empty() && store.empty() && run.empty(); }
+};
+
 struct Session {
   // The loaded files; each pointer is null when that kind was not given.
   std::string program_path, dump_path, record_path, debug_path, aot_path;
@@ -73,22 +89,45 @@ struct Session {
   /// Why there are no gaps although AOT intermediates are loaded ("" otherwise).
   std::string gaps_problem;
 
+  // Training: a curve from `etscope train --curve` JSON, or the store run's.
+  std::string curve_path;  ///< The file, or "store run N".
+  std::optional<inspect::Curve> curve;
+
+  // The run store, when one is open: its runs (newest first, at most kStoreRunsShown) for the
+  // pickers, and which of them are loaded (0: none).
+  static constexpr size_t kStoreRunsShown = 2000;
+  std::string store_location;
+  std::vector<store::RunRow> store_runs;
+  int64_t store_run = 0, store_baseline = 0;
+
+  // Compare: a baseline (an ETDump or a store run) against the current run.
+  std::string baseline_ref;  ///< As requested (a path, or a store reference).
+  std::shared_ptr<const etdump::EtDumpFile> baseline_dump;  ///< When the baseline is an ETDump.
+  std::optional<TimelineModel> baseline_timeline;
+  std::optional<inspect::RunSamples> baseline_samples;
+  std::string baseline_label;
+  std::optional<CompareModel> compare;
+
   /// Messages for the error dialog, as the CLI words them: "<file>: <problem>".
   std::vector<std::string> errors;
 
-  /// Every loaded path, program first.
+  /// Every loaded file, program first (not the baseline nor the store).
   std::vector<std::string> paths() const;
-  bool empty() const { return !program && !dump && !record && !debug_buffer && !aot; }
+  bool empty() const {
+    return !program && !dump && !record && !debug_buffer && !aot && !curve && !baseline_samples && store_location.empty();
+  }
   /// The plan the views start on: "forward" when there is one, else the first.
   size_t default_plan() const;
   /// Index of the plan named `name`, or -1.
   int64_t find_plan(const std::string& name) const;
 };
 
-/// Loads `paths` in any order and builds the view models. Files of a kind `paths` does not
+/// Loads what `request` names and builds the view models. Files of a kind `paths` does not
 /// provide are taken from `previous` (may be null) without reading them again, so dropping an
 /// ETDump on a window showing a program adds to it. Never fails as a whole: a file that cannot
 /// be read is reported in Session::errors and the others are still shown. `progress` may be null.
+std::unique_ptr<Session> load_session(const OpenRequest& request, const Session* previous, LoadProgress* progress);
+/// The same for files only.
 std::unique_ptr<Session> load_session(const std::vector<std::string>& paths, const Session* previous,
                                       LoadProgress* progress);
 

@@ -144,6 +144,7 @@ void DrawWelcome() {
       "Program: plans, operators, instructions, values.   Timeline: the ETDump's events over time.",
       "Op statistics: per-operator timings, summary by type, module tree.   Memory: the planned arenas.",
       "Numeric gaps: AOT against runtime outputs per operator (AOT intermediates .ptd + ETRecord + debug buffer).",
+      "Compare: two runs per operator (--baseline before.etdp, or stored runs with --store).   Training: a train --curve file.",
   };
   float y = ImGui::GetCursorPosY() + avail.y * 0.3f;
   for (const char* line : lines) {
@@ -245,6 +246,14 @@ void DrawMainWindow(const Session* session, ViewState& state) {
           break;
         case ViewId::kGaps:
           DrawGapsView(*session, state);
+          break;
+        case ViewId::kCompare:
+          DrawCompareView(*session, state);
+          break;
+        case ViewId::kTraining:
+          if (RequireFile(session->curve.has_value(), "a training curve (etscope train --curve FILE.json) or a stored training run (--store, --run)")) {
+            DrawTrainingView(*session, state);
+          }
           break;
       }
       ImGui::EndTabItem();

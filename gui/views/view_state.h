@@ -13,7 +13,7 @@
 
 namespace etscope::gui {
 
-enum class ViewId : uint8_t { kProgram, kTimeline, kStats, kMemory, kGaps };
+enum class ViewId : uint8_t { kProgram, kTimeline, kStats, kMemory, kGaps, kCompare, kTraining };
 
 /// Every view: its --view name, its tab title (in tab order; Alt+1.. follow it).
 struct ViewInfo {
@@ -25,7 +25,9 @@ inline constexpr ViewInfo kViews[] = {{ViewId::kProgram, "program", "Program"},
                                       {ViewId::kTimeline, "timeline", "Timeline"},
                                       {ViewId::kStats, "stats", "Op statistics"},
                                       {ViewId::kMemory, "memory", "Memory"},
-                                      {ViewId::kGaps, "gaps", "Numeric gaps"}};
+                                      {ViewId::kGaps, "gaps", "Numeric gaps"},
+                                      {ViewId::kCompare, "compare", "Compare"},
+                                      {ViewId::kTraining, "training", "Training"}};
 inline constexpr int kViewCount = static_cast<int>(sizeof kViews / sizeof kViews[0]);
 
 struct TimelineViewState {
@@ -50,6 +52,18 @@ struct GapsViewState {
   bool scroll_table = false;
 };
 
+struct CompareViewState {
+  float threshold_percent = 5;  ///< CompareOptions::threshold, in percent.
+  float alpha = 0.05f;
+  bool changed_only = false;    ///< Hide unchanged operators.
+  char filter[256] = {};
+  double t1 = 0;                ///< Shared axis of the stacked timelines: [0, t1] ticks; 0 fits.
+};
+
+struct TrainingViewState {
+  bool log_loss = false;        ///< The loss plot's axis is logarithmic.
+};
+
 struct ViewState {
   ViewId view = ViewId::kProgram;
   bool select_view = true;     ///< Switch the tab bar to `view` on the next frame.
@@ -61,6 +75,8 @@ struct ViewState {
   TimelineViewState timeline;
   StatsViewState stats;
   GapsViewState gaps;
+  CompareViewState compare;
+  TrainingViewState training;
 
   // Loading, shown by the main window.
   bool loading = false;
@@ -76,6 +92,8 @@ struct ViewState {
 
   // Requests for the App, cleared once handled.
   std::vector<std::string> open_requests;
+  std::string run_request;       ///< A stored run to show (Compare's candidate picker).
+  std::string baseline_request;  ///< A baseline to compare with (a stored run "id" or an ETDump).
   bool close_requested = false;
   bool clear_recent_requested = false;
   bool quit_requested = false;

@@ -98,6 +98,12 @@ MannWhitney mann_whitney_u(std::span<const double> a, std::span<const double> b)
 
 RunSamples run_samples(const Inspector& inspector) {
   RunSamples out;
+  // Samples are milliseconds whatever unit the Inspector reports in (cycles have no rate: as is).
+  const TimeScale target = inspector.options().target;
+  const double to_ms = target == TimeScale::kCycles ? 1.0 : units_per_second(TimeScale::kMs) / units_per_second(target);
+  auto append = [to_ms](std::vector<double>& to, const std::vector<double>& from) {
+    for (double v : from) to.push_back(v * to_ms);
+  };
   std::map<std::tuple<int32_t, int32_t, std::string>, size_t> index;
   std::map<std::string, int32_t> occurrences;
   for (const EventBlock& block : inspector.blocks()) {
@@ -105,7 +111,7 @@ RunSamples run_samples(const Inspector& inspector) {
     for (const Event& ev : block.events) {
       if (!ev.perf) continue;
       if (ev.name == events::kMethodExecute) {
-        out.method_ms.insert(out.method_ms.end(), ev.perf->raw.begin(), ev.perf->raw.end());
+        append(out.method_ms, ev.perf->raw);
         continue;
       }
       if (ev.is_framework() || ev.is_operator_call()) continue;
@@ -120,8 +126,7 @@ RunSamples run_samples(const Inspector& inspector) {
         s.occurrence = occurrences[ev.name]++;
         out.operators.push_back(std::move(s));
       }
-      auto& samples = out.operators[it->second].samples_ms;
-      samples.insert(samples.end(), ev.perf->raw.begin(), ev.perf->raw.end());
+      append(out.operators[it->second].samples_ms, ev.perf->raw);
     }
   }
   return out;

@@ -44,6 +44,14 @@ TEST_CASE("the command line takes files and the headless options", "[gui][option
   CHECK(parse_gui_options({"--view", "chart"}).error().message().rfind("--view must be one of program, timeline, stats, memory, gaps", 0) == 0);
   CHECK_THAT(parse_gui_options({"--view", "chart"}).error().message(), Catch::EndsWith(", not 'chart'"));
   CHECK(parse_gui_options({"--view", "gaps"})->view == "gaps");
+  CHECK(parse_gui_options({"--view", "chart"}).error().message().rfind("--view must be one of program, timeline, stats, memory, gaps, compare, training", 0) == 0);
+  auto cmp = parse_gui_options({"--store", "runs.sqlite", "--run", "build=pr", "--baseline", "7", "b.etdp"});
+  REQUIRE(cmp.ok());
+  CHECK(cmp->store == "runs.sqlite");
+  CHECK(cmp->run == "build=pr");
+  CHECK(cmp->baseline == "7");
+  CHECK(cmp->files == std::vector<std::string>{"b.etdp"});
+  CHECK(parse_gui_options({"--run", "3"}).error().message() == "--run needs --store LOCATION");
   CHECK(parse_gui_options({"--size", "big"}).error().message().find("WIDTHxHEIGHT") != std::string::npos);
   CHECK(parse_gui_options({"--frames"}).error().message() == "--frames needs a value");
   CHECK(parse_gui_options({"--frames", "0"}).error().code() == ErrorCode::kInvalidArgument);

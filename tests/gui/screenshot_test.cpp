@@ -129,6 +129,16 @@ TEST_CASE("screenshot of the numeric gaps view", "[gui][screenshot]") {
                    0.3);
 }
 
+TEST_CASE("screenshot of the compare view", "[gui][screenshot]") {
+  // Two runs of cifar10: per-operator deltas and the two timelines on one axis.
+  check_screenshot("compare",
+                   "--baseline " + fixture("cifar10/cifar10.profile.etdp") + " " + fixture("cifar10/cifar10.etdp"), 0.2);
+}
+
+TEST_CASE("screenshot of the training view", "[gui][screenshot]") {
+  check_screenshot("training", std::string(ETSCOPE_TEST_DATA_DIR) + "/gui/convnet_ce.curve.json", 0.2);
+}
+
 TEST_CASE("a file that cannot be read shows the error dialog and exits 1", "[gui][screenshot]") {
   const std::string dir = etscope::testing::temp_dir("gui_screenshot_error");
   const std::string png = dir + "/error.png";

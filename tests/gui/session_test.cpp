@@ -2,10 +2,14 @@
 // the messages the CLI prints.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/formats/pte_reader.h"
+#include "etscope/inspect/compare.h"
+#include "etscope/store/store.h"
 #include "model/session.h"
 #include "testing/test_util.h"
 
@@ -155,4 +159,167 @@ TEST_CASE("numeric gaps: every row of libinspect's gap, joined to its instructio
   CHECK(&gaps.detail(3, 0) == &d);  // cached
   CHECK_FALSE(gaps.detail(99, 0).ok());
   CHECK(gaps.input_check().outcome != inspect::InputCheck::Outcome::kDifferent);
+}
+
+TEST_CASE("a training curve file is read for the Training view", "[gui][session][training]") {
+  inspect::Curve c;
+  c.first_step = 11;
+  c.loss = {2.5, 2.0, 1.25};
+  c.accuracy = {0.25, std::nullopt, 0.5};
+  c.step_ms = {3.0, 2.5, 2.0};
+  c.forward_backward_ms = {2.0, 1.5, 1.5};
+  c.optimizer_ms = {1.0, 1.0, 0.5};
+  c.val = {{12, 1.75, 0.375}};
+  const std::string path = write_file("curve.json", inspect::curve_json(c));
+  auto s = load_session({path}, nullptr, nullptr);
+  INFO((s->errors.empty() ? "" : s->errors[0]));
+  CHECK(s->errors.empty());
+  CHECK_FALSE(s->empty());
+  CHECK(s->curve_path == path);
+  REQUIRE(s->curve);
+  CHECK(s->curve->first_step == 11);
+  CHECK(s->curve->loss == c.loss);
+  CHECK(s->curve->accuracy == c.accuracy);
+  CHECK(s->curve->forward_backward_ms == c.forward_backward_ms);
+  CHECK(s->curve->optimizer_ms == c.optimizer_ms);
+  REQUIRE(s->curve->val.size() == 1);
+  CHECK(s->curve->val[0].accuracy == 0.375);
+
+  // Opening a program afterwards keeps the curve.
+  auto more = load_session({fixture("simple_conv/simple_conv.pte")}, s.get(), nullptr);
+  CHECK(more->curve);
+  CHECK(more->program);
+
+  const std::string broken = write_file("broken.json", "{\"loss\": [1, 2");
+  auto bad = load_session({broken}, nullptr, nullptr);
+  REQUIRE(bad->errors.size() == 1);
+  CHECK(bad->errors[0].rfind(broken + ": ", 0) == 0);
+  CHECK_FALSE(bad->curve);
+}
+
+TEST_CASE("an ETDump baseline is compared with the loaded run as etscope compare does", "[gui][session][compare]") {
+  OpenRequest request;
+  request.paths = {fixture("cifar10/cifar10.etdp")};
+  request.baseline = fixture("cifar10/cifar10.profile.etdp");
+  auto s = load_session(request, nullptr, nullptr);
+  INFO((s->errors.empty() ? "" : s->errors[0]));
+  CHECK(s->errors.empty());
+  REQUIRE(s->compare);
+  REQUIRE(s->baseline_timeline);
+  CHECK(s->compare->baseline_label() == "cifar10.profile.etdp");
+  CHECK(s->compare->candidate_label() == "cifar10.etdp");
+
+  auto samples_of = [](const std::string& path) {
+    auto dump = std::make_shared<const etdump::EtDumpFile>(etdump::EtDumpReader::open(path).value());
+    return inspect::run_samples(inspect::Inspector::build(dump, nullptr, nullptr).value());
+  };
+  const inspect::RunSamples a = samples_of(request.baseline), b = samples_of(request.paths[0]);
+  inspect::CompareOptions o;
+  o.threshold = 0.1;
+  o.alpha = 0.01;
+  o.same_program = inspect::same_operators(a, b);
+  const inspect::Comparison want = inspect::compare_runs(a, b, o);
+  const inspect::Comparison& got = s->compare->comparison(0.1, 0.01);
+  REQUIRE(got.rows.size() == want.rows.size());
+  REQUIRE_FALSE(got.rows.empty());
+  for (size_t i = 0; i < want.rows.size(); ++i) {
+    CHECK(got.rows[i].name == want.rows[i].name);
+    // The viewer's Inspector reports in microseconds; the samples are milliseconds either way.
+    CHECK(got.rows[i].median_a == Approx(want.rows[i].median_a).epsilon(1e-12));
+    CHECK(got.rows[i].median_b == Approx(want.rows[i].median_b).epsilon(1e-12));
+    CHECK(got.rows[i].test.p == Approx(want.rows[i].test.p).epsilon(1e-9));
+    CHECK(got.rows[i].verdict == want.rows[i].verdict);
+  }
+  CHECK(got.method.delta == Approx(want.method.delta).margin(1e-12));
+  // Cached under the same options, recomputed under others.
+  s->compare->comparison(0.1, 0.01);
+  CHECK(s->compare->recomputations() == 1);
+  s->compare->comparison(0.2, 0.01);
+  CHECK(s->compare->recomputations() == 2);
+
+  // A baseline that is not an ETDump is reported as the reader words it; the run stays loaded.
+  OpenRequest wrong;
+  wrong.baseline = fixture("cifar10/cifar10.pte");
+  auto w = load_session(wrong, s.get(), nullptr);
+  REQUIRE(w->errors.size() == 1);
+  CHECK(w->errors[0] == etdump::EtDumpReader::open(wrong.baseline).error().message());
+  CHECK(w->dump);
+}
+
+TEST_CASE("stored runs open from the run store: the run, its curve and a stored baseline", "[gui][session][compare][store]") {
+  const std::string dir = etscope::testing::temp_dir("gui_session_store");
+  const std::string location = dir + "/runs.sqlite";
+  std::remove(location.c_str());
+  int64_t base_id = 0, run_id = 0;
+  {
+    auto db = store::Store::open(location).value();
+    store::ImportRequest r;
+    r.etdump = fixture("cifar10/cifar10.profile.etdp");
+    r.pte = fixture("cifar10/cifar10.pte");
+    r.tags = {{"build", "before"}};
+    r.environment = store::this_machine();
+    base_id = db->add(r).value().run_id;
+    r.etdump = fixture("cifar10/cifar10.etdp");
+    r.tags = {{"build", "after"}};
+    r.source = "train";
+    r.curve.loss = {1.0, 0.5};
+    r.curve.accuracy = {std::nullopt, std::nullopt};
+    r.curve.step_ms = {4, 3};
+    r.curve.forward_backward_ms = {3, 2};
+    r.curve.optimizer_ms = {1, 1};
+    run_id = db->add(r).value().run_id;
+  }
+  OpenRequest request;
+  request.store = location;
+  request.run = "build=after";
+  request.baseline = "build=before";
+  auto s = load_session(request, nullptr, nullptr);
+  INFO((s->errors.empty() ? "" : s->errors[0]));
+  CHECK(s->errors.empty());
+  CHECK(s->store_location == location);
+  CHECK(s->store_runs.size() == 2);
+  CHECK(s->store_run == run_id);
+  CHECK(s->store_baseline == base_id);
+  // The store keeps samples, not events: no timeline.
+  CHECK_FALSE(s->dump);
+  CHECK_FALSE(s->baseline_timeline);
+  REQUIRE(s->curve);
+  CHECK(s->curve->loss == std::vector<double>{1.0, 0.5});
+  CHECK(s->curve->optimizer_ms == std::vector<double>{1, 1});
+  REQUIRE(s->compare);
+  CHECK_THAT(s->compare->baseline_label(), Catch::StartsWith("run " + std::to_string(base_id)));
+  CHECK_THAT(s->compare->baseline_label(), Catch::Contains("build=before"));
+  CHECK_THAT(s->compare->candidate_label(), Catch::Contains("build=after"));
+  auto db = store::Store::open(location).value();
+  const inspect::Comparison want = inspect::compare_runs(db->samples(base_id).value(), db->samples(run_id).value());
+  CHECK(s->compare->comparison(0.05, 0.05).rows.size() == want.rows.size());
+  CHECK(s->compare->comparison(0.05, 0.05).method.test.p == want.method.test.p);
+
+  // Picking the other way round (as the view's pickers do) swaps them.
+  OpenRequest swap;
+  swap.run = std::to_string(base_id);
+  swap.baseline = std::to_string(run_id);
+  auto t = load_session(swap, s.get(), nullptr);
+  INFO((t->errors.empty() ? "" : t->errors[0]));
+  CHECK(t->errors.empty());
+  CHECK(t->store_run == base_id);
+  CHECK(t->store_baseline == run_id);
+  REQUIRE(t->compare);
+  CHECK_THAT(t->compare->candidate_label(), Catch::Contains("build=before"));
+
+  // Runs that do not exist, and stores that do not, are one line each.
+  OpenRequest missing_run;
+  missing_run.store = location;
+  missing_run.run = "999";
+  auto m = load_session(missing_run, nullptr, nullptr);
+  REQUIRE(m->errors.size() == 1);
+  CHECK_THAT(m->errors[0], Catch::Contains("999"));
+  OpenRequest no_store;
+  no_store.store = dir + "/absent.sqlite";
+  no_store.run = "1";
+  auto n = load_session(no_store, nullptr, nullptr);
+  REQUIRE_FALSE(n->errors.empty());
+  CHECK(n->errors[0] == dir + "/absent.sqlite: no such run store (etscope train/run/store add --store create one)");
+  std::error_code ec;
+  CHECK_FALSE(std::filesystem::exists(dir + "/absent.sqlite", ec));  // not created by looking
 }

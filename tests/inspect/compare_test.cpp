@@ -5,7 +5,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "etscope/etdump/etdump_reader.h"
 #include "etscope/inspect/compare.h"
+#include "etscope/inspect/inspector.h"
+#include "testing/test_util.h"
 
 using namespace etscope::inspect;
 
@@ -74,4 +77,25 @@ TEST_CASE("compare_runs flags significant changes beyond the threshold and match
   CHECK(same_operators(a, RunSamples{{op("native_call_conv.out", 0, slow), op("native_call_relu.out", 1, slow), op("native_call_add.out", 2, slow)}, slow}));
   CHECK_FALSE(same_operators(a, b));
   CHECK_FALSE(same_operators(a, moved));
+}
+
+TEST_CASE("run_samples are milliseconds whatever unit the Inspector reports in", "[inspect][compare]") {
+  auto dump = std::make_shared<const etscope::etdump::EtDumpFile>(
+      etscope::etdump::EtDumpReader::open(etscope::testing::fixture("cifar10/cifar10.etdp")).value());
+  InspectorOptions ms, us;
+  us.target = TimeScale::kUs;
+  const RunSamples a = run_samples(Inspector::build(dump, nullptr, nullptr, ms).value());
+  const RunSamples b = run_samples(Inspector::build(dump, nullptr, nullptr, us).value());
+  REQUIRE_FALSE(a.method_ms.empty());
+  REQUIRE(a.method_ms.size() == b.method_ms.size());
+  for (size_t i = 0; i < a.method_ms.size(); ++i) CHECK(b.method_ms[i] == Approx(a.method_ms[i]).epsilon(1e-12));
+  REQUIRE(a.operators.size() == b.operators.size());
+  for (size_t i = 0; i < a.operators.size(); ++i) {
+    REQUIRE(a.operators[i].samples_ms.size() == b.operators[i].samples_ms.size());
+    for (size_t j = 0; j < a.operators[i].samples_ms.size(); ++j) {
+      CHECK(b.operators[i].samples_ms[j] == Approx(a.operators[i].samples_ms[j]).epsilon(1e-12));
+    }
+  }
+  // A method of a few milliseconds, not thousands.
+  CHECK(median(b.method_ms) < 1000);
 }

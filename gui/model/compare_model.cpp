@@ -1,0 +1,26 @@
+#include "model/compare_model.h"
+
+namespace etscope::gui {
+
+CompareModel::CompareModel(inspect::RunSamples baseline, std::string baseline_label, inspect::RunSamples candidate,
+                           std::string candidate_label)
+    : baseline_(std::move(baseline)),
+      candidate_(std::move(candidate)),
+      baseline_label_(std::move(baseline_label)),
+      candidate_label_(std::move(candidate_label)),
+      same_program_(inspect::same_operators(baseline_, candidate_)) {}
+
+const inspect::Comparison& CompareModel::comparison(double threshold, double alpha) const {
+  if (!cached_ || threshold != threshold_ || alpha != alpha_) {
+    inspect::CompareOptions o;
+    o.threshold = threshold;
+    o.alpha = alpha;
+    o.same_program = same_program_;
+    comparison_ = inspect::compare_runs(baseline_, candidate_, o);
+    cached_ = true, threshold_ = threshold, alpha_ = alpha;
+    ++recomputations_;
+  }
+  return comparison_;
+}
+
+}  // namespace etscope::gui

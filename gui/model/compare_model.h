@@ -1,0 +1,38 @@
+// CompareModel: the Compare view's data: two runs' per-operator samples (each from an ETDump
+// through inspect::run_samples, or from the run store) and libinspect's compare_runs over them,
+// recomputed only when the user changes the threshold or the significance level.
+#pragma once
+
+#include <string>
+
+#include "etscope/inspect/compare.h"
+
+namespace etscope::gui {
+
+class CompareModel {
+ public:
+  CompareModel(inspect::RunSamples baseline, std::string baseline_label, inspect::RunSamples candidate,
+               std::string candidate_label);
+
+  const std::string& baseline_label() const { return baseline_label_; }
+  const std::string& candidate_label() const { return candidate_label_; }
+  const inspect::RunSamples& baseline() const { return baseline_; }
+  const inspect::RunSamples& candidate() const { return candidate_; }
+  /// inspect::same_operators: matched by position (same program) or by name and occurrence.
+  bool same_program() const { return same_program_; }
+
+  /// compare_runs(baseline, candidate) with `threshold` and `alpha`; cached under them.
+  const inspect::Comparison& comparison(double threshold, double alpha) const;
+  size_t recomputations() const { return recomputations_; }
+
+ private:
+  inspect::RunSamples baseline_, candidate_;
+  std::string baseline_label_, candidate_label_;
+  bool same_program_ = true;
+  mutable bool cached_ = false;
+  mutable double threshold_ = 0, alpha_ = 0;
+  mutable inspect::Comparison comparison_;
+  mutable size_t recomputations_ = 0;
+};
+
+}  // namespace etscope::gui
