@@ -21,7 +21,8 @@ double key_of(const StatsRow& r, StatsColumn column) {
     case StatsColumn::kMax: return r.max;
     case StatsColumn::kTotal: return r.total;
     case StatsColumn::kShare: return r.share;
-    case StatsColumn::kName: return 0;
+    case StatsColumn::kName:
+    case StatsColumn::kModule: return 0;
   }
   return 0;
 }
@@ -32,8 +33,8 @@ void sort_stats_rows(const std::vector<StatsRow>& all, StatsColumn column, bool 
   std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
     const StatsRow& x = all[a];
     const StatsRow& y = all[b];
-    if (column == StatsColumn::kName) {
-      const int c = x.name.compare(y.name);
+    if (column == StatsColumn::kName || column == StatsColumn::kModule) {
+      const int c = column == StatsColumn::kName ? x.name.compare(y.name) : x.module.compare(y.module);
       return ascending ? c < 0 : c > 0;
     }
     const double kx = key_of(x, column), ky = key_of(y, column);
@@ -64,6 +65,7 @@ StatsModel StatsModel::build(const inspect::Inspector& inspector) {
       row.operator_call = row.kind == events::EventClass::kOperatorCall || row.kind == events::EventClass::kDelegateCall;
       if (!row.framework && ev.chain >= 0) row.instruction = {ev.chain, ev.instruction_id};
       row.module = inspect::module_path_text(ev);
+      m.has_modules_ = m.has_modules_ || !row.module.empty();
       if (ev.perf) {
         const inspect::PerfData& p = *ev.perf;
         row.count = p.raw.size();
@@ -86,6 +88,17 @@ StatsModel StatsModel::build(const inspect::Inspector& inspector) {
     m.blocks_.push_back(std::move(out));
   }
   return m;
+}
+
+const StatsRow* StatsModel::row_of(size_t block, const InstructionRef& ref) const {
+  if (block >= blocks_.size() || !ref.valid()) return nullptr;
+  const StatsRow* wrapper = nullptr;
+  for (const StatsRow& r : blocks_[block].rows) {
+    if (r.instruction != ref) continue;
+    if (!r.operator_call) return &r;
+    if (wrapper == nullptr) wrapper = &r;
+  }
+  return wrapper;
 }
 
 const std::vector<uint32_t>& StatsModel::rows(size_t block, const StatsQuery& query) const {

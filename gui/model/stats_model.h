@@ -12,7 +12,7 @@
 
 namespace etscope::gui {
 
-enum class StatsColumn : uint8_t { kName, kInstruction, kCount, kAvg, kP10, kP50, kP90, kMin, kMax, kTotal, kShare };
+enum class StatsColumn : uint8_t { kName, kInstruction, kCount, kAvg, kP10, kP50, kP90, kMin, kMax, kTotal, kShare, kModule };
 
 /// One Inspector event with its statistics in the model's unit (microseconds).
 struct StatsRow {
@@ -63,16 +63,22 @@ class StatsModel {
   /// The block to show first: the one with the most runs, preferring "Execute" blocks.
   size_t default_block() const { return default_block_; }
   const char* unit() const { return unit_.c_str(); }
+  /// Whether any event has a module path (an ETRecord with module metadata was loaded).
+  bool has_modules() const { return has_modules_; }
 
   /// Row indices of block `block` that pass `query`, in its order (ties by Inspector order).
   /// Cached: asking again with the same block and query returns the same vector unchanged.
   const std::vector<uint32_t>& rows(size_t block, const StatsQuery& query) const;
+  /// The row that times instruction `ref` in block `block`: its kernel or delegate event, else its
+  /// OPERATOR_CALL / DELEGATE_CALL wrapper; null when the block has none.
+  const StatsRow* row_of(size_t block, const InstructionRef& ref) const;
   /// How many times rows() actually filtered and sorted (for tests).
   size_t recomputations() const { return recomputations_; }
 
  private:
   std::vector<StatsBlock> blocks_;
   size_t default_block_ = 0;
+  bool has_modules_ = false;
   std::string unit_ = "us";
   mutable bool cache_valid_ = false;
   mutable size_t cache_block_ = 0;

@@ -223,6 +223,18 @@ void DrawProgramView(const Session& session, ViewState& state) {
           ImGui::PopStyleColor();
           ImGui::SameLine();
           if (ImGui::SmallButton("clear")) state.selected = {};
+          // Its time in the loaded run (the Op statistics view's block) and the module that called it.
+          if (session.stats) {
+            const size_t block = state.stats.block < session.stats->blocks().size() ? state.stats.block : session.stats->default_block();
+            if (const StatsRow* r = session.stats->row_of(block, state.selected); r != nullptr && r->count > 0) {
+              ImGui::SameLine(0, 16);
+              ImGui::Text("%s: avg %s, p50 %s over %llu runs, %.1f%% of the run", r->name.c_str(), duration_text(r->avg * 1e3).c_str(),
+                          duration_text(r->p50 * 1e3).c_str(), static_cast<unsigned long long>(r->count), r->share * 100);
+              if (!r->module.empty()) {
+                ImGui::TextDisabled("module %s", r->module.c_str());
+              }
+            }
+          }
         }
       } else {
         ImGui::TextDisabled("click an instruction to select it in every view");

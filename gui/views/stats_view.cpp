@@ -29,7 +29,7 @@ void ShareCell(double share) {
 
 void DrawEventTable(const StatsModel& model, const StatsBlock& block, size_t block_index, ViewState& state, float height) {
   StatsViewState& sv = state.stats;
-  constexpr int kColumns = 11;
+  constexpr int kColumns = 12;
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable | ImGuiTableFlags_Hideable |
                                 ImGuiTableFlags_SizingFixedFit;
@@ -38,6 +38,9 @@ void DrawEventTable(const StatsModel& model, const StatsBlock& block, size_t blo
   ImGui::TableSetupScrollFreeze(1, 1);
   ImGui::TableSetupColumn("event", ImGuiTableColumnFlags_WidthStretch, 0, static_cast<ImGuiID>(StatsColumn::kName));
   ImGui::TableSetupColumn("instr", ImGuiTableColumnFlags_WidthFixed, 0, static_cast<ImGuiID>(StatsColumn::kInstruction));
+  // The module that called the operator (ETRecord); hidden when none is known.
+  ImGui::TableSetupColumn("module", ImGuiTableColumnFlags_WidthFixed | (model.has_modules() ? 0 : ImGuiTableColumnFlags_DefaultHide), 220.0f,
+                          static_cast<ImGuiID>(StatsColumn::kModule));
   ImGui::TableSetupColumn("count", ImGuiTableColumnFlags_PreferSortDescending, 0, static_cast<ImGuiID>(StatsColumn::kCount));
   struct Col {
     const char* name;
@@ -92,6 +95,8 @@ void DrawEventTable(const StatsModel& model, const StatsBlock& block, size_t blo
       ImGui::PopID();
       ImGui::TableNextColumn();
       if (r.instruction.valid()) ImGui::Text("%d", r.instruction.instruction);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(r.module.c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%llu", static_cast<unsigned long long>(r.count));
       for (double v : {r.avg, r.p10, r.p50, r.p90, r.min, r.max, r.total}) {

@@ -101,6 +101,30 @@ TEST_CASE("rows sort by any column and filter by name or module", "[gui][stats]"
   CHECK(m.rows(7, q).empty());
 }
 
+TEST_CASE("rows sort by module, and an instruction's row is its kernel's", "[gui][stats]") {
+  const inspect::Inspector inspector = simple_conv_inspector();
+  const StatsModel m = StatsModel::build(inspector);
+  CHECK(m.has_modules());
+  StatsQuery q;
+  q.hide_framework = true;
+  q.column = StatsColumn::kModule;
+  q.ascending = true;
+  CHECK(names(m, 1, q) == std::vector<std::string>{"native_call_convolution.out", "native_call_relu.out"});
+  q.ascending = false;
+  CHECK(names(m, 1, q) == std::vector<std::string>{"native_call_relu.out", "native_call_convolution.out"});
+  // The Program view's line for a selected instruction: the kernel's event, not OPERATOR_CALL.
+  const StatsRow* conv = m.row_of(1, InstructionRef{0, 0});
+  REQUIRE(conv != nullptr);
+  CHECK(conv->name == "native_call_convolution.out");
+  CHECK(conv->module == "conv (Conv2d)");
+  CHECK(m.row_of(1, InstructionRef{0, 99}) == nullptr);
+  CHECK(m.row_of(9, InstructionRef{0, 0}) == nullptr);
+  CHECK(m.row_of(1, InstructionRef{}) == nullptr);
+  // Without an ETRecord there are no modules and the column starts hidden.
+  auto dump = std::make_shared<const etdump::EtDumpFile>(etdump::EtDumpReader::open(fixture("simple_conv/simple_conv.etdp")).value());
+  CHECK_FALSE(StatsModel::build(inspect::Inspector::build(dump, nullptr, nullptr).value()).has_modules());
+}
+
 TEST_CASE("the sorted rows are cached until the query changes", "[gui][stats]") {
   const inspect::Inspector inspector = simple_conv_inspector();
   const StatsModel m = StatsModel::build(inspector);
