@@ -53,6 +53,7 @@ Result<MemoryModel> MemoryModel::build(const Program& program, size_t plan_index
   double x = 0;
   for (size_t k = 0; k < arenas.size(); ++k) {
     ArenaColumn col;
+    col.arena = static_cast<uint32_t>(k);
     col.memory_id = arenas[k].memory_id;
     col.size = arenas[k].size;
     col.x0 = x;
@@ -94,6 +95,11 @@ Result<MemoryModel> MemoryModel::build(const Program& program, size_t plan_index
     std::stable_sort(col.rects.begin(), col.rects.end(),
                      [&](uint32_t a, uint32_t b) { return m.rects_[a].begin < m.rects_[b].begin; });
   }
+  m.draw_order_.resize(m.rects_.size());
+  for (size_t r = 0; r < m.rects_.size(); ++r) m.draw_order_[r] = static_cast<uint32_t>(r);
+  std::stable_sort(m.draw_order_.begin(), m.draw_order_.end(), [&](uint32_t a, uint32_t b) {
+    return m.rects_[a].end - m.rects_[a].begin > m.rects_[b].end - m.rects_[b].begin;
+  });
 
   std::vector<int32_t> values;
   for (const Chain& chain : ep.chains) {
@@ -113,14 +119,14 @@ Result<MemoryModel> MemoryModel::build(const Program& program, size_t plan_index
   return m;
 }
 
-int64_t MemoryModel::hit(size_t column, double byte, int64_t step) const {
+int64_t MemoryModel::hit(size_t column, double byte, int64_t step, double slack) const {
   if (column >= columns_.size()) return -1;
   int64_t best = -1;
   uint64_t best_size = UINT64_MAX;
   for (uint32_t idx : columns_[column].rects) {
     const MemoryRect& r = rects_[idx];
-    if (static_cast<double>(r.begin) > byte) break;  // sorted by begin
-    if (byte >= static_cast<double>(r.end) || step < r.first_step || step > r.last_step) continue;
+    if (static_cast<double>(r.begin) - slack > byte) break;  // sorted by begin
+    if (byte >= static_cast<double>(r.end) + slack || step < r.first_step || step > r.last_step) continue;
     if (r.end - r.begin < best_size) {
       best = idx;
       best_size = r.end - r.begin;

@@ -28,6 +28,7 @@ struct MemoryRect {
 
 /// One arena, drawn as a column of the plot.
 struct ArenaColumn {
+  uint32_t arena = 0;        ///< Index into MemoryPlan::arenas() (its live bytes per step).
   uint32_t memory_id = 0;
   uint64_t size = 0;
   double x0 = 0, x1 = 1;     ///< Horizontal extent as a fraction of the plot width.
@@ -50,8 +51,12 @@ class MemoryModel {
   int64_t step_count() const { return plan_.instruction_count() + 2; }
 
   /// The rectangle of `column` covering byte offset `byte` at `step`, or -1. When several do
-  /// (views sharing their base's bytes), the smallest wins: it is the one drawn on top.
-  int64_t hit(size_t column, double byte, int64_t step) const;
+  /// (views sharing their base's bytes), the smallest wins: it is the one drawn on top. `slack`
+  /// widens every tensor by that many bytes on both sides (a thin tensor is drawn wider than it
+  /// is, and the mouse should find it where it is drawn).
+  int64_t hit(size_t column, double byte, int64_t step, double slack = 0) const;
+  /// Every rectangle, widest first: drawn in this order, thin tensors land on top of wide ones.
+  const std::vector<uint32_t>& draw_order() const { return draw_order_; }
 
   /// Tooltip text of a rectangle: name, value id, role, dtype and shape, bytes, arena range,
   /// lifetime.
@@ -67,6 +72,7 @@ class MemoryModel {
   explicit MemoryModel(inspect::MemoryPlan plan) : plan_(std::move(plan)) {}
   inspect::MemoryPlan plan_;
   std::vector<ArenaColumn> columns_;
+  std::vector<uint32_t> draw_order_;
   std::vector<MemoryRect> rects_;
   std::vector<std::vector<uint32_t>> step_rects_;
   std::vector<size_t> role_counts_;

@@ -52,6 +52,13 @@ struct GapsViewState {
   bool scroll_table = false;
 };
 
+struct MemoryViewState {
+  size_t plan = SIZE_MAX;       ///< The plan the window belongs to (another plan resets it).
+  double u0 = 0, u1 = 1;        ///< Visible bytes: unit x across the arena columns.
+  double f0 = 0, f1 = 1;        ///< Visible steps: fraction of the rows, step -1 at 0.
+  bool dragged = false;         ///< The current press panned (so its release does not select).
+};
+
 struct CompareViewState {
   float threshold_percent = 5;  ///< CompareOptions::threshold, in percent.
   float alpha = 0.05f;
@@ -75,6 +82,7 @@ struct ViewState {
   TimelineViewState timeline;
   StatsViewState stats;
   GapsViewState gaps;
+  MemoryViewState memory;
   CompareViewState compare;
   TrainingViewState training;
 

@@ -116,9 +116,16 @@ std::string memory_svg(const MemoryPlan& plan, const MemorySvgOptions& options) 
   std::string title = options.title.empty() ? "" : options.title + ": ";
   title += "method '" + plan.plan_name() + "', " + std::to_string(T) + " instructions, " +
            std::to_string(plan.tensors().size()) + " planned tensors";
-  o << "<text x=\"" << left << "\" y=\"24\" font-size=\"16\" font-weight=\"bold\">" << xml_escape(title) << "</text>\n";
+  // The title spans the whole width; a long one (a deep path, a long method name) is squeezed to
+  // fit (textLength) instead of running off the picture. 0.62 em per character is a generous
+  // estimate of a bold sans-serif's advance.
+  const double title_room = width - 24;
+  const double title_estimate = 0.62 * 16 * static_cast<double>(title.size());
+  o << "<text class=\"title\" x=\"12\" y=\"24\" font-size=\"16\" font-weight=\"bold\"";
+  if (title_estimate > title_room) o << " textLength=\"" << num(title_room) << "\" lengthAdjust=\"spacingAndGlyphs\"";
+  o << ">" << xml_escape(title) << "</text>\n";
   if (!plan.conflicts().empty()) {
-    o << "<text x=\"" << left << "\" y=\"44\" fill=\"#d62728\" font-weight=\"bold\">" << plan.conflicts().size()
+    o << "<text x=\"12\" y=\"44\" fill=\"#d62728\" font-weight=\"bold\">" << plan.conflicts().size()
       << " conflict(s): overlapping tensors live at the same step (outlined in red)</text>\n";
   }
 

@@ -1,6 +1,8 @@
 // gui/model/memory_model: the arena picture's rectangles and layout.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "etscope/formats/pte_reader.h"
 #include "model/memory_model.h"
 #include "testing/test_util.h"
@@ -78,6 +80,35 @@ TEST_CASE("hit-testing finds the tensor under a point, the smallest when several
   CHECK(text.find("f32[10,2], 80 bytes") != std::string::npos);
   CHECK(text.find("arena 1 [320, 400)") != std::string::npos);
   CHECK(text.find("live from step start to end") != std::string::npos);
+}
+
+TEST_CASE("thin tensors are drawn last and found within the slack", "[gui][memory]") {
+  const Program program = open_program(etscope::testing::real_artifact("xor_training.pte"));
+  auto built = MemoryModel::build(program, plan_index(program, "forward"));
+  REQUIRE(built.ok());
+  const MemoryModel& m = *built;
+  // Every rectangle once, widest first.
+  REQUIRE(m.draw_order().size() == m.rects().size());
+  std::vector<bool> seen(m.rects().size(), false);
+  for (size_t i = 0; i < m.draw_order().size(); ++i) {
+    const MemoryRect& r = m.rects()[m.draw_order()[i]];
+    seen[m.draw_order()[i]] = true;
+    if (i > 0) {
+      const MemoryRect& before = m.rects()[m.draw_order()[i - 1]];
+      CHECK(before.end - before.begin >= r.end - r.begin);
+    }
+  }
+  CHECK(std::find(seen.begin(), seen.end(), false) == seen.end());
+  // Just outside a tensor: missed without slack, found with it (the mouse on a widened sliver).
+  const MemoryRect& thin = m.rects()[m.draw_order().back()];
+  const double beside = static_cast<double>(thin.end) + 0.5;
+  const int64_t exact = m.hit(thin.column, beside, thin.first_step);
+  const int64_t slack = m.hit(thin.column, beside, thin.first_step, 1.0);
+  REQUIRE(slack >= 0);
+  CHECK(m.rects()[static_cast<size_t>(slack)].end - m.rects()[static_cast<size_t>(slack)].begin <= thin.end - thin.begin);
+  if (exact >= 0) CHECK(exact != static_cast<int64_t>(m.draw_order().back()));
+  // Each column's arena is the plan's, for its live bytes.
+  for (const ArenaColumn& col : m.columns()) CHECK(m.plan().arenas()[col.arena].memory_id == col.memory_id);
 }
 
 TEST_CASE("an instruction's tensors are found by its step", "[gui][memory]") {

@@ -113,6 +113,18 @@ TEST_CASE("SVG outlines conflicting tensors and escapes names", "[inspect][svg]"
   CHECK_THAT(svg, Catch::Contains("a&lt;b&gt;&amp;&quot;c&quot;.pte"));
 }
 
+TEST_CASE("SVG titles fit the picture however long", "[inspect][svg]") {
+  Program program = open_real("xor_training.pte");
+  MemoryPlan m = plan_of(program);
+  // A short title is left as it is, from the left edge.
+  const std::string short_svg = memory_svg(m, MemorySvgOptions{1200, 800, "x.pte"});
+  CHECK_THAT(short_svg, Catch::Contains("<text class=\"title\" x=\"12\" y=\"24\" font-size=\"16\" font-weight=\"bold\">x.pte: method"));
+  // A long one in a narrow picture is squeezed to the width less the margins.
+  const std::string path = "/home/someone/projects/a-rather-long-directory-name/exports/2026-11-25/model_v3_final.pte";
+  const std::string svg = memory_svg(m, MemorySvgOptions{400, 300, path});
+  CHECK_THAT(svg, Catch::Contains("textLength=\"376.00\" lengthAdjust=\"spacingAndGlyphs\">" + path + ": method 'forward'"));
+}
+
 namespace {
 
 namespace fs = std::filesystem;
