@@ -230,9 +230,10 @@ int main(int argc, char** argv) {
         }
         const etscope::gui::Session* s = app.session();
         const double n = opt.bench_frames;
-        std::printf("etscope-gui: %d frames (%s view, %dx%d, %zu timeline events): mean %.2f ms, worst %.2f ms\n",
+        const size_t graph_nodes = s != nullptr && !s->graphs.empty() ? s->graphs[app.state().plan < s->graphs.size() ? app.state().plan : 0]->graph().nodes.size() : 0;
+        std::printf("etscope-gui: %d frames (%s view, %dx%d, %zu timeline events, %zu graph nodes): mean %.2f ms, worst %.2f ms\n",
                     opt.bench_frames, opt.view.empty() ? "program" : opt.view.c_str(), opt.width, opt.height,
-                    s != nullptr && s->timeline ? s->timeline->bar_count() : size_t{0}, total / n, worst);
+                    s != nullptr && s->timeline ? s->timeline->bar_count() : size_t{0}, graph_nodes, total / n, worst);
         const char* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
         std::printf("  means: ui %.2f ms (worst %.2f), OpenGL render %.2f ms, swap %.2f ms, %.0f vertices; renderer %s\n",
                     ui / n, ui_worst, render / n, present / n, vertices / n, renderer != nullptr ? renderer : "?");

@@ -16,11 +16,12 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 # postgresql package (tests/store/postgres_fixture.sh), which the package's own cluster does not need
 # to be running for.
 # libpng-dev writes the viewer's screenshots, which its tests take under xvfb (xauth) with Mesa's
-# software OpenGL (libgl1-mesa-dri) and a DejaVu font.
+# software OpenGL (libgl1-mesa-dri) and a DejaVu font. libgraphviz-dev lays out the viewer's
+# operator graph (Graphviz's dot, through libgvc).
 packages=(cmake make g++ pkg-config flatbuffers-compiler libflatbuffers-dev libcli11-dev
           nlohmann-json3-dev libeigen3-dev catch2 libimgui-dev libglfw3-dev libsqlite3-dev libzip-dev xz-utils
           libpng-dev fonts-dejavu-core xvfb xauth libgl1-mesa-dri
-          libpq-dev libssl-dev postgresql)
+          libpq-dev libssl-dev postgresql libgraphviz-dev)
 
 setup() {
   local missing=()

@@ -137,7 +137,21 @@ void App::handle_requests() {
 }
 
 void App::animate_for_bench(int frame, int frames) {
-  if (!session_ || !session_->timeline || frames <= 0) return;
+  if (!session_ || frames <= 0) return;
+  if (state_.view == ViewId::kGraph) {
+    // The graph: from all of it down to full size and back, travelling from inputs to outputs.
+    const GraphLayout* layout = state_.graph.shown.get();
+    if (layout == nullptr) return;
+    const double phase = static_cast<double>(frame) / static_cast<double>(std::max(frames - 1, 1));
+    const double tri = phase < 0.5 ? phase * 2.0 : (1.0 - phase) * 2.0;
+    const double whole = std::min(1.0, 900.0 / std::max(1.0f, std::max(layout->width, layout->height)));
+    state_.graph.fit = false;
+    state_.graph.zoom = whole * std::pow(1.0 / whole, tri);
+    state_.graph.cx = layout->width * 0.5;
+    state_.graph.cy = layout->height * (0.05 + 0.9 * phase);
+    return;
+  }
+  if (!session_->timeline) return;
   const double extent = static_cast<double>(std::max<uint64_t>(session_->timeline->extent(state_.timeline.align_runs), 1));
   // Triangle wave 0 -> 1 -> 0 over the run: window width from the whole extent to 1/1000.
   const double phase = static_cast<double>(frame) / static_cast<double>(std::max(frames - 1, 1));

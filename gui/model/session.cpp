@@ -359,6 +359,17 @@ std::unique_ptr<Session> load_session(const OpenRequest& request, const Session*
         s->errors.push_back(memory.error().message());
       }
     }
+    // The graphs, kept (with their cached layouts) while the program and the ETRecord stay.
+    if (previous != nullptr && previous->program == s->program && previous->record == s->record && previous->graphs.size() == n) {
+      s->graphs = previous->graphs;
+    } else {
+      for (size_t p = 0; p < n; ++p) s->graphs.push_back(GraphModel::build(s->program->plans[p], s->record.get()));
+      if (n > 0) {
+        const size_t p = s->default_plan();
+        report(progress, 0.72f, "laying out the graph of '" + s->program->plans[p].name + "' (Graphviz)");
+        s->graphs[p]->layout(s->graphs[p]->default_shape());
+      }
+    }
   }
 
   // Files that do not belong together, or ETRecord parts that could not be decoded, would

@@ -23,6 +23,7 @@
 #include "model/compare_model.h"
 #include "model/event_lookup.h"
 #include "model/gap_model.h"
+#include "model/graph_model.h"
 #include "model/memory_model.h"
 #include "model/program_model.h"
 #include "model/stats_model.h"
@@ -81,6 +82,9 @@ struct Session {
   // View models.
   std::vector<ProgramModel> plans;                 ///< One per execution plan.
   std::vector<std::optional<MemoryModel>> memory;  ///< One per plan; empty when it failed.
+  /// One per plan: the operator graph, its module groups (with an ETRecord) and its layouts.
+  /// The default plan's first layout (GraphModel::default_shape) is made while loading.
+  std::vector<std::shared_ptr<const GraphModel>> graphs;
   std::unique_ptr<inspect::Inspector> inspector;   ///< When an ETDump is loaded.
   std::unique_ptr<EventLookup> lookup;             ///< Borrows *inspector.
   std::optional<TimelineModel> timeline;

@@ -233,6 +233,9 @@ void DrawMainWindow(const Session* session, ViewState& state) {
         case ViewId::kProgram:
           if (RequireFile(session->program != nullptr, "a program (.pte or .bpte)")) DrawProgramView(*session, state);
           break;
+        case ViewId::kGraph:
+          if (RequireFile(session->program != nullptr, "a program (.pte or .bpte)")) DrawGraphView(*session, state);
+          break;
         case ViewId::kTimeline:
           if (RequireFile(session->timeline.has_value(), "an ETDump (.etdp)")) DrawTimelineView(*session, state);
           break;

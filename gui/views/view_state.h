@@ -5,15 +5,17 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "model/graph_model.h"
 #include "model/instruction_ref.h"
 #include "model/stats_model.h"
 
 namespace etscope::gui {
 
-enum class ViewId : uint8_t { kProgram, kTimeline, kStats, kMemory, kGaps, kCompare, kTraining };
+enum class ViewId : uint8_t { kProgram, kGraph, kTimeline, kStats, kMemory, kGaps, kCompare, kTraining };
 
 /// Every view: its --view name, its tab title (in tab order; Alt+1.. follow it).
 struct ViewInfo {
@@ -22,6 +24,7 @@ struct ViewInfo {
   const char* title;
 };
 inline constexpr ViewInfo kViews[] = {{ViewId::kProgram, "program", "Program"},
+                                      {ViewId::kGraph, "graph", "Graph"},
                                       {ViewId::kTimeline, "timeline", "Timeline"},
                                       {ViewId::kStats, "stats", "Op statistics"},
                                       {ViewId::kMemory, "memory", "Memory"},
@@ -59,6 +62,25 @@ struct MemoryViewState {
   bool dragged = false;         ///< The current press panned (so its release does not select).
 };
 
+struct GraphViewState {
+  size_t plan = SIZE_MAX;        ///< The plan `shape` belongs to (another plan resets it).
+  GraphShape shape;              ///< Collapsed groups, expanded delegates.
+  std::shared_ptr<const GraphLayout> shown;  ///< The layout drawn (the last one ready).
+  const GraphModel* model = nullptr;         ///< The model `shown` came from.
+  double cx = 0, cy = 0;         ///< Centre of the window in layout points.
+  double zoom = 1;               ///< Pixels per layout point.
+  bool fit = true;               ///< Fit the whole graph on the next frame.
+  bool fit_readable = true;      ///< ...or, when it is too big to read, show its start.
+  bool center_on_selection = false;
+  int colour = 1;                ///< 0 none, 1 time share, 2 numeric gap, 3 live bytes.
+  // Per graph node colour value in [0, 1] (NaN: none), cached under what it was made from.
+  std::vector<float> heat;
+  const void* heat_source = nullptr;
+  int heat_colour = -1;
+  size_t heat_block = SIZE_MAX;
+  int heat_metric = -1;
+};
+
 struct CompareViewState {
   float threshold_percent = 5;  ///< CompareOptions::threshold, in percent.
   float alpha = 0.05f;
@@ -83,6 +105,7 @@ struct ViewState {
   StatsViewState stats;
   GapsViewState gaps;
   MemoryViewState memory;
+  GraphViewState graph;
   CompareViewState compare;
   TrainingViewState training;
 
@@ -111,6 +134,7 @@ struct ViewState {
     selected = ref;
     scroll_program = true;
     timeline.scroll_to_selection = true;
+    graph.center_on_selection = true;
   }
 };
 

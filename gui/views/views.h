@@ -20,6 +20,7 @@ void DrawTimelineView(const Session& session, ViewState& state);
 void DrawStatsView(const Session& session, ViewState& state);
 void DrawMemoryView(const Session& session, ViewState& state);
 void DrawGapsView(const Session& session, ViewState& state);
+void DrawGraphView(const Session& session, ViewState& state);
 void DrawCompareView(const Session& session, ViewState& state);
 void DrawTrainingView(const Session& session, ViewState& state);
 

@@ -118,6 +118,29 @@ ProgramGraph build_program_graph(const ExecutionPlan& plan, const etrecord::EtRe
     return -1;
   };
 
+  // Planned tensors written by a kernel, by where they live: a tensor nobody writes that sits at
+  // the same arena offset is a view of the latest one written there (a reshape the exporter
+  // turned into a memory alias, no instruction).
+  std::map<std::pair<uint32_t, uint64_t>, std::vector<std::pair<int64_t, int32_t>>> written_at;
+  for (size_t v = 0; v < value_count; ++v) {
+    const TensorInfo* t = tensor_of(static_cast<int32_t>(v));
+    if (t == nullptr || !t->allocation || timeline.producer[v] < 0) continue;
+    written_at[{t->allocation->memory_id, t->allocation->offset}].push_back({timeline.producer[v], static_cast<int32_t>(v)});
+  }
+  for (auto& [where, writes] : written_at) std::sort(writes.begin(), writes.end());
+  auto view_source = [&](int32_t v, int64_t t) -> int32_t {
+    const TensorInfo* info = tensor_of(v);
+    if (info == nullptr || !info->allocation || timeline.producer[static_cast<size_t>(v)] >= 0) return -1;
+    auto it = written_at.find({info->allocation->memory_id, info->allocation->offset});
+    if (it == written_at.end()) return -1;
+    int32_t found = -1;
+    for (const auto& [p, w] : it->second) {
+      if (p >= t) break;
+      found = static_cast<int32_t>(p);
+    }
+    return found >= 0 && static_cast<size_t>(found) < g.node_of_step.size() ? g.node_of_step[static_cast<size_t>(found)] : -1;
+  };
+
   std::vector<int32_t> args;
   int64_t step = 0;
   for (size_t c = 0; c < plan.chains.size(); ++c) {
@@ -163,7 +186,8 @@ ProgramGraph build_program_graph(const ExecutionPlan& plan, const etrecord::EtRe
           if (n.shape.empty()) n.shape = shape_text(t.dtype, t.sizes);
           continue;
         }
-        const int32_t from = source_of(v, step);
+        int32_t from = source_of(v, step);
+        if (from < 0) from = view_source(origin(v), step);
         if (from >= 0) {
           connect(from, self, v);
         } else if (is_constant(t) || is_state(t)) {
@@ -213,7 +237,9 @@ ProgramGraph build_program_graph(const ExecutionPlan& plan, const etrecord::EtRe
     if (const TensorInfo* t = tensor_of(v)) n.shape = shape_text(t->dtype, t->sizes);
     const uint32_t self = static_cast<uint32_t>(g.nodes.size());
     g.nodes.push_back(std::move(n));
-    connect(source_of(v, T), self, v);
+    int32_t from = source_of(v, T);
+    if (from < 0 && v >= 0 && static_cast<size_t>(v) < value_count) from = view_source(origin(v), T);
+    connect(from, self, v);
   }
   return g;
 }

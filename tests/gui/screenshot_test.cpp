@@ -157,6 +157,17 @@ TEST_CASE("the bench mode prints the mean and worst frame time", "[gui][screensh
   const Run r = run_gui("--bench-frames 20 --view timeline --size 800x600 " + fixture("cifar10/cifar10.etdp"), dir);
   INFO(r.err);
   CHECK(r.exit_code == 0);
-  CHECK(r.out.find("20 frames (timeline view, 800x600, 292 timeline events): mean ") != std::string::npos);
+  CHECK(r.out.find("20 frames (timeline view, 800x600, 292 timeline events, 0 graph nodes): mean ") != std::string::npos);
   CHECK(r.out.find(" ms, worst ") != std::string::npos);
+  // The graph view zooms through its layout.
+  const Run g = run_gui("--bench-frames 10 --view graph --size 800x600 " + fixture("cifar10/cifar10.pte"), dir);
+  INFO(g.err);
+  CHECK(g.exit_code == 0);
+  CHECK(g.out.find("10 frames (graph view, 800x600, 0 timeline events, 16 graph nodes): mean ") != std::string::npos);
+}
+
+TEST_CASE("screenshot of the graph view", "[gui][screenshot]") {
+  const std::string base = "cifar10/cifar10";
+  // Coloured by time share, module groups from the ETRecord, instruction 3 selected.
+  check_screenshot("graph", "--select 0:3 " + fixture(base + ".pte") + " " + fixture(base + ".etdp") + " " + fixture(base + ".etrecord"), 0.2);
 }

@@ -44,6 +44,10 @@ TEST_CASE("files load in any order, each kind detected from its bytes", "[gui][s
   CHECK_FALSE(s->gaps);  // no debug buffer: the view says why
   CHECK_THAT(s->gaps_problem, Catch::Contains("debug buffer"));
   CHECK(s->plans.size() == 1);
+  // The graph of the plan, laid out while loading, with the ETRecord's module groups.
+  REQUIRE(s->graphs.size() == 1);
+  CHECK(s->graphs[0]->layout_when_ready(s->graphs[0]->default_shape()) != nullptr);
+  CHECK_FALSE(s->graphs[0]->groups().empty());
   REQUIRE(s->memory.size() == 1);
   CHECK(s->memory[0].has_value());
   REQUIRE(s->timeline);
@@ -62,6 +66,7 @@ TEST_CASE("opening more files keeps what was loaded and replaces the same kind",
   CHECK_FALSE(first->timeline);
   auto second = load_session({fixture("simple_conv/simple_conv.etdp")}, first.get(), nullptr);
   CHECK(second->program == first->program);  // not read again
+  CHECK(second->graphs == first->graphs);    // nor its graph laid out again
   REQUIRE(second->dump);
   CHECK(second->timeline);
   CHECK(second->stats);

@@ -1,6 +1,7 @@
 // ProgramGraph: an execution plan as an operator graph, the picture Model Explorer and Netron
 // draw, from the .pte alone: one node per kernel or delegate call, one per method input and
-// output, and an edge wherever a value one instruction writes is read by a later one. Constants
+// output, and an edge wherever a value one instruction writes is read by a later one (or a view
+// of it: a planned tensor no instruction writes, at the offset the writer used). Constants
 // (weights) are not nodes: they are listed on the node that reads them. With an ETRecord, each
 // node carries the nn.Module stack of its graph nodes (through the plan's debug handle map, as
 // the Inspector links events), and a delegate call the ATen ops lowered into it.
