@@ -1,6 +1,6 @@
 // GuiOptions: the etscope-gui command line.
 //
-//   etscope-gui [FILES...] [--view program|timeline|stats|memory|gaps|compare|training] [--plan NAME]
+//   etscope-gui [FILES...] [--view program|graph|timeline|stats|memory|gaps|compare|training] [--plan NAME]
 //               [--baseline ETDUMP|RUN] [--store LOCATION] [--run RUN]
 //               [--select [CHAIN:]INSTRUCTION] [--screenshot OUT.png] [--frames N] [--size WxH]
 //               [--mouse X,Y] [--bench-frames N]

@@ -164,8 +164,10 @@ void DrawGraphView(const Session& session, ViewState& state) {
   GraphViewState& gv = state.graph;
   if (gv.plan != state.plan || gv.model != &model) {
     const int colour = gv.colour;
+    const bool center = gv.center_on_selection;
     gv = GraphViewState{};
     gv.colour = colour;
+    gv.center_on_selection = center;
     gv.plan = state.plan;
     gv.model = &model;
     gv.shape = model.default_shape();
