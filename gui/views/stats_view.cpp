@@ -96,7 +96,11 @@ void DrawEventTable(const StatsModel& model, const StatsBlock& block, size_t blo
       ImGui::TableNextColumn();
       if (r.instruction.valid()) ImGui::Text("%d", r.instruction.instruction);
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(r.module.c_str());
+      {
+        // The innermost module; the whole path is in the row's tooltip.
+        const size_t last = r.module.rfind(" > ");
+        ImGui::TextUnformatted(last == std::string::npos ? r.module.c_str() : r.module.c_str() + last + 3);
+      }
       ImGui::TableNextColumn();
       ImGui::Text("%llu", static_cast<unsigned long long>(r.count));
       for (double v : {r.avg, r.p10, r.p50, r.p90, r.min, r.max, r.total}) {
