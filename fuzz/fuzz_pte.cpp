@@ -1,7 +1,9 @@
-// .pte: the program reader, then what `etscope pte` and `etscope memory` derive from a program.
+// .pte: the program reader, then what `etscope pte`, `etscope memory` and the viewer's graph
+// derive from a program.
 #include "etscope/formats/pte_reader.h"
 #include "etscope/inspect/memory_plan.h"
 #include "etscope/inspect/program_description.h"
+#include "etscope/inspect/program_graph.h"
 #include "fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -12,6 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const etscope::ExecutionPlan& plan : program->plans) {
     (void)etscope::inspect::PlanDescription::describe(plan);
     (void)etscope::inspect::MemoryPlan::build(*program, plan);
+    (void)etscope::inspect::build_program_graph(plan, nullptr);
   }
   return 0;
 }

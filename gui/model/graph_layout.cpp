@@ -34,6 +34,11 @@ GraphLayout layout_graph(const LayoutRequest& request) {
   out.clusters.resize(request.clusters.size());
   out.cluster_info = request.clusters;
   if (request.items.empty()) return out;
+  if (request.items.size() > kMaxLayoutItems) {
+    out.error = std::to_string(request.items.size()) + " boxes are more than the " + std::to_string(kMaxLayoutItems) +
+                " the viewer lays out (with an ETRecord, collapse modules to draw fewer)";
+    return out;
+  }
 
   std::lock_guard<std::mutex> lock(graphviz_lock());
   const auto start = std::chrono::steady_clock::now();

@@ -63,7 +63,12 @@ struct GraphLayout {
   std::string error;                ///< Non-empty when Graphviz failed; then nothing is laid out.
 };
 
-/// Lays out `request` top to bottom with dot. Box sizes follow the labels' lengths.
+/// The most boxes layout_graph() gives Graphviz: dot's time grows faster than linearly, and a
+/// viewer must not hang on a hostile or gigantic program.
+inline constexpr size_t kMaxLayoutItems = 20000;
+
+/// Lays out `request` top to bottom with dot. Box sizes follow the labels' lengths. More than
+/// kMaxLayoutItems boxes: nothing is laid out and `error` says so.
 GraphLayout layout_graph(const LayoutRequest& request);
 
 }  // namespace etscope::gui

@@ -163,3 +163,11 @@ TEST_CASE("a 5,000-node graph lays out", "[gui][graph]") {
   CHECK(l.edges.size() == r.edges.size());
   for (size_t i = 1; i < l.boxes.size(); ++i) CHECK(l.boxes[i].y > l.boxes[i - 1].y);  // top to bottom
 }
+
+TEST_CASE("a graph too big to lay out is refused with a message, not a hang", "[gui][graph]") {
+  LayoutRequest r;
+  r.items.resize(kMaxLayoutItems + 1);
+  const GraphLayout l = layout_graph(r);
+  CHECK(l.error == "20001 boxes are more than the 20000 the viewer lays out (with an ETRecord, collapse modules to draw fewer)");
+  CHECK(l.edges.empty());
+}
