@@ -92,7 +92,7 @@ TEST_CASE("module groups follow the ETRecord's module stacks", "[gui][graph]") {
   CHECK(model->node_of(InstructionRef{}) == -1);
 }
 
-TEST_CASE("a collapsed module is one box; its edges join it once", "[gui][graph]") {
+TEST_CASE("a collapsed module is one box and its edges join it once", "[gui][graph]") {
   const Loaded m = load("mobilenet_v2");
   const auto model = GraphModel::build(m.program.plans.at(0), &m.record);
   const LayoutRequest all = model->request({});
