@@ -52,6 +52,7 @@ asan() {
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DETSCOPE_SANITIZE=ON -DETSCOPE_WERROR=ON "${launcher[@]}" >/dev/null
   cmake --build build-asan -j "$jobs"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    LSAN_OPTIONS="suppressions=$root/tests/lsan_suppressions.txt" \
     ctest --test-dir build-asan -j "$jobs" --output-on-failure
 }
 

@@ -2,7 +2,8 @@
 // libgraphviz-dev): boxes for the items, Bezier paths for the edges, rectangles for the module
 // groups. Items are graph nodes, module groups drawn collapsed as one box, and the ops of an
 // expanded delegate. Coordinates are points (1/72 inch), y down, origin at the top left.
-// Graphviz is not thread-safe: layouts are serialised by a lock inside layout_graph().
+// Graphviz is not thread-safe: layouts are serialised by a lock inside layout_graph(), and one
+// Graphviz context serves the whole process.
 #pragma once
 
 #include <cstdint>
