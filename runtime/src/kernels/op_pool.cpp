@@ -56,7 +56,7 @@ bool parse_pool(KernelContext& ctx, Args args, const TensorImpl& in, size_t firs
     return false;
   p->ceil_mode = ceil_mode;
   if (p->kh <= 0 || p->kw <= 0 || p->sh <= 0 || p->sw <= 0 || p->dh <= 0 || p->dw <= 0 || p->ph < 0 || p->pw < 0 ||
-      p->ph * 2 > p->kh || p->pw * 2 > p->kw) {
+      p->ph > p->kh / 2 || p->pw > p->kw / 2) {  // padding at most half the kernel; no 2 * pad overflow
     ctx.fail(ErrorCode::kInvalidArgument, "%s: invalid kernel_size, stride, padding or dilation", op);
     return false;
   }
