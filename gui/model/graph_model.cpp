@@ -3,19 +3,9 @@
 #include <algorithm>
 #include <chrono>
 
-namespace etscope::gui {
+#include "etscope/inspect/consistency.h"
 
-std::string short_op_name(const std::string& op) {
-  std::string s = op;
-  for (const char* prefix : {"aten::", "aten.", "dim_order_ops::", "quantized_decomposed::"}) {
-    if (s.rfind(prefix, 0) == 0) s = s.substr(std::string(prefix).size());
-  }
-  for (const char* suffix : {".out", ".default", "_out"}) {
-    const std::string x = suffix;
-    if (s.size() > x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0) s.resize(s.size() - x.size());
-  }
-  return s;
-}
+namespace etscope::gui {
 
 std::shared_ptr<GraphModel> GraphModel::build(const ExecutionPlan& plan, const etrecord::EtRecord* record) {
   auto m = std::make_shared<GraphModel>();
@@ -129,7 +119,7 @@ LayoutRequest GraphModel::request(const GraphShape& shape) const {
         item.index = static_cast<uint32_t>(i);
         item.op = static_cast<uint32_t>(k);
         item.cluster = dc;
-        item.label = short_op_name(node.delegated_ops[k]);
+        item.label = inspect::operator_base_name(node.delegated_ops[k]);
         if (k > 0) r.edges.push_back({static_cast<uint32_t>(r.items.size() - 1), static_cast<uint32_t>(r.items.size())});
         r.items.push_back(std::move(item));
       }
@@ -142,7 +132,7 @@ LayoutRequest GraphModel::request(const GraphShape& shape) const {
     item.cluster = cluster;
     switch (node.kind) {
       case inspect::GraphNodeKind::kKernel:
-        item.label = short_op_name(node.op);
+        item.label = inspect::operator_base_name(node.op);
         item.detail = node.shape;
         break;
       case inspect::GraphNodeKind::kDelegate:

@@ -70,7 +70,4 @@ class GraphModel {
   mutable std::map<GraphShape, std::shared_future<std::shared_ptr<const GraphLayout>>> layouts_;
 };
 
-/// A kernel's name as the graph shows it: "aten::convolution.out" -> "convolution".
-std::string short_op_name(const std::string& op);
-
 }  // namespace etscope::gui

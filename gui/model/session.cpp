@@ -112,7 +112,6 @@ void load_store_and_baseline(const OpenRequest& request, Session& s, LoadProgres
     }
   }
   if (!request.baseline.empty()) {
-    s.baseline_ref = request.baseline;
     s.baseline_dump.reset();
     s.baseline_samples.reset();
     s.baseline_timeline.reset();
@@ -234,7 +233,7 @@ std::unique_ptr<Session> load_session(const OpenRequest& request, const Session*
     s->curve_path = previous->curve_path, s->curve = previous->curve;
     s->store_location = previous->store_location, s->store_runs = previous->store_runs;
     s->store_run = previous->store_run, s->store_baseline = previous->store_baseline;
-    s->baseline_ref = previous->baseline_ref, s->baseline_dump = previous->baseline_dump;
+    s->baseline_dump = previous->baseline_dump;
     s->baseline_samples = previous->baseline_samples, s->baseline_label = previous->baseline_label;
     s->baseline_timeline = previous->baseline_timeline, s->compare = previous->compare;
     s->program_path = previous->program_path, s->program = previous->program;

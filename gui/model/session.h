@@ -105,7 +105,6 @@ struct Session {
   int64_t store_run = 0, store_baseline = 0;
 
   // Compare: a baseline (an ETDump or a store run) against the current run.
-  std::string baseline_ref;  ///< As requested (a path, or a store reference).
   std::shared_ptr<const etdump::EtDumpFile> baseline_dump;  ///< When the baseline is an ETDump.
   std::optional<TimelineModel> baseline_timeline;
   std::optional<inspect::RunSamples> baseline_samples;

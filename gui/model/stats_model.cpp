@@ -8,6 +8,10 @@
 namespace etscope::gui {
 namespace {
 
+uint64_t instruction_key(const InstructionRef& ref) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(ref.chain)) << 32) | static_cast<uint32_t>(ref.instruction);
+}
+
 double key_of(const StatsRow& r, StatsColumn column) {
   switch (column) {
     case StatsColumn::kInstruction:
@@ -85,20 +89,26 @@ StatsModel StatsModel::build(const inspect::Inspector& inspector) {
       best_runs = out.runs;
       best_execute = execute;
     }
+    // row_of's answers: the first kernel or delegate event of each instruction, else its first
+    // wrapper.
+    std::unordered_map<uint64_t, uint32_t> index;
+    for (size_t r = 0; r < out.rows.size(); ++r) {
+      const StatsRow& row = out.rows[r];
+      if (!row.instruction.valid()) continue;
+      auto [it, inserted] = index.emplace(instruction_key(row.instruction), static_cast<uint32_t>(r));
+      if (!inserted && out.rows[it->second].operator_call && !row.operator_call) it->second = static_cast<uint32_t>(r);
+    }
+    m.instruction_rows_.push_back(std::move(index));
     m.blocks_.push_back(std::move(out));
   }
   return m;
 }
 
 const StatsRow* StatsModel::row_of(size_t block, const InstructionRef& ref) const {
-  if (block >= blocks_.size() || !ref.valid()) return nullptr;
-  const StatsRow* wrapper = nullptr;
-  for (const StatsRow& r : blocks_[block].rows) {
-    if (r.instruction != ref) continue;
-    if (!r.operator_call) return &r;
-    if (wrapper == nullptr) wrapper = &r;
-  }
-  return wrapper;
+  if (block >= instruction_rows_.size() || !ref.valid()) return nullptr;
+  const auto& index = instruction_rows_[block];
+  auto it = index.find(instruction_key(ref));
+  return it == index.end() ? nullptr : &blocks_[block].rows[it->second];
 }
 
 const std::vector<uint32_t>& StatsModel::rows(size_t block, const StatsQuery& query) const {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "etscope/inspect/inspector.h"
@@ -70,7 +71,8 @@ class StatsModel {
   /// Cached: asking again with the same block and query returns the same vector unchanged.
   const std::vector<uint32_t>& rows(size_t block, const StatsQuery& query) const;
   /// The row that times instruction `ref` in block `block`: its kernel or delegate event, else its
-  /// OPERATOR_CALL / DELEGATE_CALL wrapper; null when the block has none.
+  /// OPERATOR_CALL / DELEGATE_CALL wrapper; null when the block has none. Constant time (an
+  /// index built with the model), so views may ask per frame and per graph node.
   const StatsRow* row_of(size_t block, const InstructionRef& ref) const;
   /// How many times rows() actually filtered and sorted (for tests).
   size_t recomputations() const { return recomputations_; }
@@ -79,6 +81,8 @@ class StatsModel {
   std::vector<StatsBlock> blocks_;
   size_t default_block_ = 0;
   bool has_modules_ = false;
+  /// Per block: (chain, instruction) packed as in row_of() -> the row it answers with.
+  std::vector<std::unordered_map<uint64_t, uint32_t>> instruction_rows_;
   std::string unit_ = "us";
   mutable bool cache_valid_ = false;
   mutable size_t cache_block_ = 0;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "etscope/core/event_names.h"
 #include "model/text_format.h"
 #include "views/palette.h"
 #include "views/plot.h"
@@ -69,7 +70,7 @@ void RunPicker(const char* label, const Session& session, int64_t current, std::
 // The track a run is shown by: its first execution ("Execute" block), else its last track.
 const Track* RepresentativeTrack(const TimelineModel& model) {
   for (const Track& t : model.tracks()) {
-    if (t.name.find("Execute") != std::string::npos) return &t;
+    if (model.dump().blocks[t.block].name == events::kBlockExecute) return &t;
   }
   return model.tracks().empty() ? nullptr : &model.tracks().back();
 }

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <unordered_map>
 
 #include "model/text_format.h"
 #include "views/palette.h"
@@ -49,20 +48,19 @@ void UpdateHeat(const Session& session, const GraphModel& model, ViewState& stat
   gv.heat_colour = gv.colour, gv.heat_source = source, gv.heat_block = block, gv.heat_metric = state.gaps.metric;
   const auto& nodes = model.graph().nodes;
   gv.heat.assign(nodes.size(), NAN);
-  auto key = [](int32_t chain, int32_t instruction) { return (static_cast<int64_t>(chain) << 32) | static_cast<uint32_t>(instruction); };
   if (gv.colour == 1 && session.stats && block < session.stats->blocks().size()) {
-    // The share of the run (Op statistics); scaled to the largest so the hottest is red.
-    std::unordered_map<int64_t, double> share;
-    for (const StatsRow& r : session.stats->blocks()[block].rows) {
-      if (!r.instruction.valid() || r.count == 0) continue;
-      auto [it, inserted] = share.emplace(key(r.instruction.chain, r.instruction.instruction), r.share);
-      if (!inserted && !r.operator_call) it->second = r.share;  // the kernel's event over its wrapper
-    }
+    // The share of the run of the node's row in Op statistics (StatsModel::row_of); scaled to
+    // the largest so the hottest is red.
+    std::vector<double> share(nodes.size(), -1.0);
     double top = 0;
-    for (const auto& [k, v] : share) top = std::max(top, v);
     for (size_t i = 0; i < nodes.size(); ++i) {
-      auto it = share.find(key(nodes[i].chain, nodes[i].instruction));
-      if (it != share.end() && top > 0) gv.heat[i] = static_cast<float>(std::sqrt(it->second / top));
+      const StatsRow* r = session.stats->row_of(block, InstructionRef{nodes[i].chain, nodes[i].instruction});
+      if (r == nullptr || r->count == 0) continue;
+      share[i] = r->share;
+      top = std::max(top, r->share);
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (share[i] >= 0 && top > 0) gv.heat[i] = static_cast<float>(std::sqrt(share[i] / top));
     }
   } else if (gv.colour == 2 && session.gaps) {
     // The gap in the Numeric gaps view's metric: past its threshold red, else by its magnitude.
@@ -90,6 +88,15 @@ void UpdateHeat(const Session& session, const GraphModel& model, ViewState& stat
       uint64_t live = 0;
       for (const inspect::Arena& a : plan.arenas()) live += at < a.live_bytes.size() ? a.live_bytes[at] : 0;
       gv.heat[i] = static_cast<float>(static_cast<double>(live) / static_cast<double>(peak));
+    }
+  }
+  // A collapsed module takes its hottest member's colour: each node's value goes up its groups.
+  gv.group_heat.assign(model.groups().size(), NAN);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (std::isnan(gv.heat[i])) continue;
+    for (int32_t g = model.group_of(static_cast<uint32_t>(i)); g >= 0; g = model.groups()[static_cast<size_t>(g)].parent) {
+      float& h = gv.group_heat[static_cast<size_t>(g)];
+      h = std::isnan(h) ? gv.heat[i] : std::max(h, gv.heat[i]);
     }
   }
 }
@@ -331,6 +338,7 @@ void DrawGraphView(const Session& session, ViewState& state) {
   }
 
   // Boxes.
+  const int32_t selected_group = selected_node >= 0 ? model.group_of(static_cast<uint32_t>(selected_node)) : -1;
   int64_t hovered_item = -1;
   for (size_t i = 0; i < layout.items.size(); ++i) {
     const LayoutItem& item = layout.items[i];
@@ -342,11 +350,8 @@ void DrawGraphView(const Session& session, ViewState& state) {
     bool is_selected = false;
     if (item.kind == LayoutItem::Kind::kGroup) {
       fill = kGroupFill;
-      for (size_t n = 0; n < gv.heat.size(); ++n) {
-        const int32_t g = model.group_of(static_cast<uint32_t>(n));
-        if (g >= 0 && model.inside(g, static_cast<int32_t>(item.index)) && !std::isnan(gv.heat[n])) heat = std::isnan(heat) ? gv.heat[n] : std::max(heat, gv.heat[n]);
-        if (selected_node == static_cast<int32_t>(n) && g >= 0 && model.inside(g, static_cast<int32_t>(item.index))) is_selected = true;
-      }
+      if (item.index < gv.group_heat.size()) heat = gv.group_heat[item.index];
+      is_selected = selected_group >= 0 && model.inside(selected_group, static_cast<int32_t>(item.index));
     } else {
       const inspect::ProgramGraphNode& n = model.graph().nodes[item.index];
       if (item.index < gv.heat.size()) heat = gv.heat[item.index];

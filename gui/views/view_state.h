@@ -75,6 +75,7 @@ struct GraphViewState {
   int colour = 1;                ///< 0 none, 1 time share, 2 numeric gap, 3 live bytes.
   // Per graph node colour value in [0, 1] (NaN: none), cached under what it was made from.
   std::vector<float> heat;
+  std::vector<float> group_heat;   ///< Per module group: its hottest member's (NaN: none).
   const void* heat_source = nullptr;
   int heat_colour = -1;
   size_t heat_block = SIZE_MAX;

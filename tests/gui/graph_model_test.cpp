@@ -8,6 +8,7 @@
 
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/pte_reader.h"
+#include "etscope/inspect/consistency.h"
 #include "model/graph_model.h"
 #include "testing/test_util.h"
 
@@ -87,8 +88,9 @@ TEST_CASE("module groups follow the ETRecord's module stacks", "[gui][graph]") {
   const int32_t g = model->group_of(static_cast<uint32_t>(first));
   REQUIRE(g >= 0);
   CHECK(groups[static_cast<size_t>(g)].label == "features.0.0 (Conv2d)");
-  CHECK(short_op_name("aten::convolution.out") == "convolution");
-  CHECK(short_op_name("aten.relu.default") == "relu");
+  // Boxes are labelled with libinspect's base name of the operator.
+  CHECK(inspect::operator_base_name("aten::convolution.out") == "convolution");
+  CHECK(inspect::operator_base_name("aten.relu.default") == "relu");
   CHECK(model->node_of(InstructionRef{}) == -1);
 }
 
