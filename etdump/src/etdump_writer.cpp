@@ -76,8 +76,14 @@ rt::EventHandle EtDumpWriter::start_profiling(const char* name, int32_t chain_id
     drop_event();
     return UINT32_MAX;
   }
-  started_.push_back({name, chain_id, debug_handle, now_ticks()});
+  started_.push_back({name, chain_id, debug_handle, now_ticks(), false});
   return static_cast<rt::EventHandle>(started_.size() - 1);
+}
+
+rt::EventHandle EtDumpWriter::start_delegate_event(const char* id) {
+  const rt::EventHandle h = start_profiling(id);
+  if (h != rt::kNoEvent) started_[h].delegate = true;
+  return h;
 }
 
 void EtDumpWriter::end_profiling(rt::EventHandle handle) {
@@ -184,8 +190,17 @@ Result<std::vector<uint8_t>> EtDumpWriter::finish() const {
       const Recorded& rec = recorded_[r];
       if (rec.kind == Kind::kProfile) {
         const Started& s = started_[rec.index];
-        auto name = b.CreateSharedString(s.name);
-        auto pe = efb::CreateProfileEvent(b, name, s.chain, static_cast<int32_t>(s.handle), -1, 0, 0, to_ns(s.start, now), to_ns(rec.end, now));
+        flatbuffers::Offset<efb::ProfileEvent> pe;
+        if (s.delegate) {
+          auto id = b.CreateSharedString(s.name);
+          auto metadata = b.CreateVector(static_cast<const uint8_t*>(nullptr), 0);
+          pe = efb::CreateProfileEvent(b, flatbuffers::Offset<flatbuffers::String>(), s.chain, static_cast<int32_t>(s.handle), -1, id, metadata, to_ns(s.start, now),
+                                       to_ns(rec.end, now));
+        } else {
+          auto name = b.CreateSharedString(s.name);
+          pe = efb::CreateProfileEvent(b, name, s.chain, static_cast<int32_t>(s.handle), -1, 0, 0, to_ns(s.start, now),
+                                       to_ns(rec.end, now));
+        }
         events.push_back(efb::CreateEvent(b, pe));
       } else if (rec.kind == Kind::kDebug) {
         const ValueRecord& v = values_[rec.index];

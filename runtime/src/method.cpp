@@ -15,6 +15,8 @@
 #include "etscope/core/event_names.h"
 #include "etscope/core/machine.h"
 #include "etscope/formats/op_signatures.h"
+#include "etscope/formats/xnnpack_payload.h"
+#include "xnnpack/xnnpack_delegate.h"
 
 namespace etscope::rt {
 namespace {
@@ -137,6 +139,7 @@ struct Method::Impl {
   size_t instruction_count = 0;
   std::vector<Storage> storage;          // per value: what a tensor value's bytes are
   std::vector<AlignedBuffer> owned;      // aligned copies of constants, buffers of unplanned inputs
+  std::vector<std::unique_ptr<xnnpack::XnnpackDelegate>> delegates;  // per DelegateCall (Step::a)
   uint64_t memory_left = 0;              // of MethodOptions::max_memory
 
   std::string where() const { return program->name() + ": method '" + plan->name + "'"; }
@@ -393,10 +396,21 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels) {
           break;
         }
         case InstructionKind::kDelegateCall: {
-          // Collected with the missing kernels: one refusal names everything the program lacks.
-          const std::string text = "instruction " + std::to_string(ii) + " calls the '" +
-                                   plan->delegates[static_cast<size_t>(in.delegate_index)].id + "' delegate";
-          delegate_calls.push_back(text);
+          const Delegate& d = plan->delegates[static_cast<size_t>(in.delegate_index)];
+          if (d.id != xnn::kBackendId) {
+            // Collected with the missing kernels: one refusal names everything the program lacks.
+            delegate_calls.push_back("instruction " + std::to_string(ii) + " calls the '" + d.id + "' delegate");
+            break;
+          }
+          step.op_name = d.id;
+          const std::string at = where() + ": instruction " + std::to_string(ii) + " (delegate " +
+                                 std::to_string(in.delegate_index) + ")";
+          auto reserve_fn = [this](uint64_t n, const std::string& what) { return reserve(n, what); };
+          ETSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<xnnpack::XnnpackDelegate> x,
+                                   xnnpack::XnnpackDelegate::load(*program, d, {arg_pool.data() + step.arg_offset, step.arg_count},
+                                                                  reserve_fn, at));
+          step.a = static_cast<int32_t>(delegates.size());
+          delegates.push_back(std::move(x));
           break;
         }
         case InstructionKind::kMoveCall:
@@ -427,7 +441,7 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels) {
     if (!delegate_calls.empty()) {
       text += text.empty() ? "" : "; ";
       for (size_t i = 0; i < delegate_calls.size(); ++i) text += (i ? ", " : "") + delegate_calls[i];
-      text += "; etscope's runtime executes no delegates (export without a partitioner to run it here)";
+      text += "; etscope's runtime executes only XNNPACK delegates (export without that partitioner to run it here)";
     }
     return Error(ErrorCode::kNotSupported, where() + ": " + text);
   }
@@ -522,8 +536,12 @@ Status Method::Impl::check_uses() const {
         case InstructionKind::kJumpFalse:
           ETSCOPE_TRY(check_value(in.cond_value, false, "JumpFalse"));
           break;
-        case InstructionKind::kDelegateCall:
+        case InstructionKind::kDelegateCall: {
+          const xnnpack::XnnpackDelegate& d = *delegates[static_cast<size_t>(chains[c][ii].a)];
+          for (uint32_t a : d.read_args()) ETSCOPE_TRY(check_value(in.args[a], false, "DELEGATE_CALL"));
+          for (uint32_t a : d.written_args()) ETSCOPE_TRY(check_value(in.args[a], true, "DELEGATE_CALL"));
           break;
+        }
       }
     }
   }
@@ -699,8 +717,15 @@ Status Method::execute(const char* block) {
           m.values[static_cast<size_t>(step.a)].tensor->set_data(nullptr);
           break;
         }
-        case InstructionKind::kDelegateCall:
-          return Error(ErrorCode::kInternal, m.where() + ": delegate call reached execution");
+        case InstructionKind::kDelegateCall: {
+          OpScope scope(tracer, events::kDelegateCall.data());
+          const Args args{m.arg_pool.data() + step.arg_offset, step.arg_count};
+          Status s = m.delegates[static_cast<size_t>(step.a)]->execute(args, tracer);
+          if (!s.ok()) return s;
+          // As ExecuTorch: every argument is logged, inputs and outputs alike.
+          for (EValue* a : args) log_intermediate(tracer, *a);
+          break;
+        }
       }
       idx = next;
     }

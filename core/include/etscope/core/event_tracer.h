@@ -18,6 +18,8 @@ enum class DebugLevel : uint8_t { kNone = 0, kProgramOutputs = 1, kIntermediateO
 enum class ProfilingLevel : uint8_t { kMethodOnly = 0, kAllEvents = 1 };
 
 using EventHandle = uint32_t;
+/// A handle that stands for "not recorded": end_profiling ignores it.
+inline constexpr EventHandle kNoEvent = UINT32_MAX;
 
 class EventTracer {
  public:
@@ -27,6 +29,10 @@ class EventTracer {
   virtual void create_event_block(const char* name) = 0;
   /// Starts a profiling event. `chain_id == -1` means "use the current instruction context".
   virtual EventHandle start_profiling(const char* name, int32_t chain_id = -1, uint32_t debug_handle = 0) = 0;
+  /// Starts an event raised inside a delegate, identified by a string (ExecuTorch's delegate debug
+  /// id string, e.g. "Convolution (NHWC, F32) IGEMM #1"), in the current instruction's context.
+  /// Tracers that do not tell delegate events apart record it as a profiling event of that name.
+  virtual EventHandle start_delegate_event(const char* id) { return start_profiling(id); }
   /// Ends the event; it is recorded now (so children precede parents).
   virtual void end_profiling(EventHandle handle) = 0;
   /// Logs a value: a kernel output or delegate argument (`output == false`), or a method output.

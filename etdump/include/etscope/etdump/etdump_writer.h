@@ -38,6 +38,9 @@ class EtDumpWriter final : public rt::EventTracer {
 
   void create_event_block(const char* name) override;
   rt::EventHandle start_profiling(const char* name, int32_t chain_id = -1, uint32_t debug_handle = 0) override;
+  /// Recorded as ExecuTorch records a delegate's profiling event: no name, the id as
+  /// delegate_debug_id_str, delegate_debug_id_int -1 and empty metadata.
+  rt::EventHandle start_delegate_event(const char* id) override;
   void end_profiling(rt::EventHandle handle) override;
   void log_evalue(const rt::EValue& value, bool output) override;
 
@@ -63,6 +66,7 @@ class EtDumpWriter final : public rt::EventTracer {
     int32_t chain;
     uint32_t handle;
     uint64_t start;
+    bool delegate = false;
   };
   enum class Kind : uint8_t { kProfile, kDebug, kMarker };
   struct Recorded {

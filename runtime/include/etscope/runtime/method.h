@@ -42,7 +42,9 @@ class Method {
   /// that point (FreeCalls and MoveCalls followed in order), nothing writes a constant, inputs
   /// are not constants, planned offsets are aligned for their dtype (misaligned constants are
   /// copied), and all memory fits `max_memory`.
-  /// Errors: kNotFound (no such method), kNotSupported (a delegate call, unbounded dynamic shapes,
+  /// XNNPACK delegate calls run on etscope's kernels (runtime/src/xnnpack/); other backends are refused.
+  /// Errors: kNotFound (no such method), kNotSupported (a non-XNNPACK delegate call, an XNNPACK node
+  /// kind or element type not executed yet, unbounded dynamic shapes,
   /// missing kernels: "missing kernels: a, b"), kCorrupt (invalid program, naming the
   /// instruction, operator and value), kInvalidArgument (external data missing or with another
   /// layout), kOutOfResources (memory beyond the limit). Messages name the program file.

@@ -1,0 +1,53 @@
+// XnnpackDelegate: executes one XNNPACK delegate call of a method with etscope's own kernels,
+// node by node, so that each node can be timed (and, later, its output logged) under the names
+// XNNPACK's profiler gives its operators.
+//
+// Everything a node will trust is checked at load, once: element types, shapes (each node's
+// output shape is recomputed from its inputs and attributes and must equal the declared one),
+// that every value a node reads has been written before (or is a constant or a graph input),
+// that graph inputs are never written, and that the DelegateCall's arguments are tensors whose
+// bytes match the graph's inputs and outputs. Buffers for internal values, float copies of
+// constants and scratch are allocated at load; execute() does not allocate.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "etscope/core/event_tracer.h"
+#include "etscope/core/evalue.h"
+#include "etscope/core/result.h"
+#include "etscope/formats/program.h"
+#include "etscope/formats/xnnpack_payload.h"
+
+namespace etscope::rt::xnnpack {
+
+/// Takes bytes from the method's memory budget, or explains why it cannot.
+using Reserve = std::function<Status(uint64_t bytes, const std::string& what)>;
+
+class XnnpackDelegate {
+ public:
+  /// `args` are the DelegateCall's argument values (graph inputs first, by external id, then
+  /// outputs). Errors name `where` (the method and instruction), the node and the value.
+  static Result<std::unique_ptr<XnnpackDelegate>> load(const Program& program, const Delegate& delegate,
+                                                       std::span<EValue* const> args, const Reserve& reserve,
+                                                       const std::string& where);
+  ~XnnpackDelegate();
+
+  /// Argument positions the delegate reads and writes (for the method's use checks).
+  const std::vector<uint32_t>& read_args() const;
+  const std::vector<uint32_t>& written_args() const;
+  const xnn::Graph& graph() const;
+
+  /// Runs every node in order; each is one delegate profiling event when `tracer` records.
+  Status execute(std::span<EValue* const> args, EventTracer* tracer);
+
+ private:
+  struct Impl;
+  explicit XnnpackDelegate(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace etscope::rt::xnnpack

@@ -1,0 +1,164 @@
+// XNNPACK delegate: the payload reader on ExecuTorch's own payloads, execution on etscope's
+// kernels against ExecuTorch's XNNPACK outputs, the ETDump's delegate events against the ones
+// ExecuTorch's runtime recorded, and hostile payloads (every byte flipped, truncations).
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "etscope/etdump/etdump_reader.h"
+#include "etscope/etdump/etdump_writer.h"
+#include "etscope/formats/npy.h"
+#include "etscope/formats/pte_reader.h"
+#include "etscope/formats/xnnpack_payload.h"
+#include "etscope/runtime/method.h"
+#include "testing/test_json.h"
+#include "testing/test_util.h"
+
+using namespace etscope;
+using etscope::testing::fixture;
+using etscope::testing::load_json;
+
+namespace {
+
+template <typename T>
+T must(Result<T> r) {
+  if (!r.ok()) FAIL(r.error().message());
+  return std::move(r).value();
+}
+
+const std::string kConv = "simple_conv_xnnpack/simple_conv_xnnpack";
+
+std::unique_ptr<rt::Method> load_with_input(const Program& p, const NpyArray& input, rt::EventTracer* tracer = nullptr) {
+  rt::MethodOptions mo;
+  mo.tracer = tracer;
+  auto m = must(rt::Method::load(p, "forward", mo));
+  REQUIRE(m->set_input(0, input.data, input.shape).ok());
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("xnnpack payload of simple_conv_xnnpack reads as ExecuTorch wrote it", "[xnnpack][formats]") {
+  Program p = must(PteReader::open(fixture(kConv + ".pte")));
+  REQUIRE(p.plans.size() == 1);
+  REQUIRE(p.plans[0].delegates.size() == 1);
+  const Delegate& d = p.plans[0].delegates[0];
+  CHECK(d.id == xnn::kBackendId);
+  xnn::Graph g = must(xnn::parse_xnnpack_delegate(p, d, "simple_conv_xnnpack.pte: delegate 0"));
+  CHECK(g.has_header);
+  CHECK(g.external_count == 2);
+  REQUIRE(g.values.size() == 6);
+  REQUIRE(g.nodes.size() == 3);
+  // NCHW input -> transpose to NHWC -> convolution with fused ReLU -> transpose back.
+  CHECK(g.nodes[0].kind == xnn::NodeKind::kTranspose);
+  CHECK(g.nodes[0].dims_a == std::vector<uint32_t>{0, 2, 3, 1});
+  const xnn::Node& conv = g.nodes[1];
+  CHECK(conv.kind == xnn::NodeKind::kConv2d);
+  CHECK(conv.conv.kernel_h == 3);
+  CHECK(conv.conv.padding == std::array<uint32_t, 4>{1, 1, 1, 1});
+  CHECK(conv.conv.group_in == 3);
+  CHECK(conv.conv.group_out == 16);
+  CHECK(conv.output_min == 0.0f);
+  CHECK(std::isinf(conv.output_max));
+  const xnn::TensorValue& filter = g.values[static_cast<size_t>(conv.inputs[1])];
+  CHECK(filter.is_constant);
+  CHECK(filter.shape == std::vector<int64_t>{16, 3, 3, 3});
+  CHECK(filter.constant.size() == 16 * 27 * 4);
+  CHECK_FALSE(filter.constant_key.empty());  // ExecuTorch 1.5 puts weights in named data
+  CHECK(g.nodes[2].dims_a == std::vector<uint32_t>{0, 3, 1, 2});
+  REQUIRE(g.inputs.size() == 1);
+  REQUIRE(g.outputs.size() == 1);
+  CHECK(g.values[static_cast<size_t>(g.inputs[0])].external_id == 0);
+  CHECK(g.values[static_cast<size_t>(g.outputs[0])].external_id == 1);
+  CHECK(g.values[static_cast<size_t>(g.outputs[0])].shape == std::vector<int64_t>{1, 16, 32, 32});
+}
+
+TEST_CASE("xnnpack simple_conv_xnnpack runs and matches ExecuTorch's XNNPACK output", "[xnnpack][runtime]") {
+  Program p = must(PteReader::open(fixture(kConv + ".pte")));
+  NpyArray input = must(read_npy(fixture(kConv + ".input0.npy")));
+  auto m = load_with_input(p, input);
+  REQUIRE(m->execute().ok());
+  const rt::TensorImpl& out = *m->output(0).tensor;
+  // ExecuTorch's runtime (XNNPACK backend) on the same input, as summarised by the export script.
+  const nlohmann::json want = load_json(fixture(kConv + ".run.json"))["runtime_outputs"][0];
+  REQUIRE(out.numel() == want["numel"].get<int64_t>());
+  const float* o = out.data_as<float>();
+  double sum = 0, mx = -1e30;
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    sum += o[i];
+    mx = std::max(mx, static_cast<double>(o[i]));
+  }
+  CHECK(sum == Approx(want["sum"].get<double>()).epsilon(1e-5));
+  CHECK(mx == Approx(want["max"].get<double>()).epsilon(1e-5));
+  const auto& first = want["first"];
+  for (size_t i = 0; i < first.size(); ++i) CHECK(o[i] == Approx(first[i].get<double>()).epsilon(1e-4).margin(1e-6));
+}
+
+TEST_CASE("xnnpack delegate events are recorded as ExecuTorch's runtime records them", "[xnnpack][etdump]") {
+  Program p = must(PteReader::open(fixture(kConv + ".pte")));
+  NpyArray input = must(read_npy(fixture(kConv + ".input0.npy")));
+  etdump::EtDumpWriter writer({});
+  auto m = load_with_input(p, input, &writer);
+  REQUIRE(m->execute().ok());
+  etdump::EtDumpFile ours = must(etdump::EtDumpReader::read(etscope::testing::blob_of(must(writer.finish()), "ours.etdp")));
+  etdump::EtDumpFile theirs = must(etdump::EtDumpReader::open(fixture(kConv + ".profile.etdp")));
+  // The first execution block of each: the same events, in the same order, with the same ids.
+  auto sequence = [](const etdump::EtDumpFile& f) {
+    std::vector<std::string> out;
+    for (const auto& b : f.blocks) {
+      if (b.name != "Execute") continue;
+      for (uint32_t i = 0; i < b.event_count; ++i) {
+        const etdump::Event& e = f.events[b.first_event + i];
+        if (e.kind != etdump::EventKind::kProfile) continue;
+        std::string s = e.delegate ? "delegate:" + f.delegate_refs[e.ref].id_str + " int " +
+                                         std::to_string(f.delegate_refs[e.ref].id_int) + " meta " +
+                                         std::to_string(f.delegate_refs[e.ref].metadata.size)
+                                   : f.names[e.ref];
+        out.push_back(s + " @" + std::to_string(e.chain) + "/" + std::to_string(e.instruction));
+      }
+      break;
+    }
+    return out;
+  };
+  const std::vector<std::string> want = sequence(theirs);
+  REQUIRE(want.size() == 5);
+  CHECK(want[0] == "delegate:Transpose (ND, X32) #1 int -1 meta 0 @0/0");
+  CHECK(sequence(ours) == want);
+}
+
+TEST_CASE("xnnpack payloads with any byte flipped or cut load cleanly or fail with one line", "[xnnpack][corrupt]") {
+  const auto blob = etscope::testing::load(fixture(kConv + ".pte"));
+  const std::vector<uint8_t> original(blob->bytes().begin(), blob->bytes().end());
+  Program base = must(PteReader::read(etscope::testing::blob_of(original, "mutant.pte")));
+  const FileRange payload = base.plans[0].delegates[0].data;
+  NpyArray input = must(read_npy(fixture(kConv + ".input0.npy")));
+  size_t loaded = 0, refused = 0;
+  for (uint64_t off = payload.offset; off < payload.offset + payload.size; ++off) {
+    for (uint8_t flip : {uint8_t{0x01}, uint8_t{0x80}, uint8_t{0xff}}) {
+      std::vector<uint8_t> bytes = original;
+      bytes[off] ^= flip;
+      auto p = PteReader::read(etscope::testing::blob_of(bytes, "mutant.pte"));
+      if (!p.ok()) continue;
+      auto m = rt::Method::load(*p, "forward");
+      if (!m.ok()) {
+        ++refused;
+        INFO(m.error().message());
+        CHECK(m.error().message().rfind("mutant.pte", 0) == 0);
+        CHECK(m.error().message().find('\n') == std::string::npos);
+        continue;
+      }
+      ++loaded;
+      // What loads must run within its buffers (ASan watches); its numbers may differ.
+      if ((*m)->set_input(0, input.data, input.shape).ok()) (void)(*m)->execute();
+    }
+  }
+  CHECK(refused > 100);
+  CHECK(loaded > 100);
+  // A payload cut anywhere is refused by the reader.
+  const auto bytes = std::span<const uint8_t>(original).subspan(static_cast<size_t>(payload.offset), static_cast<size_t>(payload.size));
+  for (size_t len = 0; len < bytes.size(); len += 7) {
+    auto g = xnn::parse_xnnpack_payload(bytes.first(len), {}, "cut");
+    CHECK_FALSE(g.ok());
+  }
+}
