@@ -59,7 +59,12 @@ std::optional<uint64_t> tensor_bytes(ElementType type, std::span<const int64_t> 
   }
   switch (type) {
     case ElementType::kQCInt4:
-    case ElementType::kQBInt4: return numel / 2 + numel % 2;
+    case ElementType::kQBInt4: {
+      // Two a byte along the last dimension, each row starting on a byte.
+      if (shape.empty()) return uint64_t{1};
+      const uint64_t last = static_cast<uint64_t>(shape.back());
+      return last == 0 ? uint64_t{0} : numel / last * ((last + 1) / 2);
+    }
     case ElementType::kF16:
     case ElementType::kBF16: return checked::mul(numel, 2);
     case ElementType::kQInt8:

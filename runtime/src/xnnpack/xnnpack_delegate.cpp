@@ -13,6 +13,7 @@
 #include "etscope/core/checked.h"
 #include "etscope/core/event_names.h"
 #include "kernels/util/gemm.h"
+#include "kernels/util/half.h"
 
 namespace etscope::rt::xnnpack {
 namespace {
@@ -46,6 +47,12 @@ struct Shape {
   }
 };
 
+// A tensor's memory-order shape against the graph's: equal, or one element either way (ExecuTorch
+// hands a 0-D tensor to a graph value declared [1]).
+bool same_elements(const Shape& tensor, const Shape& graph) {
+  return tensor == graph || (tensor.numel() == 1 && graph.numel() == 1);
+}
+
 Shape shape_of(const xnn::TensorValue& v) {
   Shape s;
   s.rank = static_cast<int>(v.shape.size());
@@ -75,8 +82,15 @@ struct XnnpackDelegate::Impl {
   std::vector<Shape> shapes;
   std::vector<std::vector<float>> owned;  // per value: internal buffers and float constants
   std::vector<float*> data;               // per value, external ones set per execution
-  std::vector<std::string> event_names;   // per node
+  // Profiling events: XNNPACK's runtime fuses some nodes into one operator (a Clamp into its
+  // producer, a dynamic-quantization Convert into the layer it feeds, two reshapes or transposes in
+  // a row), so its dump has one event for them; etscope does the same. Event e covers the nodes
+  // event_first[e]..event_first[e + 1] - 1 and is named event_names[e].
+  std::vector<std::string> event_names;
+  std::vector<uint32_t> event_first;
+  void group_events();
   std::vector<uint32_t> reads, writes;    // DelegateCall argument positions
+  std::vector<int32_t> half_externals;    // f16 inputs/outputs: staged through float buffers
   std::vector<float> scratch;
   std::vector<uint8_t> gemm_workspace;
 
@@ -89,12 +103,130 @@ struct XnnpackDelegate::Impl {
   Status check_node(size_t i, Scratch* scratch);
   std::string event_name(const Node& n) const;
   void run_node(const Node& n);
+  /// Rounds the outputs of a node whose values are quantized (or f16) to their grid.
+  void quantize_outputs(const Node& n);
 };
 
 namespace {
 
 // ---------------------------------------------------------------------------------------------
 // [load: checks per node]
+
+constexpr uint32_t kFlagKeepDims = 0x40;  // pools: keep the reduced dimensions (a no-op for 4-D pools)
+
+bool activation_type_ok(const xnn::TensorValue& v) {
+  using K = xnn::Quantization::Kind;
+  switch (v.type) {
+    case ElementType::kF32:
+    case ElementType::kF16: return v.quant.kind == K::kNone;
+    case ElementType::kQInt8:
+    case ElementType::kQUInt8: return v.quant.kind == K::kPerTensor && v.quant.scale > 0 && std::isfinite(v.quant.scale);
+    case ElementType::kQDInt8: return v.quant.kind == K::kPerRowDynamic;
+    default: return false;
+  }
+}
+
+bool constant_type_ok(ElementType t) {
+  switch (t) {
+    case ElementType::kF32: case ElementType::kF16: case ElementType::kQInt8: case ElementType::kQUInt8: case ElementType::kQInt32:
+    case ElementType::kQCInt8: case ElementType::kQCInt32: case ElementType::kQCInt4: case ElementType::kQBInt4:
+      return true;
+    default: return false;
+  }
+}
+
+// Dequantizes a constant into `out` (numel floats). Quantization parameters were checked by the
+// payload reader (channel axis inside the rank, one scale per channel or block).
+Status dequantize_constant(const xnn::TensorValue& v, float* out, const std::string& what) {
+  using K = xnn::Quantization::Kind;
+  const uint8_t* b = v.constant.data();
+  const int64_t n = static_cast<int64_t>(v.numel);
+  const int64_t last = v.shape.empty() ? 1 : v.shape.back();
+  // Index of element i's channel along the quantization axis.
+  int64_t inner = 1;
+  for (size_t d = v.quant.axis + 1; d < v.shape.size(); ++d) inner *= v.shape[d];
+  const int64_t channels = v.shape.empty() ? 1 : v.shape[std::min<size_t>(v.quant.axis, v.shape.size() - 1)];
+  auto channel = [&](int64_t i) { return static_cast<size_t>((i / inner) % channels); };
+  auto scale_of = [&](int64_t i) -> float {
+    if (v.quant.kind == K::kPerTensor) return v.quant.scale;
+    if (v.quant.kind == K::kPerChannel) return v.quant.scales[channel(i)];
+    if (v.quant.kind == K::kPerBlock) {
+      const int64_t row = i / last, col = i % last;
+      return v.quant.scales[static_cast<size_t>(row * (last / v.quant.block_size) + col / v.quant.block_size)];
+    }
+    return 1.0f;
+  };
+  const bool needs_params = v.type != ElementType::kF32 && v.type != ElementType::kF16;
+  if (needs_params && v.quant.kind != K::kPerTensor && v.quant.kind != K::kPerChannel && v.quant.kind != K::kPerBlock) {
+    return Error(ErrorCode::kCorrupt, what + ": a " + std::string(xnn::to_string(v.type)) + " constant without quantization parameters");
+  }
+  switch (v.type) {
+    case ElementType::kF32: std::memcpy(out, b, static_cast<size_t>(n) * 4); break;
+    case ElementType::kF16:
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, b + 2 * i, 2);
+        out[i] = kernels::half_to_float(h);
+      }
+      break;
+    case ElementType::kQInt8:
+    case ElementType::kQCInt8:
+      for (int64_t i = 0; i < n; ++i) out[i] = (static_cast<float>(static_cast<int8_t>(b[i])) - static_cast<float>(v.quant.zero_point)) * scale_of(i);
+      break;
+    case ElementType::kQUInt8:
+      for (int64_t i = 0; i < n; ++i) out[i] = (static_cast<float>(b[i]) - static_cast<float>(v.quant.zero_point)) * scale_of(i);
+      break;
+    case ElementType::kQInt32:
+    case ElementType::kQCInt32:
+      for (int64_t i = 0; i < n; ++i) {
+        int32_t q;
+        std::memcpy(&q, b + 4 * i, 4);
+        out[i] = static_cast<float>(q) * scale_of(i);
+      }
+      break;
+    case ElementType::kQCInt4:
+    case ElementType::kQBInt4: {
+      // Two values a byte, the even column in the low nibble; each row starts on a byte.
+      const int64_t row_bytes = (last + 1) / 2;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t row = i / last, col = i % last;
+        const uint8_t byte = b[row * row_bytes + col / 2];
+        const int nibble = (col % 2 == 0) ? (byte & 0x0f) : (byte >> 4);
+        out[i] = static_cast<float>(nibble - 8) * scale_of(i);
+      }
+      break;
+    }
+    default: return Error(ErrorCode::kNotSupported, what + ": constants of type " + std::string(xnn::to_string(v.type)));
+  }
+  return ok_status();
+}
+
+// Rounds `x` to the grid of a per-tensor quantized type and back (XNNPACK rounds to nearest even).
+float fake_quant(float x, float scale, int32_t zero_point, float qmin, float qmax) {
+  const float q = std::min(std::max(std::nearbyint(x / scale) + static_cast<float>(zero_point), qmin), qmax);
+  return (q - static_cast<float>(zero_point)) * scale;
+}
+
+// XNNPACK's dynamic quantization of one row to int8: the range includes 0, the zero point is
+// nudged to an integer, values round to nearest even.
+void quantize_row_dynamic(const float* x, float* out, int64_t n) {
+  float lo = 0, hi = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+  }
+  const float qmin = -128, qmax = 127;
+  const float scale = lo == hi ? 1.0f : (hi - lo) / (qmax - qmin);
+  const float from_min = qmin - lo / scale, from_max = qmax - hi / scale;
+  const float error_min = qmin + lo / scale, error_max = qmax + hi / scale;
+  float zp = error_min + error_max > 0 ? from_min : from_max;
+  zp = std::min(std::max(std::nearbyint(zp), qmin), qmax);
+  const float inv = 1.0f / scale;
+  for (int64_t i = 0; i < n; ++i) {
+    const float q = std::min(std::max(std::nearbyint(x[i] * inv) + zp, qmin), qmax);
+    out[i] = (q - zp) * scale;
+  }
+}
 
 bool is_unary_elementwise(NodeKind k) {
   switch (k) {
@@ -134,18 +266,22 @@ std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
 
 Status XnnpackDelegate::Impl::check_node(size_t i, Scratch* scratch) {
   const Node& n = graph.nodes[i];
+  // Activations are f32 or quantized per tensor (or per row, at run time); constants may be any
+  // type etscope dequantizes at load. Quantized values are held as their dequantized floats.
+  auto check_type = [&](int32_t v, const char* role) -> Status {
+    const xnn::TensorValue& tv = graph.values[static_cast<size_t>(v)];
+    if (tv.is_constant ? constant_type_ok(tv.type) : activation_type_ok(tv)) return ok_status();
+    return Error(ErrorCode::kNotSupported, node_where(i) + ": " + role + " value " + std::to_string(tv.id) + " is " +
+                                               xnn::to_string(tv.type) +
+                                               " with these parameters; etscope does not execute it in XNNPACK graphs yet");
+  };
   for (int32_t v : n.inputs) {
-    if (v >= 0 && graph.values[static_cast<size_t>(v)].type != ElementType::kF32) {
-      return Error(ErrorCode::kNotSupported, node_where(i) + ": input value " + std::to_string(graph.values[static_cast<size_t>(v)].id) +
-                                                 " is " + xnn::to_string(graph.values[static_cast<size_t>(v)].type) +
-                                                 "; etscope executes XNNPACK nodes on f32 values only so far");
-    }
+    if (v >= 0) ETSCOPE_TRY(check_type(v, "input"));
   }
+  for (int32_t v : n.outputs) ETSCOPE_TRY(check_type(v, "output"));
   for (int32_t v : n.outputs) {
-    if (graph.values[static_cast<size_t>(v)].type != ElementType::kF32) {
-      return Error(ErrorCode::kNotSupported, node_where(i) + ": output value " + std::to_string(graph.values[static_cast<size_t>(v)].id) +
-                                                 " is " + xnn::to_string(graph.values[static_cast<size_t>(v)].type) +
-                                                 "; etscope executes XNNPACK nodes on f32 values only so far");
+    if (graph.values[static_cast<size_t>(v)].type == ElementType::kQDInt8 && n.kind != NodeKind::kConvert) {
+      return bad(i, "only a Convert node may produce a dynamically quantized value");
     }
   }
   auto expect_out = [&](const Shape& want) -> Status {
@@ -277,7 +413,7 @@ Status XnnpackDelegate::Impl::check_node(size_t i, Scratch* scratch) {
       const Shape& x = in_shape(n, 0);
       const xnn::ConvParams& c = n.conv;
       if (x.rank != 4) return bad(i, "needs a 4-D input");
-      if (n.flags != 0) return Error(ErrorCode::kNotSupported, node_where(i) + ": flags " + std::to_string(n.flags) + " are not supported");
+      if ((n.flags & ~kFlagKeepDims) != 0) return Error(ErrorCode::kNotSupported, node_where(i) + ": flags " + std::to_string(n.flags) + " are not supported");
       const uint32_t dh = n.kind == NodeKind::kMaxPool2d ? c.dilation_h : 1, dw = n.kind == NodeKind::kMaxPool2d ? c.dilation_w : 1;
       Shape want = x;
       want.d[1] = window_out(x.d[1], c.padding[0], c.padding[2], c.kernel_h, c.stride_h, dh);
@@ -354,48 +490,165 @@ Status XnnpackDelegate::Impl::check_node(size_t i, Scratch* scratch) {
   }
 }
 
+// The operator names XNNPACK's profiler reports (as ExecuTorch 1.5.1's XNNPACK backend records
+// them), so that dumps read alike; etscope records one event per node where XNNPACK may fuse
+// nodes (two reshapes in a row) or split them.
 std::string XnnpackDelegate::Impl::event_name(const Node& n) const {
+  const xnn::TensorValue& in = graph.values[static_cast<size_t>(n.inputs[0])];
+  const xnn::TensorValue& out = graph.values[static_cast<size_t>(n.outputs[0])];
+  auto bits = [](const xnn::TensorValue& v) {
+    switch (v.type) {
+      case ElementType::kF16: case ElementType::kBF16: return "X16";
+      case ElementType::kQInt8: case ElementType::kQUInt8: case ElementType::kQDInt8: return "X8";
+      default: return "X32";
+    }
+  };
+  auto real = [](const xnn::TensorValue& v) {
+    switch (v.type) {
+      case ElementType::kF16: return "F16";
+      case ElementType::kQInt8: return "S8";
+      case ElementType::kQUInt8: return "U8";
+      default: return "F32";
+    }
+  };
+  const bool quantized_in = in.type == ElementType::kQInt8 || in.type == ElementType::kQUInt8;
+  auto weights = [&]() -> std::string {
+    if (n.inputs.size() < 2 || n.inputs[1] < 0) return "";
+    const xnn::TensorValue& w = graph.values[static_cast<size_t>(n.inputs[1])];
+    switch (w.type) {
+      case ElementType::kQCInt8: return "QC8W";
+      case ElementType::kQCInt4: return "QC4W";
+      case ElementType::kQBInt4: return "QB4W";
+      case ElementType::kQInt8: return "QS8W";
+      default: return "";
+    }
+  };
+  auto conv_type = [&]() -> std::string {
+    if (!quantized_in) return real(in);
+    return weights() == "QC8W" ? "QC8" : in.type == ElementType::kQUInt8 ? "QU8" : "QS8";
+  };
   switch (n.kind) {
     case NodeKind::kConv2d: {
       const bool pointwise = n.conv.kernel_h == 1 && n.conv.kernel_w == 1 && n.conv.stride_h == 1 && n.conv.stride_w == 1 &&
                              n.conv.padding == std::array<uint32_t, 4>{} && n.conv.groups == 1;
-      return pointwise ? "Convolution (NHWC, F32) GEMM" : "Convolution (NHWC, F32) IGEMM";
+      return "Convolution (NHWC, " + conv_type() + (pointwise ? ") GEMM" : ") IGEMM");
     }
-    case NodeKind::kDepthwiseConv2d: return "Convolution (NHWC, F32) DWConv";
-    case NodeKind::kConvTranspose2d: return "Deconvolution (NHWC, F32)";
-    case NodeKind::kFullyConnected: return "Fully Connected (NC, F32) GEMM";
-    case NodeKind::kBatchMatMul: return "Batch Matrix Multiply (NC, F32) GEMM";
-    case NodeKind::kTranspose: return "Transpose (ND, X32)";
-    case NodeKind::kReshape:
-    case NodeKind::kCopy: return "Copy (NC, X32)";
-    case NodeKind::kSlice: return "Slice (ND, X32)";
-    case NodeKind::kConstantPad: return "Constant Pad (ND, X32)";
+    case NodeKind::kDepthwiseConv2d: return "Convolution (NHWC, " + conv_type() + ") DWConv";
+    case NodeKind::kConvTranspose2d:
+      return "Deconvolution (NHWC, " + conv_type() + (n.conv.stride_h > 1 || n.conv.stride_w > 1 ? ") Subconv2D" : ") IGEMM");
+    case NodeKind::kFullyConnected: {
+      if (in.type == ElementType::kQDInt8) return "Fully Connected (NC, QDU8, " + std::string(real(out)) + ", " + weights() + ") GEMM";
+      if (quantized_in) return "Fully Connected (NC, " + std::string(real(in) == std::string("S8") ? "QS8" : "QU8") + ", " + weights() + ") GEMM";
+      return "Fully Connected (NC, " + std::string(real(in)) + ") GEMM";
+    }
+    case NodeKind::kBatchMatMul: return "Batch Matrix Multiply (NC, " + std::string(real(in)) + ") GEMM";
+    case NodeKind::kTranspose: return "Transpose (ND, " + std::string(bits(in)) + ")";
+    case NodeKind::kReshape: return "Static Reshape (NC)";
+    case NodeKind::kCopy:
     case NodeKind::kConcat2:
     case NodeKind::kConcat3:
     case NodeKind::kConcat4:
-    case NodeKind::kConcat5: return "Concatenate (ND, X32)";
-    case NodeKind::kAvgPool2d: return "Average Pooling (NHWC, F32)";
-    case NodeKind::kMaxPool2d: return "Max Pooling (NHWC, F32)";
-    case NodeKind::kGlobalAvgPool2d: return "Global Average Pooling (NWC, F32)";
-    case NodeKind::kResizeBilinear2d: return "Resize Bilinear (NHWC, F32)";
-    case NodeKind::kSoftmax: return "Softmax (NC, F32)";
-    case NodeKind::kAdd: return "Add (ND, F32)";
-    case NodeKind::kSubtract: return "Subtract (ND, F32)";
-    case NodeKind::kMultiply: return "Multiply (ND, F32)";
-    case NodeKind::kDivide: return "Divide (ND, F32)";
-    case NodeKind::kMinimum: return "Minimum (ND, F32)";
-    case NodeKind::kMaximum: return "Maximum (ND, F32)";
-    case NodeKind::kPRelu: return "PReLU (NC, F32)";
-    case NodeKind::kClamp: return "Clamp (NC, F32)";
-    case NodeKind::kHardSwish: return "HardSwish (NC, F32)";
-    case NodeKind::kSigmoid: return "Sigmoid (NC, F32)";
-    case NodeKind::kTanh: return "Tanh (NC, F32)";
-    case NodeKind::kGelu: return "GELU (NC, F32)";
-    case NodeKind::kElu: return "ELU (NC, F32)";
-    case NodeKind::kLeakyRelu: return "Leaky ReLU (NC, F32)";
-    case NodeKind::kConvert: return "Convert (NC, F32)";
-    default: return std::string(xnn::to_string(n.kind)) + " (NC, F32)";
+    case NodeKind::kConcat5: return "Copy (NC, " + std::string(bits(in)) + ")";
+    case NodeKind::kSlice: return "Slice (ND, " + std::string(bits(in)) + ")";
+    case NodeKind::kConstantPad: return "Constant Pad (ND, " + std::string(bits(in)) + ")";
+    case NodeKind::kAvgPool2d: return "Average Pooling (NHWC, " + std::string(real(in)) + ") Average Pooling";
+    case NodeKind::kMaxPool2d: return "Max Pooling (NHWC, " + std::string(real(in)) + ")";
+    case NodeKind::kGlobalAvgPool2d: return "Mean (ND) Reduce2";
+    case NodeKind::kResizeBilinear2d: return "Resize Bilinear (NHWC)";
+    case NodeKind::kSoftmax: return "Softmax (NC, " + std::string(real(in)) + ")";
+    case NodeKind::kAdd: return "Add (ND)";
+    case NodeKind::kSubtract: return "Subtract (ND)";
+    case NodeKind::kMultiply: return "Multiply (ND)";
+    case NodeKind::kDivide: return "Divide (ND)";
+    case NodeKind::kMinimum: return "Minimum (ND)";
+    case NodeKind::kMaximum: return "Maximum (ND)";
+    case NodeKind::kPRelu: return "PReLU (ND)";
+    case NodeKind::kClamp: return "Clamp (NC)";
+    case NodeKind::kHardSwish: return "HardSwish (NC)";
+    case NodeKind::kSigmoid: return "Sigmoid (NC)";
+    case NodeKind::kTanh: return "TanH (NC)";
+    case NodeKind::kGelu: return "GELU (NC)";
+    case NodeKind::kElu: return "ELU (NC)";
+    case NodeKind::kLeakyRelu: return "LeakyReLU (NC)";
+    case NodeKind::kConvert: return "Convert (NC)";
+    case NodeKind::kAbs: return "Abs (NC)";
+    case NodeKind::kNegate: return "Negate (NC)";
+    case NodeKind::kSquare: return "Square (NC)";
+    case NodeKind::kSqrt: return "Square Root (NC)";
+    case NodeKind::kRSqrt: return "Reciprocal Square Root (NC)";
+    case NodeKind::kExp: return "Exp (NC)";
+    case NodeKind::kLog: return "Log (NC)";
+    case NodeKind::kFloor: return "Floor (NC)";
+    case NodeKind::kCeil: return "Ceiling (NC)";
+    case NodeKind::kSin: return "Sine (NC)";
+    case NodeKind::kCos: return "Cosine (NC)";
+    default: return std::string(xnn::to_string(n.kind)) + " (NC)";
   }
+}
+
+void XnnpackDelegate::Impl::group_events() {
+  const size_t nn = graph.nodes.size();
+  std::vector<int> consumers(graph.values.size(), 0);
+  for (const Node& n : graph.nodes) {
+    for (int32_t v : n.inputs) {
+      if (v >= 0) ++consumers[static_cast<size_t>(v)];
+    }
+  }
+  // Node i's only output feeds node j alone and is not a graph output.
+  auto feeds_only = [&](size_t i, size_t j) {
+    const Node& a = graph.nodes[i];
+    const Node& b = graph.nodes[j];
+    if (a.outputs.size() != 1) return false;
+    const int32_t v = a.outputs[0];
+    return consumers[static_cast<size_t>(v)] == 1 && (graph.values[static_cast<size_t>(v)].flags & xnn::kFlagExternalOutput) == 0 &&
+           std::find(b.inputs.begin(), b.inputs.end(), v) != b.inputs.end();
+  };
+  auto takes_activation = [](NodeKind k) {
+    switch (k) {
+      case NodeKind::kConv2d: case NodeKind::kDepthwiseConv2d: case NodeKind::kConvTranspose2d: case NodeKind::kFullyConnected:
+      case NodeKind::kAdd: case NodeKind::kSubtract: case NodeKind::kMultiply: case NodeKind::kDivide:
+      case NodeKind::kAvgPool2d: case NodeKind::kMaxPool2d: case NodeKind::kGlobalAvgPool2d:
+        return true;
+      default: return false;
+    }
+  };
+  // joins[i]: node i is timed within the event of node i + 1 (1) or of node i - 1 (-1).
+  std::vector<int> joins(nn, 0);
+  for (size_t i = 0; i < nn; ++i) {
+    const Node& n = graph.nodes[i];
+    const bool next = i + 1 < nn && feeds_only(i, i + 1);
+    const NodeKind nk = next ? graph.nodes[i + 1].kind : n.kind;
+    if (next && n.kind == NodeKind::kConvert && graph.values[static_cast<size_t>(n.outputs[0])].type == ElementType::kQDInt8) joins[i] = 1;
+    if (next && n.kind == NodeKind::kReshape && nk == NodeKind::kReshape) joins[i] = 1;
+    if (next && n.kind == NodeKind::kTranspose && nk == NodeKind::kTranspose) joins[i] = 1;
+    if (n.kind == NodeKind::kClamp && i > 0 && joins[i - 1] == 0 && takes_activation(graph.nodes[i - 1].kind) && feeds_only(i - 1, i)) {
+      joins[i] = -1;
+    }
+  }
+  std::map<std::string, int> counts;
+  event_first.clear();
+  event_names.clear();
+  for (size_t i = 0; i < nn;) {
+    size_t end = i;
+    while (end < nn && joins[end] == 1) ++end;            // nodes that join the next one
+    if (end < nn) ++end;                                   // the node that names the event
+    while (end < nn && joins[end] == -1) ++end;           // nodes that join the previous one
+    // The named node: the last one that does not join another.
+    size_t named = i;
+    for (size_t k = i; k < end; ++k) {
+      if (joins[k] == 0) named = k;
+    }
+    const Node& n = graph.nodes[named];
+    std::string name = event_name(n);
+    if (n.kind == NodeKind::kMultiply && n.inputs[0] == n.inputs[1]) name = "Square (NC)";  // XNNPACK rewrites x * x
+    if (n.kind == NodeKind::kConv2d && name.find(") GEMM") != std::string::npos) {
+      name = "Fully Connected (NC, " + name.substr(name.find(", ") + 2);  // and runs 1x1 convolutions as GEMMs
+    }
+    event_first.push_back(static_cast<uint32_t>(i));
+    event_names.push_back(name + " #" + std::to_string(++counts[name]));
+    i = end;
+  }
+  event_first.push_back(static_cast<uint32_t>(nn));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -423,6 +676,10 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   for (size_t v = 0; v < nv; ++v) {
     impl->shapes[v] = shape_of(g.values[v]);
     ready[v] = g.values[v].is_constant || (g.values[v].flags & xnn::kFlagExternalInput) != 0;
+    if (g.values[v].runtime_quantize_to != ElementType::kInvalid) {
+      return Error(ErrorCode::kNotSupported, where + ": XNNPACK value id " + std::to_string(g.values[v].id) +
+                                                 " asks for the old form of run-time quantization (dq_datatype), not executed yet");
+    }
   }
   // The DelegateCall's arguments: each graph input or output is the argument its external id
   // names, a tensor with the graph's bytes (in its dim order, as XNNPACK receives it).
@@ -436,15 +693,18 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
       const EValue* a = args[v.external_id];
       if (a->tag != Tag::kTensor || a->tensor == nullptr) return Error(ErrorCode::kCorrupt, what + ": the argument is not a tensor");
       const TensorImpl& t = *a->tensor;
-      if (v.type != ElementType::kF32 || t.dtype() != ScalarType::kFloat) {
+      const bool f32 = v.type == ElementType::kF32 && t.dtype() == ScalarType::kFloat;
+      const bool f16 = v.type == ElementType::kF16 && t.dtype() == ScalarType::kHalf;
+      if (!f32 && !f16) {
         return Error(ErrorCode::kNotSupported, what + ": " + xnn::to_string(v.type) + " graph value for a " + scalar_type_name(t.dtype()) +
-                                                   " tensor; etscope passes f32 tensors to XNNPACK graphs only so far");
+                                                   " tensor; etscope passes f32 and f16 tensors to XNNPACK graphs only so far");
       }
+      if (f16) impl->half_externals.push_back(vi);
       Shape physical;
       physical.rank = t.dim();
       if (t.dim() > kMaxRank) return Error(ErrorCode::kCorrupt, what + ": rank above 6");
       for (int d = 0; d < t.dim(); ++d) physical.d[d] = t.size(t.dim_order()[static_cast<size_t>(d)]);
-      if (!(physical == impl->shapes[static_cast<size_t>(vi)])) {
+      if (!same_elements(physical, impl->shapes[static_cast<size_t>(vi)])) {
         return Error(ErrorCode::kNotSupported, what + ": the tensor is " + physical.text() + " in memory order, the graph expects " +
                                                    impl->shapes[static_cast<size_t>(vi)].text());
       }
@@ -454,7 +714,6 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   // Nodes in order: what they read must exist, what they write must be internal or an output.
   Scratch scratch;
   std::vector<uint8_t> written(nv, 0);
-  std::map<std::string, int> counts;
   uint64_t bytes = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
@@ -473,9 +732,8 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     }
     ETSCOPE_TRY(impl->check_node(i, &scratch));
     for (int32_t v : n.outputs) ready[static_cast<size_t>(v)] = written[static_cast<size_t>(v)] = 1;
-    std::string name = impl->event_name(n);
-    impl->event_names.push_back(name + " #" + std::to_string(++counts[name]));
   }
+  impl->group_events();
   for (int32_t vi : g.outputs) {
     if (!written[static_cast<size_t>(vi)]) {
       return Error(ErrorCode::kCorrupt, where + ": XNNPACK graph output value id " + std::to_string(g.values[static_cast<size_t>(vi)].id) +
@@ -484,21 +742,25 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   }
   // Memory: float copies of constants (aligned, whatever their offset in the file) and one
   // buffer per internal value; all within the method's budget.
-  for (size_t v = 0; v < nv; ++v) {
+  auto staged = [&](size_t v) {
+    return std::find(impl->half_externals.begin(), impl->half_externals.end(), static_cast<int32_t>(v)) != impl->half_externals.end();
+  };
+  auto needs_buffer = [&](size_t v) {
     const xnn::TensorValue& tv = g.values[v];
-    if ((tv.flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) != 0) continue;
-    if (!tv.is_constant && !written[v]) continue;
-    bytes += tv.numel * 4;
+    if ((tv.flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) != 0) return staged(v);
+    return tv.is_constant || written[v] != 0;
+  };
+  for (size_t v = 0; v < nv; ++v) {
+    if (needs_buffer(v)) bytes += g.values[v].numel * 4;
   }
   bytes += scratch.floats * 4 + scratch.gemm;
   ETSCOPE_TRY(reserve(bytes, where + ": XNNPACK delegate buffers"));
   for (size_t v = 0; v < nv; ++v) {
     const xnn::TensorValue& tv = g.values[v];
-    if ((tv.flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) != 0) continue;
-    if (!tv.is_constant && !written[v]) continue;
+    if (!needs_buffer(v)) continue;
     impl->owned[v].resize(static_cast<size_t>(tv.numel));
-    if (tv.is_constant && tv.type == ElementType::kF32 && tv.numel > 0) {
-      std::memcpy(impl->owned[v].data(), tv.constant.data(), static_cast<size_t>(tv.numel) * 4);
+    if (tv.is_constant && tv.numel > 0) {
+      ETSCOPE_TRY(dequantize_constant(tv, impl->owned[v].data(), where + ": XNNPACK value id " + std::to_string(tv.id)));
     }
     impl->data[v] = impl->owned[v].data();
   }
@@ -934,6 +1196,27 @@ void XnnpackDelegate::Impl::run_node(const Node& n) {
   }
 }
 
+void XnnpackDelegate::Impl::quantize_outputs(const Node& n) {
+  for (int32_t o : n.outputs) {
+    const xnn::TensorValue& v = graph.values[static_cast<size_t>(o)];
+    float* out = data[static_cast<size_t>(o)];
+    const int64_t count = shapes[static_cast<size_t>(o)].numel();
+    if (v.type == ElementType::kQInt8 || v.type == ElementType::kQUInt8) {
+      const float qmin = v.type == ElementType::kQInt8 ? -128.0f : 0.0f, qmax = v.type == ElementType::kQInt8 ? 127.0f : 255.0f;
+      for (int64_t i = 0; i < count; ++i) out[i] = fake_quant(out[i], v.quant.scale, v.quant.zero_point, qmin, qmax);
+    } else if (v.type == ElementType::kF16) {
+      for (int64_t i = 0; i < count; ++i) out[i] = kernels::half_to_float(kernels::float_to_half(out[i]));
+    } else if (v.type == ElementType::kQDInt8) {
+      // Rows are what the last `non_batch_dims` dimensions span.
+      const Shape& s = shapes[static_cast<size_t>(o)];
+      int64_t row = 1;
+      for (int d = s.rank - static_cast<int>(v.quant.non_batch_dims); d < s.rank; ++d) row *= s.d[d];
+      if (row <= 0) continue;
+      for (int64_t r = 0; r + row <= count; r += row) quantize_row_dynamic(out + r, out + r, row);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // [execute]
 
@@ -948,21 +1231,38 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
       Shape physical;
       physical.rank = t.dim();
       for (int d = 0; d < t.dim(); ++d) physical.d[d] = t.size(t.dim_order()[static_cast<size_t>(d)]);
-      if (!(physical == m.shapes[static_cast<size_t>(vi)]) || t.data() == nullptr) {
+      if (!same_elements(physical, m.shapes[static_cast<size_t>(vi)]) || t.data() == nullptr) {
         return Error(ErrorCode::kNotSupported, m.where + ": XNNPACK graph argument " + std::to_string(v.external_id) + " is " +
                                                    physical.text() + ", the graph was built for " +
                                                    m.shapes[static_cast<size_t>(vi)].text() +
                                                    " (etscope runs XNNPACK graphs at their exported shapes only so far)");
       }
-      m.data[static_cast<size_t>(vi)] = t.data_as<float>();
+      if (v.type == ElementType::kF16) {
+        float* staged = m.data[static_cast<size_t>(vi)];
+        if (list == &g.inputs) {
+          const uint16_t* h = t.data_as<uint16_t>();
+          for (uint64_t k = 0; k < v.numel; ++k) staged[k] = kernels::half_to_float(h[k]);
+        }
+      } else {
+        m.data[static_cast<size_t>(vi)] = t.data_as<float>();
+      }
     }
   }
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const EventHandle h = tracer != nullptr && tracer->profiling_level() == ProfilingLevel::kAllEvents
-                              ? tracer->start_delegate_event(m.event_names[i].c_str())
-                              : kNoEvent;
-    m.run_node(g.nodes[i]);
+  const bool traced = tracer != nullptr && tracer->profiling_level() == ProfilingLevel::kAllEvents;
+  for (size_t e = 0; e < m.event_names.size(); ++e) {
+    const EventHandle h = traced ? tracer->start_delegate_event(m.event_names[e].c_str()) : kNoEvent;
+    for (uint32_t i = m.event_first[e]; i < m.event_first[e + 1]; ++i) {
+      m.run_node(g.nodes[i]);
+      m.quantize_outputs(g.nodes[i]);
+    }
     if (h != kNoEvent) tracer->end_profiling(h);
+  }
+  for (int32_t vi : g.outputs) {
+    const xnn::TensorValue& v = g.values[static_cast<size_t>(vi)];
+    if (v.type != ElementType::kF16) continue;
+    uint16_t* h = args[v.external_id]->tensor->data_as<uint16_t>();
+    const float* f = m.data[static_cast<size_t>(vi)];
+    for (uint64_t k = 0; k < v.numel; ++k) h[k] = kernels::float_to_half(f[k]);
   }
   return ok_status();
 }
