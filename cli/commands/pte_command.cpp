@@ -6,10 +6,12 @@
 #include "etscope/core/machine.h"
 #include "etscope/formats/ptd_reader.h"
 #include "etscope/formats/training.h"
+#include "etscope/formats/xnnpack_payload.h"
 #include "etscope/runtime/kernel.h"
 #include "etscope/formats/tensor_stats.h"
 #include "etscope/inspect/memory_plan.h"
 #include "etscope/inspect/program_description.h"
+#include "render/delegate_render.h"
 #include "render/format.h"
 #include "render/program_json.h"
 #include "render/program_text.h"
@@ -29,6 +31,8 @@ class PteCommand final : public Command {
     sub->add_option("--tensor", tensor_, "Statistics and first values of constant or external tensor INDEX")
         ->check(CLI::NonNegativeNumber);
     sub->add_option("--ptd", ptd_, "Tensor-data file (.ptd) holding the program's external tensors");
+    sub->add_flag("--delegates", delegates_, "List each delegate; for XNNPACK ones every node of the graph in the payload, "
+                                             "with inputs, outputs, shapes, element types, quantization and attributes");
     sub->add_flag("--kernels", kernels_, "Before running: which of each method's operators etscope has kernels for, "
                                          "which it lacks, and the delegates (exit 1 when anything is missing)");
     return sub;
@@ -43,6 +47,7 @@ class PteCommand final : public Command {
     }
     if (tensor_ >= 0) return show_tensor(program, only ? *only : first_plan(program));
     if (kernels_) return show_kernels(program, only);
+    if (delegates_) return show_delegates(program, only);
     print_problems(program);
     for (const std::string& w : inspect::declared_memory_warnings(program, machine_memory_bytes())) {
       std::cerr << "etscope: " << file_ << ": warning: " << w << "\n";
@@ -104,7 +109,9 @@ class PteCommand final : public Command {
       for (size_t i = 0; i < plan.delegates.size(); ++i) {
         delegates.push_back(Json{{"backend", plan.delegates[i].id}, {"calls", delegate_calls[i]}});
       }
-      anything_missing = anything_missing || !missing.empty() || !plan.delegates.empty();
+      const bool foreign_delegate = std::any_of(plan.delegates.begin(), plan.delegates.end(),
+                                                [](const Delegate& d) { return d.id != xnn::kBackendId; });
+      anything_missing = anything_missing || !missing.empty() || foreign_delegate;
       if (json_) {
         plans.push_back(Json{{"name", plan.name}, {"operators", std::move(ops)}, {"missing", missing}, {"delegates", std::move(delegates)}});
         continue;
@@ -119,12 +126,33 @@ class PteCommand final : public Command {
                   << op["calls"].get<size_t>() << "\n";
       }
       for (const Json& d : delegates) {
+        const bool xnnpack = d["backend"].get<std::string>() == xnn::kBackendId;
         std::cout << "  DELEGATE " << d["backend"].get<std::string>() << "  x" << d["calls"].get<size_t>()
-                  << "  (etscope's runtime executes no delegates)\n";
+                  << (xnnpack ? "  (executed node by node; node kinds are checked when the method loads)"
+                              : "  (etscope's runtime executes only XNNPACK delegates)")
+                  << "\n";
       }
     }
     if (json_) std::cout << dump_json(Json{{"file", file_}, {"plans", std::move(plans)}}) << "\n";
     return anything_missing ? 1 : 0;
+  }
+
+  // Exit 1 when a delegate's payload does not read (the message says why).
+  Result<int> show_delegates(const Program& program, const ExecutionPlan* only) {
+    bool ok = true;
+    Json plans = Json::array();
+    for (const ExecutionPlan& plan : program.plans) {
+      if (only != nullptr && only != &plan) continue;
+      if (json_) {
+        Json j = delegates_json(program, plan);
+        for (const Json& d : j["delegates"]) ok = ok && !d.contains("error");
+        plans.push_back(std::move(j));
+      } else {
+        ok = print_delegates(std::cout, program, plan) && ok;
+      }
+    }
+    if (json_) std::cout << dump_json(Json{{"file", file_}, {"plans", std::move(plans)}}) << "\n";
+    return ok ? 0 : 1;
   }
 
   const ExecutionPlan& first_plan(const Program& program) {
@@ -194,6 +222,7 @@ class PteCommand final : public Command {
   std::string plan_;
   std::string ptd_;
   bool kernels_ = false;
+  bool delegates_ = false;
   bool json_ = false;
   ReportFormat report_format_;
   bool values_ = false;

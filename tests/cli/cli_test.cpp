@@ -476,6 +476,29 @@ TEST_CASE("every verb exits 2 on a usage error", "[cli][errors]") {
   CHECK(run_etscope("pte " + real_artifact("tutorial.etdp")).exit_code == 1);
 }
 
+TEST_CASE("etscope pte --delegates lists each XNNPACK node with its values and quantization", "[cli][xnnpack]") {
+  auto text = run_etscope("pte --delegates " + etscope::testing::fixture("simple_conv_xnnpack/simple_conv_xnnpack.pte"));
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.out, Catch::Contains("delegate 0: XnnpackBackend") && Catch::Contains("3 nodes, 6 values"));
+  CHECK_THAT(text.out, Catch::Contains("1  Conv2d  handle 1") &&
+                           Catch::Contains("in: v1 f32[1,32,32,3], v2 f32[16,3,3,3] const, v4 f32[16] const") &&
+                           Catch::Contains("kernel 3x3 stride 1x1 pad [1,1,1,1] dilation 1x1 groups 1 (3->16) range [0, inf]"));
+  CHECK_THAT(text.out, Catch::Contains("out: v5 f32[1,16,32,32] out#1"));
+  auto q = run_etscope("pte --delegates --format json " + etscope::testing::fixture("xnnpack/xnn_qcnn.pte"));
+  REQUIRE(q.exit_code == 0);
+  const auto j = nlohmann::json::parse(q.out);
+  const auto& values = j["plans"][0]["delegates"][0]["graph"]["values"];
+  bool per_tensor = false, per_channel = false;
+  for (const auto& v : values) {
+    if (!v.contains("quantization")) continue;
+    per_tensor |= v["type"] == "qint8" && v["quantization"]["kind"] == "per_tensor";
+    per_channel |= v["type"] == "qcint8" && v["quantization"]["kind"] == "per_channel" && v["constant"] == true;
+  }
+  CHECK(per_tensor);
+  CHECK(per_channel);
+  CHECK(j["plans"][0]["delegates"][0]["graph"]["nodes"][0]["kind"] == "Convert");
+}
+
 TEST_CASE("etscope pte --kernels says before running which operators and delegates etscope lacks", "[cli]") {
   auto all = run_etscope("pte --kernels " + etscope::testing::fixture("training/mlp_mse.pte"));
   CHECK(all.exit_code == 0);
@@ -484,8 +507,9 @@ TEST_CASE("etscope pte --kernels says before running which operators and delegat
   auto cadence = run_etscope("pte --kernels " + real_artifact("cadence_quantized_conv.pte"));
   CHECK(cadence.exit_code == 1);
   CHECK_THAT(cadence.out, Catch::Contains("3 missing") && Catch::Contains("MISSING  cadence::quantized_conv2d_nchw.per_tensor_out  x1"));
+  // XNNPACK delegates run on etscope's executor: nothing is missing.
   auto xnn = run_etscope("pte --kernels --format json " + etscope::testing::fixture("simple_conv_xnnpack/simple_conv_xnnpack.pte"));
-  CHECK(xnn.exit_code == 1);
+  CHECK(xnn.exit_code == 0);
   const auto j = nlohmann::json::parse(xnn.out);
   REQUIRE(j["plans"].size() == 1);
   CHECK(j["plans"][0]["delegates"][0]["backend"] == "XnnpackBackend");

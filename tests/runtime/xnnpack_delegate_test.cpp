@@ -3,6 +3,7 @@
 // ExecuTorch's runtime recorded, and hostile payloads (every byte flipped, truncations).
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,7 @@
 #include "etscope/etdump/etdump_writer.h"
 #include "etscope/formats/npy.h"
 #include "etscope/formats/pte_reader.h"
+#include "etscope/formats/tensor_stats.h"
 #include "etscope/formats/xnnpack_payload.h"
 #include "etscope/runtime/method.h"
 #include "testing/test_json.h"
@@ -160,5 +162,103 @@ TEST_CASE("xnnpack payloads with any byte flipped or cut load cleanly or fail wi
   for (size_t len = 0; len < bytes.size(); len += 7) {
     auto g = xnn::parse_xnnpack_payload(bytes.first(len), {}, "cut");
     CHECK_FALSE(g.ok());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The programs of tests/fixtures/executorch/xnnpack (samples/export/export_xnnpack.py): fp32 CNNs,
+// MobileNetV3-small, a transformer encoder, pt2e per-channel and dynamically quantized models,
+// 4-bit groupwise weights, fp16, a partially delegated model, and most node kinds.
+
+namespace {
+
+std::vector<std::string> xnnpack_models() {
+  std::vector<std::string> names;
+  const nlohmann::json index = load_json(fixture("xnnpack/index.json"));
+  for (auto it = index.begin(); it != index.end(); ++it) {
+    const std::string& file = it.key();
+    if (file.size() > 4 && file.compare(file.size() - 4, 4, ".pte") == 0) names.push_back(file.substr(0, file.size() - 4));
+  }
+  return names;
+}
+
+bool exists(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  std::fclose(f);
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("xnnpack fixtures run and match ExecuTorch's XNNPACK outputs", "[xnnpack][runtime][fixtures]") {
+  const std::vector<std::string> models = xnnpack_models();
+  REQUIRE(models.size() >= 10);
+  for (const std::string& name : models) {
+    INFO(name);
+    const std::string base = "xnnpack/" + name;
+    Program p = must(PteReader::open(fixture(base + ".pte")));
+    auto m = must(rt::Method::load(p, "forward"));
+    for (size_t i = 0; i < m->num_inputs(); ++i) {
+      NpyArray in = must(read_npy(fixture(base + ".input" + std::to_string(i) + ".npy")));
+      REQUIRE(m->set_input(i, in.data, in.shape).ok());
+    }
+    Status s = m->execute();
+    if (!s.ok()) FAIL(s.error().message());
+    for (size_t o = 0; o < m->num_outputs(); ++o) {
+      NpyArray want = must(read_npy(fixture(base + ".output" + std::to_string(o) + ".npy")));
+      const rt::TensorImpl& got = *m->output(o).tensor;
+      REQUIRE(got.dtype() == want.dtype);
+      REQUIRE(std::vector<int64_t>(got.sizes().begin(), got.sizes().end()) == want.shape);
+      // f32 within 1e-4 relative (+1e-5 absolute); f16 outputs within a few units in the last
+      // place (XNNPACK accumulates in f16, etscope in f32 rounded to f16 after each node).
+      const bool half = got.dtype() == ScalarType::kHalf;
+      const double rtol = half ? 4e-3 : 1e-4, atol = half ? 1e-3 : 1e-5;
+      size_t bad = 0;
+      double worst = 0;
+      for (int64_t i = 0; i < got.numel(); ++i) {
+        const double g = element_as_double(got.dtype(), static_cast<const uint8_t*>(got.data()), static_cast<size_t>(i));
+        const double w = element_as_double(want.dtype, want.data.data(), static_cast<size_t>(i));
+        worst = std::max(worst, std::abs(g - w));
+        if (!(std::abs(g - w) <= atol + rtol * std::abs(w))) ++bad;
+      }
+      INFO("output " << o << ": max abs error " << worst);
+      CHECK(bad == 0);
+    }
+  }
+}
+
+TEST_CASE("xnnpack fixtures record the delegate events ExecuTorch's runtime records", "[xnnpack][etdump][fixtures]") {
+  for (const std::string& name : xnnpack_models()) {
+    INFO(name);
+    const std::string base = "xnnpack/" + name;
+    const std::string theirs_path = exists(fixture(base + ".profile.etdp")) ? fixture(base + ".profile.etdp") : fixture(base + ".etdp");
+    Program p = must(PteReader::open(fixture(base + ".pte")));
+    etdump::EtDumpWriter writer({});
+    rt::MethodOptions mo;
+    mo.tracer = &writer;
+    auto m = must(rt::Method::load(p, "forward", mo));
+    for (size_t i = 0; i < m->num_inputs(); ++i) {
+      NpyArray in = must(read_npy(fixture(base + ".input" + std::to_string(i) + ".npy")));
+      REQUIRE(m->set_input(i, in.data, in.shape).ok());
+    }
+    REQUIRE(m->execute().ok());
+    auto profile_sequence = [](const etdump::EtDumpFile& f) {
+      std::vector<std::string> out;
+      for (const auto& b : f.blocks) {
+        if (b.name != "Execute") continue;
+        for (uint32_t i = 0; i < b.event_count; ++i) {
+          const etdump::Event& e = f.events[b.first_event + i];
+          if (e.kind != etdump::EventKind::kProfile) continue;
+          out.push_back((e.delegate ? f.delegate_refs[e.ref].id_str : f.names[e.ref]) + " @" + std::to_string(e.chain) + "/" +
+                        std::to_string(e.instruction));
+        }
+        break;
+      }
+      return out;
+    };
+    etdump::EtDumpFile ours = must(etdump::EtDumpReader::read(etscope::testing::blob_of(must(writer.finish()), "ours.etdp")));
+    etdump::EtDumpFile theirs = must(etdump::EtDumpReader::open(theirs_path));
+    CHECK(profile_sequence(ours) == profile_sequence(theirs));
   }
 }

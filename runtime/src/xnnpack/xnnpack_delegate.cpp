@@ -83,8 +83,9 @@ struct XnnpackDelegate::Impl {
   std::vector<std::vector<float>> owned;  // per value: internal buffers and float constants
   std::vector<float*> data;               // per value, external ones set per execution
   // Profiling events: XNNPACK's runtime fuses some nodes into one operator (a Clamp into its
-  // producer, a dynamic-quantization Convert into the layer it feeds, two reshapes or transposes in
-  // a row), so its dump has one event for them; etscope does the same. Event e covers the nodes
+  // producer, a dynamic-quantization Convert into the layer it feeds, two reshapes in a row, a
+  // transpose into the matrix product it feeds), so its dump has one event for them; etscope
+  // does the same. Event e covers the nodes
   // event_first[e]..event_first[e + 1] - 1 and is named event_names[e].
   std::vector<std::string> event_names;
   std::vector<uint32_t> event_first;
@@ -620,7 +621,13 @@ void XnnpackDelegate::Impl::group_events() {
     const NodeKind nk = next ? graph.nodes[i + 1].kind : n.kind;
     if (next && n.kind == NodeKind::kConvert && graph.values[static_cast<size_t>(n.outputs[0])].type == ElementType::kQDInt8) joins[i] = 1;
     if (next && n.kind == NodeKind::kReshape && nk == NodeKind::kReshape) joins[i] = 1;
-    if (next && n.kind == NodeKind::kTranspose && nk == NodeKind::kTranspose) joins[i] = 1;
+    // A transpose of the last two dimensions feeding a batched matrix product becomes the
+    // product's transposed-operand flag.
+    if (next && n.kind == NodeKind::kTranspose && nk == NodeKind::kBatchMatMul && n.dims_a.size() >= 2 &&
+        n.dims_a[n.dims_a.size() - 1] == n.dims_a.size() - 2 && n.dims_a[n.dims_a.size() - 2] == n.dims_a.size() - 1 &&
+        graph.nodes[i + 1].inputs.size() > 1 && graph.nodes[i + 1].inputs[1] == n.outputs[0]) {
+      joins[i] = 1;
+    }
     if (n.kind == NodeKind::kClamp && i > 0 && joins[i - 1] == 0 && takes_activation(graph.nodes[i - 1].kind) && feeds_only(i - 1, i)) {
       joins[i] = -1;
     }
