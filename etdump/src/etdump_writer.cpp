@@ -130,6 +130,7 @@ void EtDumpWriter::log_evalue(const rt::EValue& value, bool output) {
     return;
   }
   ValueRecord v{};
+  v.delegate_id = -1;
   v.tag = value.tag;
   v.output = output;
   v.chain = chain_id();
@@ -159,6 +160,12 @@ void EtDumpWriter::log_evalue(const rt::EValue& value, bool output) {
   }
   values_.push_back(v);
   recorded_.push_back({Kind::kDebug, static_cast<uint32_t>(values_.size() - 1), 0});
+}
+
+void EtDumpWriter::log_delegate_output(const rt::EValue& value, int32_t delegate_id) {
+  const size_t before = values_.size();
+  log_evalue(value, false);
+  if (values_.size() > before) values_.back().delegate_id = delegate_id;
 }
 
 namespace {
@@ -246,7 +253,7 @@ Result<std::vector<uint8_t>> EtDumpWriter::finish() const {
         auto value = efb::CreateValue(b, type, tensor, list, iv, 0, dv, bv, output);
         // The unsigned chain field holds -1 as 2^64 - 1, as ExecuTorch writes it.
         auto de = efb::CreateDebugEvent(b, static_cast<uint64_t>(static_cast<int64_t>(v.chain)),
-                                        static_cast<int32_t>(v.handle), value);
+                                        static_cast<int32_t>(v.handle), value, v.delegate_id);
         events.push_back(efb::CreateEvent(b, 0, 0, de));
       }
     }

@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -592,7 +594,13 @@ void Inspector::link_block(EventBlock& block) {
   // ETRecord has none, and ExecuTorch raises where we leave the events unlinked.
   if (const etrecord::MethodMaps* maps_ptr = rec.method_maps(method)) {
     const etrecord::MethodMaps& maps = *maps_ptr;
+    const etrecord::Graph* reference = rec.reference_graph(method);
     {
+      // Per instruction, the integer ids delegates logged outputs under.
+      std::map<int32_t, std::set<int64_t>> logged_ids;
+      for (const Event& ev : block.events) {
+        if (ev.delegate_id_int && !ev.debug_values.empty()) logged_ids[ev.instruction_id].insert(*ev.delegate_id_int);
+      }
       for (Event& ev : block.events) {
         auto handles = maps.debug_handle_map.find(ev.instruction_id);
         if (handles == maps.debug_handle_map.end()) continue;
@@ -615,6 +623,36 @@ void Inspector::link_block(EventBlock& block) {
         if (ev.delegate_id_str) {
           // A string identifier can match a key directly; only a miss falls back to substrings.
           if (const std::vector<int64_t>* h = entry.handles_for(id)) ev.debug_handles = *h;
+          continue;
+        }
+        // etscope's XNNPACK executor logs each node's output with the node's own debug handle as
+        // the integer id (the serializer copies the edge node's handle into the node); XNNPACK
+        // records no delegate debug ids, so its entry's map is empty and the id is the handle.
+        // ExecuTorch's runtime never writes such events, so its Inspector's answers are unchanged.
+        // A node can stand for several edge nodes (a convolution with the batch norm and ReLU
+        // fused into it): it also takes the instruction's handles between its own and the next
+        // logged node's (edge handles are numbered in graph order) whose edge nodes read what the
+        // node's edge nodes produce (not, say, a weight's dequantize).
+        if (entry.debug_map.empty() && entry.backend == "XnnpackBackend") {
+          const int64_t h = *ev.delegate_id_int;
+          const std::set<int64_t>& logged = logged_ids[ev.instruction_id];
+          auto next = logged.upper_bound(h);
+          std::vector<int64_t> covered{h};
+          if (reference != nullptr) {
+            std::set<std::string> produced;
+            for (const etrecord::GraphNode* node : reference->nodes_for_handle(h)) produced.insert(node->output_names.begin(), node->output_names.end());
+            for (int64_t x : std::set<int64_t>(handles->second.begin(), handles->second.end())) {
+              if (x <= h || (next != logged.end() && x >= *next)) continue;
+              bool reads = false;
+              for (const etrecord::GraphNode* node : reference->nodes_for_handle(x)) {
+                for (const std::string& in : node->input_names) reads |= produced.count(in) > 0;
+              }
+              if (!reads) continue;
+              covered.push_back(x);
+              for (const etrecord::GraphNode* node : reference->nodes_for_handle(x)) produced.insert(node->output_names.begin(), node->output_names.end());
+            }
+          }
+          ev.debug_handles = std::move(covered);
           continue;
         }
         // An integer identifier never equals the JSON's string keys, so ExecuTorch takes the

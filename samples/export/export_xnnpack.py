@@ -663,6 +663,11 @@ ARCHIVE = "xnnpack.tar.xz"
 # inputs, random floats that do not compress) and the JSON decode of the profile-only ETDump.
 EXCLUDE_SUFFIXES = tuple(os.environ.get(
     "ETSCOPE_XNN_EXCLUDE", ".aot_intermediates.ptd .aot_intermediates.json .profile.etdump.json").split())
+# The AOT intermediates of these models are committed all the same: the tests check the numeric
+# gap per node inside their delegates (fp32 CNN, transformer, 1-D conv and op mix, partial
+# delegation, transposed convolution, and the NHWC-softmax divergence).
+KEEP_AOT = tuple(f"{m}.aot_intermediates" for m in
+                 ("xnn_cnn", "xnn_transformer", "xnn_nhwc_softmax", "xnn_ops_more", "xnn_partial", "xnn_convt"))
 # ExecuTorch's JSON decodes go into the archive whatever their size (they compress ~10x).
 ARCHIVE_SUFFIXES = (".etdump.json", ".inspector.json")
 
@@ -678,7 +683,8 @@ def pack(work: Path, dest: Path) -> None:
         if old.name != "MANIFEST.md":
             old.unlink()
     files = sorted(p for p in work.iterdir()
-                   if p.is_file() and not p.name.startswith(".") and not p.name.endswith(EXCLUDE_SUFFIXES))
+                   if p.is_file() and not p.name.startswith(".") and
+                   (not p.name.endswith(EXCLUDE_SUFFIXES) or p.name.startswith(KEEP_AOT)))
     big = [p.name for p in files if p.stat().st_size > RAW_LIMIT or p.name.endswith(ARCHIVE_SUFFIXES)]
     index = {}
     for p in files:

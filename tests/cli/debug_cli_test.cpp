@@ -37,6 +37,16 @@ std::vector<double> table_gaps(const std::string& out) {
   return gaps;
 }
 
+// Every row's gap, whatever produced the runtime value (the shape column precedes the gap).
+std::vector<double> all_row_gaps(const std::string& out) {
+  std::vector<double> gaps;
+  static const std::regex row(R"([a-z]+[0-9]+\[[0-9,]*\]\s+(-?[0-9.e+-]+|inf|-inf|nan)\n)");
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), row); it != std::sregex_iterator(); ++it) {
+    gaps.push_back(std::strtod((*it)[1].str().c_str(), nullptr));
+  }
+  return gaps;
+}
+
 }  // namespace
 
 TEST_CASE("etscope etrecord --extract-inputs writes the representative inputs as npy", "[cli][gap]") {
@@ -200,4 +210,50 @@ TEST_CASE("etscope debug keeps its run for inspect and the viewer with --etdump 
   auto clobber = run_etscope("debug " + model() + " --etrecord " + copy + " --etdump " + copy + " --debug-buffer " + buffer);
   CHECK(clobber.exit_code == 2);
   CHECK(std::filesystem::file_size(copy) == size);
+}
+
+// Inside XNNPACK delegates: etscope's executor logs each node's output under the node's debug
+// handle, in the edge graph's dimension order (docs/xnnpack.md), so the gap is per node where
+// ExecuTorch's tools have one number (or none) per delegate call.
+TEST_CASE("etscope debug reports the numeric gap per node inside XNNPACK delegates", "[cli][gap][xnnpack]") {
+  const std::string store = etscope::testing::temp_dir("debug_xnnpack") + "/runs.sqlite";
+  auto debug = [&](const std::string& name) {
+    const std::string base = "xnnpack/" + name;
+    return run_etscope("debug " + fixture(base + ".pte") + " --etrecord " + fixture(base + ".etrecord") + " --aot-intermediates " +
+                       fixture(base + ".aot_intermediates.ptd") + " --store " + store);
+  };
+  // The CNN: a convolution that absorbed its batch norm and ReLU is compared with the ReLU's
+  // output; every node agrees with PyTorch far beyond the threshold.
+  auto cnn = debug("xnn_cnn");
+  INFO(cnn.err);
+  REQUIRE(cnn.exit_code == 0);
+  CHECK_THAT(cnn.out, Catch::Contains("AOT reference vs runtime: 6 rows"));
+  CHECK_THAT(cnn.out, Catch::Contains(" 1,2,3        conv2d, batch_norm, relu  1            1,2,3            f32[1,16,32,32]"));
+  CHECK_THAT(cnn.out, Catch::Contains("first divergence (SNR < 40): none of 6 operators"));
+  const auto cnn_gaps = all_row_gaps(cnn.out);
+  CHECK(cnn_gaps.size() == 6);
+  for (double snr : cnn_gaps) CHECK(snr > 100);
+  // The transformer encoder: 63 operators, portable kernels and fifteen delegate calls between.
+  auto tr = debug("xnn_transformer");
+  INFO(tr.err);
+  REQUIRE(tr.exit_code == 0);
+  CHECK_THAT(tr.out, Catch::Contains("AOT reference vs runtime: 63 rows"));
+  CHECK_THAT(tr.out, Catch::Contains("first divergence (SNR < 40): none of 63 operators"));
+  // A 1-D convolution that XNNPACK runs as a 2-D one on NHWC data, with its layout conversions.
+  auto conv1d = debug("xnn_ops_more");
+  INFO(conv1d.err);
+  REQUIRE(conv1d.exit_code == 0);
+  CHECK_THAT(conv1d.out, Catch::Contains(" 2            conv1d      2            2                f32[1,8,64]"));
+  CHECK_THAT(conv1d.out, Catch::Contains("first divergence (SNR < 40): none of"));
+  // ExecuTorch 1.5.1 lowers softmax(dim=-1) after an NHWC operator over the channels: the node
+  // where the delegate's numbers leave PyTorch's is named, with the model's source line.
+  auto bug = debug("xnn_nhwc_softmax");
+  INFO(bug.err);
+  REQUIRE(bug.exit_code == 0);
+  CHECK_THAT(bug.out, Catch::Contains("first divergence (SNR < 40): row 3 of 3, aot handles 3 (softmax)"));
+  const auto gaps = all_row_gaps(bug.out);
+  REQUIRE(gaps.size() == 3);
+  CHECK(gaps[0] > 100);
+  CHECK(gaps[1] > 100);
+  CHECK(gaps[2] < 20);
 }

@@ -95,6 +95,24 @@ struct XnnpackDelegate::Impl {
   std::vector<float> scratch;
   std::vector<uint8_t> gemm_workspace;
 
+  // Intermediate outputs for the debug buffer: the last node carrying each edge-graph debug handle
+  // logs its output under that handle, in the edge graph's (logical) dimension order: `order[v]`
+  // maps value v's memory dimensions to logical ones (NHWC values inside the graph are
+  // channels-last views of NCHW tensors), quantized values as the floats they stand for.
+  struct Logged {
+    uint32_t node = 0;
+    int32_t handle = 0;
+    bool permute = false;
+    TensorImpl tensor;
+    EValue value;
+  };
+  std::vector<std::array<uint8_t, kMaxRank>> order;
+  std::vector<Logged> logged;
+  std::vector<int32_t> logged_of_node;  // per node: index into logged, or -1
+  std::vector<float> log_scratch;
+  void plan_logging(std::span<EValue* const> args);
+  void log_output(const Logged& l);
+
   std::string node_where(size_t i) const {
     return where + ": XNNPACK node " + std::to_string(i) + " (" + xnn::to_string(graph.nodes[i].kind) + ")";
   }
@@ -773,7 +791,140 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   }
   impl->scratch.resize(scratch.floats);
   impl->gemm_workspace.resize(scratch.gemm);
+  impl->plan_logging(args);
   return std::unique_ptr<XnnpackDelegate>(new XnnpackDelegate(std::move(impl)));
+}
+
+// Debug handles of nodes that stand for no edge-graph node: the layout conversions the
+// partitioner inserts carry 65535 (and 0 is never a handle).
+bool is_edge_handle(uint32_t h) { return h != 0 && h != 0xffff; }
+
+void XnnpackDelegate::Impl::plan_logging(std::span<EValue* const> args) {
+  const size_t nv = graph.values.size();
+  order.assign(nv, {});
+  for (auto& o : order) {
+    for (int d = 0; d < kMaxRank; ++d) o[static_cast<size_t>(d)] = static_cast<uint8_t>(d);
+  }
+  for (int32_t vi : graph.inputs) {
+    const TensorImpl& t = *args[graph.values[static_cast<size_t>(vi)].external_id]->tensor;
+    if (t.dim() != shapes[static_cast<size_t>(vi)].rank) continue;
+    for (int d = 0; d < t.dim(); ++d) order[static_cast<size_t>(vi)][static_cast<size_t>(d)] = t.dim_order()[static_cast<size_t>(d)];
+  }
+  // An edge-graph permute keeps its input's memory format (the partitioner lowers it on the
+  // channels-last data when its input is channels-last), so it keeps the order too.
+  auto keeps_layout = [](NodeKind k) {
+    switch (k) {
+      case NodeKind::kReshape: case NodeKind::kFullyConnected: case NodeKind::kBatchMatMul:
+        return false;
+      default: return true;
+    }
+  };
+  std::map<uint32_t, uint32_t> last_with_handle;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& n = graph.nodes[i];
+    const size_t out = static_cast<size_t>(n.outputs[0]);
+    const Shape& so = shapes[out];
+    if (n.kind == NodeKind::kTranspose && !is_edge_handle(n.debug_handle)) {
+      // A layout conversion the partitioner inserted: same tensor, other memory order.
+      const auto& in = order[static_cast<size_t>(n.inputs[0])];
+      for (size_t d = 0; d < n.dims_a.size(); ++d) order[out][d] = in[n.dims_a[d]];
+    } else if (keeps_layout(n.kind)) {
+      for (int32_t v : n.inputs) {
+        if (v >= 0 && shapes[static_cast<size_t>(v)].rank == so.rank && !graph.values[static_cast<size_t>(v)].is_constant) {
+          order[out] = order[static_cast<size_t>(v)];
+          break;
+        }
+      }
+    }
+    if (is_edge_handle(n.debug_handle)) last_with_handle[n.debug_handle] = static_cast<uint32_t>(i);
+  }
+  std::vector<int> consumers(nv, 0);
+  for (const Node& n : graph.nodes) {
+    for (int32_t v : n.inputs) {
+      if (v >= 0) ++consumers[static_cast<size_t>(v)];
+    }
+  }
+  logged_of_node.assign(graph.nodes.size(), -1);
+  size_t scratch_bytes = 0;
+  for (auto [handle, node] : last_with_handle) {
+    // Layout conversions the partitioner put right after the node to undo its own (a transpose
+    // back to the logical order, then reshapes that drop the dimension a 1-D convolution ran
+    // with) belong to it: the edge graph's tensor is what comes out of them. Conversions that
+    // prepare the next operator (to NHWC, adding a dimension) do not.
+    while (node + 1 < graph.nodes.size()) {
+      const Node& next = graph.nodes[node + 1];
+      const int32_t v = graph.nodes[node].outputs[0];
+      if (is_edge_handle(next.debug_handle) || next.inputs[0] != v || consumers[static_cast<size_t>(v)] != 1) break;
+      const size_t to = static_cast<size_t>(next.outputs[0]);
+      bool undoes = false;
+      if (next.kind == NodeKind::kTranspose) {
+        undoes = true;
+        for (int d = 0; d < shapes[to].rank; ++d) undoes &= order[to][static_cast<size_t>(d)] == d;
+      } else if (next.kind == NodeKind::kReshape) {
+        undoes = shapes[to].rank < shapes[static_cast<size_t>(v)].rank;
+      }
+      if (!undoes) break;
+      ++node;
+    }
+    const Node& n = graph.nodes[node];
+    const size_t out = static_cast<size_t>(n.outputs[0]);
+    const xnn::TensorValue& v = graph.values[out];
+    // Quantized values are logged as the floats they stand for: the edge graph's tensor at such a
+    // handle is the dequantize's output. Dynamically quantized rows are no edge-graph tensor.
+    const ScalarType dtype = ScalarType::kFloat;
+    if (v.type == ElementType::kQDInt8) continue;
+    const Shape& so = shapes[out];
+    Logged l;
+    l.node = node;
+    l.handle = static_cast<int32_t>(handle);
+    int64_t logical[kMaxRank] = {};
+    for (int d = 0; d < so.rank; ++d) {
+      logical[order[out][static_cast<size_t>(d)]] = so.d[d];
+      l.permute |= order[out][static_cast<size_t>(d)] != d;
+    }
+    const size_t bytes = static_cast<size_t>(so.numel()) * 4;
+    if (!l.tensor.init(dtype, {logical, static_cast<size_t>(so.rank)}, {}, false, bytes).ok()) continue;
+    if (l.permute) scratch_bytes = std::max(scratch_bytes, bytes);
+    l.value.tag = Tag::kTensor;
+    logged_of_node[node] = static_cast<int32_t>(logged.size());
+    logged.push_back(l);
+  }
+  // Pointers into `logged` are taken only now that it no longer grows.
+  for (Logged& l : logged) l.value.tensor = &l.tensor;
+  log_scratch.resize(scratch_bytes / 4);
+}
+
+// Points the logged tensor at the node's output in logical order (transposed into scratch when
+// the node computed it in another memory order).
+void XnnpackDelegate::Impl::log_output(const Logged& l) {
+  const size_t out = static_cast<size_t>(graph.nodes[l.node].outputs[0]);
+  const Shape& so = shapes[out];
+  const float* src = data[out];
+  TensorImpl& t = const_cast<TensorImpl&>(l.tensor);
+  if (!l.permute) {
+    t.set_data(const_cast<float*>(src));
+    return;
+  }
+  // Logical strides, then walk the value in memory order.
+  int64_t lstride[kMaxRank] = {}, acc = 1;
+  for (int d = so.rank - 1; d >= 0; --d) {
+    lstride[d] = acc;
+    acc *= t.size(d);
+  }
+  int64_t step[kMaxRank] = {}, idx[kMaxRank] = {};
+  for (int d = 0; d < so.rank; ++d) step[d] = lstride[order[out][static_cast<size_t>(d)]];
+  float* dst = log_scratch.data();
+  int64_t at = 0;
+  for (int64_t i = 0; i < so.numel(); ++i) {
+    dst[at] = src[i];
+    for (int d = so.rank - 1; d >= 0; --d) {
+      at += step[d];
+      if (++idx[d] < so.d[d]) break;
+      at -= step[d] * so.d[d];
+      idx[d] = 0;
+    }
+  }
+  t.set_data(dst);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1263,6 +1414,14 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
       m.quantize_outputs(g.nodes[i]);
     }
     if (h != kNoEvent) tracer->end_profiling(h);
+    if (tracer != nullptr && tracer->debug_level() >= DebugLevel::kIntermediateOutputs) {
+      for (uint32_t i = m.event_first[e]; i < m.event_first[e + 1]; ++i) {
+        if (m.logged_of_node[i] < 0) continue;
+        const Impl::Logged& l = m.logged[static_cast<size_t>(m.logged_of_node[i])];
+        m.log_output(l);
+        tracer->log_delegate_output(l.value, l.handle);
+      }
+    }
   }
   for (int32_t vi : g.outputs) {
     const xnn::TensorValue& v = g.values[static_cast<size_t>(vi)];

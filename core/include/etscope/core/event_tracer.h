@@ -37,6 +37,13 @@ class EventTracer {
   virtual void end_profiling(EventHandle handle) = 0;
   /// Logs a value: a kernel output or delegate argument (`output == false`), or a method output.
   virtual void log_evalue(const EValue& value, bool output) = 0;
+  /// Logs an output computed inside a delegate, identified by an integer delegate debug id
+  /// (ExecuTorch's log_intermediate_output_delegate), in the current instruction's context.
+  /// Tracers that do not tell delegate values apart log it as an intermediate value.
+  virtual void log_delegate_output(const EValue& value, int32_t delegate_id) {
+    (void)delegate_id;
+    log_evalue(value, false);
+  }
 
   /// The instruction being executed: (chain, instruction index), or (-1, 0) between instructions.
   void set_instruction(int32_t chain_id, uint32_t debug_handle) {

@@ -43,6 +43,9 @@ class EtDumpWriter final : public rt::EventTracer {
   rt::EventHandle start_delegate_event(const char* id) override;
   void end_profiling(rt::EventHandle handle) override;
   void log_evalue(const rt::EValue& value, bool output) override;
+  /// A debug event with delegate_debug_id_int = `delegate_id`, as ExecuTorch records a delegate's
+  /// intermediate output.
+  void log_delegate_output(const rt::EValue& value, int32_t delegate_id) override;
 
   /// Serializes everything recorded so far. Event names must still be alive (the runtime's names
   /// live as long as the Method that produced them).
@@ -93,6 +96,7 @@ class EtDumpWriter final : public rt::EventTracer {
     } scalar;
     uint32_t first_tensor;
     uint32_t tensor_count;
+    int32_t delegate_id;  ///< -1 unless logged by a delegate
   };
   struct Block {
     const char* name;
