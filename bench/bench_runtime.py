@@ -2,6 +2,10 @@
 
 Run with the fixtures' virtualenv (it has executorch and torch):
     build/export-venv/bin/python bench/bench_runtime.py [--build build] [--rounds 5] [--iterations 20]
+                                                        [--suite portable|xnnpack|all]
+
+--suite xnnpack times the XNNPACK-delegated programs (tests/fixtures/executorch/xnnpack): etscope
+executes their delegates with its own kernels, ExecuTorch with XNNPACK (one thread).
 
 Both sides run single-threaded (ExecuTorch's threadpool is reset to one thread) on identical
 inputs; each round runs etscope's runtime_bench in a subprocess, then the same number of
@@ -67,6 +71,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--suite", choices=("portable", "xnnpack", "all"), default="portable")
     args = ap.parse_args()
 
     from executorch.extension.pybindings import portable_lib as pl
@@ -111,6 +116,19 @@ def main():
                 inputs.append(fixture(f"models/{model}.input{i}.npy"))
                 i += 1
             cases.append((model, pte, inputs))
+    # XNNPACK-delegated programs (tests/fixtures/executorch/xnnpack, made by export_xnnpack.py).
+    xnn_cases = []
+    with open(fixture("xnnpack/index.json")) as f:
+        for model in sorted({k.split(".")[0] for k in json.load(f) if k.endswith(".pte")}):
+            inputs, i = [], 0
+            while os.path.exists(fixture(f"xnnpack/{model}.input{i}.npy")):
+                inputs.append(fixture(f"xnnpack/{model}.input{i}.npy"))
+                i += 1
+            xnn_cases.append((model, fixture(f"xnnpack/{model}.pte"), inputs))
+    if args.suite == "xnnpack":
+        cases = xnn_cases
+    elif args.suite == "all":
+        cases += xnn_cases
     runtime_bench = os.path.join(args.build, "bin", "runtime_bench")
     print(f"machine: {os.cpu_count()} cores; both runtimes single-threaded; {args.rounds} rounds x {args.iterations} iterations")
     print(f"{'case':<32} {'etscope ms':>11} {'ExecuTorch ms':>14} {'vs ET':>7} {'eager ms':>9} {'vs eager':>9} "

@@ -70,6 +70,7 @@ ProgramModel ProgramModel::build(const Program& program, size_t plan_index) {
     const Delegate& del = plan.delegates[d];
     m.delegates_.push_back("#" + std::to_string(d) + " " + del.id + ": " + bytes_text(del.data.size) +
                            (del.inline_data ? " inline" : " in segment " + std::to_string(del.index)));
+    m.delegate_graphs_.push_back(inspect::describe_delegate_graph(program, plan, d));
   }
   for (size_t k = 1; k < plan.non_const_buffer_sizes.size(); ++k) {
     m.arenas_.push_back("arena " + std::to_string(k) + ": " +

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "etscope/formats/program.h"
+#include "etscope/inspect/program_description.h"
 #include "model/instruction_ref.h"
 
 namespace etscope::gui {
@@ -55,6 +56,8 @@ class ProgramModel {
   const std::vector<OperatorRow>& operators() const { return operators_; }
   /// "#0 XnnpackBackend: 12.3 KiB inline", one per delegate.
   const std::vector<std::string>& delegates() const { return delegates_; }
+  /// Per delegate, the nodes of its graph (XNNPACK payloads; libinspect's description).
+  const std::vector<inspect::DelegateGraphDescription>& delegate_graphs() const { return delegate_graphs_; }
   /// "arena 1: 64.0 KiB", one per arena.
   const std::vector<std::string>& arenas() const { return arenas_; }
   const std::vector<InstructionRow>& instructions() const { return instructions_; }
@@ -78,6 +81,7 @@ class ProgramModel {
   std::vector<IoRow> inputs_, outputs_;
   std::vector<OperatorRow> operators_;
   std::vector<std::string> delegates_, arenas_;
+  std::vector<inspect::DelegateGraphDescription> delegate_graphs_;
   std::vector<InstructionRow> instructions_;
   std::vector<ValueRow> values_;
   std::vector<int64_t> chain_first_step_;  ///< Step of each chain's first instruction.

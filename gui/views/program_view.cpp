@@ -69,7 +69,56 @@ void DrawOverview(const ProgramModel& plan) {
   }
   std::snprintf(title, sizeof title, "Delegates (%zu)###delegates", plan.delegates().size());
   if (ImGui::CollapsingHeader(title, plan.delegates().empty() ? 0 : ImGuiTreeNodeFlags_DefaultOpen)) {
-    for (const std::string& d : plan.delegates()) ImGui::BulletText("%s", d.c_str());
+    for (size_t i = 0; i < plan.delegates().size(); ++i) {
+      const inspect::DelegateGraphDescription& g = plan.delegate_graphs()[i];
+      if (g.nodes.empty()) {
+        ImGui::BulletText("%s%s%s", plan.delegates()[i].c_str(), g.error.empty() ? "" : "  ", g.error.c_str());
+        continue;
+      }
+      // An XNNPACK graph: one row per node, as `etscope pte --delegates` lists it.
+      char label[512];
+      std::snprintf(label, sizeof label, "%s, %s###delegate%zu", plan.delegates()[i].c_str(), g.summary.c_str(), i);
+      if (!ImGui::TreeNodeEx(label, i == 0 ? ImGuiTreeNodeFlags_DefaultOpen : 0)) continue;
+      const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable |
+                                    ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
+      const float height = std::min(20.0f, static_cast<float>(g.nodes.size()) + 1.5f) * ImGui::GetTextLineHeightWithSpacing();
+      if (ImGui::BeginTable("##nodes", 6, flags, ImVec2(0, height))) {
+        ImGui::TableSetupScrollFreeze(0, 1);
+        for (const char* h : {"#", "node", "handle", "inputs", "outputs", "attributes"}) ImGui::TableSetupColumn(h);
+        ImGui::TableHeadersRow();
+        ImGuiListClipper clipper;
+        clipper.Begin(static_cast<int>(g.nodes.size()));
+        while (clipper.Step()) {
+          for (int r = clipper.DisplayStart; r < clipper.DisplayEnd; ++r) {
+            const inspect::DelegateNodeRow& n = g.nodes[static_cast<size_t>(r)];
+            auto joined = [](const std::vector<std::string>& v) {
+              std::string t;
+              for (const std::string& s : v) t += (t.empty() ? "" : "\n") + s;
+              return t;
+            };
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::Text("%zu", n.index);
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(n.kind.c_str());
+            ImGui::TableNextColumn();
+            if (n.debug_handle == 0xffff) {
+              ImGui::TextDisabled("layout");
+            } else {
+              ImGui::Text("%u", n.debug_handle);
+            }
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(joined(n.inputs).c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(joined(n.outputs).c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(n.attributes.c_str());
+          }
+        }
+        ImGui::EndTable();
+      }
+      ImGui::TreePop();
+    }
   }
   std::snprintf(title, sizeof title, "Memory arenas (%zu)###arenas", plan.arenas().size());
   if (ImGui::CollapsingHeader(title, ImGuiTreeNodeFlags_DefaultOpen)) {

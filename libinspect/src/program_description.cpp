@@ -10,6 +10,7 @@
 #include "etscope/formats/file_kind.h"
 #include "etscope/formats/op_signatures.h"
 #include "etscope/formats/pte_reader.h"
+#include "etscope/formats/xnnpack_payload.h"
 
 namespace etscope::inspect {
 namespace {
@@ -455,6 +456,132 @@ Result<Program> load_program(const std::string& path) {
     return std::move(bundled.program);
   }
   return PteReader::read(blob);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Delegate graphs (XNNPACK payloads)
+
+namespace {
+
+std::string float_text(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v));
+  return buf;
+}
+
+std::string dims_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+template <typename T>
+std::string list_text(const std::vector<T>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+std::string quant_text(const xnn::Quantization& q) {
+  switch (q.kind) {
+    case xnn::Quantization::Kind::kNone: return "";
+    case xnn::Quantization::Kind::kPerTensor:
+      return " scale " + float_text(q.scale) + " zp " + std::to_string(q.zero_point);
+    case xnn::Quantization::Kind::kPerChannel:
+      return " per-channel(axis " + std::to_string(q.axis) + ", " + std::to_string(q.scales.size()) + " scales)";
+    case xnn::Quantization::Kind::kPerRowDynamic:
+      return " dynamic per row(" + std::to_string(q.non_batch_dims) + " non-batch dims)";
+    case xnn::Quantization::Kind::kPerBlock:
+      return " per-block(axis " + std::to_string(q.axis) + ", block " + std::to_string(q.block_size) + ", " +
+             std::to_string(q.scales.size()) + " scales)";
+  }
+  return "";
+}
+
+std::string value_text(const xnn::Graph& g, int32_t index) {
+  if (index < 0) return "-";
+  const xnn::TensorValue& v = g.values[static_cast<size_t>(index)];
+  std::string s = "v" + std::to_string(v.id) + " " + xnn::to_string(v.type) + dims_text(v.shape);
+  if (v.is_constant) s += " const";
+  if (v.flags & xnn::kFlagExternalInput) s += " in#" + std::to_string(v.external_id);
+  if (v.flags & xnn::kFlagExternalOutput) s += " out#" + std::to_string(v.external_id);
+  return s + quant_text(v.quant);
+}
+
+std::string attributes_text(const xnn::Node& n) {
+  std::string s;
+  switch (n.kind) {
+    case xnn::NodeKind::kConv2d:
+    case xnn::NodeKind::kDepthwiseConv2d:
+    case xnn::NodeKind::kConvTranspose2d:
+    case xnn::NodeKind::kAvgPool2d:
+    case xnn::NodeKind::kMaxPool2d:
+    case xnn::NodeKind::kArgMaxPool2d: {
+      const xnn::ConvParams& c = n.conv;
+      s = "kernel " + std::to_string(c.kernel_h) + "x" + std::to_string(c.kernel_w) + " stride " + std::to_string(c.stride_h) + "x" +
+          std::to_string(c.stride_w) + " pad " + list_text(std::vector<uint32_t>(c.padding.begin(), c.padding.end())) +
+          " dilation " + std::to_string(c.dilation_h) + "x" + std::to_string(c.dilation_w);
+      if (c.groups > 0 && n.kind != xnn::NodeKind::kAvgPool2d && n.kind != xnn::NodeKind::kMaxPool2d) {
+        s += " groups " + std::to_string(c.groups) + " (" + std::to_string(c.group_in) + "->" + std::to_string(c.group_out) + ")";
+      }
+      break;
+    }
+    case xnn::NodeKind::kTranspose: s = "perm " + list_text(n.dims_a); break;
+    case xnn::NodeKind::kReshape: s = "shape " + list_text(n.dims_a); break;
+    case xnn::NodeKind::kSlice: s = "offsets " + list_text(n.dims_a) + " sizes " + list_text(n.dims_b); break;
+    case xnn::NodeKind::kConstantPad:
+      s = "before " + list_text(n.dims_a) + " after " + list_text(n.dims_b) + " value " + float_text(n.alpha);
+      break;
+    case xnn::NodeKind::kConcat2:
+    case xnn::NodeKind::kConcat3:
+    case xnn::NodeKind::kConcat4:
+    case xnn::NodeKind::kConcat5: s = "axis " + std::to_string(n.axis); break;
+    case xnn::NodeKind::kResizeBilinear2d: s = "size " + std::to_string(n.new_h) + "x" + std::to_string(n.new_w); break;
+    case xnn::NodeKind::kLeakyRelu: s = "slope " + float_text(n.alpha); break;
+    case xnn::NodeKind::kElu: s = "alpha " + float_text(n.alpha); break;
+    default: break;
+  }
+  if (!std::isinf(n.output_min) || !std::isinf(n.output_max)) {
+    s += (s.empty() ? "" : " ") + std::string("range [") + float_text(n.output_min) + ", " + float_text(n.output_max) + "]";
+  }
+  if (n.flags != 0) s += (s.empty() ? "" : " ") + std::string("flags ") + std::to_string(n.flags);
+  return s;
+}
+
+}  // namespace
+
+DelegateGraphDescription describe_delegate_graph(const Program& program, const ExecutionPlan& plan, size_t delegate_index) {
+  DelegateGraphDescription d;
+  d.index = delegate_index;
+  if (delegate_index >= plan.delegates.size()) {
+    d.error = "no delegate " + std::to_string(delegate_index);
+    return d;
+  }
+  const Delegate& del = plan.delegates[delegate_index];
+  d.backend = del.id;
+  if (del.id != xnn::kBackendId) {
+    d.error = "etscope does not read this backend's payload";
+    return d;
+  }
+  auto g = xnn::parse_xnnpack_delegate(program, del, program.name() + ": delegate " + std::to_string(delegate_index));
+  if (!g.ok()) {
+    d.error = g.error().message();
+    return d;
+  }
+  d.summary = "XNNPACK graph version " + g->version + ", " + std::to_string(g->nodes.size()) + " nodes, " +
+              std::to_string(g->values.size()) + " values";
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    const xnn::Node& n = g->nodes[i];
+    DelegateNodeRow row;
+    row.index = i;
+    row.kind = xnn::to_string(n.kind);
+    row.debug_handle = n.debug_handle;
+    for (int32_t v : n.inputs) row.inputs.push_back(value_text(*g, v));
+    for (int32_t v : n.outputs) row.outputs.push_back(value_text(*g, v));
+    row.attributes = attributes_text(n);
+    d.nodes.push_back(std::move(row));
+  }
+  return d;
 }
 
 }  // namespace etscope::inspect

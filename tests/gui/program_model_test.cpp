@@ -91,3 +91,19 @@ TEST_CASE("argument text covers every value kind", "[gui][program]") {
   CHECK(etscope::inspect::argument_text(plan, 5) == "%5 [None,%5]");
   CHECK(etscope::inspect::argument_text(plan, 99) == "%99 ?");
 }
+
+TEST_CASE("an XNNPACK delegate's nodes are listed as etscope pte --delegates lists them", "[gui][program][xnnpack]") {
+  const Program program = open_program(etscope::testing::fixture("simple_conv_xnnpack/simple_conv_xnnpack.pte"));
+  const ProgramModel m = ProgramModel::build(program, 0);
+  REQUIRE(m.delegate_graphs().size() == 1);
+  const inspect::DelegateGraphDescription& g = m.delegate_graphs()[0];
+  CHECK(g.error.empty());
+  CHECK(g.summary == "XNNPACK graph version 0, 3 nodes, 6 values");
+  REQUIRE(g.nodes.size() == 3);
+  CHECK(g.nodes[1].kind == "Conv2d");
+  CHECK(g.nodes[1].debug_handle == 1);
+  CHECK(g.nodes[1].inputs == std::vector<std::string>{"v1 f32[1,32,32,3]", "v2 f32[16,3,3,3] const", "v4 f32[16] const"});
+  CHECK(g.nodes[1].outputs == std::vector<std::string>{"v3 f32[1,32,32,16]"});
+  CHECK(g.nodes[1].attributes == "kernel 3x3 stride 1x1 pad [1,1,1,1] dilation 1x1 groups 1 (3->16) range [0, inf]");
+  CHECK(g.nodes[0].debug_handle == 0xffff);  // the partitioner's layout conversion
+}

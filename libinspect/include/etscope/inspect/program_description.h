@@ -142,6 +142,31 @@ struct DelegateDescription {
   std::string text;
 };
 
+/// One node of a delegate's graph (XNNPACK payloads), as `etscope pte --delegates` and the
+/// viewer's program view list it.
+struct DelegateNodeRow {
+  size_t index = 0;
+  std::string kind;                  ///< "Conv2d"
+  uint32_t debug_handle = 0;         ///< The edge node's handle; 65535 for layout conversions.
+  std::vector<std::string> inputs;   ///< "v1 f32[1,32,32,3]", "v2 qcint8[16,3,3,3] const per-channel(axis 0, 16 scales)", "-"
+  std::vector<std::string> outputs;  ///< "v5 f32[1,16,32,32] out#1"
+  std::string attributes;            ///< "kernel 3x3 stride 1x1 pad [1,1,1,1] ... range [0, inf]"
+};
+
+/// The graph inside one delegate payload.
+struct DelegateGraphDescription {
+  size_t index = 0;
+  std::string backend;
+  /// "XNNPACK graph version 0, 3 nodes, 6 values"; empty when the payload is not read.
+  std::string summary;
+  /// The payload's one-line error, or "etscope does not read this backend's payload".
+  std::string error;
+  std::vector<DelegateNodeRow> nodes;
+};
+
+/// Reads and describes delegate `delegate_index` of `plan` (formats' xnn::Graph for XNNPACK).
+DelegateGraphDescription describe_delegate_graph(const Program& program, const ExecutionPlan& plan, size_t delegate_index);
+
 struct ArenaDescription {
   uint32_t memory_id = 0;  ///< 1-based.
   uint64_t size = 0;
