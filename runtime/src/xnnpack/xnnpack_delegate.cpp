@@ -375,9 +375,13 @@ Status XnnpackDelegate::Impl::check_node(size_t i, Scratch* scratch) {
       }
       ETSCOPE_TRY(expect_out(want));
       if (n.kind == NodeKind::kConv2d) {
+        // The im2col matrix and a group's result: sizes come from the file, so overflow-checked.
         const uint64_t m = static_cast<uint64_t>(want.d[1] * want.d[2]);
-        const uint64_t k = uint64_t{c.kernel_h} * c.kernel_w * c.group_in;
-        scratch->floats = std::max<size_t>(scratch->floats, m * k + m * c.group_out);
+        const uint64_t k = uint64_t{c.kernel_h} * c.kernel_w * c.group_in;  // the filter's row: bytes in the file
+        const auto col = checked::mul(m, k), res = checked::mul(m, c.group_out);
+        const auto floats = col && res ? checked::add(*col, *res) : std::nullopt;
+        if (!floats || *floats > (uint64_t{1} << 60)) return bad(i, "its im2col buffer size overflows");
+        scratch->floats = std::max<size_t>(scratch->floats, static_cast<size_t>(*floats));
         scratch->gemm = std::max(scratch->gemm, kernels::gemm_workspace_bytes(static_cast<int64_t>(m), c.group_out,
                                                                                static_cast<int64_t>(k), 4));
       }
@@ -495,7 +499,9 @@ Status XnnpackDelegate::Impl::check_node(size_t i, Scratch* scratch) {
     }
     case NodeKind::kResizeBilinear2d: {
       const Shape& x = in_shape(n, 0);
-      if (x.rank != 4 || n.new_h == 0 || n.new_w == 0) return bad(i, "needs a 4-D input and a non-empty size");
+      if (x.rank != 4 || n.new_h == 0 || n.new_w == 0 || x.d[1] < 1 || x.d[2] < 1) {
+        return bad(i, "needs a non-empty 4-D input and a non-empty size");
+      }
       if ((n.flags & ~(kFlagAlignCorners | kFlagLegacyResize)) != 0) {
         return Error(ErrorCode::kNotSupported, node_where(i) + ": flags " + std::to_string(n.flags) + " are not supported");
       }
@@ -776,9 +782,15 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     return tv.is_constant || written[v] != 0;
   };
   for (size_t v = 0; v < nv; ++v) {
-    if (needs_buffer(v)) bytes += g.values[v].numel * 4;
+    if (!needs_buffer(v)) continue;
+    const auto b = checked::mul(g.values[v].numel, 4);
+    const auto sum = b ? checked::add(bytes, *b) : std::nullopt;
+    if (!sum) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
+    bytes = *sum;
   }
-  bytes += scratch.floats * 4 + scratch.gemm;
+  const auto total = checked::add(bytes, uint64_t{scratch.floats} * 4 + scratch.gemm);
+  if (!total) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
+  bytes = *total;
   ETSCOPE_TRY(reserve(bytes, where + ": XNNPACK delegate buffers"));
   for (size_t v = 0; v < nv; ++v) {
     const xnn::TensorValue& tv = g.values[v];
