@@ -1133,7 +1133,11 @@ void XnnpackDelegate::Impl::run_node(const Node& n) {
                 if (ix < 0 || ix >= W) continue;
                 const float* in = x + ((b * H + iy) * W + ix) * C;
                 const float* wk = w + (int64_t{ky} * c.kernel_w + kx) * CO;
-                for (int64_t o = 0; o < CO; ++o) px[o] += in[o / mult] * wk[o];
+                if (mult == 1) {
+                  for (int64_t o = 0; o < CO; ++o) px[o] += in[o] * wk[o];  // the common case, vectorised
+                } else {
+                  for (int64_t o = 0; o < CO; ++o) px[o] += in[o / mult] * wk[o];
+                }
               }
             }
             for (int64_t o = 0; o < CO; ++o) px[o] = clampf(px[o], lo, hi);
