@@ -55,11 +55,13 @@ Inspector inspector_for(const std::string& etdp, const std::string& etrecord, co
 // The fixture's JSON encodes non-finite floats as strings; timings are always finite numbers.
 double num(const json& j) { return j.get<double>(); }
 
-void check_against_reference(const std::string& model, const std::string& variant) {
-  const std::string dir = model + "/" + model;
+// `folder`: the fixture directory (the model's own by default).
+void check_against_reference(const std::string& model, const std::string& variant, std::string folder = "") {
+  if (folder.empty()) folder = model;
+  const std::string dir = folder + "/" + model;
   const json ref = etscope::testing::load_json(fixture(dir + variant + ".inspector.json"));
   const json& meta = ref["meta"];
-  const std::string base = model + "/";
+  const std::string base = folder + "/";
   Inspector in = inspector_for(fixture(base + meta["etdump"].get<std::string>()), fixture(base + meta["etrecord"].get<std::string>()),
                                fixture(base + meta["debug_buffer"].get<std::string>()));
   const json& ref_blocks = ref["event_blocks"];
@@ -165,6 +167,15 @@ TEST_CASE("inspector matches ExecuTorch's Inspector on simple_conv (program outp
 TEST_CASE("inspector matches ExecuTorch's Inspector on the XNNPACK-delegated simple_conv", "[inspector][conformance]") {
   check_against_reference("simple_conv_xnnpack", "");
   check_against_reference("simple_conv_xnnpack", ".program_outputs");
+}
+
+TEST_CASE("inspector matches ExecuTorch's Inspector on ExecuTorch's dumps of the XNNPACK programs", "[inspector][conformance][xnnpack]") {
+  // fp16 has no ETRecord (its export script could not write one); every other program of
+  // tests/fixtures/executorch/xnnpack: per-node XNNPACK events, partial delegation, quantized graphs.
+  for (const char* model : {"xnn_cnn", "xnn_mobilenet_v3_small", "xnn_transformer", "xnn_qcnn", "xnn_dqlinear", "xnn_4bit",
+                            "xnn_partial", "xnn_ops_mix", "xnn_ops_more", "xnn_convt", "xnn_nhwc_softmax"}) {
+    check_against_reference(model, "", "xnnpack");
+  }
 }
 
 TEST_CASE("inspector matches ExecuTorch's Inspector on cifar10", "[inspector][conformance]") {
