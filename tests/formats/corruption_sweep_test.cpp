@@ -3,12 +3,14 @@
 // in a clean error or a consistent read: no crash, no hang, no sanitizer report (CI runs this
 // under AddressSanitizer and UBSan).
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <sstream>
 
 #include "etscope/formats/bpte_reader.h"
 #include "etscope/formats/ptd_reader.h"
 #include "etscope/formats/pte_reader.h"
 #include "etscope/formats/tensor_stats.h"
+#include "render/delegate_render.h"
 #include "render/program_json.h"
 #include "render/program_text.h"
 #include "testing/test_util.h"
@@ -40,6 +42,11 @@ int exercise(const std::vector<uint8_t>& bytes) {
       }
     }
     sink << etscope::cli::dump_json(etscope::cli::program_json(p));
+    // What `pte --delegates` reads: every XNNPACK payload.
+    for (const auto& plan : p.plans) {
+      etscope::cli::print_delegates(sink, p, plan);
+      sink << etscope::cli::dump_json(etscope::cli::delegates_json(p, plan));
+    }
   };
   if (auto p = PteReader::read(blob); p.ok()) {
     ++accepted;
@@ -99,6 +106,26 @@ TEST_CASE("single-byte corruption at every offset fails cleanly or reads consist
     for (size_t pos = 0; pos < bytes.size(); pos += step) {
       const uint8_t original = bytes[pos];
       for (uint8_t mask : {uint8_t{0x01}, uint8_t{0x80}, uint8_t{0xff}}) {
+        bytes[pos] = static_cast<uint8_t>(original ^ mask);
+        exercise(bytes);
+      }
+      bytes[pos] = original;
+    }
+  }
+}
+
+TEST_CASE("XNNPACK-delegated programs cut or flipped anywhere fail cleanly or read consistently", "[sweep][xnnpack]") {
+  for (const char* name : {"simple_conv_xnnpack/simple_conv_xnnpack.pte", "xnnpack/xnn_convt.pte", "xnnpack/xnn_dqlinear.pte"}) {
+    INFO(name);
+    auto blob = etscope::testing::load(etscope::testing::fixture(name));
+    std::vector<uint8_t> bytes(blob->data(), blob->data() + blob->size());
+    CHECK(exercise(bytes) == 1);
+    const size_t step = std::max<size_t>(1, bytes.size() / 2048);
+    for (size_t pos = 0; pos < bytes.size(); pos += step) {
+      std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(pos));
+      exercise(cut);
+      const uint8_t original = bytes[pos];
+      for (uint8_t mask : {uint8_t{0x01}, uint8_t{0xff}}) {
         bytes[pos] = static_cast<uint8_t>(original ^ mask);
         exercise(bytes);
       }
