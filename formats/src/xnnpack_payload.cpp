@@ -192,6 +192,7 @@ Status read_value(Ctx& ctx, const fb::Value* v, size_t index, Graph* g) {
     case fb::AnyTensor::Tensor: t = v->tensor_as_Tensor(); break;
     case fb::AnyTensor::QuantizedTensor:
       q = v->tensor_as_QuantizedTensor();
+      if (q == nullptr) return ctx.corrupt(what + " is a quantized tensor without its table");
       t = q->base();
       break;
     default: return ctx.corrupt(what + " is neither a tensor nor a quantized tensor");
@@ -236,6 +237,7 @@ Status read_value(Ctx& ctx, const fb::Value* v, size_t index, Graph* g) {
     switch (q->quantization_type()) {
       case fb::Quantization::TensorScale: {
         const auto* p = q->quantization_as_TensorScale();
+        if (p == nullptr) return ctx.corrupt(named + ": its quantization parameters are missing");
         qp.kind = Quantization::Kind::kPerTensor;
         qp.scale = p->scale();
         qp.zero_point = p->zero_point();
@@ -243,6 +245,7 @@ Status read_value(Ctx& ctx, const fb::Value* v, size_t index, Graph* g) {
       }
       case fb::Quantization::ChannelScales: {
         const auto* p = q->quantization_as_ChannelScales();
+        if (p == nullptr) return ctx.corrupt(named + ": its quantization parameters are missing");
         qp.kind = Quantization::Kind::kPerChannel;
         if (p->axis() < 0 || static_cast<size_t>(p->axis()) >= out.shape.size()) {
           return ctx.corrupt(named + ": per-channel axis " + std::to_string(p->axis()) + " is outside its rank");
@@ -259,6 +262,7 @@ Status read_value(Ctx& ctx, const fb::Value* v, size_t index, Graph* g) {
       }
       case fb::Quantization::BlockScales: {
         const auto* p = q->quantization_as_BlockScales();
+        if (p == nullptr) return ctx.corrupt(named + ": its quantization parameters are missing");
         qp.kind = Quantization::Kind::kPerBlock;
         if (out.shape.size() != 2) return ctx.corrupt(named + ": blockwise quantization needs a 2-D tensor");
         if (p->block_size() <= 0 || out.shape[1] % p->block_size() != 0) {
@@ -278,6 +282,7 @@ Status read_value(Ctx& ctx, const fb::Value* v, size_t index, Graph* g) {
       }
       case fb::Quantization::RowDynamic: {
         const auto* p = q->quantization_as_RowDynamic();
+        if (p == nullptr) return ctx.corrupt(named + ": its quantization parameters are missing");
         qp.kind = Quantization::Kind::kPerRowDynamic;
         if (p->non_batch_dims() < 0 || static_cast<size_t>(p->non_batch_dims()) > out.shape.size()) {
           return ctx.corrupt(named + ": " + std::to_string(p->non_batch_dims()) + " non-batch dimensions for rank " +
