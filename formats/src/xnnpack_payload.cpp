@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <unordered_map>
+#include <vector>
 
 #include "etscope/core/checked.h"
 #include "etscope_fb/xnnpack_generated.h"
@@ -118,6 +119,8 @@ struct Ctx {
   std::span<const uint8_t> constant_region;
   const NamedDataLookup* named = nullptr;
   const fb::Graph* root = nullptr;
+  const uint8_t* fb_original = nullptr;  // the graph's bytes in the payload
+  const uint8_t* fb_parsed = nullptr;    // the bytes parsed (an aligned copy when those are not)
   std::unordered_map<uint32_t, int32_t> index_of;  // value id -> index
   Error corrupt(const std::string& text) const { return Error(ErrorCode::kCorrupt, where + ": " + text); }
 };
@@ -156,7 +159,8 @@ Result<std::span<const uint8_t>> constant_bytes(const Ctx& ctx, uint32_t index, 
     return ctx.corrupt(what + ": constant " + std::to_string(index) + " is out of range");
   }
   const auto* v = inline_table->Get(index)->bytes();
-  return std::span<const uint8_t>(v->Data(), v->size());
+  // Spans must point into the caller's payload, not into an aligned copy of the graph.
+  return std::span<const uint8_t>(ctx.fb_original + (v->Data() - ctx.fb_parsed), v->size());
 }
 
 Result<std::vector<float>> read_scales(const Ctx& ctx, const flatbuffers::Vector<float>* inline_scales, uint32_t constant,
@@ -570,6 +574,16 @@ Result<Graph> parse_xnnpack_payload(std::span<const uint8_t> payload, const Name
                             !flatbuffers::BufferHasIdentifier(fbytes.data(), "XN00"))) {
     return ctx.corrupt("not an XNNPACK graph (no \"XN01\" or \"XN00\" identifier)");
   }
+  // The header may place the graph at any offset (and a hostile program its payload anywhere):
+  // flatbuffers reads tables in place, so a misaligned graph is parsed from an aligned copy.
+  std::vector<uint64_t> aligned;
+  ctx.fb_original = fbytes.data();
+  if (reinterpret_cast<uintptr_t>(fbytes.data()) % alignof(uint64_t) != 0) {
+    aligned.resize((fbytes.size() + 7) / 8);
+    std::memcpy(aligned.data(), fbytes.data(), fbytes.size());
+    fbytes = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(aligned.data()), fbytes.size());
+  }
+  ctx.fb_parsed = fbytes.data();
   flatbuffers::Verifier verifier(fbytes.data(), fbytes.size(), fbutil::verifier_options());
   if (!verifier.VerifyBuffer<fb::Graph>(nullptr)) return ctx.corrupt("the XNNPACK graph fails flatbuffer verification");
   ctx.root = fb::GetGraph(fbytes.data());
