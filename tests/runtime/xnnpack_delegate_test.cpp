@@ -14,6 +14,7 @@
 #include "etscope/formats/tensor_stats.h"
 #include "etscope/formats/xnnpack_payload.h"
 #include "etscope/runtime/method.h"
+#include "etscope_fb/xnnpack_generated.h"
 #include "testing/test_json.h"
 #include "testing/test_util.h"
 
@@ -260,5 +261,42 @@ TEST_CASE("xnnpack fixtures record the delegate events ExecuTorch's runtime reco
     etdump::EtDumpFile ours = must(etdump::EtDumpReader::read(etscope::testing::blob_of(must(writer.finish()), "ours.etdp")));
     etdump::EtDumpFile theirs = must(etdump::EtDumpReader::open(theirs_path));
     CHECK(profile_sequence(ours) == profile_sequence(theirs));
+  }
+}
+
+// A payload's window, stride and dilation are 32-bit numbers from the file: the largest
+// ones must be refused with one line, never overflow (UBSan watches the sanitizer build).
+TEST_CASE("xnnpack windows of hostile size are refused at load", "[xnnpack][corrupt]") {
+  const auto blob = etscope::testing::load(fixture("xnnpack/xnn_cnn.pte"));
+  const std::vector<uint8_t> original(blob->bytes().begin(), blob->bytes().end());
+  Program base = must(PteReader::read(etscope::testing::blob_of(original, "hostile.pte")));
+  const FileRange payload = base.plans[0].delegates[0].data;
+  xnn::Graph g = must(xnn::parse_xnnpack_delegate(base, base.plans[0].delegates[0], "hostile.pte"));
+  REQUIRE(g.has_header);
+  // The max pooling node's table, found through the generated schema code.
+  const uint8_t* fb = original.data() + payload.offset + g.flatbuffer_offset;
+  const auto* root = etscope::fb::xnn::GetGraph(fb);
+  const etscope::fb::xnn::Pool* pool = nullptr;
+  for (const auto* node : *root->nodes()) {
+    if (node->op_type() == etscope::fb::xnn::Op::MaxPool2d) pool = node->op_as_MaxPool2d();
+  }
+  REQUIRE(pool != nullptr);
+  auto offset_of = [&](uint16_t field) {
+    const uint8_t* at = reinterpret_cast<const flatbuffers::Table*>(pool)->GetAddressOf(field);
+    REQUIRE(at != nullptr);
+    return static_cast<size_t>(at - original.data());
+  };
+  using P = etscope::fb::xnn::Pool;
+  for (auto fields : {std::vector<uint16_t>{P::VT_WINDOW_H, P::VT_DILATION_H}, std::vector<uint16_t>{P::VT_WINDOW_W},
+                      std::vector<uint16_t>{P::VT_STRIDE_H, P::VT_WINDOW_H, P::VT_DILATION_H}}) {
+    std::vector<uint8_t> bytes = original;
+    for (uint16_t f : fields) std::memset(bytes.data() + offset_of(f), 0xff, 4);
+    Program p = must(PteReader::read(etscope::testing::blob_of(bytes, "hostile.pte")));
+    auto m = rt::Method::load(p, "forward");
+    REQUIRE_FALSE(m.ok());
+    INFO(m.error().message());
+    CHECK(m.error().message().rfind("hostile.pte", 0) == 0);
+    CHECK_THAT(m.error().message(), Catch::Contains("MaxPooling2d"));
+    CHECK(m.error().message().find('\n') == std::string::npos);
   }
 }

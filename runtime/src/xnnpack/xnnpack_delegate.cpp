@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <map>
 
@@ -61,12 +62,26 @@ Shape shape_of(const xnn::TensorValue& v) {
 }
 
 // Output size of a windowed dimension (convolution or pooling), or -1 when the window does not
-// fit the padded input.
+// fit the padded input. Window, dilation and paddings are 32-bit values from the file: the extent
+// is computed in 64 unsigned bits, where (2^32 - 1)^2 + 1 cannot overflow.
 int64_t window_out(int64_t in, uint32_t pad_a, uint32_t pad_b, uint32_t kernel, uint32_t stride, uint32_t dilation) {
-  const int64_t padded = in + pad_a + pad_b;
-  const int64_t extent = (static_cast<int64_t>(kernel) - 1) * dilation + 1;
-  if (stride == 0 || kernel == 0 || dilation == 0 || padded < extent) return -1;
-  return (padded - extent) / stride + 1;
+  if (in < 0 || stride == 0 || kernel == 0 || dilation == 0) return -1;
+  const uint64_t padded = static_cast<uint64_t>(in) + pad_a + pad_b;  // in < 2^62 (its bytes fit)
+  const uint64_t extent = uint64_t{kernel - 1} * dilation + 1;
+  if (padded < extent) return -1;
+  return static_cast<int64_t>((padded - extent) / stride + 1);
+}
+
+// Output size of a transposed convolution's dimension, or -1 when it has none or overflows:
+// stride * (in - 1) + adjustment + dilated kernel extent - paddings.
+int64_t deconv_out(int64_t in, uint32_t pad_a, uint32_t pad_b, uint32_t kernel, uint32_t stride, uint32_t dilation,
+                   uint32_t adjustment) {
+  if (in < 1) return -1;
+  const auto strided = checked::mul(stride, static_cast<uint64_t>(in - 1));
+  const auto span = strided ? checked::add(*strided, uint64_t{adjustment} + uint64_t{kernel - 1} * dilation + 1) : std::nullopt;
+  const uint64_t pads = uint64_t{pad_a} + pad_b;
+  if (!span || *span <= pads || *span - pads > static_cast<uint64_t>(INT64_MAX)) return -1;
+  return static_cast<int64_t>(*span - pads);
 }
 
 struct Scratch {
@@ -359,15 +374,9 @@ Status XnnpackDelegate::Impl::check_node(size_t i, Scratch* scratch) {
       Shape want = x;
       want.d[3] = static_cast<int64_t>(*cout);
       if (n.kind == NodeKind::kConvTranspose2d) {
-        for (int d = 0; d < 2; ++d) {
-          const int64_t in = x.d[1 + d];
-          const uint32_t k = d == 0 ? c.kernel_h : c.kernel_w, s = d == 0 ? c.stride_h : c.stride_w;
-          const uint32_t dil = d == 0 ? c.dilation_h : c.dilation_w, adj = d == 0 ? c.adjustment_h : c.adjustment_w;
-          const int64_t pads = d == 0 ? int64_t{c.padding[0]} + c.padding[2] : int64_t{c.padding[1]} + c.padding[3];
-          const int64_t o = static_cast<int64_t>(s) * (in - 1) + adj + (static_cast<int64_t>(k) - 1) * dil + 1 - pads;
-          if (in < 1 || o < 1) return bad(i, "has no output pixels");
-          want.d[1 + d] = o;
-        }
+        want.d[1] = deconv_out(x.d[1], c.padding[0], c.padding[2], c.kernel_h, c.stride_h, c.dilation_h, c.adjustment_h);
+        want.d[2] = deconv_out(x.d[2], c.padding[3], c.padding[1], c.kernel_w, c.stride_w, c.dilation_w, c.adjustment_w);
+        if (want.d[1] < 1 || want.d[2] < 1) return bad(i, "has no output pixels");
       } else {
         want.d[1] = window_out(x.d[1], c.padding[0], c.padding[2], c.kernel_h, c.stride_h, c.dilation_h);
         want.d[2] = window_out(x.d[2], c.padding[3], c.padding[1], c.kernel_w, c.stride_w, c.dilation_w);
