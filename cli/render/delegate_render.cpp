@@ -80,23 +80,23 @@ Json delegates_json(const Program& program, const ExecutionPlan& plan) {
     const Delegate& del = plan.delegates[d];
     Json j{{"index", d}, {"backend", del.id}, {"bytes", del.data.size}, {"inline", del.inline_data}};
     if (del.id == xnn::kBackendId) {
-      auto g = xnn::parse_xnnpack_delegate(program, del, program.name() + ": delegate " + std::to_string(d));
-      if (!g.ok()) {
-        j["error"] = g.error().message();
+      xnn::Graph g;
+      const inspect::DelegateGraphDescription desc = inspect::describe_delegate_graph(program, plan, d, &g);
+      if (!desc.error.empty()) {
+        j["error"] = desc.error;
       } else {
-        const inspect::DelegateGraphDescription desc = inspect::describe_delegate_graph(program, plan, d);
         Json nodes = Json::array();
-        for (size_t i = 0; i < g->nodes.size(); ++i) {
-          const xnn::Node& n = g->nodes[i];
+        for (size_t i = 0; i < g.nodes.size(); ++i) {
+          const xnn::Node& n = g.nodes[i];
           Json in = Json::array(), outs = Json::array();
-          for (int32_t v : n.inputs) in.push_back(v < 0 ? Json() : Json(g->values[static_cast<size_t>(v)].id));
-          for (int32_t v : n.outputs) outs.push_back(g->values[static_cast<size_t>(v)].id);
+          for (int32_t v : n.inputs) in.push_back(v < 0 ? Json() : Json(g.values[static_cast<size_t>(v)].id));
+          for (int32_t v : n.outputs) outs.push_back(g.values[static_cast<size_t>(v)].id);
           nodes.push_back(Json{{"kind", xnn::to_string(n.kind)}, {"debug_handle", n.debug_handle}, {"inputs", std::move(in)},
                                {"outputs", std::move(outs)}, {"attributes", desc.nodes[i].attributes}});
         }
         Json values = Json::array();
-        for (const xnn::TensorValue& v : g->values) values.push_back(value_json(v));
-        j["graph"] = Json{{"version", g->version}, {"nodes", std::move(nodes)}, {"values", std::move(values)}};
+        for (const xnn::TensorValue& v : g.values) values.push_back(value_json(v));
+        j["graph"] = Json{{"version", g.version}, {"nodes", std::move(nodes)}, {"values", std::move(values)}};
       }
     }
     list.push_back(std::move(j));

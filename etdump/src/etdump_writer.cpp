@@ -71,10 +71,10 @@ rt::EventHandle EtDumpWriter::start_profiling(const char* name, int32_t chain_id
     chain_id = this->chain_id();
     debug_handle = this->debug_handle();
   }
-  if (discarding_) return UINT32_MAX;
+  if (discarding_) return rt::kNoEvent;
   if (started_.size() == started_.capacity()) {
     drop_event();
-    return UINT32_MAX;
+    return rt::kNoEvent;
   }
   started_.push_back({name, chain_id, debug_handle, now_ticks(), false});
   return static_cast<rt::EventHandle>(started_.size() - 1);
@@ -87,7 +87,7 @@ rt::EventHandle EtDumpWriter::start_delegate_event(const char* id) {
 }
 
 void EtDumpWriter::end_profiling(rt::EventHandle handle) {
-  if (handle == UINT32_MAX || handle >= started_.size()) return;
+  if (handle == rt::kNoEvent || handle >= started_.size()) return;
   if (recorded_.size() == recorded_.capacity() || blocks_.empty()) {
     drop_event();
     return;

@@ -83,13 +83,6 @@ std::optional<uint64_t> tensor_bytes(ElementType type, std::span<const int64_t> 
   return std::nullopt;
 }
 
-int32_t Graph::find(uint32_t id) const {
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i].id == id) return static_cast<int32_t>(i);
-  }
-  return -1;
-}
-
 namespace {
 
 // ---------------------------------------------------------------------------------------------

@@ -550,7 +550,8 @@ std::string attributes_text(const xnn::Node& n) {
 
 }  // namespace
 
-DelegateGraphDescription describe_delegate_graph(const Program& program, const ExecutionPlan& plan, size_t delegate_index) {
+DelegateGraphDescription describe_delegate_graph(const Program& program, const ExecutionPlan& plan, size_t delegate_index,
+                                                 xnn::Graph* graph) {
   DelegateGraphDescription d;
   d.index = delegate_index;
   if (delegate_index >= plan.delegates.size()) {
@@ -581,6 +582,7 @@ DelegateGraphDescription describe_delegate_graph(const Program& program, const E
     row.attributes = attributes_text(n);
     d.nodes.push_back(std::move(row));
   }
+  if (graph != nullptr) *graph = std::move(*g);
   return d;
 }
 

@@ -44,7 +44,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import common  # noqa: F401  (sets sys.path)
-from common import program_facts, save_npy, to_jsonable, versions, write_json
+from common import program_facts, save_npy, versions, write_json
+from export_models import _flat, _shapes  # the model zoo's output flattening and shape facts
 
 MODEL_SEED = 0
 INPUT_SEEDS = (1, 2)  # input 0 is the stored input and bundled case 0; 1 is bundled case 1
@@ -391,20 +392,6 @@ def xnn_payload_facts(blob: bytes, graph: Dict[str, Any]) -> Dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- export
-
-
-def _flat(o: Any) -> List[torch.Tensor]:
-    if isinstance(o, torch.Tensor):
-        return [o]
-    out: List[torch.Tensor] = []
-    for x in o:
-        out += _flat(x)
-    return out
-
-
-def _shapes(ts: List[Any]) -> List[Dict[str, Any]]:
-    return [{"shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", "")}
-            if isinstance(t, torch.Tensor) else {"value": to_jsonable(t)} for t in ts]
 
 
 def _max_diff(a: List[Any], b: List[torch.Tensor]) -> List[float]:

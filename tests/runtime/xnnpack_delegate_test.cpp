@@ -40,6 +40,26 @@ std::unique_ptr<rt::Method> load_with_input(const Program& p, const NpyArray& in
   return m;
 }
 
+// The profiling events of a dump's first Execute block: names, or delegate ids with their
+// integer id and metadata size, each with its chain and instruction.
+std::vector<std::string> first_execute_profile(const etdump::EtDumpFile& f) {
+  std::vector<std::string> out;
+  for (const auto& b : f.blocks) {
+    if (b.name != "Execute") continue;
+    for (uint32_t i = 0; i < b.event_count; ++i) {
+      const etdump::Event& e = f.events[b.first_event + i];
+      if (e.kind != etdump::EventKind::kProfile) continue;
+      const std::string s = e.delegate ? "delegate:" + f.delegate_refs[e.ref].id_str + " int " +
+                                             std::to_string(f.delegate_refs[e.ref].id_int) + " meta " +
+                                             std::to_string(f.delegate_refs[e.ref].metadata.size)
+                                       : f.names[e.ref];
+      out.push_back(s + " @" + std::to_string(e.chain) + "/" + std::to_string(e.instruction));
+    }
+    break;
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("xnnpack payload of simple_conv_xnnpack reads as ExecuTorch wrote it", "[xnnpack][formats]") {
@@ -107,27 +127,10 @@ TEST_CASE("xnnpack delegate events are recorded as ExecuTorch's runtime records 
   etdump::EtDumpFile ours = must(etdump::EtDumpReader::read(etscope::testing::blob_of(must(writer.finish()), "ours.etdp")));
   etdump::EtDumpFile theirs = must(etdump::EtDumpReader::open(fixture(kConv + ".profile.etdp")));
   // The first execution block of each: the same events, in the same order, with the same ids.
-  auto sequence = [](const etdump::EtDumpFile& f) {
-    std::vector<std::string> out;
-    for (const auto& b : f.blocks) {
-      if (b.name != "Execute") continue;
-      for (uint32_t i = 0; i < b.event_count; ++i) {
-        const etdump::Event& e = f.events[b.first_event + i];
-        if (e.kind != etdump::EventKind::kProfile) continue;
-        std::string s = e.delegate ? "delegate:" + f.delegate_refs[e.ref].id_str + " int " +
-                                         std::to_string(f.delegate_refs[e.ref].id_int) + " meta " +
-                                         std::to_string(f.delegate_refs[e.ref].metadata.size)
-                                   : f.names[e.ref];
-        out.push_back(s + " @" + std::to_string(e.chain) + "/" + std::to_string(e.instruction));
-      }
-      break;
-    }
-    return out;
-  };
-  const std::vector<std::string> want = sequence(theirs);
+  const std::vector<std::string> want = first_execute_profile(theirs);
   REQUIRE(want.size() == 5);
   CHECK(want[0] == "delegate:Transpose (ND, X32) #1 int -1 meta 0 @0/0");
-  CHECK(sequence(ours) == want);
+  CHECK(first_execute_profile(ours) == want);
 }
 
 TEST_CASE("xnnpack payloads with any byte flipped or cut load cleanly or fail with one line", "[xnnpack][corrupt]") {
@@ -190,6 +193,18 @@ bool exists(const std::string& path) {
   return true;
 }
 
+// Loads `forward` of a fixture program (Program kept alive by the caller) with its stored inputs.
+std::unique_ptr<rt::Method> load_fixture(const Program& p, const std::string& base, rt::EventTracer* tracer = nullptr) {
+  rt::MethodOptions mo;
+  mo.tracer = tracer;
+  auto m = must(rt::Method::load(p, "forward", mo));
+  for (size_t i = 0; i < m->num_inputs(); ++i) {
+    NpyArray in = must(read_npy(fixture(base + ".input" + std::to_string(i) + ".npy")));
+    REQUIRE(m->set_input(i, in.data, in.shape).ok());
+  }
+  return m;
+}
+
 }  // namespace
 
 TEST_CASE("xnnpack fixtures run and match ExecuTorch's XNNPACK outputs", "[xnnpack][runtime][fixtures]") {
@@ -199,11 +214,7 @@ TEST_CASE("xnnpack fixtures run and match ExecuTorch's XNNPACK outputs", "[xnnpa
     INFO(name);
     const std::string base = "xnnpack/" + name;
     Program p = must(PteReader::open(fixture(base + ".pte")));
-    auto m = must(rt::Method::load(p, "forward"));
-    for (size_t i = 0; i < m->num_inputs(); ++i) {
-      NpyArray in = must(read_npy(fixture(base + ".input" + std::to_string(i) + ".npy")));
-      REQUIRE(m->set_input(i, in.data, in.shape).ok());
-    }
+    auto m = load_fixture(p, base);
     Status s = m->execute();
     if (!s.ok()) FAIL(s.error().message());
     for (size_t o = 0; o < m->num_outputs(); ++o) {
@@ -236,31 +247,11 @@ TEST_CASE("xnnpack fixtures record the delegate events ExecuTorch's runtime reco
     const std::string theirs_path = exists(fixture(base + ".profile.etdp")) ? fixture(base + ".profile.etdp") : fixture(base + ".etdp");
     Program p = must(PteReader::open(fixture(base + ".pte")));
     etdump::EtDumpWriter writer({});
-    rt::MethodOptions mo;
-    mo.tracer = &writer;
-    auto m = must(rt::Method::load(p, "forward", mo));
-    for (size_t i = 0; i < m->num_inputs(); ++i) {
-      NpyArray in = must(read_npy(fixture(base + ".input" + std::to_string(i) + ".npy")));
-      REQUIRE(m->set_input(i, in.data, in.shape).ok());
-    }
+    auto m = load_fixture(p, base, &writer);
     REQUIRE(m->execute().ok());
-    auto profile_sequence = [](const etdump::EtDumpFile& f) {
-      std::vector<std::string> out;
-      for (const auto& b : f.blocks) {
-        if (b.name != "Execute") continue;
-        for (uint32_t i = 0; i < b.event_count; ++i) {
-          const etdump::Event& e = f.events[b.first_event + i];
-          if (e.kind != etdump::EventKind::kProfile) continue;
-          out.push_back((e.delegate ? f.delegate_refs[e.ref].id_str : f.names[e.ref]) + " @" + std::to_string(e.chain) + "/" +
-                        std::to_string(e.instruction));
-        }
-        break;
-      }
-      return out;
-    };
     etdump::EtDumpFile ours = must(etdump::EtDumpReader::read(etscope::testing::blob_of(must(writer.finish()), "ours.etdp")));
     etdump::EtDumpFile theirs = must(etdump::EtDumpReader::open(theirs_path));
-    CHECK(profile_sequence(ours) == profile_sequence(theirs));
+    CHECK(first_execute_profile(ours) == first_execute_profile(theirs));
   }
 }
 

@@ -24,7 +24,6 @@ using xnn::Node;
 using xnn::NodeKind;
 
 constexpr uint32_t kFlagTransposeB = 1;  // fully connected: weights are [inputs, outputs]; bmm: b is [.., N, K]
-constexpr uint32_t kFlagTransposeA = 2;
 constexpr uint32_t kFlagAlignCorners = 8;
 constexpr uint32_t kFlagLegacyResize = 4;
 constexpr int kMaxRank = 6;
@@ -105,8 +104,8 @@ struct XnnpackDelegate::Impl {
   std::vector<std::string> event_names;
   std::vector<uint32_t> event_first;
   void group_events();
+  std::vector<int> consumers;             // per value: how many node inputs read it
   std::vector<uint32_t> reads, writes;    // DelegateCall argument positions
-  std::vector<int32_t> half_externals;    // f16 inputs/outputs: staged through float buffers
   std::vector<float> scratch;
   std::vector<uint8_t> gemm_workspace;
 
@@ -126,7 +125,7 @@ struct XnnpackDelegate::Impl {
   std::vector<int32_t> logged_of_node;  // per node: index into logged, or -1
   std::vector<float> log_scratch;
   void plan_logging(std::span<EValue* const> args);
-  void log_output(const Logged& l);
+  void log_output(Logged& l);
 
   std::string node_where(size_t i) const {
     return where + ": XNNPACK node " + std::to_string(i) + " (" + xnn::to_string(graph.nodes[i].kind) + ")";
@@ -563,9 +562,10 @@ std::string XnnpackDelegate::Impl::event_name(const Node& n) const {
   };
   switch (n.kind) {
     case NodeKind::kConv2d: {
+      // XNNPACK runs 1x1 convolutions as the GEMMs of a fully connected operator.
       const bool pointwise = n.conv.kernel_h == 1 && n.conv.kernel_w == 1 && n.conv.stride_h == 1 && n.conv.stride_w == 1 &&
                              n.conv.padding == std::array<uint32_t, 4>{} && n.conv.groups == 1;
-      return "Convolution (NHWC, " + conv_type() + (pointwise ? ") GEMM" : ") IGEMM");
+      return pointwise ? "Fully Connected (NC, " + conv_type() + ") GEMM" : "Convolution (NHWC, " + conv_type() + ") IGEMM";
     }
     case NodeKind::kDepthwiseConv2d: return "Convolution (NHWC, " + conv_type() + ") DWConv";
     case NodeKind::kConvTranspose2d:
@@ -592,7 +592,7 @@ std::string XnnpackDelegate::Impl::event_name(const Node& n) const {
     case NodeKind::kSoftmax: return "Softmax (NC, " + std::string(real(in)) + ")";
     case NodeKind::kAdd: return "Add (ND)";
     case NodeKind::kSubtract: return "Subtract (ND)";
-    case NodeKind::kMultiply: return "Multiply (ND)";
+    case NodeKind::kMultiply: return n.inputs[0] == n.inputs[1] ? "Square (NC)" : "Multiply (ND)";  // XNNPACK rewrites x * x
     case NodeKind::kDivide: return "Divide (ND)";
     case NodeKind::kMinimum: return "Minimum (ND)";
     case NodeKind::kMaximum: return "Maximum (ND)";
@@ -622,12 +622,6 @@ std::string XnnpackDelegate::Impl::event_name(const Node& n) const {
 
 void XnnpackDelegate::Impl::group_events() {
   const size_t nn = graph.nodes.size();
-  std::vector<int> consumers(graph.values.size(), 0);
-  for (const Node& n : graph.nodes) {
-    for (int32_t v : n.inputs) {
-      if (v >= 0) ++consumers[static_cast<size_t>(v)];
-    }
-  }
   // Node i's only output feeds node j alone and is not a graph output.
   auto feeds_only = [&](size_t i, size_t j) {
     const Node& a = graph.nodes[i];
@@ -679,11 +673,7 @@ void XnnpackDelegate::Impl::group_events() {
       if (joins[k] == 0) named = k;
     }
     const Node& n = graph.nodes[named];
-    std::string name = event_name(n);
-    if (n.kind == NodeKind::kMultiply && n.inputs[0] == n.inputs[1]) name = "Square (NC)";  // XNNPACK rewrites x * x
-    if (n.kind == NodeKind::kConv2d && name.find(") GEMM") != std::string::npos) {
-      name = "Fully Connected (NC, " + name.substr(name.find(", ") + 2);  // and runs 1x1 convolutions as GEMMs
-    }
+    const std::string name = event_name(n);
     event_first.push_back(static_cast<uint32_t>(i));
     event_names.push_back(name + " #" + std::to_string(++counts[name]));
     i = end;
@@ -698,7 +688,6 @@ XnnpackDelegate::XnnpackDelegate(std::unique_ptr<Impl> impl) : impl_(std::move(i
 XnnpackDelegate::~XnnpackDelegate() = default;
 const std::vector<uint32_t>& XnnpackDelegate::read_args() const { return impl_->reads; }
 const std::vector<uint32_t>& XnnpackDelegate::written_args() const { return impl_->writes; }
-const xnn::Graph& XnnpackDelegate::graph() const { return impl_->graph; }
 
 Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& program, const Delegate& delegate,
                                                                std::span<EValue* const> args, const Reserve& reserve,
@@ -721,6 +710,7 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
                                                  " asks for the old form of run-time quantization (dq_datatype), not executed yet");
     }
   }
+  std::vector<uint8_t> staged(nv, 0);  // f16 graph inputs and outputs: through float buffers
   // The DelegateCall's arguments: each graph input or output is the argument its external id
   // names, a tensor with the graph's bytes (in its dim order, as XNNPACK receives it).
   for (const std::vector<int32_t>* list : {&g.inputs, &g.outputs}) {
@@ -739,7 +729,7 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
         return Error(ErrorCode::kNotSupported, what + ": " + xnn::to_string(v.type) + " graph value for a " + scalar_type_name(t.dtype()) +
                                                    " tensor; etscope passes f32 and f16 tensors to XNNPACK graphs only so far");
       }
-      if (f16) impl->half_externals.push_back(vi);
+      if (f16) staged[static_cast<size_t>(vi)] = 1;
       Shape physical;
       physical.rank = t.dim();
       if (t.dim() > kMaxRank) return Error(ErrorCode::kCorrupt, what + ": rank above 6");
@@ -754,14 +744,17 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   // Nodes in order: what they read must exist, what they write must be internal or an output.
   Scratch scratch;
   std::vector<uint8_t> written(nv, 0);
+  impl->consumers.assign(nv, 0);
   uint64_t bytes = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     if (n.outputs.empty() || n.inputs.empty()) return impl->bad(i, "has no input or no output");
     for (int32_t v : n.inputs) {
-      if (v >= 0 && !ready[static_cast<size_t>(v)]) {
+      if (v < 0) continue;
+      if (!ready[static_cast<size_t>(v)]) {
         return impl->bad(i, "reads value id " + std::to_string(g.values[static_cast<size_t>(v)].id) + " before any node writes it");
       }
+      ++impl->consumers[static_cast<size_t>(v)];
     }
     for (int32_t v : n.outputs) {
       const xnn::TensorValue& tv = g.values[static_cast<size_t>(v)];
@@ -782,12 +775,9 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   }
   // Memory: float copies of constants (aligned, whatever their offset in the file) and one
   // buffer per internal value; all within the method's budget.
-  auto staged = [&](size_t v) {
-    return std::find(impl->half_externals.begin(), impl->half_externals.end(), static_cast<int32_t>(v)) != impl->half_externals.end();
-  };
   auto needs_buffer = [&](size_t v) {
     const xnn::TensorValue& tv = g.values[v];
-    if ((tv.flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) != 0) return staged(v);
+    if ((tv.flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) != 0) return staged[v] != 0;
     return tv.is_constant || written[v] != 0;
   };
   for (size_t v = 0; v < nv; ++v) {
@@ -859,12 +849,6 @@ void XnnpackDelegate::Impl::plan_logging(std::span<EValue* const> args) {
     }
     if (is_edge_handle(n.debug_handle)) last_with_handle[n.debug_handle] = static_cast<uint32_t>(i);
   }
-  std::vector<int> consumers(nv, 0);
-  for (const Node& n : graph.nodes) {
-    for (int32_t v : n.inputs) {
-      if (v >= 0) ++consumers[static_cast<size_t>(v)];
-    }
-  }
   logged_of_node.assign(graph.nodes.size(), -1);
   size_t scratch_bytes = 0;
   for (auto [handle, node] : last_with_handle) {
@@ -917,11 +901,11 @@ void XnnpackDelegate::Impl::plan_logging(std::span<EValue* const> args) {
 
 // Points the logged tensor at the node's output in logical order (transposed into scratch when
 // the node computed it in another memory order).
-void XnnpackDelegate::Impl::log_output(const Logged& l) {
+void XnnpackDelegate::Impl::log_output(Logged& l) {
   const size_t out = static_cast<size_t>(graph.nodes[l.node].outputs[0]);
   const Shape& so = shapes[out];
   const float* src = data[out];
-  TensorImpl& t = const_cast<TensorImpl&>(l.tensor);
+  TensorImpl& t = l.tensor;
   if (!l.permute) {
     t.set_data(const_cast<float*>(src));
     return;
@@ -1442,7 +1426,7 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
     if (tracer != nullptr && tracer->debug_level() >= DebugLevel::kIntermediateOutputs) {
       for (uint32_t i = m.event_first[e]; i < m.event_first[e + 1]; ++i) {
         if (m.logged_of_node[i] < 0) continue;
-        const Impl::Logged& l = m.logged[static_cast<size_t>(m.logged_of_node[i])];
+        Impl::Logged& l = m.logged[static_cast<size_t>(m.logged_of_node[i])];
         m.log_output(l);
         tracer->log_delegate_output(l.value, l.handle);
       }

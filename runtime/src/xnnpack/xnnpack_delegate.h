@@ -39,7 +39,6 @@ class XnnpackDelegate {
   /// Argument positions the delegate reads and writes (for the method's use checks).
   const std::vector<uint32_t>& read_args() const;
   const std::vector<uint32_t>& written_args() const;
-  const xnn::Graph& graph() const;
 
   /// Runs every node in order; each is one delegate profiling event when `tracer` records.
   Status execute(std::span<EValue* const> args, EventTracer* tracer);

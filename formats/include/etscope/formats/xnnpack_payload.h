@@ -117,8 +117,6 @@ struct Graph {
   /// index: inputs come before outputs in a DelegateCall's arguments).
   std::vector<int32_t> inputs;
   std::vector<int32_t> outputs;
-  /// Index into `values` of an id, or -1.
-  int32_t find(uint32_t id) const;
 };
 
 /// Finds constant bytes stored under a key in the program's named data; nullopt when absent.

@@ -22,6 +22,10 @@
 #include "etscope/formats/program.h"
 #include "etscope/core/result.h"
 
+namespace etscope::xnn {
+struct Graph;
+}  // namespace etscope::xnn
+
 namespace etscope::inspect {
 
 // ---- text pieces -------------------------------------------------------------------------
@@ -165,7 +169,9 @@ struct DelegateGraphDescription {
 };
 
 /// Reads and describes delegate `delegate_index` of `plan` (formats' xnn::Graph for XNNPACK).
-DelegateGraphDescription describe_delegate_graph(const Program& program, const ExecutionPlan& plan, size_t delegate_index);
+/// With `graph`, the graph read is handed back too (for callers that print more of it).
+DelegateGraphDescription describe_delegate_graph(const Program& program, const ExecutionPlan& plan, size_t delegate_index,
+                                                 xnn::Graph* graph = nullptr);
 
 struct ArenaDescription {
   uint32_t memory_id = 0;  ///< 1-based.
