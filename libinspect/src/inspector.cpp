@@ -22,6 +22,7 @@
 #include <unordered_set>
 
 #include "etscope/core/event_names.h"
+#include "etscope/formats/xnnpack_payload.h"
 #include "etscope/inspect/consistency.h"
 #include "record_match.h"
 
@@ -596,11 +597,25 @@ void Inspector::link_block(EventBlock& block) {
     const etrecord::MethodMaps& maps = *maps_ptr;
     const etrecord::Graph* reference = rec.reference_graph(method);
     {
-      // Per instruction, the integer ids delegates logged outputs under.
-      std::map<int32_t, std::set<int64_t>> logged_ids;
+      // Per instruction, the integer ids delegates logged outputs under, and (for those
+      // instructions) the instruction's handles in order; the reference graph's handle index is
+      // built once, only when there are such ids.
+      std::map<int32_t, std::set<int64_t>> logged_ids, instruction_handles;
       for (const Event& ev : block.events) {
-        if (ev.delegate_id_int && !ev.debug_values.empty()) logged_ids[ev.instruction_id].insert(*ev.delegate_id_int);
+        if (!ev.delegate_id_int || ev.debug_values.empty()) continue;
+        logged_ids[ev.instruction_id].insert(*ev.delegate_id_int);
+        auto handles = maps.debug_handle_map.find(ev.instruction_id);
+        if (handles != maps.debug_handle_map.end()) {
+          instruction_handles[ev.instruction_id].insert(handles->second.begin(), handles->second.end());
+        }
       }
+      std::map<int64_t, std::vector<const etrecord::GraphNode*>> nodes_of;
+      if (!logged_ids.empty() && reference != nullptr) nodes_of = reference->debug_handle_index();
+      auto nodes_for = [&](int64_t h) -> const std::vector<const etrecord::GraphNode*>& {
+        static const std::vector<const etrecord::GraphNode*> kNone;
+        auto it = nodes_of.find(h);
+        return it == nodes_of.end() ? kNone : it->second;
+      };
       for (Event& ev : block.events) {
         auto handles = maps.debug_handle_map.find(ev.instruction_id);
         if (handles == maps.debug_handle_map.end()) continue;
@@ -633,23 +648,24 @@ void Inspector::link_block(EventBlock& block) {
         // fused into it): it also takes the instruction's handles between its own and the next
         // logged node's (edge handles are numbered in graph order) whose edge nodes read what the
         // node's edge nodes produce (not, say, a weight's dequantize).
-        if (entry.debug_map.empty() && entry.backend == "XnnpackBackend") {
+        if (entry.debug_map.empty() && entry.backend == xnn::kBackendId) {
           const int64_t h = *ev.delegate_id_int;
           const std::set<int64_t>& logged = logged_ids[ev.instruction_id];
+          const std::set<int64_t>& all = instruction_handles[ev.instruction_id];
           auto next = logged.upper_bound(h);
           std::vector<int64_t> covered{h};
           if (reference != nullptr) {
             std::set<std::string> produced;
-            for (const etrecord::GraphNode* node : reference->nodes_for_handle(h)) produced.insert(node->output_names.begin(), node->output_names.end());
-            for (int64_t x : std::set<int64_t>(handles->second.begin(), handles->second.end())) {
-              if (x <= h || (next != logged.end() && x >= *next)) continue;
+            for (const etrecord::GraphNode* node : nodes_for(h)) produced.insert(node->output_names.begin(), node->output_names.end());
+            const auto stop = next == logged.end() ? all.end() : all.lower_bound(*next);
+            for (auto x = all.upper_bound(h); x != all.end() && x != stop; ++x) {
               bool reads = false;
-              for (const etrecord::GraphNode* node : reference->nodes_for_handle(x)) {
+              for (const etrecord::GraphNode* node : nodes_for(*x)) {
                 for (const std::string& in : node->input_names) reads |= produced.count(in) > 0;
               }
               if (!reads) continue;
-              covered.push_back(x);
-              for (const etrecord::GraphNode* node : reference->nodes_for_handle(x)) produced.insert(node->output_names.begin(), node->output_names.end());
+              covered.push_back(*x);
+              for (const etrecord::GraphNode* node : nodes_for(*x)) produced.insert(node->output_names.begin(), node->output_names.end());
             }
           }
           ev.debug_handles = std::move(covered);
