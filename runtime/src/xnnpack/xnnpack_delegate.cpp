@@ -60,6 +60,14 @@ Shape shape_of(const xnn::TensorValue& v) {
   return s;
 }
 
+// The memory-order shape of an argument tensor (rank at most kMaxRank, checked at load).
+Shape physical_shape(const TensorImpl& t) {
+  Shape s;
+  s.rank = t.dim();
+  for (int d = 0; d < t.dim(); ++d) s.d[d] = t.size(t.dim_order()[static_cast<size_t>(d)]);
+  return s;
+}
+
 // Output size of a windowed dimension (convolution or pooling), or -1 when the window does not
 // fit the padded input. Window, dilation and paddings are 32-bit values from the file: the extent
 // is computed in 64 unsigned bits, where (2^32 - 1)^2 + 1 cannot overflow.
@@ -93,7 +101,15 @@ struct Scratch {
 struct XnnpackDelegate::Impl {
   xnn::Graph graph;
   std::string where;
+  // Shapes in memory order. A graph whose DelegateCall arguments are dynamic tensors declares
+  // its values at their upper bounds (as ExecuTorch serializes them): `declared` holds those,
+  // and every value's buffer is sized for them. `shapes` are the current ones: propagated from
+  // the arguments' shapes through every node (reshape()) whenever those change, each checked to
+  // fit its value's declared elements. A static graph's inferred shapes must equal the declared.
+  std::vector<Shape> declared;
   std::vector<Shape> shapes;
+  bool dynamic = false;
+  std::vector<Shape> last_inputs;  // the argument shapes `shapes` were propagated from
   std::vector<std::vector<float>> owned;  // per value: internal buffers and float constants
   std::vector<float*> data;               // per value, external ones set per execution
   // Profiling events: XNNPACK's runtime fuses some nodes into one operator (a Clamp into its
@@ -125,7 +141,7 @@ struct XnnpackDelegate::Impl {
   std::vector<int32_t> logged_of_node;  // per node: index into logged, or -1
   std::vector<float> log_scratch;
   void plan_logging(std::span<EValue* const> args);
-  void log_output(Logged& l);
+  bool log_output(Logged& l);  // false when it cannot be logged
 
   std::string node_where(size_t i) const {
     return where + ": XNNPACK node " + std::to_string(i) + " (" + xnn::to_string(graph.nodes[i].kind) + ")";
@@ -134,6 +150,12 @@ struct XnnpackDelegate::Impl {
   const Shape& in_shape(const Node& n, size_t k) const { return shapes[static_cast<size_t>(n.inputs[k])]; }
   const Shape& out_shape(const Node& n, size_t k = 0) const { return shapes[static_cast<size_t>(n.outputs[k])]; }
   Status check_node(size_t i, Scratch* scratch);
+  /// Sets node i's output k to `want`: in a static graph it must be the declared shape, in a
+  /// dynamic one of the declared rank and within the declared elements.
+  Status set_out(size_t i, const Shape& want, size_t k = 0);
+  /// Propagates the arguments' current shapes through the graph (dynamic graphs) and resizes
+  /// the output arguments.
+  Status reshape(std::span<EValue* const> args);
   std::string event_name(const Node& n) const;
   void run_node(const Node& n);
   /// Rounds the outputs of a node whose values are quantized (or f16) to their grid.
@@ -317,18 +339,14 @@ Status XnnpackDelegate::Impl::check_node(size_t i, Scratch* scratch) {
       return bad(i, "only a Convert node may produce a dynamically quantized value");
     }
   }
-  auto expect_out = [&](const Shape& want) -> Status {
-    if (!(out_shape(n) == want)) {
-      return bad(i, "its output is declared " + out_shape(n).text() + ", its inputs give " + want.text());
-    }
-    return ok_status();
-  };
+  auto expect_out = [&](const Shape& want) { return set_out(i, want); };
   auto need_constant = [&](int32_t v, const char* what) -> Status {
     if (v >= 0 && !graph.values[static_cast<size_t>(v)].is_constant) return bad(i, std::string(what) + " is not a constant");
     return ok_status();
   };
   if (is_unary_elementwise(n.kind)) {
-    if (n.kind == NodeKind::kConvert && !(out_shape(n) == in_shape(n, 0))) return bad(i, "converts between shapes");
+    const Shape& d = declared[static_cast<size_t>(n.outputs[0])];
+    if (n.kind == NodeKind::kConvert || (dynamic && d.rank == in_shape(n, 0).rank)) return expect_out(in_shape(n, 0));
     if (out_shape(n).numel() != in_shape(n, 0).numel()) return bad(i, "its output has another element count than its input");
     return ok_status();
   }
@@ -436,6 +454,13 @@ Status XnnpackDelegate::Impl::check_node(size_t i, Scratch* scratch) {
     case NodeKind::kGlobalAvgPool2d: {
       const Shape& x = in_shape(n, 0);
       if (x.rank != 4) return bad(i, "needs a 4-D input");
+      const Shape& d = declared[static_cast<size_t>(n.outputs[0])];
+      if (dynamic && (d.rank == 4 || d.rank == 2)) {
+        Shape want = d;
+        want.d[0] = x.d[0];
+        want.d[d.rank - 1] = x.d[3];
+        return expect_out(want);
+      }
       if (out_shape(n).numel() != x.d[0] * x.d[3]) return bad(i, "output is not one value per image and channel");
       return ok_status();
     }
@@ -465,12 +490,47 @@ Status XnnpackDelegate::Impl::check_node(size_t i, Scratch* scratch) {
       }
       return expect_out(want);
     }
-    case NodeKind::kReshape:
-      if (out_shape(n).numel() != in_shape(n, 0).numel()) return bad(i, "changes the element count");
+    case NodeKind::kReshape: {
+      const Shape& x = in_shape(n, 0);
+      if (dynamic) {
+        // The new shape, where one 0 stands for the dimension the element count leaves.
+        const Shape& d = declared[static_cast<size_t>(n.outputs[0])];
+        if (static_cast<int>(n.dims_a.size()) != d.rank) return bad(i, "its new shape's rank differs from its output's");
+        Shape want = d;
+        int infer = -1;
+        int64_t known = 1;
+        for (int k = 0; k < d.rank; ++k) {
+          want.d[k] = n.dims_a[static_cast<size_t>(k)];
+          if (want.d[k] == 0) {
+            if (infer >= 0) return bad(i, "its new shape has two dimensions to infer");
+            infer = k;
+          } else {
+            const std::optional<uint64_t> p = checked::mul(static_cast<uint64_t>(known), static_cast<uint64_t>(want.d[k]));
+            if (!p || *p > (uint64_t{1} << 62)) return bad(i, "its new shape's element count overflows");
+            known = static_cast<int64_t>(*p);
+          }
+        }
+        if (infer >= 0) want.d[infer] = known > 0 ? x.numel() / known : 0;
+        if (want.numel() != x.numel()) return bad(i, "cannot reshape " + x.text() + " to " + want.text());
+        return expect_out(want);
+      }
+      if (out_shape(n).numel() != x.numel()) return bad(i, "changes the element count");
       return ok_status();
+    }
     case NodeKind::kSlice: {
       const Shape& x = in_shape(n, 0);
       if (static_cast<int>(n.dims_a.size()) != x.rank) return bad(i, "offsets differ from the input's rank");
+      if (dynamic) {
+        // Sizes from the node, where 0 stands for the rest of the dimension.
+        if (static_cast<int>(n.dims_b.size()) != x.rank) return bad(i, "sizes differ from the input's rank");
+        Shape want = x;
+        for (int d = 0; d < x.rank; ++d) {
+          const uint64_t off = n.dims_a[static_cast<size_t>(d)], size = n.dims_b[static_cast<size_t>(d)];
+          if (off > static_cast<uint64_t>(x.d[d])) return bad(i, "slice of dimension " + std::to_string(d) + " starts outside the input " + x.text());
+          want.d[d] = size == 0 ? x.d[d] - static_cast<int64_t>(off) : static_cast<int64_t>(size);
+        }
+        ETSCOPE_TRY(expect_out(want));
+      }
       const Shape& o = out_shape(n);
       if (o.rank != x.rank) return bad(i, "output rank differs from the input's");
       for (int d = 0; d < x.rank; ++d) {
@@ -521,6 +581,20 @@ Status XnnpackDelegate::Impl::check_node(size_t i, Scratch* scratch) {
     default:
       return Error(ErrorCode::kNotSupported, node_where(i) + ": etscope cannot execute this XNNPACK node kind yet");
   }
+}
+
+Status XnnpackDelegate::Impl::set_out(size_t i, const Shape& want, size_t k) {
+  const size_t out = static_cast<size_t>(graph.nodes[i].outputs[k]);
+  const Shape& d = declared[out];
+  if (!dynamic) {
+    if (!(d == want)) return bad(i, "its output is declared " + d.text() + ", its inputs give " + want.text());
+    return ok_status();
+  }
+  if (want.rank != d.rank || want.numel() > d.numel()) {
+    return bad(i, "its output would be " + want.text() + ", which does not fit the " + d.text() + " it is declared with");
+  }
+  shapes[out] = want;
+  return ok_status();
 }
 
 // The operator names XNNPACK's profiler reports (as ExecuTorch 1.5.1's XNNPACK backend records
@@ -698,12 +772,13 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   const xnn::Graph& g = impl->graph;
   const size_t nv = g.values.size();
   impl->shapes.resize(nv);
+  impl->declared.resize(nv);
   impl->owned.resize(nv);
   impl->data.assign(nv, nullptr);
   // Which values hold data before the first node: graph inputs and constants.
   std::vector<uint8_t> ready(nv, 0);
   for (size_t v = 0; v < nv; ++v) {
-    impl->shapes[v] = shape_of(g.values[v]);
+    impl->shapes[v] = impl->declared[v] = shape_of(g.values[v]);
     ready[v] = g.values[v].is_constant || (g.values[v].flags & xnn::kFlagExternalInput) != 0;
     if (g.values[v].runtime_quantize_to != ElementType::kInvalid) {
       return Error(ErrorCode::kNotSupported, where + ": XNNPACK value id " + std::to_string(g.values[v].id) +
@@ -730,15 +805,14 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
                                                    " tensor; etscope passes f32 and f16 tensors to XNNPACK graphs only so far");
       }
       if (f16) staged[static_cast<size_t>(vi)] = 1;
-      Shape physical;
-      physical.rank = t.dim();
       if (t.dim() > kMaxRank) return Error(ErrorCode::kCorrupt, what + ": rank above 6");
-      for (int d = 0; d < t.dim(); ++d) physical.d[d] = t.size(t.dim_order()[static_cast<size_t>(d)]);
+      const Shape physical = physical_shape(t);
       if (!same_elements(physical, impl->shapes[static_cast<size_t>(vi)])) {
         return Error(ErrorCode::kNotSupported, what + ": the tensor is " + physical.text() + " in memory order, the graph expects " +
                                                    impl->shapes[static_cast<size_t>(vi)].text());
       }
       (output ? impl->writes : impl->reads).push_back(v.external_id);
+      impl->dynamic |= t.dynamic();
     }
   }
   // Nodes in order: what they read must exist, what they write must be internal or an output.
@@ -887,8 +961,9 @@ void XnnpackDelegate::Impl::plan_logging(std::span<EValue* const> args) {
       logical[order[out][static_cast<size_t>(d)]] = so.d[d];
       l.permute |= order[out][static_cast<size_t>(d)] != d;
     }
-    const size_t bytes = static_cast<size_t>(so.numel()) * 4;
-    if (!l.tensor.init(dtype, {logical, static_cast<size_t>(so.rank)}, {}, false, bytes).ok()) continue;
+    // Room for the value's declared elements: a dynamic graph's shapes change from run to run.
+    const size_t bytes = static_cast<size_t>(declared[out].numel()) * 4;
+    if (!l.tensor.init(dtype, {logical, static_cast<size_t>(so.rank)}, {}, dynamic, bytes).ok()) continue;
     if (l.permute) scratch_bytes = std::max(scratch_bytes, bytes);
     l.value.tag = Tag::kTensor;
     logged_of_node[node] = static_cast<int32_t>(logged.size());
@@ -901,14 +976,19 @@ void XnnpackDelegate::Impl::plan_logging(std::span<EValue* const> args) {
 
 // Points the logged tensor at the node's output in logical order (transposed into scratch when
 // the node computed it in another memory order).
-void XnnpackDelegate::Impl::log_output(Logged& l) {
+bool XnnpackDelegate::Impl::log_output(Logged& l) {
   const size_t out = static_cast<size_t>(graph.nodes[l.node].outputs[0]);
   const Shape& so = shapes[out];
   const float* src = data[out];
   TensorImpl& t = l.tensor;
+  if (dynamic) {
+    int64_t logical[kMaxRank] = {};
+    for (int d = 0; d < so.rank; ++d) logical[order[out][static_cast<size_t>(d)]] = so.d[d];
+    if (!t.resize({logical, static_cast<size_t>(so.rank)}).ok()) return false;  // never: shapes fit the declared ones
+  }
   if (!l.permute) {
     t.set_data(const_cast<float*>(src));
-    return;
+    return true;
   }
   // Logical strides, then walk the value in memory order.
   int64_t lstride[kMaxRank] = {}, acc = 1;
@@ -930,6 +1010,7 @@ void XnnpackDelegate::Impl::log_output(Logged& l) {
     }
   }
   t.set_data(dst);
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1387,28 +1468,79 @@ void XnnpackDelegate::Impl::quantize_outputs(const Node& n) {
 // ---------------------------------------------------------------------------------------------
 // [execute]
 
+Status XnnpackDelegate::Impl::reshape(std::span<EValue* const> args) {
+  bool changed = last_inputs.empty();
+  last_inputs.resize(graph.inputs.size());
+  for (size_t k = 0; k < graph.inputs.size(); ++k) {
+    const size_t vi = static_cast<size_t>(graph.inputs[k]);
+    const TensorImpl& t = *args[graph.values[vi].external_id]->tensor;
+    Shape s = physical_shape(t);
+    if (s.rank != declared[vi].rank) s = declared[vi];  // a 0-D tensor for a [1] value (checked at load)
+    if (!(s == last_inputs[k])) changed = true;
+    last_inputs[k] = s;
+  }
+  if (!changed) return ok_status();
+  for (size_t k = 0; k < graph.inputs.size(); ++k) {
+    const size_t vi = static_cast<size_t>(graph.inputs[k]);
+    if (last_inputs[k].numel() > declared[vi].numel()) {
+      last_inputs.clear();
+      return Error(ErrorCode::kInvalidArgument, where + ": XNNPACK graph input (argument " + std::to_string(graph.values[vi].external_id) +
+                                                    ") is " + last_inputs[k].text() + ", above the " + declared[vi].text() +
+                                                    " the graph was built for");
+    }
+    shapes[vi] = last_inputs[k];
+  }
+  Scratch need;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    Status st = check_node(i, &need);
+    if (!st.ok()) {
+      last_inputs.clear();
+      return st;
+    }
+  }
+  if (need.floats > scratch.size() || need.gemm > gemm_workspace.size()) {
+    last_inputs.clear();
+    return Error(ErrorCode::kInvalidArgument, where + ": XNNPACK graph at these input shapes needs more scratch than at its upper bounds");
+  }
+  for (int32_t vo : graph.outputs) {
+    TensorImpl& t = *args[graph.values[static_cast<size_t>(vo)].external_id]->tensor;
+    const Shape& s = shapes[static_cast<size_t>(vo)];
+    if (t.dim() != s.rank) continue;  // a 0-D tensor for a [1] value
+    int64_t logical[kMaxDims] = {};
+    for (int d = 0; d < s.rank; ++d) logical[t.dim_order()[static_cast<size_t>(d)]] = s.d[d];
+    Status st = t.resize({logical, static_cast<size_t>(s.rank)});
+    if (!st.ok()) {
+      last_inputs.clear();
+      return Error(ErrorCode::kInvalidArgument, where + ": XNNPACK graph output (argument " + std::to_string(graph.values[static_cast<size_t>(vo)].external_id) +
+                                                    ") cannot take the shape " + s.text() + ": " + st.error().message());
+    }
+  }
+  return ok_status();
+}
+
 Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* tracer) {
   Impl& m = *impl_;
   const xnn::Graph& g = m.graph;
+  if (m.dynamic) ETSCOPE_TRY(m.reshape(args));
   for (const std::vector<int32_t>* list : {&g.inputs, &g.outputs}) {
     for (int32_t vi : *list) {
       const xnn::TensorValue& v = g.values[static_cast<size_t>(vi)];
       TensorImpl& t = *args[v.external_id]->tensor;
-      // Shapes were checked at load; a dynamic tensor may have been resized since.
-      Shape physical;
-      physical.rank = t.dim();
-      for (int d = 0; d < t.dim(); ++d) physical.d[d] = t.size(t.dim_order()[static_cast<size_t>(d)]);
-      if (!same_elements(physical, m.shapes[static_cast<size_t>(vi)]) || t.data() == nullptr) {
-        return Error(ErrorCode::kNotSupported, m.where + ": XNNPACK graph argument " + std::to_string(v.external_id) + " is " +
-                                                   physical.text() + ", the graph was built for " +
-                                                   m.shapes[static_cast<size_t>(vi)].text() +
-                                                   " (etscope runs XNNPACK graphs at their exported shapes only so far)");
+      // A static graph's arguments were checked at load, a dynamic one's just now; check again
+      // that nothing resized them since.
+      const Shape physical = physical_shape(t);
+      const Shape& want = m.shapes[static_cast<size_t>(vi)];
+      if (!same_elements(physical, want) || t.data() == nullptr) {
+        return Error(ErrorCode::kInvalidArgument, m.where + ": XNNPACK graph argument " + std::to_string(v.external_id) + " is " +
+                                                      physical.text() + ", the graph " + (m.dynamic ? "computed " : "was built for ") +
+                                                      want.text());
       }
+      const uint64_t count = static_cast<uint64_t>(want.numel());
       if (v.type == ElementType::kF16) {
         float* staged = m.data[static_cast<size_t>(vi)];
         if (list == &g.inputs) {
           const uint16_t* h = t.data_as<uint16_t>();
-          for (uint64_t k = 0; k < v.numel; ++k) staged[k] = kernels::half_to_float(h[k]);
+          for (uint64_t k = 0; k < count; ++k) staged[k] = kernels::half_to_float(h[k]);
         }
       } else {
         m.data[static_cast<size_t>(vi)] = t.data_as<float>();
@@ -1427,8 +1559,7 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
       for (uint32_t i = m.event_first[e]; i < m.event_first[e + 1]; ++i) {
         if (m.logged_of_node[i] < 0) continue;
         Impl::Logged& l = m.logged[static_cast<size_t>(m.logged_of_node[i])];
-        m.log_output(l);
-        tracer->log_delegate_output(l.value, l.handle);
+        if (m.log_output(l)) tracer->log_delegate_output(l.value, l.handle);
       }
     }
   }
@@ -1437,7 +1568,8 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
     if (v.type != ElementType::kF16) continue;
     uint16_t* h = args[v.external_id]->tensor->data_as<uint16_t>();
     const float* f = m.data[static_cast<size_t>(vi)];
-    for (uint64_t k = 0; k < v.numel; ++k) h[k] = kernels::float_to_half(f[k]);
+    const uint64_t count = static_cast<uint64_t>(m.shapes[static_cast<size_t>(vi)].numel());
+    for (uint64_t k = 0; k < count; ++k) h[k] = kernels::float_to_half(f[k]);
   }
   return ok_status();
 }
