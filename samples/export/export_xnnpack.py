@@ -2,6 +2,9 @@
 
 Usage: python export_xnnpack.py WORK [names...]          (default: every model)
        python export_xnnpack.py --pack WORK FIXTUREDIR   (store into the fixture directory)
+       python export_xnnpack.py --pack-dynamic WORK FIXTUREDIR
+                                (the xnn_dyn_* models only, archive xnnpack_dynamic.tar.xz;
+                                 --pack leaves them out)
 
 Every model goes through `to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()],
 generate_etrecord=True)` and `to_executorch()`. Writes into WORK/:
@@ -23,6 +26,20 @@ generate_etrecord=True)` and `to_executorch()`. Writes into WORK/:
                           run is a delegate profiling event
   <n>.inspector.json, <n>.aot_intermediates.ptd/.json
                           ExecuTorch's Inspector over that ETDump + the ETRecord
+
+Dynamic-shape models (xnn_dyn_*, exported with torch.export.export(..., dynamic_shapes=...)) also:
+  <n>.shape<k>.input<i>.npy, <n>.shape<k>.output<i>.npy
+                          ExecuTorch's runtime at the k-th extra input shape (fresh load, 1 thread)
+  <n>.oversize.input<i>.npy
+                          an input past an upper bound (models with store_oversize)
+  <n>.json "dynamic"      the dynamic_shapes in words, range constraints, the shapes run and their
+                          output shapes, one loaded method through every shape, the runtime's answer
+                          to out-of-range inputs (exception text + its log lines), program tensor
+                          shape_dynamism, and per payload the external values' dims and the
+                          shape-carrying nodes (StaticReshape new_shape, pad, slice, concat, ...)
+  The ETDumps/Inspector (and bundled case 0 = the ETRecord's representative input) are at the
+  shape `etdump_shape` (neither the export shape nor the upper bound); input<i>.npy/output<i>.npy
+  stay at the export shape; bundled case 1 is the export-shape input.
 """
 from __future__ import annotations
 
@@ -308,9 +325,219 @@ def xnn_nhwc_softmax() -> Dict[str, Any]:
                        "differs from eager; an executor that follows the payload must match ExecuTorch")
 
 
+# --------------------------------------------------------------------------- dynamic-shape models
+# A dynamic spec carries, besides model/family:
+#   dynamic_shapes   passed to torch.export.export (a tuple, one entry per input)
+#   export_shapes    the input shapes torch.export traces with (stored input<i>.npy, seed 1)
+#   shapes           extra input shapes, run by ExecuTorch's runtime -> <n>.shape<k>.input/output<i>.npy
+#   etdump_shape     index k into `shapes`: the ETDump/Inspector run (bundled case 0) is at that
+#                    shape, neither the export shape nor the upper bound
+#   oversize         [(label, input shapes)] past an upper bound (or otherwise out of range):
+#                    what ExecuTorch's runtime answers is recorded; `store_oversize` keeps the
+#                    first one as <n>.oversize.input<i>.npy
+# Inputs: randn with seed + 1000 * i for input i; shape k uses seed SHAPE_SEED + k.
+
+SHAPE_SEED = 50
+
+
+def _dyn(model: nn.Module, family: str, export_shapes, dynamic_shapes, shapes, etdump_shape: int,
+         oversize, **kw) -> Dict[str, Any]:
+    def make(seed: int, shp=None) -> Tuple[torch.Tensor, ...]:
+        return tuple(randn(seed + 1000 * i, *s) for i, s in enumerate(shp or export_shapes))
+    assert all(len(s) == len(export_shapes) for s in shapes)
+    assert shapes[etdump_shape] != export_shapes
+    return dict(model=model, family=family, inputs=make, make_inputs=make, export_shapes=export_shapes,
+                dynamic_shapes=dynamic_shapes, shapes=shapes, etdump_shape=etdump_shape,
+                oversize=oversize, **kw)
+
+
+def xnn_dyn_mlp() -> Dict[str, Any]:
+    B = torch.export.Dim("batch", min=1, max=16)
+    return _dyn(_bf16_rounded(Mlp()), "dynamic batch MLP: Linear(64,128), ReLU, Linear(128,10); input [batch, 64]",
+                [(4, 64)], ({0: B},), [[(1, 64)], [(7, 64)], [(16, 64)]], 1,
+                [("batch 17 (upper bound 16 + 1)", [(17, 64)]),
+                 ("batch 0 (below the export min 1)", [(0, 64)]),
+                 ("static dim changed: [3, 32] (numel within capacity)", [(3, 32)])],
+                store_oversize=True)
+
+
+class DynCnn(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 16, 3, padding=1)
+        self.head = nn.Linear(16, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.adaptive_avg_pool2d(self.conv2(x), 1)
+        return self.head(torch.flatten(x, 1))   # flatten: view_copy with a symbolic size -> portable
+
+
+def xnn_dyn_cnn() -> Dict[str, Any]:
+    B = torch.export.Dim("batch", min=1, max=3)
+    H = torch.export.Dim("h", min=16, max=48)
+    W = torch.export.Dim("w", min=16, max=48)
+    m = _bf16_rounded(_calibrate_bn(DynCnn(), (4, 3, 32, 32)))
+    return _dyn(m, "fp32 CNN, dynamic batch, H and W (separate dims): Conv2d(3,8)+BatchNorm2d (calibrated, "
+                   "fused)+ReLU, max_pool2d(2) (floor: odd H/W), Conv2d(8,16), adaptive_avg_pool2d(1), flatten "
+                   "(symbolic view_copy: portable), Linear(16,10)",
+                [(2, 3, 32, 32)], ({0: B, 2: H, 3: W},),
+                [[(1, 3, 16, 16)], [(2, 3, 24, 40)], [(2, 3, 33, 17)], [(3, 3, 48, 48)]], 1,
+                [("batch 4 (upper bound 3 + 1)", [(4, 3, 48, 48)]),
+                 ("W 96 > 48 with numel within capacity: [1, 3, 16, 96]", [(1, 3, 16, 96)]),
+                 ("H 49 (upper bound 48 + 1), batch 3", [(3, 3, 49, 48)])])
+
+
+class DynAttention(nn.Module):
+    """Pre-LN transformer block written by hand, reshapes with a literal -1 for the sequence dim
+    (so ExecuTorch delegates them: XNNStaticReshape with new_shape 0 there). LayerNorm is portable."""
+
+    def __init__(self, d: int = 32, heads: int = 4) -> None:
+        super().__init__()
+        self.d, self.h, self.hd = d, heads, d // heads
+        self.ln1 = nn.LayerNorm(d)
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
+        self.ln2 = nn.LayerNorm(d)
+        self.ff1 = nn.Linear(d, 64)
+        self.ff2 = nn.Linear(64, d)
+        self.head = nn.Linear(d, 8)
+
+    def _heads(self, t: torch.Tensor) -> torch.Tensor:      # [1, T, d] -> [h, T, hd]
+        return t.view(1, -1, self.h, self.hd).permute(0, 2, 1, 3).contiguous().view(self.h, -1, self.hd)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        n = self.ln1(x)
+        q, k, v = self._heads(self.q(n)), self._heads(self.k(n)), self._heads(self.v(n))
+        a = torch.softmax(torch.bmm(q, k.transpose(1, 2)) * (self.hd ** -0.5), dim=-1)   # [h, T, T]
+        y = torch.bmm(a, v).view(1, self.h, -1, self.hd).permute(0, 2, 1, 3).contiguous().view(1, -1, self.d)
+        x = x + self.o(y)
+        x = x + self.ff2(F.gelu(self.ff1(self.ln2(x))))
+        return self.head(x)
+
+
+def xnn_dyn_transformer() -> Dict[str, Any]:
+    T = torch.export.Dim("seq", min=2, max=32)
+    return _dyn(_bf16_rounded(DynAttention()),
+                "hand-written pre-LN transformer block, dynamic sequence length: LayerNorm (portable), "
+                "q/k/v Linear, view(1,-1,4,8)/permute/contiguous/view(4,-1,8) (delegated reshapes with a "
+                "dynamic dim), bmm, scale, softmax, bmm, view/permute/view back, out Linear, residual add, "
+                "LayerNorm, Linear+GELU+Linear, residual, Linear(32,8) head; input [1, seq, 32]",
+                [(1, 12, 32)], ({1: T},), [[(1, 2, 32)], [(1, 5, 32)], [(1, 17, 32)], [(1, 32, 32)]], 1,
+                [("seq 33 (upper bound 32 + 1)", [(1, 33, 32)])])
+
+
+class DynEncoder(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+        self.head = nn.Linear(32, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.enc(x))
+
+
+def xnn_dyn_encoder() -> Dict[str, Any]:
+    T = torch.export.Dim("seq", min=2, max=32)
+    return _dyn(_bf16_rounded(DynEncoder()),
+                "nn.TransformerEncoder (1 layer, d_model 32, 4 heads, ff 64, batch_first, eval, no mask) + "
+                "Linear(32,8), dynamic sequence length: the attention's views have symbolic sizes, so they "
+                "stay portable (view_copy, select_copy, expand_copy, ...) between many small delegates",
+                [(1, 12, 32)], ({1: T},), [[(1, 3, 32)], [(1, 20, 32)], [(1, 32, 32)]], 0,
+                [("seq 33 (upper bound 32 + 1)", [(1, 33, 32)])])
+
+
+def xnn_dyn_dqlinear() -> Dict[str, Any]:
+    B = torch.export.Dim("batch", min=1, max=4)
+    T = torch.export.Dim("rows", min=1, max=8)
+    return _dyn(Mlp(), "pt2e dynamically quantized MLP (as xnn_dqlinear) on a 3-d input [batch, rows, 64], "
+                       "batch and rows dynamic: get_symmetric_quantization_config(is_per_channel=True, "
+                       "is_dynamic=True), prepare_pt2e/convert_pt2e on an export with the same dynamic_shapes",
+                [(2, 6, 64)], ({0: B, 1: T},), [[(1, 1, 64)], [(3, 5, 64)], [(4, 8, 64)]], 1,
+                [("rows 9 (upper bound 8 + 1)", [(4, 9, 64)])], quant="dynamic")
+
+
+def xnn_dyn_partial() -> Dict[str, Any]:
+    B = torch.export.Dim("batch", min=1, max=8)
+    return _dyn(_bf16_rounded(Partial()), "partially delegated (as xnn_partial), dynamic batch: Conv2d+ReLU "
+                "(XNNPACK) | flatten (symbolic view_copy), cumsum, div (portable) | Linear+tanh (XNNPACK) | flip "
+                "(portable) | Linear (XNNPACK) | argmax (portable); outputs logits and argmax (int64)",
+                [(3, 3, 16, 16)], ({0: B},), [[(1, 3, 16, 16)], [(2, 3, 16, 16)], [(8, 3, 16, 16)]], 1,
+                [("batch 9 (upper bound 8 + 1)", [(9, 3, 16, 16)])])
+
+
+class DynConv1d(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv1d(8, 8, 3, padding=1)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor):
+        a = F.relu(self.conv(torch.cat([x, y], dim=1)))           # cat channels, Conv1d [1, 8, L]
+        b = F.pad(a[:, 2:6, :], (1, 2), value=0.5)                 # slice (portable), pad -> [1, 4, L+3]
+        c = torch.sigmoid(b) * torch.tanh(b) + F.hardtanh(b, -0.5, 0.5)
+        return c, torch.softmax(c, dim=-1)
+
+
+def xnn_dyn_conv1d() -> Dict[str, Any]:
+    L = torch.export.Dim("len", min=8, max=64)
+    return _dyn(_bf16_rounded(DynConv1d()),
+                "two inputs [1, 4, len] sharing one dynamic length: cat on channels, Conv1d(8,8,3,p1) (as a "
+                "2-d conv between static reshapes with a dynamic dim), ReLU, slice on channels (portable: "
+                "XNNPACK slice takes no dynamic shapes), constant pad (1, 2) value 0.5, sigmoid*tanh + "
+                "hardtanh, softmax over the dynamic dim; 2 outputs",
+                [(1, 4, 16), (1, 4, 16)], ({2: L}, {2: L}),
+                [[(1, 4, 8), (1, 4, 8)], [(1, 4, 23), (1, 4, 23)], [(1, 4, 64), (1, 4, 64)]], 1,
+                [("len 65 (upper bound 64 + 1)", [(1, 4, 65), (1, 4, 65)]),
+                 ("the two inputs' lengths differ: 20 and 24", [(1, 4, 20), (1, 4, 24)])])
+
+
+class DynOps4d(nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor):
+        a = torch.cat([x, y], dim=0)                               # batch b1 + b2
+        b = F.pad(a[:, 1:3], (1, 1, 2, 0), value=0.25)             # slice (portable), pad [.., 2, 10, 10]
+        u = F.interpolate(b, scale_factor=2.0, mode="bilinear", align_corners=False)  # portable (dynamic)
+        g = F.avg_pool2d(u, 2)
+        m = g.mean(dim=(2, 3), keepdim=True)
+        return torch.maximum(g - m, g * 0.1), u
+
+
+def xnn_dyn_ops4d() -> Dict[str, Any]:
+    B1 = torch.export.Dim("b1", min=1, max=4)
+    B2 = torch.export.Dim("b2", min=1, max=4)
+    return _dyn(DynOps4d(), "no weights, two inputs with independent dynamic batch: cat on batch (output batch "
+                            "b1+b2), slice (portable), constant pad, bilinear upsample x2 (portable: XNNPACK "
+                            "takes no dynamic output size), avg_pool2d, mean over H,W keepdim, sub, mul, "
+                            "maximum; 2 outputs",
+                [(2, 4, 8, 8), (3, 4, 8, 8)], ({0: B1}, {0: B2}),
+                [[(1, 4, 8, 8), (1, 4, 8, 8)], [(1, 4, 8, 8), (2, 4, 8, 8)], [(4, 4, 8, 8), (1, 4, 8, 8)],
+                 [(4, 4, 8, 8), (4, 4, 8, 8)]], 1,
+                [("b2 5 (upper bound 4 + 1)", [(1, 4, 8, 8), (5, 4, 8, 8)])])
+
+
+class DynPair(nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor):
+        s = torch.bmm(x, y.transpose(1, 2))                        # [2, T, T]
+        return torch.softmax(s, -1), torch.cat([x, y], dim=2)      # [2, T, T], [2, T, 16]
+
+
+def xnn_dyn_pair() -> Dict[str, Any]:
+    T = torch.export.Dim("t", min=1, max=16)
+    return _dyn(DynPair(), "no weights, one payload: bmm(x, y^T) with a dynamic dim on both sides of the "
+                           "product ([2, t, 8] x [2, 8, t] -> [2, t, t]), softmax, cat on the last dim",
+                [(2, 5, 8), (2, 5, 8)], ({1: T}, {1: T}),
+                [[(2, 1, 8), (2, 1, 8)], [(2, 9, 8), (2, 9, 8)], [(2, 16, 8), (2, 16, 8)]], 1,
+                [("t 17 (upper bound 16 + 1)", [(2, 17, 8), (2, 17, 8)])])
+
+
+DYNAMIC_MODELS = (xnn_dyn_mlp, xnn_dyn_cnn, xnn_dyn_transformer, xnn_dyn_encoder, xnn_dyn_dqlinear,
+                  xnn_dyn_partial, xnn_dyn_conv1d, xnn_dyn_ops4d, xnn_dyn_pair)
+
+
 MODELS: Dict[str, Callable[[], Dict[str, Any]]] = {f.__name__: f for f in (
     xnn_cnn, xnn_mobilenet_v3_small, xnn_transformer, xnn_qcnn, xnn_dqlinear, xnn_partial,
-    xnn_ops_mix, xnn_ops_more, xnn_convt, xnn_4bit, xnn_fp16, xnn_nhwc_softmax)}
+    xnn_ops_mix, xnn_ops_more, xnn_convt, xnn_4bit, xnn_fp16, xnn_nhwc_softmax) + DYNAMIC_MODELS}
 
 
 # --------------------------------------------------------------------------- XNNPACK payloads
@@ -416,16 +643,213 @@ def _quantize(spec: Dict[str, Any], model: nn.Module, ex: Tuple[Any, ...]) -> Tu
     dynamic = q == "dynamic"
     quantizer = XNNPACKQuantizer().set_global(
         get_symmetric_quantization_config(is_per_channel=True, is_dynamic=dynamic))
-    gm = prepare_pt2e(torch.export.export(model, ex).module(), quantizer)
+    dyn = spec.get("dynamic_shapes")
+    gm = prepare_pt2e(torch.export.export(model, ex, dynamic_shapes=dyn).module(), quantizer)
     with torch.no_grad():
         for s in CALIBRATION_SEEDS:
             gm(*spec["inputs"](s))
     gm = convert_pt2e(gm)
-    return gm, ["torch.export.export(model, inputs).module()",
+    return gm, [f"torch.export.export(model, inputs{', dynamic_shapes=DYN' if dyn else ''}).module()",
                 "prepare_pt2e(gm, XNNPACKQuantizer().set_global(get_symmetric_quantization_config("
                 f"is_per_channel=True{', is_dynamic=True' if dynamic else ''})))",
                 f"{len(CALIBRATION_SEEDS)} calibration batches (input seeds {CALIBRATION_SEEDS[0]}.."
                 f"{CALIBRATION_SEEDS[-1]})", "convert_pt2e(gm)"]
+
+
+# --------------------------------------------------------------------------- dynamic shapes
+
+
+def _dim_words(dynamic_shapes) -> List[str]:
+    """The dynamic_shapes spec in words: one line per dynamic dim."""
+    words = []
+    for i, spec in enumerate(dynamic_shapes):
+        for d, dim in sorted((spec or {}).items()):
+            words.append(f"input {i} dim {d}: Dim({dim.__name__!r}, min={dim.min}, max={dim.max})")
+    names = Counter(w.split("Dim(")[1].split(",")[0] for w in words)
+    for n, c in names.items():
+        if c > 1:
+            words.append(f"Dim {n} is shared by {c} dims: those sizes must be equal")
+    return words
+
+
+def _call_capturing_stderr(fn):
+    """fn() with file descriptor 2 redirected: ExecuTorch's runtime logs (ET_LOG) go to stderr.
+    Returns (result or None, exception or None, the log lines)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tf:
+        os.dup2(tf.fileno(), 2)
+        res = err = None
+        try:
+            res = fn()
+        except Exception as e:  # noqa: BLE001
+            err = e
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+        tf.seek(0)
+        text = tf.read().decode("utf-8", "replace")
+    lines = [ln for ln in text.splitlines() if ln.strip() and "cpuinfo" not in ln]
+    return res, err, lines
+
+
+def _sha(t: torch.Tensor) -> str:
+    return hashlib.sha256(np.ascontiguousarray(t.detach().numpy()).tobytes()).hexdigest()
+
+
+def _run_dynamic(name: str, spec: Dict[str, Any], pte: bytes, eager: nn.Module, ex, got, out: Path,
+                 ep) -> Dict[str, Any]:
+    """ExecuTorch's runtime at every extra shape (fresh loads, 1 thread), one module through all the
+    shapes in turn, and what it answers for the out-of-range inputs."""
+    from common import runtime_method_facts
+    from executorch.extension.pybindings import portable_lib
+
+    portable_lib._unsafe_reset_threadpool(THREADS)
+    load = lambda: portable_lib._load_for_executorch_from_buffer(pte)  # noqa: E731
+    make = spec["make_inputs"]
+    rc = {}
+    for sym, r in ep.range_constraints.items():
+        rc[str(sym)] = [int(r.lower) if r.lower.is_integer else str(r.lower),
+                        int(r.upper) if r.upper.is_integer else str(r.upper)]
+    d: Dict[str, Any] = {
+        "dynamic_shapes": _dim_words(spec["dynamic_shapes"]),
+        "exported_range_constraints": rc,
+        "export_shape": {"inputs": _shapes(list(ex)), "input_files": [f"{name}.input{i}.npy" for i in range(len(ex))],
+                         "outputs": _shapes(got), "seed": INPUT_SEEDS[0]},
+        "input_seeds": f"shape k: randn with seed {SHAPE_SEED} + k (+ 1000 * i for input i); export shape: "
+                       f"seed {INPUT_SEEDS[0]} (+ 1000 * i)",
+        "method_meta": runtime_method_facts(load())["forward"],
+        "method_meta_note": "MethodMeta sizes are the program's tensor sizes: the upper bounds",
+        "etdump_shape_index": spec["etdump_shape"],
+        "bundled_program_cases": [
+            f"case 0: shape {spec['etdump_shape']} (= {name}.shape{spec['etdump_shape']}.input<i>.npy); the "
+            "ETRecord's representative input, the Inspector's AOT reference run; the ETDumps are at it too",
+            f"case 1: the export shape (= {name}.input<i>.npy)"],
+    }
+    shapes, outs_by_k = [], {}
+    for k, shp in enumerate(spec["shapes"]):
+        inp = make(SHAPE_SEED + k, shp)
+        o = list(load().run_method("forward", tuple(inp)))
+        outs_by_k[k] = o
+        for i, t in enumerate(inp):
+            save_npy(out / f"{name}.shape{k}.input{i}.npy", t)
+        for i, t in enumerate(o):
+            save_npy(out / f"{name}.shape{k}.output{i}.npy", t)
+        with torch.no_grad():
+            ref = _flat(eager(*inp))
+        shapes.append({"k": k, "inputs": _shapes(list(inp)), "outputs": _shapes(o),
+                       "input_files": [f"{name}.shape{k}.input{i}.npy" for i in range(len(inp))],
+                       "output_files": [f"{name}.shape{k}.output{i}.npy" for i in range(len(o))],
+                       "seed": SHAPE_SEED + k, "max_abs_diff_vs_eager": _max_diff(o, ref),
+                       "is_etdump_shape": k == spec["etdump_shape"]})
+    d["shapes"] = shapes
+    # One loaded method through every shape, growing and shrinking: same bits as fresh loads?
+    order = ["export"] + list(range(len(spec["shapes"]))) + ["export"] + list(reversed(range(len(spec["shapes"]))))
+    mod = load()
+    same = []
+    for k in order:
+        inp = ex if k == "export" else make(SHAPE_SEED + k, spec["shapes"][k])
+        ref = got if k == "export" else outs_by_k[k]
+        o = list(mod.run_method("forward", tuple(inp)))
+        same.append(all(a.shape == b.shape and torch.equal(a, b) for a, b in zip(o, ref)))
+    d["one_module_all_shapes"] = {"order": order, "bit_identical_to_fresh_load": same}
+    # Out of range.
+    over = []
+    for j, (label, shp) in enumerate(spec.get("oversize", [])):
+        inp = make(SHAPE_SEED + 100 + j, shp)
+        mod = load()
+        res, err, lines = _call_capturing_stderr(lambda: list(mod.run_method("forward", tuple(inp))))
+        e: Dict[str, Any] = {"label": label, "inputs": _shapes(list(inp)), "seed": SHAPE_SEED + 100 + j,
+                             "stderr": lines}
+        if err is not None:
+            e["exception"] = {"type": type(err).__name__, "text": str(err)}
+        else:
+            e["exception"] = None
+            e["outputs"] = _shapes(res)
+            try:
+                with torch.no_grad():
+                    e["max_abs_diff_vs_eager"] = _max_diff(res, _flat(eager(*inp)))
+            except Exception as ee:  # noqa: BLE001
+                e["eager_error"] = repr(ee)[:300]
+        # The same loaded method afterwards, at the ETDump shape.
+        k = spec["etdump_shape"]
+        res2, err2, lines2 = _call_capturing_stderr(
+            lambda: list(mod.run_method("forward", tuple(make(SHAPE_SEED + k, spec["shapes"][k])))))
+        e["then_same_module_at_shape"] = {
+            "k": k, "exception": None if err2 is None else str(err2), "stderr": lines2,
+            "bit_identical_to_fresh_load": None if res2 is None else
+            all(torch.equal(a, b) for a, b in zip(res2, outs_by_k[k]))}
+        if j == 0 and spec.get("store_oversize"):
+            e["input_files"] = [f"{name}.oversize.input{i}.npy" for i in range(len(inp))]
+            for i, t in enumerate(inp):
+                save_npy(out / f"{name}.oversize.input{i}.npy", t)
+        over.append(e)
+    d["out_of_range"] = over
+    d["_outputs"] = outs_by_k
+    return d
+
+
+def _program_tensor_dynamism(prog) -> Dict[str, Any]:
+    """sizes and shape_dynamism of the plan's inputs, outputs and delegate-call arguments."""
+    from executorch.exir.schema import DelegateCall, Tensor as STensor
+    plan = prog.execution_plan[0]
+
+    def t(i: int) -> Dict[str, Any]:
+        v = plan.values[i].val
+        if not isinstance(v, STensor):
+            return {"value_index": i, "type": type(v).__name__}
+        return {"value_index": i, "sizes": list(v.sizes), "shape_dynamism": v.shape_dynamism.name,
+                "scalar_type": v.scalar_type.name, "planned": v.allocation_info is not None}
+
+    calls = []
+    for ch in plan.chains:
+        for ins in ch.instructions:
+            a = ins.instr_args
+            if isinstance(a, DelegateCall):
+                calls.append({"delegate_index": a.delegate_index, "args": [t(i) for i in a.args]})
+    counts = Counter(v.val.shape_dynamism.name for v in plan.values if isinstance(v.val, STensor))
+    return {"inputs": [t(i) for i in plan.inputs], "outputs": [t(i) for i in plan.outputs],
+            "delegate_calls": calls, "tensor_shape_dynamism_counts": dict(sorted(counts.items()))}
+
+
+SHAPE_NODES = ("XNNStaticReshape", "XNNStaticSlice", "XNNStaticConstantPad", "XNNStaticResizeBilinear2D",
+               "XNNStaticTranspose", "XNNConcatenate2", "XNNConcatenate3", "XNNConcatenate4",
+               "XNNConcatenate5", "XNNGlobalAvgPooling2d")
+
+
+def _xnngraph_dynamic_facts(graph: Dict[str, Any], k: int) -> Dict[str, Any]:
+    """What a payload says about shapes: external values' dims and flags, and the shape-carrying
+    nodes (reshape new_shape, slice, pad, ...) with their input/output value dims."""
+    vals = [v["xvalue_union"]["tensor_value"] if v["xvalue_union_type"] == "XNNQuantizedTensorValue"
+            else v["xvalue_union"] for v in graph.get("xvalues", [])]
+
+    def vdesc(i: int) -> Dict[str, Any]:
+        v = vals[i]
+        return {"id": i, "dims": v.get("dims", []), "flags": v.get("flags", 0),
+                "external_id": v.get("external_id"), "datatype": v["datatype"]}
+
+    ext = sorted(set(graph.get("input_ids", [])) | set(graph.get("output_ids", [])))
+    nodes = []
+    for pos, n in enumerate(graph.get("xnodes", [])):
+        if n["xnode_union_type"] in SHAPE_NODES:
+            u = n["xnode_union"]
+            e = {"node": pos, "kind": n["xnode_union_type"],
+                 **{f: u[f] for f in ("new_shape", "num_dims", "perm", "offsets", "sizes", "pre_paddings",
+                                      "post_paddings", "axis", "new_height", "new_width", "flags") if f in u}}
+            ins = [u[f] for f in ("input_id", "input1_id", "input2_id", "input3_id", "input4_id", "input5_id")
+                   if f in u and u[f] != 0xFFFFFFFF]
+            e["input_dims"] = [vals[i].get("dims", []) for i in ins]
+            e["output_dims"] = vals[u["output_id"]].get("dims", [])
+            nodes.append(e)
+    return {"delegate_index": k,
+            "external_values": [vdesc(i) for i in ext],
+            "value_flags_counts": {str(f): c for f, c in sorted(Counter(v.get("flags", 0) for v in vals).items())},
+            "node_flags_nonzero": [{"node": p, "kind": n["xnode_union_type"], "flags": n["xnode_union"]["flags"]}
+                                   for p, n in enumerate(graph.get("xnodes", []))
+                                   if n["xnode_union"].get("flags", 0)],
+            "shape_nodes": nodes}
 
 
 def export_one(name: str, out: Path) -> Dict[str, Any]:
@@ -450,8 +874,10 @@ def export_one(name: str, out: Path) -> Dict[str, Any]:
         float_model = copy.deepcopy(model)
         eager, qcalls = _quantize(spec, model, ex)
         calls += qcalls
-    ep = torch.export.export(eager, ex)
-    calls.append("ep = torch.export.export(model, inputs)")
+    dyn = spec.get("dynamic_shapes")
+    ep = torch.export.export(eager, ex, dynamic_shapes=dyn)
+    calls.append("ep = torch.export.export(model, inputs, dynamic_shapes=DYN)  # DYN: see 'dynamic'"
+                 if dyn else "ep = torch.export.export(model, inputs)")
     part = spec.get("partitioner", XnnpackPartitioner)()
     edge = to_edge_transform_and_lower(ep, partitioner=[part], generate_etrecord=True)
     calls.append(f"to_edge_transform_and_lower(ep, partitioner=[{spec.get('partitioner_call', 'XnnpackPartitioner()')}], "
@@ -463,8 +889,13 @@ def export_one(name: str, out: Path) -> Dict[str, Any]:
 
     # Bundled program (expected = eager) and the ETRecord with its representative inputs.
     cases = []
-    for s in INPUT_SEEDS:
-        inp = inputs(s)
+    if dyn:
+        et_k = spec["etdump_shape"]
+        et_inputs = spec["make_inputs"](SHAPE_SEED + et_k, spec["shapes"][et_k])
+        case_inputs = [et_inputs, ex]
+    else:
+        case_inputs = [inputs(s) for s in INPUT_SEEDS]
+    for inp in case_inputs:
         with torch.no_grad():
             cases.append(MethodTestCase(inputs=list(inp), expected_outputs=_flat(eager(*inp))))
     bp = BundledProgram(et, [MethodTestSuite(method_name="forward", test_cases=cases)])
@@ -506,6 +937,8 @@ def export_one(name: str, out: Path) -> Dict[str, Any]:
         with torch.no_grad():
             meta["max_abs_diff_vs_float_model"] = _max_diff(got, _flat(float_model(*ex)))
         meta["max_abs_ref"] = [float(r.abs().max()) for r in ref]
+
+    dyn_info = _run_dynamic(name, spec, pte, eager, ex, got, out, ep) if dyn else None
 
     # The program and its XNNPACK payloads.
     facts = program_facts(pte)
@@ -556,6 +989,10 @@ def export_one(name: str, out: Path) -> Dict[str, Any]:
                                            "graph": graph})
         payloads.append(pf)
     meta["xnnpack_payloads"] = payloads
+    if dyn:
+        dyn_info["program_tensors"] = _program_tensor_dynamism(prog)
+        dyn_info["xnngraph"] = [_xnngraph_dynamic_facts(
+            json.loads((out / p["graph_json"]).read_text())["graph"], k) for k, p in enumerate(payloads)]
     meta["xnnpack_header_layout"] = HEADER_LAYOUT
 
     # ETDump (delegate profiling events from the XNNPACK profiler) and the Inspector.
@@ -570,8 +1007,18 @@ def export_one(name: str, out: Path) -> Dict[str, Any]:
 
     from inspect_tools import etdump_to_dict
     try:
-        info = run_with_etdump(load, ex, out, name, runs=ETDUMP_RUNS, log=log)
-        info.pop("runtime_outputs", None)
+        info = run_with_etdump(load, et_inputs if dyn else ex, out, name, runs=ETDUMP_RUNS, log=log)
+        et_outs = info.pop("runtime_outputs", None)
+        if dyn:
+            info["run_at"] = {"shape_index": et_k, "inputs": _shapes(list(et_inputs)),
+                              "input_files": [f"{name}.shape{et_k}.input{i}.npy" for i in range(len(et_inputs))],
+                              "note": "ETDump, debug buffer, profile ETDump and Inspector are at this shape "
+                                      "(bundled case 0 = the ETRecord's representative input), not at the "
+                                      "export shape nor the upper bound",
+                              "outputs_sha256_equal_shape_outputs": [
+                                  o.get("sha256") == hashlib.sha256(np.ascontiguousarray(
+                                      t.numpy()).tobytes()).hexdigest()
+                                  for o, t in zip(et_outs or [], dyn_info["_outputs"][et_k])]}
         with_debug = True
     except subprocess.CalledProcessError as e:
         # fp16: the ETDump written with a debug buffer does not decode with the wheel's flatc
@@ -583,7 +1030,7 @@ def export_one(name: str, out: Path) -> Dict[str, Any]:
         with_debug = False
         mod = load(enable_etdump=True, debug_buffer_size=0)
         for _ in range(ETDUMP_RUNS):
-            mod.run_method("forward", tuple(ex))
+            mod.run_method("forward", tuple(et_inputs if dyn else ex))
         mod.write_etdump_result_to_file(str(out / f"{name}.etdp"))
         shutil.copyfile(out / f"{name}.etdp", out / f"{name}.profile.etdp")
         d = etdump_to_dict(out / f"{name}.etdp")
@@ -615,6 +1062,9 @@ def export_one(name: str, out: Path) -> Dict[str, Any]:
         "aot_reference_graph": insp.get("aot_reference_graph"), "aot_error": insp.get("aot_error"),
     }
     meta["etdump"] = info
+    if dyn:
+        dyn_info.pop("_outputs")
+        meta["dynamic"] = dyn_info
     meta["log"] = log_lines
     write_json(out / f"{name}.json", meta)
     return meta
@@ -657,12 +1107,23 @@ KEEP_AOT = tuple(f"{m}.aot_intermediates" for m in
                  ("xnn_cnn", "xnn_transformer", "xnn_nhwc_softmax", "xnn_ops_more", "xnn_partial", "xnn_convt"))
 # ExecuTorch's JSON decodes go into the archive whatever their size (they compress ~10x).
 ARCHIVE_SUFFIXES = (".etdump.json", ".inspector.json")
+# The dynamic-shape models (xnn_dyn_*) are packed apart, into their own fixture directory
+# (--pack-dynamic): `--pack` leaves them out, so the static directory stays as it was.
+DYNAMIC_PREFIX = "xnn_dyn_"
+DYNAMIC_ARCHIVE = "xnnpack_dynamic.tar.xz"
+DYNAMIC_KEEP_AOT = tuple(f"{m}.aot_intermediates" for m in ("xnn_dyn_cnn", "xnn_dyn_transformer"))
+# Size budget (~2 MB for the directory): the ETRecords, bundled programs, debug buffers, AOT
+# intermediates and profile-only ETDumps of the dynamic models go into the archive too.
+DYNAMIC_ARCHIVE_SUFFIXES = ARCHIVE_SUFFIXES + (".etrecord", ".bpte", ".debug.bin", ".aot_intermediates.ptd",
+                                               ".aot_intermediates.json", ".profile.etdp")
 
 
-def pack(work: Path, dest: Path) -> None:
-    """Copy small files raw, put big ones (and the JSON decodes) into dest/xnnpack.tar.xz; write
+def pack(work: Path, dest: Path, archive: str = ARCHIVE, dynamic: bool = False,
+         keep_aot: Tuple[str, ...] = KEEP_AOT, archive_suffixes: Tuple[str, ...] = ARCHIVE_SUFFIXES) -> None:
+    """Copy small files raw, put big ones (and the JSON decodes) into dest/<archive>; write
     dest/index.json (size, sha256, archive per file). Files sharing weights (<n>.pte, .bpte,
-    .etrecord) sit next to each other in name order, inside xz's window."""
+    .etrecord) sit next to each other in name order, inside xz's window. dynamic: pack the
+    xnn_dyn_* models only (else every other model)."""
     import shutil
     work, dest = work.resolve(), dest.resolve()
     dest.mkdir(parents=True, exist_ok=True)
@@ -671,24 +1132,29 @@ def pack(work: Path, dest: Path) -> None:
             old.unlink()
     files = sorted(p for p in work.iterdir()
                    if p.is_file() and not p.name.startswith(".") and
-                   (not p.name.endswith(EXCLUDE_SUFFIXES) or p.name.startswith(KEEP_AOT)))
-    big = [p.name for p in files if p.stat().st_size > RAW_LIMIT or p.name.endswith(ARCHIVE_SUFFIXES)]
+                   p.name.startswith(DYNAMIC_PREFIX) == dynamic and
+                   (not p.name.endswith(EXCLUDE_SUFFIXES) or p.name.startswith(keep_aot)))
+    big = [p.name for p in files if p.stat().st_size > RAW_LIMIT or p.name.endswith(archive_suffixes)]
     index = {}
     for p in files:
         index[p.name] = {"size": p.stat().st_size, "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
-                         "archive": ARCHIVE if p.name in big else None}
+                         "archive": archive if p.name in big else None}
         if p.name not in big:
             shutil.copyfile(p, dest / p.name)
     if big:
         env = dict(os.environ, XZ_OPT="-9e")
         subprocess.run(["tar", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner",
-                        "--format=gnu", "-cJf", str(dest / ARCHIVE), *big], cwd=work, check=True, env=env)
+                        "--format=gnu", "-cJf", str(dest / archive), *big], cwd=work, check=True, env=env)
     (dest / "index.json").write_text(json.dumps(index, indent=1) + "\n")
 
 
 def main() -> None:
     if sys.argv[1] == "--pack":
         pack(Path(sys.argv[2]), Path(sys.argv[3]))
+        return
+    if sys.argv[1] == "--pack-dynamic":
+        pack(Path(sys.argv[2]), Path(sys.argv[3]), archive=DYNAMIC_ARCHIVE, dynamic=True,
+             keep_aot=DYNAMIC_KEEP_AOT, archive_suffixes=DYNAMIC_ARCHIVE_SUFFIXES)
         return
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
