@@ -218,7 +218,7 @@ TEST_CASE("etscope debug keeps its run for inspect and the viewer with --etdump 
 TEST_CASE("etscope debug reports the numeric gap per node inside XNNPACK delegates", "[cli][gap][xnnpack]") {
   const std::string store = etscope::testing::temp_dir("debug_xnnpack") + "/runs.sqlite";
   auto debug = [&](const std::string& name) {
-    const std::string base = "xnnpack/" + name;
+    const std::string base = name.find('/') == std::string::npos ? "xnnpack/" + name : name;
     return run_etscope("debug " + fixture(base + ".pte") + " --etrecord " + fixture(base + ".etrecord") + " --aot-intermediates " +
                        fixture(base + ".aot_intermediates.ptd") + " --store " + store);
   };
@@ -256,4 +256,18 @@ TEST_CASE("etscope debug reports the numeric gap per node inside XNNPACK delegat
   CHECK(gaps[0] > 100);
   CHECK(gaps[1] > 100);
   CHECK(gaps[2] < 20);
+  // Programs exported with dynamic shapes, run at a shape below their bounds (the ETRecord's
+  // representative inputs): the logged node outputs have the run's sizes.
+  auto dyn = debug("xnnpack_dynamic/xnn_dyn_cnn");
+  INFO(dyn.err);
+  REQUIRE(dyn.exit_code == 0);
+  CHECK_THAT(dyn.out, Catch::Contains("AOT reference vs runtime: 5 rows"));
+  CHECK_THAT(dyn.out, Catch::Contains("f32[2,8,24,40]"));
+  CHECK_THAT(dyn.out, Catch::Contains("first divergence (SNR < 40): none of 5 operators"));
+  auto dyn_tr = debug("xnnpack_dynamic/xnn_dyn_transformer");
+  INFO(dyn_tr.err);
+  REQUIRE(dyn_tr.exit_code == 0);
+  CHECK_THAT(dyn_tr.out, Catch::Contains("AOT reference vs runtime: 29 rows"));
+  CHECK_THAT(dyn_tr.out, Catch::Contains(" 6            view_1                   6                                  6                f32[4,5,8]"));
+  CHECK_THAT(dyn_tr.out, Catch::Contains("first divergence (SNR < 40): none of 29 operators"));
 }

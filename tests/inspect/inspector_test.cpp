@@ -178,6 +178,15 @@ TEST_CASE("inspector matches ExecuTorch's Inspector on ExecuTorch's dumps of the
   }
 }
 
+TEST_CASE("inspector matches ExecuTorch's Inspector on the dynamic-shape XNNPACK programs", "[inspector][conformance][xnnpack]") {
+  // Dumps ExecuTorch took at a shape below the upper bounds (tests/fixtures/executorch/xnnpack_dynamic):
+  // debug tensors have the run's sizes.
+  for (const char* model : {"xnn_dyn_mlp", "xnn_dyn_cnn", "xnn_dyn_transformer", "xnn_dyn_encoder", "xnn_dyn_dqlinear",
+                            "xnn_dyn_partial", "xnn_dyn_conv1d", "xnn_dyn_ops4d", "xnn_dyn_pair"}) {
+    check_against_reference(model, "", "xnnpack_dynamic");
+  }
+}
+
 TEST_CASE("inspector matches ExecuTorch's Inspector on cifar10", "[inspector][conformance]") {
   check_against_reference("cifar10", "");
   check_against_reference("cifar10", ".program_outputs");

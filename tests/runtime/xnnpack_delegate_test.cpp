@@ -176,12 +176,13 @@ TEST_CASE("xnnpack payloads with any byte flipped or cut load cleanly or fail wi
 
 namespace {
 
-std::vector<std::string> xnnpack_models() {
+// The programs of a fixture directory (xnnpack/ or xnnpack_dynamic/), as "dir/name".
+std::vector<std::string> xnnpack_models(const std::string& dir = "xnnpack") {
   std::vector<std::string> names;
-  const nlohmann::json index = load_json(fixture("xnnpack/index.json"));
+  const nlohmann::json index = load_json(fixture(dir + "/index.json"));
   for (auto it = index.begin(); it != index.end(); ++it) {
     const std::string& file = it.key();
-    if (file.size() > 4 && file.compare(file.size() - 4, 4, ".pte") == 0) names.push_back(file.substr(0, file.size() - 4));
+    if (file.size() > 4 && file.compare(file.size() - 4, 4, ".pte") == 0) names.push_back(dir + "/" + file.substr(0, file.size() - 4));
   }
   return names;
 }
@@ -193,16 +194,52 @@ bool exists(const std::string& path) {
   return true;
 }
 
+// Sets a method's inputs from `<prefix>.input<i>.npy`.
+void set_inputs(rt::Method& m, const std::string& prefix) {
+  for (size_t i = 0; i < m.num_inputs(); ++i) {
+    NpyArray in = must(read_npy(fixture(prefix + ".input" + std::to_string(i) + ".npy")));
+    REQUIRE(m.set_input(i, in.data, in.shape).ok());
+  }
+}
+
 // Loads `forward` of a fixture program (Program kept alive by the caller) with its stored inputs.
 std::unique_ptr<rt::Method> load_fixture(const Program& p, const std::string& base, rt::EventTracer* tracer = nullptr) {
   rt::MethodOptions mo;
   mo.tracer = tracer;
   auto m = must(rt::Method::load(p, "forward", mo));
-  for (size_t i = 0; i < m->num_inputs(); ++i) {
-    NpyArray in = must(read_npy(fixture(base + ".input" + std::to_string(i) + ".npy")));
-    REQUIRE(m->set_input(i, in.data, in.shape).ok());
-  }
+  set_inputs(*m, base);
   return m;
+}
+
+// The method's outputs against ExecuTorch's `<prefix>.output<o>.npy`: same dtype and shape, f32
+// within 1e-4 relative (+1e-5 absolute); f16 within a few units in the last place (XNNPACK
+// accumulates in f16, etscope in f32 rounded to f16 after each node).
+void check_outputs(const rt::Method& m, const std::string& prefix) {
+  for (size_t o = 0; o < m.num_outputs(); ++o) {
+    NpyArray want = must(read_npy(fixture(prefix + ".output" + std::to_string(o) + ".npy")));
+    const rt::TensorImpl& got = *m.output(o).tensor;
+    REQUIRE(got.dtype() == want.dtype);
+    REQUIRE(std::vector<int64_t>(got.sizes().begin(), got.sizes().end()) == want.shape);
+    const bool half = got.dtype() == ScalarType::kHalf;
+    const double rtol = half ? 4e-3 : 1e-4, atol = half ? 1e-3 : 1e-5;
+    size_t bad = 0;
+    double worst = 0;
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      const double g = element_as_double(got.dtype(), static_cast<const uint8_t*>(got.data()), static_cast<size_t>(i));
+      const double w = element_as_double(want.dtype, want.data.data(), static_cast<size_t>(i));
+      worst = std::max(worst, std::abs(g - w));
+      if (!(std::abs(g - w) <= atol + rtol * std::abs(w))) ++bad;
+    }
+    INFO(prefix << " output " << o << ": max abs error " << worst);
+    CHECK(bad == 0);
+  }
+}
+
+// Executes the method and checks its outputs against `<prefix>.output<o>.npy`.
+void execute_and_check(rt::Method& m, const std::string& prefix) {
+  Status s = m.execute();
+  if (!s.ok()) FAIL(prefix << ": " << s.error().message());
+  check_outputs(m, prefix);
 }
 
 }  // namespace
@@ -210,40 +247,59 @@ std::unique_ptr<rt::Method> load_fixture(const Program& p, const std::string& ba
 TEST_CASE("xnnpack fixtures run and match ExecuTorch's XNNPACK outputs", "[xnnpack][runtime][fixtures]") {
   const std::vector<std::string> models = xnnpack_models();
   REQUIRE(models.size() >= 10);
-  for (const std::string& name : models) {
-    INFO(name);
-    const std::string base = "xnnpack/" + name;
+  for (const std::string& base : models) {
+    INFO(base);
     Program p = must(PteReader::open(fixture(base + ".pte")));
     auto m = load_fixture(p, base);
-    Status s = m->execute();
-    if (!s.ok()) FAIL(s.error().message());
-    for (size_t o = 0; o < m->num_outputs(); ++o) {
-      NpyArray want = must(read_npy(fixture(base + ".output" + std::to_string(o) + ".npy")));
-      const rt::TensorImpl& got = *m->output(o).tensor;
-      REQUIRE(got.dtype() == want.dtype);
-      REQUIRE(std::vector<int64_t>(got.sizes().begin(), got.sizes().end()) == want.shape);
-      // f32 within 1e-4 relative (+1e-5 absolute); f16 outputs within a few units in the last
-      // place (XNNPACK accumulates in f16, etscope in f32 rounded to f16 after each node).
-      const bool half = got.dtype() == ScalarType::kHalf;
-      const double rtol = half ? 4e-3 : 1e-4, atol = half ? 1e-3 : 1e-5;
-      size_t bad = 0;
-      double worst = 0;
-      for (int64_t i = 0; i < got.numel(); ++i) {
-        const double g = element_as_double(got.dtype(), static_cast<const uint8_t*>(got.data()), static_cast<size_t>(i));
-        const double w = element_as_double(want.dtype, want.data.data(), static_cast<size_t>(i));
-        worst = std::max(worst, std::abs(g - w));
-        if (!(std::abs(g - w) <= atol + rtol * std::abs(w))) ++bad;
-      }
-      INFO("output " << o << ": max abs error " << worst);
-      CHECK(bad == 0);
-    }
+    execute_and_check(*m, base);
   }
 }
 
+// Programs exported with dynamic shapes (XNNPACK graphs declared at their upper bounds): one
+// loaded method runs at every shape ExecuTorch ran, smaller and larger in turn and back to the
+// first, and matches ExecuTorch's outputs each time; an input above the bound is refused.
+TEST_CASE("xnnpack dynamic-shape fixtures match ExecuTorch at every shape", "[xnnpack][runtime][fixtures][dynamic]") {
+  const std::vector<std::string> models = xnnpack_models("xnnpack_dynamic");
+  REQUIRE(models.size() >= 4);
+  size_t shapes_run = 0;
+  for (const std::string& base : models) {
+    INFO(base);
+    Program p = must(PteReader::open(fixture(base + ".pte")));
+    auto m = load_fixture(p, base);
+    execute_and_check(*m, base);
+    for (int k = 0; exists(fixture(base + ".shape" + std::to_string(k) + ".input0.npy")); ++k) {
+      const std::string prefix = base + ".shape" + std::to_string(k);
+      set_inputs(*m, prefix);
+      execute_and_check(*m, prefix);
+      ++shapes_run;
+    }
+    set_inputs(*m, base);
+    execute_and_check(*m, base);
+    if (exists(fixture(base + ".oversize.input0.npy"))) {
+      bool refused = false;
+      std::string message;
+      for (size_t i = 0; i < m->num_inputs() && !refused; ++i) {
+        NpyArray in = must(read_npy(fixture(base + ".oversize.input" + std::to_string(i) + ".npy")));
+        Status st = m->set_input(i, in.data, in.shape);
+        if (!st.ok()) refused = true, message = st.error().message();
+      }
+      if (!refused) {
+        Status st = m->execute();
+        refused = !st.ok();
+        if (refused) message = st.error().message();
+      }
+      CHECK(refused);
+      CHECK(message.find('\n') == std::string::npos);
+    }
+  }
+  CHECK(shapes_run >= 2 * models.size());
+}
+
 TEST_CASE("xnnpack fixtures record the delegate events ExecuTorch's runtime records", "[xnnpack][etdump][fixtures]") {
-  for (const std::string& name : xnnpack_models()) {
-    INFO(name);
-    const std::string base = "xnnpack/" + name;
+  std::vector<std::string> models = xnnpack_models();
+  for (const std::string& d : xnnpack_models("xnnpack_dynamic")) models.push_back(d);
+  for (const std::string& base : models) {
+    INFO(base);
     const std::string theirs_path = exists(fixture(base + ".profile.etdp")) ? fixture(base + ".profile.etdp") : fixture(base + ".etdp");
     Program p = must(PteReader::open(fixture(base + ".pte")));
     etdump::EtDumpWriter writer({});
