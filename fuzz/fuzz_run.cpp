@@ -1,6 +1,6 @@
 // run: loads a (mutated) program under a 64 MiB memory limit, sets every tensor input to bytes
 // of one, and executes each method twice: what `etscope run --ones` does with a stranger's
-// program. Programs that load must execute or fail with an error, never touch foreign memory.
+// program; dynamic inputs are then shrunk and grown again. Programs that load must execute or fail with an error, never touch foreign memory.
 #include <vector>
 
 #include "etscope/formats/pte_reader.h"
@@ -26,6 +26,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!ready) continue;
     for (int k = 0; k < 2; ++k) {
       if (!m.execute().ok()) break;
+    }
+    // Dynamic inputs: run again with the first, then the last, dimension halved (the shapes a
+    // delegate must propagate, or refuse), then at the full shape once more.
+    std::vector<std::vector<int64_t>> full(m.num_inputs());
+    for (size_t i = 0; i < m.num_inputs(); ++i) {
+      const etscope::rt::EValue& v = m.input(i);
+      if (v.tag != etscope::rt::Tag::kTensor || v.tensor == nullptr || !v.tensor->dynamic()) continue;
+      full[i].assign(v.tensor->sizes().begin(), v.tensor->sizes().end());
+    }
+    for (int variant = 0; variant < 3; ++variant) {
+      bool changed = false;
+      for (size_t i = 0; i < m.num_inputs(); ++i) {
+        if (full[i].empty()) continue;
+        const etscope::rt::EValue& v = m.input(i);
+        std::vector<int64_t> sizes = full[i];
+        if (variant < 2) {
+          int64_t& d = variant == 0 ? sizes.front() : sizes.back();
+          d = (d + 1) / 2;
+        }
+        int64_t n = 1;
+        for (int64_t d : sizes) n *= d;
+        const std::vector<uint8_t> ones(static_cast<size_t>(n) * v.tensor->element_size(), 1);
+        changed |= m.set_input(i, ones, sizes).ok();
+      }
+      if (changed) (void)m.execute();
     }
   }
   return 0;

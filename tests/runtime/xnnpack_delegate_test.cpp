@@ -295,6 +295,38 @@ TEST_CASE("xnnpack dynamic-shape fixtures match ExecuTorch at every shape", "[xn
   CHECK(shapes_run >= 2 * models.size());
 }
 
+// Shapes within the bounds that the graph cannot propagate (ExecuTorch: "Propagating input shapes
+// failed", error 0x1) are refused with one line naming the node; the method then runs a valid
+// shape again, as ExecuTorch's does.
+TEST_CASE("xnnpack dynamic graphs refuse shapes they cannot propagate and recover", "[xnnpack][runtime][dynamic]") {
+  struct Case {
+    const char* model;
+    std::vector<std::vector<int64_t>> shapes;
+    const char* says;
+  };
+  // A static dimension changed (the weights want 64 features), and two inputs that share one
+  // dynamic dimension given different lengths.
+  for (const Case& c : {Case{"xnn_dyn_mlp", {{3, 32}}, "differs from the weight's 64"},
+                        Case{"xnn_dyn_conv1d", {{1, 4, 20}, {1, 4, 24}}, "XNNPACK node"}}) {
+    INFO(c.model);
+    const std::string base = std::string("xnnpack_dynamic/") + c.model;
+    Program p = must(PteReader::open(fixture(base + ".pte")));
+    auto m = load_fixture(p, base);
+    for (size_t i = 0; i < c.shapes.size(); ++i) {
+      int64_t n = 1;
+      for (int64_t d : c.shapes[i]) n *= d;
+      std::vector<uint8_t> zeros(static_cast<size_t>(n) * 4, 0);
+      REQUIRE(m->set_input(i, zeros, c.shapes[i]).ok());
+    }
+    Status s = m->execute();
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.error().message(), Catch::Contains(c.says));
+    CHECK(s.error().message().find('\n') == std::string::npos);
+    set_inputs(*m, base + ".shape0");
+    execute_and_check(*m, base + ".shape0");
+  }
+}
+
 TEST_CASE("xnnpack fixtures record the delegate events ExecuTorch's runtime records", "[xnnpack][etdump][fixtures]") {
   std::vector<std::string> models = xnnpack_models();
   for (const std::string& d : xnnpack_models("xnnpack_dynamic")) models.push_back(d);
