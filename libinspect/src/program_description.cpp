@@ -571,6 +571,19 @@ DelegateGraphDescription describe_delegate_graph(const Program& program, const E
   }
   d.summary = "XNNPACK graph version " + g->version + ", " + std::to_string(g->nodes.size()) + " nodes, " +
               std::to_string(g->values.size()) + " values";
+  // A call with dynamic tensor arguments runs the graph at any shape within the declared ones.
+  bool dynamic = false;
+  for (const Chain& chain : plan.chains) {
+    for (const Instruction& in : chain.instructions) {
+      if (in.kind != InstructionKind::kDelegateCall || in.delegate_index != static_cast<int32_t>(delegate_index)) continue;
+      for (int32_t a : in.args) {
+        if (a < 0 || static_cast<size_t>(a) >= plan.values.size()) continue;
+        const Value& v = plan.values[static_cast<size_t>(a)];
+        dynamic |= v.kind == ValueKind::kTensor && v.tensor.dynamism != ShapeDynamism::kStatic;
+      }
+    }
+  }
+  if (dynamic) d.summary += ", dynamic shapes (values declared at their upper bounds)";
   for (size_t i = 0; i < g->nodes.size(); ++i) {
     const xnn::Node& n = g->nodes[i];
     DelegateNodeRow row;

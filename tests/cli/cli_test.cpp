@@ -484,6 +484,11 @@ TEST_CASE("etscope pte --delegates lists each XNNPACK node with its values and q
                            Catch::Contains("in: v1 f32[1,32,32,3], v2 f32[16,3,3,3] const, v4 f32[16] const") &&
                            Catch::Contains("kernel 3x3 stride 1x1 pad [1,1,1,1] dilation 1x1 groups 1 (3->16) range [0, inf]"));
   CHECK_THAT(text.out, Catch::Contains("out: v5 f32[1,16,32,32] out#1"));
+  CHECK_THAT(text.out, !Catch::Contains("dynamic shapes"));
+  // A program exported with a dynamic sequence length: the listing says its shapes are bounds.
+  auto dyn = run_etscope("pte --delegates " + etscope::testing::fixture("xnnpack_dynamic/xnn_dyn_transformer.pte"));
+  CHECK_THAT(dyn.out, Catch::Contains("22 nodes, 33 values, dynamic shapes (values declared at their upper bounds)"));
+  CHECK_THAT(dyn.out, Catch::Contains("shape [1,0,4,8]"));
   auto q = run_etscope("pte --delegates --format json " + etscope::testing::fixture("xnnpack/xnn_qcnn.pte"));
   REQUIRE(q.exit_code == 0);
   const auto j = nlohmann::json::parse(q.out);

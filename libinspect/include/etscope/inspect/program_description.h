@@ -161,7 +161,8 @@ struct DelegateNodeRow {
 struct DelegateGraphDescription {
   size_t index = 0;
   std::string backend;
-  /// "XNNPACK graph version 0, 3 nodes, 6 values"; empty when the payload is not read.
+  /// "XNNPACK graph version 0, 3 nodes, 6 values" (+ ", dynamic shapes (values declared at their
+  /// upper bounds)" when a call passes dynamic tensors); empty when the payload is not read.
   std::string summary;
   /// The payload's one-line error, or "etscope does not read this backend's payload".
   std::string error;
