@@ -2,6 +2,7 @@
 // kernels against ExecuTorch's XNNPACK outputs, the ETDump's delegate events against the ones
 // ExecuTorch's runtime recorded, and hostile payloads (every byte flipped, truncations).
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -324,6 +325,50 @@ TEST_CASE("xnnpack dynamic graphs refuse shapes they cannot propagate and recove
     CHECK(s.error().message().find('\n') == std::string::npos);
     set_inputs(*m, base + ".shape0");
     execute_and_check(*m, base + ".shape0");
+  }
+}
+
+// pt2e int8 programs where rounding ties decide (tests/fixtures/executorch/xnnpack_quantized):
+// integer layers, XNNPACK's fixed-point add and its mean must round exactly as XNNPACK does, or
+// one-step differences grow layer by layer (a float emulation is up to 22 steps off).
+TEST_CASE("xnnpack int8 programs round as XNNPACK does", "[xnnpack][runtime][quantized]") {
+  struct Case {
+    const char* model;
+    double steps;  // allowed difference, in output quantization steps
+  };
+  for (const Case& c : {Case{"xnnq_resnet_block", 0}, Case{"xnnq_mbv2_pool", 0}, Case{"xnnq_mixed", 1}}) {
+    INFO(c.model);
+    const std::string base = std::string("xnnpack_quantized/") + c.model;
+    Program p = must(PteReader::open(fixture(base + ".pte")));
+    auto m = load_fixture(p, base);
+    Status s = m->execute();
+    if (!s.ok()) FAIL(s.error().message());
+    NpyArray want = must(read_npy(fixture(base + ".output0.npy")));
+    const rt::TensorImpl& got = *m->output(0).tensor;
+    REQUIRE(got.dtype() == ScalarType::kFloat);
+    REQUIRE(static_cast<size_t>(got.numel()) * 4 == want.data.size());
+    // The output's step: the smallest gap between distinct values ExecuTorch produced.
+    std::vector<float> w(static_cast<size_t>(got.numel()));
+    std::memcpy(w.data(), want.data.data(), want.data.size());
+    std::vector<float> sorted = w;
+    std::sort(sorted.begin(), sorted.end());
+    double step = 1e30;
+    for (size_t i = 1; i < sorted.size(); ++i) {
+      if (sorted[i] != sorted[i - 1]) step = std::min(step, static_cast<double>(sorted[i] - sorted[i - 1]));
+    }
+    size_t differ = 0;
+    double worst = 0;
+    for (size_t i = 0; i < w.size(); ++i) {
+      const float g = got.data_as<float>()[i];
+      differ += g != w[i];
+      worst = std::max(worst, std::abs(static_cast<double>(g) - w[i]));
+    }
+    INFO("differ " << differ << " of " << w.size() << ", max " << worst << ", step " << step);
+    if (c.steps == 0) {
+      CHECK(differ == 0);
+    } else {
+      CHECK(worst <= c.steps * step * 1.001);
+    }
   }
 }
 

@@ -1,4 +1,5 @@
-// XNNPACK delegate execution. Sections: [shapes] [load: checks per node] [load] [kernels] [execute]
+// XNNPACK delegate execution. Sections: [shapes] [load: checks per node] [load] [kernels]
+// [integer layers] [execute]
 //
 // Layout conventions are XNNPACK's: images are NHWC; convolution filters are OHWI (output
 // channels, kernel rows, kernel columns, input channels of the group), depthwise filters 1HWO,
@@ -34,9 +35,13 @@ constexpr int kMaxRank = 6;
 struct Shape {
   int rank = 0;
   int64_t d[kMaxRank] = {};
+  // Saturates at INT64_MAX: shapes propagated from a hostile graph's attributes may not fit, and
+  // a saturated count never fits a value's declared elements.
   int64_t numel() const {
     int64_t n = 1;
-    for (int i = 0; i < rank; ++i) n *= d[i];
+    for (int i = 0; i < rank; ++i) {
+      if (__builtin_mul_overflow(n, d[i], &n)) return INT64_MAX;
+    }
     return n;
   }
   bool operator==(const Shape& o) const { return rank == o.rank && std::equal(d, d + rank, o.d); }
@@ -92,8 +97,29 @@ int64_t deconv_out(int64_t in, uint32_t pad_a, uint32_t pad_b, uint32_t kernel, 
 }
 
 struct Scratch {
-  size_t floats = 0;  // im2col / temporaries
-  size_t gemm = 0;    // bytes of GEMM workspace
+  size_t floats = 0;   // im2col / temporaries
+  size_t doubles = 0;  // the same for integer-exact quantized convolutions
+  size_t gemm = 0;     // bytes of GEMM workspace
+};
+
+// A quantized convolution or fully connected layer computed as XNNPACK computes it: integer
+// products summed exactly (in doubles, which hold any int8 x int8 sum of this size), plus the
+// int32 bias, then requantized in float: acc * (input scale * filter scale / output scale),
+// rounded to nearest even, clamped, plus the output zero point.
+struct QuantizedLayer {
+  float in_scale = 1;
+  int32_t in_zero = 0;
+  float out_scale = 1;
+  int32_t out_zero = 0;
+  float qmin = -128, qmax = 127;       // the output range, fused activation included
+  std::vector<double> weights;         // integer filter values, the float filter's layout
+  std::vector<double> bias;            // integer bias per output channel (0 without one)
+  std::vector<float> scale;            // requantization scale per output channel
+  // Add: XNNPACK's fixed-point form, out = (rounding + a * a_mult + b * b_mult) >> shift
+  // (a and b less their zero points), with multipliers of 21 bits at most.
+  float a_scale = 1, b_scale = 1;
+  int32_t a_mult = 0, b_mult = 0, rounding = 0;
+  uint32_t shift = 0;
 };
 
 }  // namespace
@@ -123,7 +149,15 @@ struct XnnpackDelegate::Impl {
   std::vector<int> consumers;             // per value: how many node inputs read it
   std::vector<uint32_t> reads, writes;    // DelegateCall argument positions
   std::vector<float> scratch;
+  std::vector<double> qscratch;
   std::vector<uint8_t> gemm_workspace;
+  std::vector<int32_t> quantized_of_node;  // per node: index into quantized, or -1
+  std::vector<QuantizedLayer> quantized;
+  /// True when node n is a convolution or fully connected layer with int8 activations per tensor
+  /// and int8 filters (per tensor or per channel): it runs in integers.
+  bool integer_layer(const Node& n) const;
+  Status plan_quantized(size_t i);
+  void run_quantized(const Node& n, const QuantizedLayer& q);
 
   // Intermediate outputs for the debug buffer: the last node carrying each edge-graph debug handle
   // logs its output under that handle, in the edge graph's (logical) dimension order: `order[v]`
@@ -400,6 +434,7 @@ Status XnnpackDelegate::Impl::check_node(size_t i, Scratch* scratch) {
         if (want.d[1] < 1 || want.d[2] < 1) return bad(i, "its window does not fit the padded input");
       }
       ETSCOPE_TRY(expect_out(want));
+      if (n.kind == NodeKind::kDepthwiseConv2d && integer_layer(n)) scratch->doubles = std::max<size_t>(scratch->doubles, *cout);
       if (n.kind == NodeKind::kConv2d) {
         // The im2col matrix and a group's result: sizes come from the file, so overflow-checked.
         const uint64_t m = static_cast<uint64_t>(want.d[1] * want.d[2]);
@@ -407,9 +442,10 @@ Status XnnpackDelegate::Impl::check_node(size_t i, Scratch* scratch) {
         const auto col = checked::mul(m, k), res = checked::mul(m, c.group_out);
         const auto floats = col && res ? checked::add(*col, *res) : std::nullopt;
         if (!floats || *floats > (uint64_t{1} << 60)) return bad(i, "its im2col buffer size overflows");
-        scratch->floats = std::max<size_t>(scratch->floats, static_cast<size_t>(*floats));
+        const bool exact = integer_layer(n);
+        (exact ? scratch->doubles : scratch->floats) = std::max<size_t>(exact ? scratch->doubles : scratch->floats, static_cast<size_t>(*floats));
         scratch->gemm = std::max(scratch->gemm, kernels::gemm_workspace_bytes(static_cast<int64_t>(m), c.group_out,
-                                                                               static_cast<int64_t>(k), 4));
+                                                                               static_cast<int64_t>(k), exact ? 8 : 4));
       }
       return ok_status();
     }
@@ -427,7 +463,10 @@ Status XnnpackDelegate::Impl::check_node(size_t i, Scratch* scratch) {
       Shape want = x;
       want.d[want.rank - 1] = nout;
       ETSCOPE_TRY(expect_out(want));
-      scratch->gemm = std::max(scratch->gemm, kernels::gemm_workspace_bytes(x.numel() / std::max<int64_t>(k, 1), nout, k, 4));
+      const bool exact = integer_layer(n);
+      const int64_t rows = x.numel() / std::max<int64_t>(k, 1);
+      scratch->gemm = std::max(scratch->gemm, kernels::gemm_workspace_bytes(rows, nout, k, exact ? 8 : 4));
+      if (exact) scratch->doubles = std::max<size_t>(scratch->doubles, static_cast<size_t>(x.numel() + want.numel()));
       return ok_status();
     }
     case NodeKind::kBatchMatMul: {
@@ -785,7 +824,7 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
                                                  " asks for the old form of run-time quantization (dq_datatype), not executed yet");
     }
   }
-  std::vector<uint8_t> staged(nv, 0);  // f16 graph inputs and outputs: through float buffers
+  std::vector<uint8_t> staged(nv, 0);  // f16 and int8 graph inputs and outputs: through float buffers
   // The DelegateCall's arguments: each graph input or output is the argument its external id
   // names, a tensor with the graph's bytes (in its dim order, as XNNPACK receives it).
   for (const std::vector<int32_t>* list : {&g.inputs, &g.outputs}) {
@@ -800,11 +839,16 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
       const TensorImpl& t = *a->tensor;
       const bool f32 = v.type == ElementType::kF32 && t.dtype() == ScalarType::kFloat;
       const bool f16 = v.type == ElementType::kF16 && t.dtype() == ScalarType::kHalf;
-      if (!f32 && !f16) {
+      // Quantized tensors the program passes as they are (e.g. a quantized constant): int8 for
+      // qint8, uint8 for quint8, with the value's per-tensor parameters.
+      const bool q8 = v.quant.kind == xnn::Quantization::Kind::kPerTensor &&
+                      ((v.type == ElementType::kQInt8 && t.dtype() == ScalarType::kChar) ||
+                       (v.type == ElementType::kQUInt8 && t.dtype() == ScalarType::kByte));
+      if (!f32 && !f16 && !q8) {
         return Error(ErrorCode::kNotSupported, what + ": " + xnn::to_string(v.type) + " graph value for a " + scalar_type_name(t.dtype()) +
-                                                   " tensor; etscope passes f32 and f16 tensors to XNNPACK graphs only so far");
+                                                   " tensor; etscope passes f32, f16 and per-tensor int8 tensors to XNNPACK graphs only so far");
       }
-      if (f16) staged[static_cast<size_t>(vi)] = 1;
+      if (f16 || q8) staged[static_cast<size_t>(vi)] = 1;
       if (t.dim() > kMaxRank) return Error(ErrorCode::kCorrupt, what + ": rank above 6");
       const Shape physical = physical_shape(t);
       if (!same_elements(physical, impl->shapes[static_cast<size_t>(vi)])) {
@@ -861,7 +905,15 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     if (!sum) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
     bytes = *sum;
   }
-  const auto total = checked::add(bytes, uint64_t{scratch.floats} * 4 + scratch.gemm);
+  // Layers that run in integers keep their filters as integer-valued doubles too.
+  for (const Node& n : g.nodes) {
+    if (!impl->integer_layer(n) || n.kind == NodeKind::kAdd || n.kind == NodeKind::kGlobalAvgPool2d) continue;
+    const auto b = checked::mul(g.values[static_cast<size_t>(n.inputs[1])].numel, 8);
+    const auto sum = b ? checked::add(bytes, *b) : std::nullopt;
+    if (!sum) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
+    bytes = *sum;
+  }
+  const auto total = checked::add(bytes, uint64_t{scratch.floats} * 4 + uint64_t{scratch.doubles} * 8 + scratch.gemm);
   if (!total) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
   bytes = *total;
   ETSCOPE_TRY(reserve(bytes, where + ": XNNPACK delegate buffers"));
@@ -875,7 +927,12 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     impl->data[v] = impl->owned[v].data();
   }
   impl->scratch.resize(scratch.floats);
+  impl->qscratch.resize(scratch.doubles);
   impl->gemm_workspace.resize(scratch.gemm);
+  impl->quantized_of_node.assign(g.nodes.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (impl->integer_layer(g.nodes[i])) ETSCOPE_TRY(impl->plan_quantized(i));
+  }
   impl->plan_logging(args);
   return std::unique_ptr<XnnpackDelegate>(new XnnpackDelegate(std::move(impl)));
 }
@@ -1073,6 +1130,263 @@ void binary_broadcast(const Shape& sa, const float* a, const Shape& sb, const fl
 float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [integer layers]
+
+namespace {
+
+bool per_tensor_int8(const xnn::TensorValue& v) {
+  return (v.type == ElementType::kQInt8 || v.type == ElementType::kQUInt8) && v.quant.kind == xnn::Quantization::Kind::kPerTensor;
+}
+
+// The dimension of a layer's filter that indexes output channels.
+size_t output_channel_axis(const Node& n) {
+  if (n.kind == NodeKind::kDepthwiseConv2d) return 3;
+  if (n.kind == NodeKind::kFullyConnected && (n.flags & kFlagTransposeB) != 0) return 1;
+  return 0;
+}
+
+// XNNPACK's quantization of a float bound into an int8 (uint8) range.
+float quantized_bound(float x, float scale, int32_t zero, float lo, float hi) {
+  if (std::isnan(x)) return lo;
+  const float q = x / scale + static_cast<float>(zero);
+  return std::min(std::max(std::nearbyint(std::min(std::max(q, lo), hi)), lo), hi);
+}
+
+}  // namespace
+
+bool XnnpackDelegate::Impl::integer_layer(const Node& n) const {
+  if (n.kind == NodeKind::kGlobalAvgPool2d) {
+    if (n.inputs.size() != 1 || n.outputs.size() != 1) return false;
+    const xnn::TensorValue& a = graph.values[static_cast<size_t>(n.inputs[0])];
+    const xnn::TensorValue& o = graph.values[static_cast<size_t>(n.outputs[0])];
+    return per_tensor_int8(a) && per_tensor_int8(o) && a.type == o.type;
+  }
+  if (n.kind == NodeKind::kAdd) {
+    if (n.inputs.size() != 2 || n.outputs.size() != 1) return false;
+    const xnn::TensorValue& a = graph.values[static_cast<size_t>(n.inputs[0])];
+    const xnn::TensorValue& b = graph.values[static_cast<size_t>(n.inputs[1])];
+    const xnn::TensorValue& o = graph.values[static_cast<size_t>(n.outputs[0])];
+    if (!per_tensor_int8(a) || !per_tensor_int8(b) || !per_tensor_int8(o) || a.type != o.type || b.type != o.type) return false;
+    // XNNPACK's fixed-point form needs input-to-output scale ratios in [2^-10, 2^8).
+    for (const xnn::TensorValue* v : {&a, &b}) {
+      const float r = v->quant.scale / o.quant.scale;
+      if (!(r >= 0x1.0p-10f && r < 0x1.0p+8f)) return false;
+    }
+    return true;
+  }
+  if (n.kind != NodeKind::kConv2d && n.kind != NodeKind::kDepthwiseConv2d && n.kind != NodeKind::kFullyConnected) return false;
+  if (n.inputs.size() < 3 || n.outputs.size() != 1 || n.inputs[1] < 0) return false;
+  const xnn::TensorValue& in = graph.values[static_cast<size_t>(n.inputs[0])];
+  const xnn::TensorValue& out = graph.values[static_cast<size_t>(n.outputs[0])];
+  const xnn::TensorValue& w = graph.values[static_cast<size_t>(n.inputs[1])];
+  if (!per_tensor_int8(in) || !per_tensor_int8(out) || in.type != out.type || !w.is_constant) return false;
+  using K = xnn::Quantization::Kind;
+  const bool weights_ok = (w.type == ElementType::kQInt8 && w.quant.kind == K::kPerTensor) ||
+                          (w.type == ElementType::kQCInt8 && w.quant.kind == K::kPerChannel && w.quant.axis == output_channel_axis(n));
+  if (!weights_ok) return false;
+  if (n.inputs[2] >= 0) {
+    const xnn::TensorValue& b = graph.values[static_cast<size_t>(n.inputs[2])];
+    const bool bias_ok = b.is_constant && ((b.type == ElementType::kQInt32 && b.quant.kind == K::kPerTensor) ||
+                                           (b.type == ElementType::kQCInt32 && b.quant.kind == K::kPerChannel));
+    if (!bias_ok) return false;
+  }
+  return true;
+}
+
+// Integer filter and bias values and per-channel requantization scales of node i (checked by
+// check_node and integer_layer: constants that hold their whole tensor, one scale per channel).
+Status XnnpackDelegate::Impl::plan_quantized(size_t i) {
+  const Node& n = graph.nodes[i];
+  const xnn::TensorValue& in = graph.values[static_cast<size_t>(n.inputs[0])];
+  const xnn::TensorValue& out = graph.values[static_cast<size_t>(n.outputs[0])];
+  QuantizedLayer q;
+  q.in_scale = in.quant.scale;
+  q.in_zero = in.quant.zero_point;
+  q.out_scale = out.quant.scale;
+  q.out_zero = out.quant.zero_point;
+  const bool u8 = out.type == ElementType::kQUInt8;
+  const float lo = u8 ? 0.0f : -128.0f, hi = u8 ? 255.0f : 127.0f;
+  q.qmin = quantized_bound(n.output_min, q.out_scale, q.out_zero, lo, hi);
+  q.qmax = quantized_bound(n.output_max, q.out_scale, q.out_zero, lo, hi);
+  if (n.kind == NodeKind::kGlobalAvgPool2d) {
+    q.a_scale = in.quant.scale;
+    quantized_of_node[i] = static_cast<int32_t>(quantized.size());
+    quantized.push_back(std::move(q));
+    return ok_status();
+  }
+  if (n.kind == NodeKind::kAdd) {
+    const xnn::TensorValue& b = graph.values[static_cast<size_t>(n.inputs[1])];
+    q.a_scale = in.quant.scale;
+    q.b_scale = b.quant.scale;
+    const float ra = in.quant.scale / q.out_scale, rb = b.quant.scale / q.out_scale;
+    int exponent = 0;
+    std::frexp(std::max(ra, rb), &exponent);  // max in [2^(exponent-1), 2^exponent)
+    q.shift = static_cast<uint32_t>(20 - (exponent - 1));
+    q.a_mult = static_cast<int32_t>(std::nearbyint(std::ldexp(ra, static_cast<int>(q.shift))));
+    q.b_mult = static_cast<int32_t>(std::nearbyint(std::ldexp(rb, static_cast<int>(q.shift))));
+    q.rounding = int32_t{1} << (q.shift - 1);
+    quantized_of_node[i] = static_cast<int32_t>(quantized.size());
+    quantized.push_back(std::move(q));
+    return ok_status();
+  }
+  const xnn::TensorValue& w = graph.values[static_cast<size_t>(n.inputs[1])];
+  const size_t axis = output_channel_axis(n);
+  const size_t channels = static_cast<size_t>(w.shape.at(axis));
+  q.weights.resize(static_cast<size_t>(w.numel));
+  const int32_t wzero = w.quant.kind == xnn::Quantization::Kind::kPerTensor ? w.quant.zero_point : 0;
+  for (uint64_t k = 0; k < w.numel; ++k) {
+    const int32_t raw = w.type == ElementType::kQUInt8 ? static_cast<int32_t>(w.constant[k]) : static_cast<int32_t>(static_cast<int8_t>(w.constant[k]));
+    q.weights[k] = static_cast<double>(raw - wzero);
+  }
+  q.scale.resize(channels);
+  q.bias.assign(channels, 0.0);
+  for (size_t c = 0; c < channels; ++c) {
+    const float ws = w.quant.kind == xnn::Quantization::Kind::kPerChannel ? w.quant.scales.at(c) : w.quant.scale;
+    q.scale[c] = q.in_scale * ws / q.out_scale;
+  }
+  if (n.inputs[2] >= 0) {
+    const xnn::TensorValue& b = graph.values[static_cast<size_t>(n.inputs[2])];
+    if (b.numel != channels) return bad(i, "bias size differs from the output channels");
+    for (size_t c = 0; c < channels; ++c) {
+      int32_t v;
+      std::memcpy(&v, b.constant.data() + 4 * c, 4);
+      q.bias[c] = static_cast<double>(v);
+    }
+  }
+  quantized_of_node[i] = static_cast<int32_t>(quantized.size());
+  quantized.push_back(std::move(q));
+  return ok_status();
+}
+
+void XnnpackDelegate::Impl::run_quantized(const Node& n, const QuantizedLayer& q) {
+  const float* x = data[static_cast<size_t>(n.inputs[0])];
+  float* out = data[static_cast<size_t>(n.outputs[0])];
+  const Shape& sx = in_shape(n, 0);
+  const Shape& so = out_shape(n);
+  const float inv = 1.0f / q.in_scale;
+  auto requantize = [&](double acc, size_t c) {
+    float r = static_cast<float>(acc) * q.scale[c];
+    r = std::min(std::max(r, q.qmin - static_cast<float>(q.out_zero)), q.qmax - static_cast<float>(q.out_zero));
+    return std::nearbyint(r) * q.out_scale;  // (quantized - zero point) * scale, as fake_quant stores it
+  };
+  double* ds = qscratch.data();
+  switch (n.kind) {
+    case NodeKind::kGlobalAvgPool2d: {
+      // XNNPACK's mean: the sum of the raw int8 values per image and channel, scaled in float
+      // with the zero points folded into one offset, rounded to nearest even in the output's
+      // raw range (ties fall where XNNPACK's do only there).
+      const int64_t hw = sx.d[1] * sx.d[2], C = sx.d[3];
+      const float ratio = q.a_scale / q.out_scale;
+      const float scale = ratio / static_cast<float>(hw);
+      const float offset = static_cast<float>(q.out_zero) - static_cast<float>(q.in_zero) * ratio;
+      for (int64_t b = 0; b < sx.d[0]; ++b) {
+        for (int64_t ch = 0; ch < C; ++ch) {
+          int64_t acc = 0;
+          for (int64_t p = 0; p < hw; ++p) acc += static_cast<int64_t>(std::nearbyint(x[(b * hw + p) * C + ch] * inv)) + q.in_zero;
+          const float raw = std::min(std::max(std::nearbyint(static_cast<float>(acc) * scale + offset), q.qmin), q.qmax);
+          out[b * C + ch] = (raw - static_cast<float>(q.out_zero)) * q.out_scale;
+        }
+      }
+      return;
+    }
+    case NodeKind::kAdd: {
+      const float ia = 1.0f / q.a_scale, ib = 1.0f / q.b_scale;
+      const int32_t lo = static_cast<int32_t>(q.qmin) - q.out_zero, hi = static_cast<int32_t>(q.qmax) - q.out_zero;
+      binary_broadcast(sx, x, in_shape(n, 1), data[static_cast<size_t>(n.inputs[1])], so, out, [&](float a, float b) {
+        const int32_t acc = q.rounding + static_cast<int32_t>(std::nearbyint(a * ia)) * q.a_mult +
+                            static_cast<int32_t>(std::nearbyint(b * ib)) * q.b_mult;
+        const int32_t shifted = acc >= 0 ? acc >> q.shift : ~(~acc >> q.shift);  // arithmetic shift
+        return static_cast<float>(std::min(std::max(shifted, lo), hi)) * q.out_scale;
+      });
+      return;
+    }
+    case NodeKind::kFullyConnected: {
+      const int64_t nout = so.d[so.rank - 1], k = sx.d[sx.rank - 1];
+      const int64_t rows = k > 0 ? sx.numel() / k : 0;
+      double* xi = ds;
+      double* acc = ds + sx.numel();
+      for (int64_t e = 0; e < sx.numel(); ++e) xi[e] = std::nearbyint(x[e] * inv);
+      const bool t = (n.flags & kFlagTransposeB) != 0;
+      kernels::gemm(false, !t, rows, nout, k, 1.0, xi, q.weights.data(), 0.0, acc, gemm_workspace.data());
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t o = 0; o < nout; ++o) {
+          out[r * nout + o] = requantize(acc[r * nout + o] + q.bias[static_cast<size_t>(o)], static_cast<size_t>(o));
+        }
+      }
+      return;
+    }
+    case NodeKind::kConv2d: {
+      const xnn::ConvParams& c = n.conv;
+      const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2], CO = so.d[3];
+      const int64_t kk = int64_t{c.kernel_h} * c.kernel_w * c.group_in, m = OH * OW;
+      const int64_t cg = c.group_in, og = c.group_out;
+      double* col = ds;
+      double* res = col + m * kk;
+      for (int64_t b = 0; b < sx.d[0]; ++b) {
+        const float* img = x + b * H * W * C;
+        float* dst = out + b * m * CO;
+        for (uint32_t g = 0; g < c.groups; ++g) {
+          for (int64_t oy = 0; oy < OH; ++oy) {
+            for (int64_t ox = 0; ox < OW; ++ox) {
+              double* row = col + (oy * OW + ox) * kk;
+              for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+                const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
+                for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+                  const int64_t ix = ox * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
+                  double* cell = row + (int64_t{ky} * c.kernel_w + kx) * cg;
+                  if (iy < 0 || iy >= H || ix < 0 || ix >= W) {
+                    std::fill(cell, cell + cg, 0.0);  // XNNPACK pads with the input zero point
+                  } else {
+                    const float* px = img + (iy * W + ix) * C + g * cg;
+                    for (int64_t ci = 0; ci < cg; ++ci) cell[ci] = std::nearbyint(px[ci] * inv);
+                  }
+                }
+              }
+            }
+          }
+          kernels::gemm(false, true, m, og, kk, 1.0, col, q.weights.data() + g * og * kk, 0.0, res, gemm_workspace.data());
+          for (int64_t p = 0; p < m; ++p) {
+            for (int64_t o = 0; o < og; ++o) {
+              const size_t ch = static_cast<size_t>(g * og + o);
+              dst[p * CO + static_cast<int64_t>(ch)] = requantize(res[p * og + o] + q.bias[ch], ch);
+            }
+          }
+        }
+      }
+      return;
+    }
+    case NodeKind::kDepthwiseConv2d: {
+      const xnn::ConvParams& c = n.conv;
+      const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2], CO = so.d[3];
+      const int64_t mult = c.group_out;
+      double* acc = ds;
+      for (int64_t b = 0; b < sx.d[0]; ++b) {
+        for (int64_t oy = 0; oy < OH; ++oy) {
+          for (int64_t ox = 0; ox < OW; ++ox) {
+            for (int64_t o = 0; o < CO; ++o) acc[o] = q.bias[static_cast<size_t>(o)];
+            for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+              const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
+              if (iy < 0 || iy >= H) continue;
+              for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+                const int64_t ix = ox * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
+                if (ix < 0 || ix >= W) continue;
+                const float* in = x + ((b * H + iy) * W + ix) * C;
+                const double* wk = q.weights.data() + (int64_t{ky} * c.kernel_w + kx) * CO;
+                for (int64_t o = 0; o < CO; ++o) acc[o] += std::nearbyint(in[o / mult] * inv) * wk[o];
+              }
+            }
+            float* px = out + ((b * OH + oy) * OW + ox) * CO;
+            for (int64_t o = 0; o < CO; ++o) px[o] = requantize(acc[o], static_cast<size_t>(o));
+          }
+        }
+      }
+      return;
+    }
+    default: return;
+  }
+}
 
 void XnnpackDelegate::Impl::run_node(const Node& n) {
   const float lo = n.output_min, hi = n.output_max;
@@ -1451,6 +1765,14 @@ void XnnpackDelegate::Impl::quantize_outputs(const Node& n) {
     const int64_t count = shapes[static_cast<size_t>(o)].numel();
     if (v.type == ElementType::kQInt8 || v.type == ElementType::kQUInt8) {
       const float qmin = v.type == ElementType::kQInt8 ? -128.0f : 0.0f, qmax = v.type == ElementType::kQInt8 ? 127.0f : 255.0f;
+      if (n.kind == NodeKind::kConvert) {
+        // XNNPACK converts floats by multiplying with the scale's inverse (not dividing).
+        const float inv = 1.0f / v.quant.scale, zp = static_cast<float>(v.quant.zero_point);
+        for (int64_t i = 0; i < count; ++i) {
+          out[i] = (std::min(std::max(std::nearbyint(out[i] * inv) + zp, qmin), qmax) - zp) * v.quant.scale;
+        }
+        continue;
+      }
       for (int64_t i = 0; i < count; ++i) out[i] = fake_quant(out[i], v.quant.scale, v.quant.zero_point, qmin, qmax);
     } else if (v.type == ElementType::kF16) {
       for (int64_t i = 0; i < count; ++i) out[i] = kernels::half_to_float(kernels::float_to_half(out[i]));
@@ -1498,7 +1820,7 @@ Status XnnpackDelegate::Impl::reshape(std::span<EValue* const> args) {
       return st;
     }
   }
-  if (need.floats > scratch.size() || need.gemm > gemm_workspace.size()) {
+  if (need.floats > scratch.size() || need.doubles > qscratch.size() || need.gemm > gemm_workspace.size()) {
     last_inputs.clear();
     return Error(ErrorCode::kInvalidArgument, where + ": XNNPACK graph at these input shapes needs more scratch than at its upper bounds");
   }
@@ -1542,6 +1864,17 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
           const uint16_t* h = t.data_as<uint16_t>();
           for (uint64_t k = 0; k < count; ++k) staged[k] = kernels::half_to_float(h[k]);
         }
+      } else if (v.type == ElementType::kQInt8 || v.type == ElementType::kQUInt8) {
+        // Held as the floats they stand for, as every quantized value inside the graph.
+        float* staged = m.data[static_cast<size_t>(vi)];
+        if (list == &g.inputs) {
+          const uint8_t* raw = t.data_as<uint8_t>();
+          const float zp = static_cast<float>(v.quant.zero_point);
+          for (uint64_t k = 0; k < count; ++k) {
+            const float q = v.type == ElementType::kQInt8 ? static_cast<float>(static_cast<int8_t>(raw[k])) : static_cast<float>(raw[k]);
+            staged[k] = (q - zp) * v.quant.scale;
+          }
+        }
       } else {
         m.data[static_cast<size_t>(vi)] = t.data_as<float>();
       }
@@ -1551,8 +1884,12 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
   for (size_t e = 0; e < m.event_names.size(); ++e) {
     const EventHandle h = traced ? tracer->start_delegate_event(m.event_names[e].c_str()) : kNoEvent;
     for (uint32_t i = m.event_first[e]; i < m.event_first[e + 1]; ++i) {
-      m.run_node(g.nodes[i]);
-      m.quantize_outputs(g.nodes[i]);
+      if (m.quantized_of_node[i] >= 0) {
+        m.run_quantized(g.nodes[i], m.quantized[static_cast<size_t>(m.quantized_of_node[i])]);
+      } else {
+        m.run_node(g.nodes[i]);
+        m.quantize_outputs(g.nodes[i]);
+      }
     }
     if (h != kNoEvent) tracer->end_profiling(h);
     if (tracer != nullptr && tracer->debug_level() >= DebugLevel::kIntermediateOutputs) {
@@ -1565,11 +1902,21 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
   }
   for (int32_t vi : g.outputs) {
     const xnn::TensorValue& v = g.values[static_cast<size_t>(vi)];
-    if (v.type != ElementType::kF16) continue;
-    uint16_t* h = args[v.external_id]->tensor->data_as<uint16_t>();
     const float* f = m.data[static_cast<size_t>(vi)];
     const uint64_t count = static_cast<uint64_t>(m.shapes[static_cast<size_t>(vi)].numel());
-    for (uint64_t k = 0; k < count; ++k) h[k] = kernels::float_to_half(f[k]);
+    if (v.type == ElementType::kF16) {
+      uint16_t* h = args[v.external_id]->tensor->data_as<uint16_t>();
+      for (uint64_t k = 0; k < count; ++k) h[k] = kernels::float_to_half(f[k]);
+    } else if (v.type == ElementType::kQInt8 || v.type == ElementType::kQUInt8) {
+      // Values on the output's grid (rounded after the node that wrote them): back to integers.
+      uint8_t* raw = args[v.external_id]->tensor->data_as<uint8_t>();
+      const bool s8 = v.type == ElementType::kQInt8;
+      const float lo = s8 ? -128.0f : 0.0f, hi = s8 ? 127.0f : 255.0f, zp = static_cast<float>(v.quant.zero_point);
+      for (uint64_t k = 0; k < count; ++k) {
+        const float q = std::min(std::max(std::nearbyint(f[k] / v.quant.scale) + zp, lo), hi);
+        raw[k] = s8 ? static_cast<uint8_t>(static_cast<int8_t>(q)) : static_cast<uint8_t>(q);
+      }
+    }
   }
   return ok_status();
 }
