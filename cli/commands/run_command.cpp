@@ -58,7 +58,7 @@ class RunCommand final : public Command {
     sub->add_option("--warmup", warmup_, "Untimed executions first (default 1); recorded as 'Warmup' blocks in an ETDump");
     sub->add_option("--rtol", rtol_, "Relative tolerance for --bundled (default 1e-3, as ExecuTorch's example runner)");
     sub->add_option("--atol", atol_, "Absolute tolerance for --bundled (default 1e-5)");
-    sub->add_option("--output-dir", output_dir_, "Write each tensor output as output_<i>.npy here");
+    sub->add_option("--output-dir", output_dir_, "Write each tensor output as output_<i>.npy here (bf16 as float32, which holds it exactly)");
     sub->add_option("--etdump", etdump_path_, "Record the run (load and every execution) as an ETDump trace");
     sub->add_option("--debug-buffer", debug_buffer_path_, "With --etdump: write logged tensors' bytes here (debug buffer)");
     sub->add_option("--debug-level", debug_level_, "With --debug-buffer: outputs (program outputs) or intermediate (every kernel output)")

@@ -525,3 +525,36 @@ TEST_CASE("etscope pte --kernels says before running which operators and delegat
   CHECK_THAT(run.err, Catch::Contains("missing kernels: cadence::quantize_per_tensor.out, cadence::quantized_conv2d_nchw.per_tensor_out, "
                                       "cadence::dequantize_per_tensor.out"));
 }
+
+// .npy has no bfloat16: a bf16 program's outputs are written as float32 (which holds them
+// exactly), and its inputs take float32 values that bfloat16 holds exactly, never rounding others.
+TEST_CASE("etscope run writes bf16 outputs as float32 and takes exact float32 inputs", "[cli][run]") {
+  const std::string dir = etscope::testing::fixture("bf16");
+  const std::string out_npy = etscope::testing::temp_dir("bf16_npy"), out_raw = etscope::testing::temp_dir("bf16_raw");
+  auto load = [](const std::string& path) {
+    auto r = etscope::read_npy(path);
+    if (!r.ok()) FAIL(r.error().message());
+    return std::move(r).value();
+  };
+  auto a = run_etscope("run " + dir + "/bf16_cnn.pte --iterations 1 --input " + dir + "/input0.as_f32.npy --output-dir " + out_npy);
+  INFO(a.err);
+  REQUIRE(a.exit_code == 0);
+  auto b = run_etscope("run " + dir + "/bf16_cnn.pte --iterations 1 --input " + dir + "/input0.bin --output-dir " + out_raw);
+  REQUIRE(b.exit_code == 0);
+  for (int i = 0; i < 2; ++i) {
+    const std::string name = "/output_" + std::to_string(i) + ".npy";
+    const auto got = load(out_npy + name);
+    CHECK(got.dtype == etscope::ScalarType::kFloat);
+    CHECK(got.data == load(out_raw + name).data);
+    // etscope's portable bf16 kernels agree with eager PyTorch to the bit.
+    CHECK(got.data == load(dir + "/eager_output" + std::to_string(i) + ".npy").data);
+  }
+  // A float32 value bfloat16 cannot hold: refused with one line naming the file and the element.
+  auto input = load(dir + "/input0.as_f32.npy");
+  input.data[0] ^= 1;
+  const std::string bad_path = out_npy + "/not_bf16.npy";
+  REQUIRE(etscope::write_npy(bad_path, input.dtype, input.shape, input.data).ok());
+  auto bad = run_etscope("run " + dir + "/bf16_cnn.pte --iterations 1 --input " + bad_path);
+  CHECK(bad.exit_code == 1);
+  CHECK_THAT(bad.err, Catch::Contains("not_bf16.npy: element 0") && Catch::Contains("is no bfloat16 value"));
+}

@@ -180,6 +180,33 @@ const Method& Runner::method() const { return *impl_->method; }
 double Runner::load_ms() const { return impl_->load_ms; }
 EventTracer* Runner::tracer() { return impl_->writer.get(); }
 
+namespace {
+
+// A float32 array whose every value is a bfloat16 value, as bfloat16 (the upper 16 bits).
+Result<NpyArray> narrow_to_bfloat16(NpyArray a, const std::string& path) {
+  const size_t n = a.data.size() / 4;
+  std::vector<uint8_t> out(n * 2);
+  for (size_t k = 0; k < n; ++k) {
+    uint32_t bits;
+    std::memcpy(&bits, a.data.data() + 4 * k, 4);
+    if ((bits & 0xffffu) != 0) {
+      float v;
+      std::memcpy(&v, &bits, 4);
+      return make_error(ErrorCode::kInvalidArgument,
+                        "%s: element %zu (%.9g) is no bfloat16 value, and the input is bfloat16 (.npy has no bfloat16 type: "
+                        "give float32 values that bfloat16 holds exactly, or raw bfloat16 bytes)",
+                        path.c_str(), k, static_cast<double>(v));
+    }
+    const uint16_t half = static_cast<uint16_t>(bits >> 16);
+    std::memcpy(out.data() + 2 * k, &half, 2);
+  }
+  a.data = std::move(out);
+  a.dtype = ScalarType::kBFloat16;
+  return a;
+}
+
+}  // namespace
+
 Status Runner::set_inputs_from_files(const std::vector<std::string>& paths) {
   Impl& m = *impl_;
   if (paths.size() != m.method->num_inputs()) {
@@ -199,6 +226,11 @@ Status Runner::set_inputs_from_files(const std::vector<std::string>& paths) {
     std::vector<int64_t> sizes = planned;
     if (raw.size() >= 6 && raw[0] == 0x93 && raw[1] == 'N') {
       ETSCOPE_ASSIGN_OR_RETURN(NpyArray a, parse_npy(raw, path));
+      if (a.dtype == ScalarType::kFloat && t.dtype() == ScalarType::kBFloat16) {
+        // .npy has no bfloat16: float32 values bfloat16 holds exactly (as write_outputs writes
+        // them) are taken, anything else would be rounded silently and is refused.
+        ETSCOPE_ASSIGN_OR_RETURN(a, narrow_to_bfloat16(std::move(a), path));
+      }
       if (a.dtype != t.dtype()) {
         return Error(ErrorCode::kInvalidArgument, path + ": " + shape_text(a.dtype, a.shape) + ", but input " + std::to_string(i) +
                                                       " is " + shape_text(t.dtype(), planned));
@@ -353,8 +385,21 @@ Result<size_t> Runner::write_outputs(const std::string& dir) const {
     if (v.tag != Tag::kTensor || v.tensor->data() == nullptr) continue;
     const TensorImpl& t = *v.tensor;
     const std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
-    ETSCOPE_TRY(write_npy(dir + "/output_" + std::to_string(i) + ".npy", t.dtype(), shape,
-                          {static_cast<const uint8_t*>(t.data()), t.nbytes()}));
+    const std::string path = dir + "/output_" + std::to_string(i) + ".npy";
+    if (t.dtype() == ScalarType::kBFloat16) {
+      // .npy has no bfloat16: widened to float32, which holds every bfloat16 value exactly.
+      std::vector<uint8_t> wide(static_cast<size_t>(t.numel()) * 4);
+      const uint8_t* src = static_cast<const uint8_t*>(t.data());
+      for (int64_t k = 0; k < t.numel(); ++k) {
+        uint16_t half;
+        std::memcpy(&half, src + 2 * k, 2);
+        const uint32_t bits = static_cast<uint32_t>(half) << 16;
+        std::memcpy(wide.data() + 4 * k, &bits, 4);
+      }
+      ETSCOPE_TRY(write_npy(path, ScalarType::kFloat, shape, wide));
+    } else {
+      ETSCOPE_TRY(write_npy(path, t.dtype(), shape, {static_cast<const uint8_t*>(t.data()), t.nbytes()}));
+    }
     ++written;
   }
   return written;

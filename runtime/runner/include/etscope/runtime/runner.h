@@ -79,7 +79,9 @@ class Runner {
   EventTracer* tracer();
 
   /// One file per input: .npy (dtype must match; the shape may differ within a dynamic bound) or
-  /// raw bytes in the input's dtype and planned shape. Errors name the file and both shapes.
+  /// raw bytes in the input's dtype and planned shape. Errors name the file and both shapes. A
+  /// bfloat16 input also takes a float32 .npy whose values bfloat16 holds exactly (.npy has no
+  /// bfloat16 type; write_outputs writes bfloat16 outputs that way).
   Status set_inputs_from_files(const std::vector<std::string>& paths);
   /// Floats uniform in [-1, 1), integers and bools 0 or 1, from `seed`.
   Status set_random_inputs(uint64_t seed);
@@ -100,7 +102,8 @@ class Runner {
   /// (a case index of this runner's method). Other methods are loaded on demand.
   Result<std::vector<BundledCaseResult>> check_bundled(std::optional<size_t> only, double rtol, double atol);
 
-  /// Writes each tensor output as <dir>/output_<i>.npy; returns how many.
+  /// Writes each tensor output as <dir>/output_<i>.npy (bfloat16 ones widened to float32, which
+  /// holds them exactly); returns how many.
   Result<size_t> write_outputs(const std::string& dir) const;
 
   /// Writes the ETDump (and, with a debug level, the debug buffer). A buffer or event capacity
