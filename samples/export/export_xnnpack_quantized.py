@@ -11,6 +11,7 @@ graph (the convert_pt2e module: dequantize -> float op -> quantize), counted in 
 steps, and how many global-average-pool outputs are exact rounding ties.
 
 Usage: python export_xnnpack_quantized.py OUT_DIR [name ...]
+       python export_xnnpack_quantized.py --nonfinite OUT_DIR [name ...]   (only <n>.nonfinite.output0.npy)
 Models: xnnq_resnet_block, xnnq_mbv2_pool, xnnq_mixed.
 """
 from __future__ import annotations
@@ -233,6 +234,28 @@ def _program_counts(pte: bytes) -> Dict[str, Any]:
     return {"delegate_calls": dc, "kernel_calls": dict(sorted({k: kc.count(k) for k in kc}.items()))}
 
 
+def nonfinite_input(x: torch.Tensor) -> torch.Tensor:
+    """The input with NaN at every 7th element, +inf at every 11th from 1, -inf at every 13th
+    from 2 (row-major): what int8 conversion does with values that have no integer."""
+    y = x.clone().reshape(-1)
+    y[0::7] = float("nan")
+    y[1::11] = float("inf")
+    y[2::13] = float("-inf")
+    return y.reshape(x.shape)
+
+
+def export_nonfinite(name: str, out: Path) -> None:
+    """ExecuTorch's output for nonfinite_input(<name>.input0.npy), from the .pte already in OUT."""
+    from executorch.extension.pybindings import portable_lib
+    import numpy as np
+    x = torch.from_numpy(np.load(out / f"{name}.input0.npy"))
+    portable_lib._unsafe_reset_threadpool(THREADS)
+    pte = (out / f"{name}.pte").read_bytes()  # kept alive while the module uses it
+    m = portable_lib._load_for_executorch_from_buffer(pte)
+    got = list(m.run_method("forward", (nonfinite_input(x),)))
+    save_npy(out / f"{name}.nonfinite.output0.npy", got[0])
+
+
 def export_one(name: str, out: Path) -> Dict[str, Any]:
     import executorch.exir as exir
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
@@ -283,6 +306,7 @@ def export_one(name: str, out: Path) -> Dict[str, Any]:
     }
     facts["program"] = _program_counts(pte)
     write_json(out / f"{name}.json", facts)
+    export_nonfinite(name, out)
     return facts
 
 
@@ -290,6 +314,10 @@ def main(argv: List[str]) -> int:
     if not argv:
         print(__doc__)
         return 2
+    if argv[0] == "--nonfinite":  # only the NaN/inf outputs, for programs already exported to OUT
+        for name in argv[2:] or list(MODELS):
+            export_nonfinite(name, Path(argv[1]))
+        return 0
     out = Path(argv[0])
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "etscope/etdump/etdump_reader.h"
@@ -328,47 +329,80 @@ TEST_CASE("xnnpack dynamic graphs refuse shapes they cannot propagate and recove
   }
 }
 
+namespace {
+
+// Runs the method and compares its output with ExecuTorch's (`want`), in output quantization
+// steps: none may differ when `steps` is 0, none by more than `steps` otherwise.
+void check_within_steps(rt::Method& m, const std::string& want_path, double steps) {
+  Status s = m.execute();
+  if (!s.ok()) FAIL(s.error().message());
+  NpyArray want = must(read_npy(want_path));
+  const rt::TensorImpl& got = *m.output(0).tensor;
+  REQUIRE(got.dtype() == ScalarType::kFloat);
+  REQUIRE(static_cast<size_t>(got.numel()) * 4 == want.data.size());
+  // The output's step: the smallest gap between distinct values ExecuTorch produced.
+  std::vector<float> w(static_cast<size_t>(got.numel()));
+  std::memcpy(w.data(), want.data.data(), want.data.size());
+  std::vector<float> sorted = w;
+  std::sort(sorted.begin(), sorted.end());
+  double step = 1e30;
+  for (size_t i = 1; i < sorted.size(); ++i) {
+    if (sorted[i] != sorted[i - 1]) step = std::min(step, static_cast<double>(sorted[i] - sorted[i - 1]));
+  }
+  size_t differ = 0;
+  double worst = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    const float g = got.data_as<float>()[i];
+    differ += g != w[i];
+    worst = std::max(worst, std::abs(static_cast<double>(g) - w[i]));
+  }
+  INFO("differ " << differ << " of " << w.size() << ", max " << worst << ", step " << step);
+  if (steps == 0) {
+    CHECK(differ == 0);
+  } else {
+    CHECK(worst <= steps * step * 1.001);
+  }
+}
+
 // pt2e int8 programs where rounding ties decide (tests/fixtures/executorch/xnnpack_quantized):
 // integer layers, XNNPACK's fixed-point add and its mean must round exactly as XNNPACK does, or
 // one-step differences grow layer by layer (a float emulation is up to 22 steps off).
+struct QuantizedCase {
+  const char* model;
+  double steps;  // allowed difference, in output quantization steps
+};
+const QuantizedCase kQuantizedCases[] = {{"xnnq_resnet_block", 0}, {"xnnq_mbv2_pool", 0}, {"xnnq_mixed", 1}};
+
+}  // namespace
+
 TEST_CASE("xnnpack int8 programs round as XNNPACK does", "[xnnpack][runtime][quantized]") {
-  struct Case {
-    const char* model;
-    double steps;  // allowed difference, in output quantization steps
-  };
-  for (const Case& c : {Case{"xnnq_resnet_block", 0}, Case{"xnnq_mbv2_pool", 0}, Case{"xnnq_mixed", 1}}) {
+  for (const QuantizedCase& c : kQuantizedCases) {
     INFO(c.model);
     const std::string base = std::string("xnnpack_quantized/") + c.model;
     Program p = must(PteReader::open(fixture(base + ".pte")));
     auto m = load_fixture(p, base);
-    Status s = m->execute();
-    if (!s.ok()) FAIL(s.error().message());
-    NpyArray want = must(read_npy(fixture(base + ".output0.npy")));
-    const rt::TensorImpl& got = *m->output(0).tensor;
-    REQUIRE(got.dtype() == ScalarType::kFloat);
-    REQUIRE(static_cast<size_t>(got.numel()) * 4 == want.data.size());
-    // The output's step: the smallest gap between distinct values ExecuTorch produced.
-    std::vector<float> w(static_cast<size_t>(got.numel()));
-    std::memcpy(w.data(), want.data.data(), want.data.size());
-    std::vector<float> sorted = w;
-    std::sort(sorted.begin(), sorted.end());
-    double step = 1e30;
-    for (size_t i = 1; i < sorted.size(); ++i) {
-      if (sorted[i] != sorted[i - 1]) step = std::min(step, static_cast<double>(sorted[i] - sorted[i - 1]));
-    }
-    size_t differ = 0;
-    double worst = 0;
-    for (size_t i = 0; i < w.size(); ++i) {
-      const float g = got.data_as<float>()[i];
-      differ += g != w[i];
-      worst = std::max(worst, std::abs(static_cast<double>(g) - w[i]));
-    }
-    INFO("differ " << differ << " of " << w.size() << ", max " << worst << ", step " << step);
-    if (c.steps == 0) {
-      CHECK(differ == 0);
-    } else {
-      CHECK(worst <= c.steps * step * 1.001);
-    }
+    check_within_steps(*m, fixture(base + ".output0.npy"), c.steps);
+  }
+}
+
+// NaN and infinities converted to int8 (export_xnnpack_quantized.py's nonfinite_input): NaN
+// has no integer, and passed through a min/max clamp it reached undefined casts (UBSan).
+// XNNPACK's x86 kernels give it the top of the range, and so must etscope.
+TEST_CASE("xnnpack int8 programs convert NaN and infinities as XNNPACK does", "[xnnpack][runtime][quantized]") {
+  for (const QuantizedCase& c : kQuantizedCases) {
+    INFO(c.model);
+    const std::string base = std::string("xnnpack_quantized/") + c.model;
+    Program p = must(PteReader::open(fixture(base + ".pte")));
+    auto m = load_fixture(p, base);
+    NpyArray x = must(read_npy(fixture(base + ".input0.npy")));
+    std::vector<float> v(x.data.size() / 4);
+    std::memcpy(v.data(), x.data.data(), x.data.size());
+    for (size_t i = 0; i < v.size(); i += 7) v[i] = std::numeric_limits<float>::quiet_NaN();
+    for (size_t i = 1; i < v.size(); i += 11) v[i] = std::numeric_limits<float>::infinity();
+    for (size_t i = 2; i < v.size(); i += 13) v[i] = -std::numeric_limits<float>::infinity();
+    std::memcpy(x.data.data(), v.data(), x.data.size());
+    REQUIRE(m->set_input(0, x.data).ok());
+    check_within_steps(*m, fixture(base + ".nonfinite.output0.npy"), c.steps);
   }
 }
 

@@ -290,10 +290,20 @@ Status dequantize_constant(const xnn::TensorValue& v, float* out, const std::str
   return ok_status();
 }
 
+// The raw quantized value of `scaled` (a float already divided by the scale): rounded to nearest
+// even, the zero point added, clamped to [qmin, qmax]. NaN has no integer and would pass a
+// min/max clamp untouched into an undefined cast. It becomes qmax, as in XNNPACK's x86 kernels,
+// whose clamp (minps against the upper bound) returns the bound for NaN: ExecuTorch's outputs
+// for int8 programs fed NaN agree with this and with neither qmin nor the zero point.
+float quantize_raw(float scaled, float zero_point, float qmin, float qmax) {
+  if (std::isnan(scaled)) return qmax;
+  return std::min(std::max(std::nearbyint(scaled) + zero_point, qmin), qmax);
+}
+
 // Rounds `x` to the grid of a per-tensor quantized type and back (XNNPACK rounds to nearest even).
 float fake_quant(float x, float scale, int32_t zero_point, float qmin, float qmax) {
-  const float q = std::min(std::max(std::nearbyint(x / scale) + static_cast<float>(zero_point), qmin), qmax);
-  return (q - static_cast<float>(zero_point)) * scale;
+  const float zp = static_cast<float>(zero_point);
+  return (quantize_raw(x / scale, zp, qmin, qmax) - zp) * scale;
 }
 
 // XNNPACK's dynamic quantization of one row to int8: the range includes 0, the zero point is
@@ -312,8 +322,7 @@ void quantize_row_dynamic(const float* x, float* out, int64_t n) {
   zp = std::min(std::max(std::nearbyint(zp), qmin), qmax);
   const float inv = 1.0f / scale;
   for (int64_t i = 0; i < n; ++i) {
-    const float q = std::min(std::max(std::nearbyint(x[i] * inv) + zp, qmin), qmax);
-    out[i] = (q - zp) * scale;
+    out[i] = (quantize_raw(x[i] * inv, zp, qmin, qmax) - zp) * scale;
   }
 }
 
@@ -1769,7 +1778,7 @@ void XnnpackDelegate::Impl::quantize_outputs(const Node& n) {
         // XNNPACK converts floats by multiplying with the scale's inverse (not dividing).
         const float inv = 1.0f / v.quant.scale, zp = static_cast<float>(v.quant.zero_point);
         for (int64_t i = 0; i < count; ++i) {
-          out[i] = (std::min(std::max(std::nearbyint(out[i] * inv) + zp, qmin), qmax) - zp) * v.quant.scale;
+          out[i] = (quantize_raw(out[i] * inv, zp, qmin, qmax) - zp) * v.quant.scale;
         }
         continue;
       }
@@ -1913,7 +1922,7 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
       const bool s8 = v.type == ElementType::kQInt8;
       const float lo = s8 ? -128.0f : 0.0f, hi = s8 ? 127.0f : 255.0f, zp = static_cast<float>(v.quant.zero_point);
       for (uint64_t k = 0; k < count; ++k) {
-        const float q = std::min(std::max(std::nearbyint(f[k] / v.quant.scale) + zp, lo), hi);
+        const float q = quantize_raw(f[k] / v.quant.scale, zp, lo, hi);
         raw[k] = s8 ? static_cast<uint8_t>(static_cast<int8_t>(q)) : static_cast<uint8_t>(q);
       }
     }
