@@ -12,7 +12,7 @@ steps, and how many global-average-pool outputs are exact rounding ties.
 
 Usage: python export_xnnpack_quantized.py OUT_DIR [name ...]
        python export_xnnpack_quantized.py --nonfinite OUT_DIR [name ...]   (only <n>.nonfinite.output0.npy)
-Models: xnnq_resnet_block, xnnq_mbv2_pool, xnnq_mixed.
+Models: xnnq_resnet_block, xnnq_mbv2_pool, xnnq_mixed, xnnq_clamps.
 """
 from __future__ import annotations
 
@@ -94,6 +94,27 @@ class Mixed(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class Clamps(nn.Module):
+    """relu6 quantized apart from its input (pt2e gives it its own observer): after a convolution
+    whose output is also read elsewhere, after a depthwise convolution, after an add and after a
+    linear layer. The output is the last feature map, so that a one-step difference anywhere
+    shows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.pw = nn.Conv2d(8, 8, 1)
+        self.fc = nn.Linear(8, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        t = self.conv(x)
+        a = F.relu6(t)                                         # conv output read twice: not fused
+        b = F.relu6(self.dw(a))                                # depthwise conv, relu6
+        c = F.relu6(self.pw(b) + t)                            # 1x1 conv, add, relu6
+        return F.relu6(self.fc(c.permute(0, 2, 3, 1)))         # linear over channels, relu6
+
+
 MODELS: Dict[str, Dict[str, Any]] = {
     "xnnq_resnet_block": dict(
         build=ResnetBlock, shape=(1, 3, 64, 64),
@@ -117,6 +138,14 @@ MODELS: Dict[str, Dict[str, Any]] = {
                "hardtanh(-2, 2), strided conv+relu6, strided depthwise conv, global average pool (4x4), linear",
         tie="global average pool over 4x4 int8 values: ties when sum(q) % 16 == 8; plus whatever "
             "requantization ties the convs / add hit"),
+    "xnnq_clamps": dict(
+        build=Clamps, shape=(1, 3, 32, 32),
+        family="hand-written int8 net of relu6 quantized apart from its input: conv (read twice)+relu6, "
+               "depthwise conv+relu6, 1x1 conv, add, relu6, linear over channels+relu6; the output is "
+               "that [1,32,32,16] map",
+        tie="XNNPACK fuses a clamp that alone reads a convolution's or linear layer's output into that "
+            "layer, which then requantizes once, straight into the clamp's quantization; requantizing "
+            "into the layer's own output first and then into the clamp's rounds twice"),
 }
 
 

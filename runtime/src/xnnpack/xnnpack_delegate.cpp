@@ -157,6 +157,8 @@ struct XnnpackDelegate::Impl {
   /// and int8 filters (per tensor or per channel): it runs in integers.
   bool integer_layer(const Node& n) const;
   Status plan_quantized(size_t i);
+  /// The Clamp node that alone reads node i's only output (not a graph output), or null.
+  const Node* sole_clamp_consumer(size_t i) const;
   void run_quantized(const Node& n, const QuantizedLayer& q);
 
   // Intermediate outputs for the debug buffer: the last node carrying each edge-graph debug handle
@@ -1240,6 +1242,28 @@ Status XnnpackDelegate::Impl::plan_quantized(size_t i) {
     quantized.push_back(std::move(q));
     return ok_status();
   }
+  // XNNPACK fuses a Clamp that is the only reader of a layer's output into the layer (and a
+  // Clamp after that one too): the layer then requantizes straight into the last Clamp's output,
+  // with that value's scale and zero point and the intersection of the ranges. When the Clamp's
+  // quantization differs from the layer's output, rounding once there differs from rounding
+  // twice. The Clamps still run after the layer, on values already on their grid and in their
+  // range, and leave them unchanged.
+  {
+    float fmin = n.output_min, fmax = n.output_max;
+    const xnn::TensorValue* last = &out;
+    for (size_t j = i; const Node* c = sole_clamp_consumer(j);) {
+      const xnn::TensorValue& cv = graph.values[static_cast<size_t>(c->outputs[0])];
+      if (!per_tensor_int8(cv) || cv.type != out.type) break;
+      fmin = std::max(fmin, c->output_min);
+      fmax = std::min(fmax, c->output_max);
+      last = &cv;
+      j = static_cast<size_t>(c - graph.nodes.data());
+    }
+    q.out_scale = last->quant.scale;
+    q.out_zero = last->quant.zero_point;
+    q.qmin = quantized_bound(fmin, q.out_scale, q.out_zero, lo, hi);
+    q.qmax = quantized_bound(fmax, q.out_scale, q.out_zero, lo, hi);
+  }
   const xnn::TensorValue& w = graph.values[static_cast<size_t>(n.inputs[1])];
   const size_t axis = output_channel_axis(n);
   const size_t channels = static_cast<size_t>(w.shape.at(axis));
@@ -1267,6 +1291,21 @@ Status XnnpackDelegate::Impl::plan_quantized(size_t i) {
   quantized_of_node[i] = static_cast<int32_t>(quantized.size());
   quantized.push_back(std::move(q));
   return ok_status();
+}
+
+const Node* XnnpackDelegate::Impl::sole_clamp_consumer(size_t i) const {
+  const Node& n = graph.nodes[i];
+  if (n.outputs.size() != 1) return nullptr;
+  const int32_t v = n.outputs[0];
+  if (consumers[static_cast<size_t>(v)] != 1 || (graph.values[static_cast<size_t>(v)].flags & xnn::kFlagExternalOutput) != 0) {
+    return nullptr;
+  }
+  for (size_t j = i + 1; j < graph.nodes.size(); ++j) {
+    const Node& c = graph.nodes[j];
+    if (std::find(c.inputs.begin(), c.inputs.end(), v) == c.inputs.end()) continue;
+    return c.kind == NodeKind::kClamp && c.inputs.size() == 1 && c.outputs.size() == 1 ? &c : nullptr;
+  }
+  return nullptr;
 }
 
 void XnnpackDelegate::Impl::run_quantized(const Node& n, const QuantizedLayer& q) {
