@@ -26,6 +26,7 @@ Json value_json(const xnn::TensorValue& v) {
   if (v.flags & xnn::kFlagExternalInput) j["input"] = v.external_id;
   if (v.flags & xnn::kFlagExternalOutput) j["output"] = v.external_id;
   if (!v.constant_key.empty()) j["named_data_key"] = v.constant_key;
+  if (v.runtime_quantize_to != xnn::ElementType::kInvalid) j["quantized_on_arrival_to"] = xnn::to_string(v.runtime_quantize_to);
   if (v.quant.kind != xnn::Quantization::Kind::kNone) {
     Json q{{"kind", quant_kind(v.quant.kind)}};
     if (v.quant.kind == xnn::Quantization::Kind::kPerTensor) {

@@ -505,6 +505,9 @@ std::string value_text(const xnn::Graph& g, int32_t index) {
   if (v.is_constant) s += " const";
   if (v.flags & xnn::kFlagExternalInput) s += " in#" + std::to_string(v.external_id);
   if (v.flags & xnn::kFlagExternalOutput) s += " out#" + std::to_string(v.external_id);
+  if (v.runtime_quantize_to != xnn::ElementType::kInvalid) {
+    s += std::string(" quantized to ") + xnn::to_string(v.runtime_quantize_to) + " per row on arrival (dq_datatype)";
+  }
   return s + quant_text(v.quant);
 }
 

@@ -489,6 +489,13 @@ TEST_CASE("etscope pte --delegates lists each XNNPACK node with its values and q
   auto dyn = run_etscope("pte --delegates " + etscope::testing::fixture("xnnpack_dynamic/xnn_dyn_transformer.pte"));
   CHECK_THAT(dyn.out, Catch::Contains("22 nodes, 33 values, dynamic shapes (values declared at their upper bounds)"));
   CHECK_THAT(dyn.out, Catch::Contains("shape [1,0,4,8]"));
+  // The first form of dynamic quantization: the graph input itself asks to be quantized.
+  const std::string legacy = etscope::testing::fixture("xnnpack_handmade/xnnh_dq_legacy.pte");
+  auto dq = run_etscope("pte --delegates " + legacy);
+  CHECK_THAT(dq.out, Catch::Contains("in: v0 f32[2,5,32] in#0 quantized to qint8 per row on arrival (dq_datatype), v1 qcint8[24,32]"));
+  auto dqj = run_etscope("pte --delegates --format json " + legacy);
+  REQUIRE(dqj.exit_code == 0);
+  CHECK(nlohmann::json::parse(dqj.out)["plans"][0]["delegates"][0]["graph"]["values"][0]["quantized_on_arrival_to"] == "qint8");
   auto q = run_etscope("pte --delegates --format json " + etscope::testing::fixture("xnnpack/xnn_qcnn.pte"));
   REQUIRE(q.exit_code == 0);
   const auto j = nlohmann::json::parse(q.out);

@@ -257,6 +257,21 @@ TEST_CASE("xnnpack fixtures run and match ExecuTorch's XNNPACK outputs", "[xnnpa
   }
 }
 
+// Graph forms ExecuTorch 1.5.1's runtime still runs but its exporter no longer writes
+// (tests/fixtures/executorch/xnnpack_handmade, payloads edited by export_xnnpack_handmade.py):
+// a graph input quantized per row on arrival (dq_datatype) instead of through a Convert node, and
+// argmax pooling with a 2x3 window, padding, ties and its int32 indices widened to int64.
+TEST_CASE("xnnpack graph forms the exporter no longer writes run as ExecuTorch runs them", "[xnnpack][runtime][fixtures]") {
+  for (const char* name : {"xnnh_dq_legacy", "xnnh_argmax_pool"}) {
+    INFO(name);
+    const std::string base = std::string("xnnpack_handmade/") + name;
+    Program p = must(PteReader::open(fixture(base + ".pte")));
+    auto m = load_fixture(p, base);
+    execute_and_check(*m, base);
+    execute_and_check(*m, base);  // a second execution reads what the first left nowhere
+  }
+}
+
 // Programs exported with dynamic shapes (XNNPACK graphs declared at their upper bounds): one
 // loaded method runs at every shape ExecuTorch ran, smaller and larger in turn and back to the
 // first, and matches ExecuTorch's outputs each time; an input above the bound is refused.

@@ -65,6 +65,62 @@ Shape shape_of(const xnn::TensorValue& v) {
   return s;
 }
 
+// The first dynamically quantized linear layers ExecuTorch wrote have no Convert node: the graph
+// input itself asks to be quantized to qint8 when it arrives (`dq_datatype`). ExecuTorch's
+// runtime still reads them by building what today's exporter writes, and so does this: the float
+// input, a Convert to per-row dynamic int8 (one non-batch dimension, a new internal value) placed
+// before the first node that reads the input, and every reader pointed at the int8 value. Refused
+// as ExecuTorch refuses them: another type than qint8, a value that is not a graph input, a
+// constant. A quantized value's request is checked the same way and otherwise has no effect.
+Status expand_legacy_dynamic_quantization(xnn::Graph& g, const std::string& where) {
+  uint32_t next_id = 0;
+  for (const xnn::TensorValue& v : g.values) next_id = std::max(next_id, v.id + 1);
+  const size_t original = g.values.size();
+  for (size_t vi = 0; vi < original; ++vi) {
+    if (g.values[vi].runtime_quantize_to == ElementType::kInvalid) continue;
+    const std::string what = where + ": XNNPACK value id " + std::to_string(g.values[vi].id) + " (dq_datatype " +
+                             xnn::to_string(g.values[vi].runtime_quantize_to) + ")";
+    if (g.values[vi].runtime_quantize_to != ElementType::kQInt8) {
+      return Error(ErrorCode::kNotSupported, what + ": only qint8 is quantized at run time (as in ExecuTorch)");
+    }
+    if ((g.values[vi].flags & xnn::kFlagExternalInput) == 0 || g.values[vi].is_constant) {
+      return Error(ErrorCode::kCorrupt, what + ": only a graph input can be quantized at run time");
+    }
+    g.values[vi].runtime_quantize_to = ElementType::kInvalid;
+    if (g.values[vi].quant.kind != xnn::Quantization::Kind::kNone) continue;
+    if (g.values[vi].type != ElementType::kF32 && g.values[vi].type != ElementType::kF16) {
+      return Error(ErrorCode::kNotSupported, what + ": a " + std::string(xnn::to_string(g.values[vi].type)) + " value cannot be quantized at run time");
+    }
+    if (g.values.size() >= xnn::kMaxGraphItems || next_id == xnn::kNoValue) return Error(ErrorCode::kCorrupt, what + ": the graph is full");
+    xnn::TensorValue q;
+    q.id = next_id++;
+    q.type = ElementType::kQDInt8;
+    q.shape = g.values[vi].shape;
+    q.numel = g.values[vi].numel;
+    q.nbytes = g.values[vi].numel;
+    q.quant.kind = xnn::Quantization::Kind::kPerRowDynamic;
+    q.quant.non_batch_dims = 1;
+    const auto qi = static_cast<int32_t>(g.values.size());
+    g.values.push_back(std::move(q));
+    size_t first = g.nodes.size();
+    for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
+      for (int32_t& in : g.nodes[ni].inputs) {
+        if (in != static_cast<int32_t>(vi)) continue;
+        in = qi;
+        first = std::min(first, ni);
+      }
+    }
+    if (first == g.nodes.size()) continue;  // read by no node: nothing to quantize for
+    xnn::Node convert;
+    convert.kind = NodeKind::kConvert;
+    convert.debug_handle = g.nodes[first].debug_handle;
+    convert.inputs = {static_cast<int32_t>(vi)};
+    convert.outputs = {qi};
+    g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(first), std::move(convert));
+  }
+  return ok_status();
+}
+
 // The memory-order shape of an argument tensor (rank at most kMaxRank, checked at load).
 Shape physical_shape(const TensorImpl& t) {
   Shape s;
@@ -213,6 +269,7 @@ bool activation_type_ok(const xnn::TensorValue& v) {
     case ElementType::kQInt8:
     case ElementType::kQUInt8: return v.quant.kind == K::kPerTensor && v.quant.scale > 0 && std::isfinite(v.quant.scale);
     case ElementType::kQDInt8: return v.quant.kind == K::kPerRowDynamic;
+    case ElementType::kInt32: return v.quant.kind == K::kNone;  // argmax pooling's indices, checked per node
     default: return false;
   }
 }
@@ -384,6 +441,26 @@ Status XnnpackDelegate::Impl::check_node(size_t i, Scratch* scratch) {
       return bad(i, "only a Convert node may produce a dynamically quantized value");
     }
   }
+  // int32 values are argmax pooling's indices (whole numbers a float holds exactly): written
+  // there, then only moved (a layout transpose, a reshape, a copy, a slice, a concatenation),
+  // all of whose inputs and outputs are int32 then.
+  {
+    const bool moves = n.kind == NodeKind::kTranspose || n.kind == NodeKind::kReshape || n.kind == NodeKind::kCopy ||
+                       n.kind == NodeKind::kSlice || n.kind == NodeKind::kConcat2 || n.kind == NodeKind::kConcat3 ||
+                       n.kind == NodeKind::kConcat4 || n.kind == NodeKind::kConcat5;
+    auto is_int32 = [&](int32_t v) { return v >= 0 && graph.values[static_cast<size_t>(v)].type == ElementType::kInt32; };
+    const bool int32_in = std::any_of(n.inputs.begin(), n.inputs.end(), is_int32);
+    if (int32_in && (!moves || !std::all_of(n.inputs.begin(), n.inputs.end(), is_int32))) {
+      return Error(ErrorCode::kNotSupported, node_where(i) + ": reads int32 values; etscope moves int32 values (argmax indices) "
+                                                 "in XNNPACK graphs but computes nothing with them");
+    }
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      const bool want = (n.kind == NodeKind::kArgMaxPool2d && k == 1) || int32_in;
+      if (is_int32(n.outputs[k]) != want) {
+        return bad(i, want ? "its output should be int32" : "writes an int32 value from other values");
+      }
+    }
+  }
   auto expect_out = [&](const Shape& want) { return set_out(i, want); };
   auto need_constant = [&](int32_t v, const char* what) -> Status {
     if (v >= 0 && !graph.values[static_cast<size_t>(v)].is_constant) return bad(i, std::string(what) + " is not a constant");
@@ -527,6 +604,34 @@ Status XnnpackDelegate::Impl::check_node(size_t i, Scratch* scratch) {
       if (want.d[1] < 1 || want.d[2] < 1) return bad(i, "its window does not fit the padded input");
       return expect_out(want);
     }
+    case NodeKind::kArgMaxPool2d: {
+      // XNNPACK's argmax pooling: f32 only, windows that tile the padded input (stride = window),
+      // the output size is the padded size divided by the window, rounded down.
+      const Shape& x = in_shape(n, 0);
+      const xnn::ConvParams& c = n.conv;
+      if (x.rank != 4 || n.outputs.size() != 2) return bad(i, "needs a 4-D input and two outputs (values, indices)");
+      if (n.flags != 0) return Error(ErrorCode::kNotSupported, node_where(i) + ": flags " + std::to_string(n.flags) + " are not supported");
+      if (graph.values[static_cast<size_t>(n.inputs[0])].type != ElementType::kF32 ||
+          graph.values[static_cast<size_t>(n.outputs[0])].type != ElementType::kF32) {
+        return bad(i, "takes and gives f32 values only");
+      }
+      if (uint64_t{c.kernel_h} * c.kernel_w < 2) return bad(i, "its window holds fewer than 2 elements (XNNPACK refuses 1x1)");
+      if (x.d[1] < 1 || x.d[2] < 1 || x.d[3] < 1) return bad(i, "needs a non-empty input");
+      Shape want = x;
+      want.d[1] = (x.d[1] + int64_t{c.padding[0]} + c.padding[2]) / c.kernel_h;
+      want.d[2] = (x.d[2] + int64_t{c.padding[3]} + c.padding[1]) / c.kernel_w;
+      if (want.d[1] < 1 || want.d[2] < 1) return bad(i, "its window does not fit the padded input");
+      // Bounds that keep hostile windows finite: an index a float holds exactly, padding that
+      // leaves each window an input pixel, and at most 2^32 elements visited.
+      if (uint64_t{c.kernel_h} * c.kernel_w > (uint64_t{1} << 24)) return bad(i, "its window holds more than 2^24 elements");
+      if (c.padding[0] >= c.kernel_h || c.padding[2] >= c.kernel_h || c.padding[1] >= c.kernel_w || c.padding[3] >= c.kernel_w) {
+        return bad(i, "its padding is not smaller than its window");
+      }
+      const auto work = checked::mul(static_cast<uint64_t>(want.numel()), uint64_t{c.kernel_h} * c.kernel_w);
+      if (!work || *work > (uint64_t{1} << 32)) return bad(i, "its windows would visit more than 2^32 input elements");
+      ETSCOPE_TRY(set_out(i, want, 0));
+      return set_out(i, want, 1);
+    }
     case NodeKind::kTranspose: {
       const Shape& x = in_shape(n, 0);
       if (static_cast<int>(n.dims_a.size()) != x.rank) return bad(i, "permutation length differs from the input's rank");
@@ -628,6 +733,9 @@ Status XnnpackDelegate::Impl::check_node(size_t i, Scratch* scratch) {
       want.d[2] = n.new_w;
       return expect_out(want);
     }
+    case NodeKind::kAttention:
+      return Error(ErrorCode::kNotSupported, node_where(i) + ": ExecuTorch's XNNPACK runtime does not execute this node kind "
+                                                 "either (it refuses the program: unhandled node type), and neither does etscope");
     default:
       return Error(ErrorCode::kNotSupported, node_where(i) + ": etscope cannot execute this XNNPACK node kind yet");
   }
@@ -711,6 +819,7 @@ std::string XnnpackDelegate::Impl::event_name(const Node& n) const {
     case NodeKind::kConstantPad: return "Constant Pad (ND, " + std::string(bits(in)) + ")";
     case NodeKind::kAvgPool2d: return "Average Pooling (NHWC, " + std::string(real(in)) + ") Average Pooling";
     case NodeKind::kMaxPool2d: return "Max Pooling (NHWC, " + std::string(real(in)) + ")";
+    case NodeKind::kArgMaxPool2d: return "ArgMax Pooling (NHWC, F32)";
     case NodeKind::kGlobalAvgPool2d: return "Mean (ND) Reduce2";
     case NodeKind::kResizeBilinear2d: return "Resize Bilinear (NHWC)";
     case NodeKind::kSoftmax: return "Softmax (NC, " + std::string(real(in)) + ")";
@@ -819,6 +928,7 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   auto impl = std::make_unique<Impl>();
   impl->where = where;
   ETSCOPE_ASSIGN_OR_RETURN(impl->graph, xnn::parse_xnnpack_delegate(program, delegate, where + ": XNNPACK payload"));
+  ETSCOPE_TRY(expand_legacy_dynamic_quantization(impl->graph, where));
   const xnn::Graph& g = impl->graph;
   const size_t nv = g.values.size();
   impl->shapes.resize(nv);
@@ -830,10 +940,6 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   for (size_t v = 0; v < nv; ++v) {
     impl->shapes[v] = impl->declared[v] = shape_of(g.values[v]);
     ready[v] = g.values[v].is_constant || (g.values[v].flags & xnn::kFlagExternalInput) != 0;
-    if (g.values[v].runtime_quantize_to != ElementType::kInvalid) {
-      return Error(ErrorCode::kNotSupported, where + ": XNNPACK value id " + std::to_string(g.values[v].id) +
-                                                 " asks for the old form of run-time quantization (dq_datatype), not executed yet");
-    }
   }
   std::vector<uint8_t> staged(nv, 0);  // f16 and int8 graph inputs and outputs: through float buffers
   // The DelegateCall's arguments: each graph input or output is the argument its external id
@@ -855,11 +961,13 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
       const bool q8 = v.quant.kind == xnn::Quantization::Kind::kPerTensor &&
                       ((v.type == ElementType::kQInt8 && t.dtype() == ScalarType::kChar) ||
                        (v.type == ElementType::kQUInt8 && t.dtype() == ScalarType::kByte));
-      if (!f32 && !f16 && !q8) {
+      // int32 values (argmax indices) leave the graph as int32 or int64 tensors.
+      const bool i32 = output && v.type == ElementType::kInt32 && (t.dtype() == ScalarType::kInt || t.dtype() == ScalarType::kLong);
+      if (!f32 && !f16 && !q8 && !i32) {
         return Error(ErrorCode::kNotSupported, what + ": " + xnn::to_string(v.type) + " graph value for a " + scalar_type_name(t.dtype()) +
-                                                   " tensor; etscope passes f32, f16 and per-tensor int8 tensors to XNNPACK graphs only so far");
+                                                   " tensor; etscope passes f32, f16 and per-tensor int8 tensors to XNNPACK graphs, and takes int32 indices from them, only so far");
       }
-      if (f16 || q8) staged[static_cast<size_t>(vi)] = 1;
+      if (f16 || q8 || i32) staged[static_cast<size_t>(vi)] = 1;
       if (t.dim() > kMaxRank) return Error(ErrorCode::kCorrupt, what + ": rank above 6");
       const Shape physical = physical_shape(t);
       if (!same_elements(physical, impl->shapes[static_cast<size_t>(vi)])) {
@@ -1167,6 +1275,51 @@ float quantized_bound(float x, float scale, int32_t zero, float lo, float hi) {
 
 }  // namespace
 
+namespace {
+
+// One group's im2col matrix of an NHWC convolution over one image: a row per output pixel
+// (oy, ox), a column per (ky, kx, channel of the group). Taps in the padding are zero; the
+// others are `load(cell, pixel, channels)` (a copy, or a conversion to integers).
+template <typename T, typename Load>
+void im2col(const float* img, const Shape& sx, const Shape& so, const xnn::ConvParams& c, uint32_t g, T* col, Load load) {
+  const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2];
+  const int64_t cg = c.group_in, kk = int64_t{c.kernel_h} * c.kernel_w * cg;
+  for (int64_t oy = 0; oy < OH; ++oy) {
+    for (int64_t ox = 0; ox < OW; ++ox) {
+      T* row = col + (oy * OW + ox) * kk;
+      for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+        const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
+        for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+          const int64_t ix = ox * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
+          T* cell = row + (int64_t{ky} * c.kernel_w + kx) * cg;
+          if (iy < 0 || iy >= H || ix < 0 || ix >= W) {
+            std::fill(cell, cell + cg, T{0});  // XNNPACK pads quantized inputs with their zero point
+          } else {
+            load(cell, img + (iy * W + ix) * C + g * cg, cg);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Calls tap(pixel, k) for each window position of output pixel (oy, ox) inside the H x W image:
+// `pixel` is the input pixel's index (iy * W + ix), `k` the filter tap's (ky * kernel_w + kx).
+template <typename Tap>
+void for_each_tap(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t oy, int64_t ox, Tap tap) {
+  for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+    const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
+    if (iy < 0 || iy >= H) continue;
+    for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+      const int64_t ix = ox * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
+      if (ix < 0 || ix >= W) continue;
+      tap(iy * W + ix, int64_t{ky} * c.kernel_w + kx);
+    }
+  }
+}
+
+}  // namespace
+
 bool XnnpackDelegate::Impl::integer_layer(const Node& n) const {
   if (n.kind == NodeKind::kGlobalAvgPool2d) {
     if (n.inputs.size() != 1 || n.outputs.size() != 1) return false;
@@ -1369,31 +1522,16 @@ void XnnpackDelegate::Impl::run_quantized(const Node& n, const QuantizedLayer& q
       const xnn::ConvParams& c = n.conv;
       const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2], CO = so.d[3];
       const int64_t kk = int64_t{c.kernel_h} * c.kernel_w * c.group_in, m = OH * OW;
-      const int64_t cg = c.group_in, og = c.group_out;
+      const int64_t og = c.group_out;
       double* col = ds;
       double* res = col + m * kk;
       for (int64_t b = 0; b < sx.d[0]; ++b) {
         const float* img = x + b * H * W * C;
         float* dst = out + b * m * CO;
         for (uint32_t g = 0; g < c.groups; ++g) {
-          for (int64_t oy = 0; oy < OH; ++oy) {
-            for (int64_t ox = 0; ox < OW; ++ox) {
-              double* row = col + (oy * OW + ox) * kk;
-              for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
-                const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
-                for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
-                  const int64_t ix = ox * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
-                  double* cell = row + (int64_t{ky} * c.kernel_w + kx) * cg;
-                  if (iy < 0 || iy >= H || ix < 0 || ix >= W) {
-                    std::fill(cell, cell + cg, 0.0);  // XNNPACK pads with the input zero point
-                  } else {
-                    const float* px = img + (iy * W + ix) * C + g * cg;
-                    for (int64_t ci = 0; ci < cg; ++ci) cell[ci] = std::nearbyint(px[ci] * inv);
-                  }
-                }
-              }
-            }
-          }
+          im2col(img, sx, so, c, g, col, [inv](double* cell, const float* px, int64_t n) {
+            for (int64_t ci = 0; ci < n; ++ci) cell[ci] = std::nearbyint(px[ci] * inv);
+          });
           kernels::gemm(false, true, m, og, kk, 1.0, col, q.weights.data() + g * og * kk, 0.0, res, gemm_workspace.data());
           for (int64_t p = 0; p < m; ++p) {
             for (int64_t o = 0; o < og; ++o) {
@@ -1414,17 +1552,11 @@ void XnnpackDelegate::Impl::run_quantized(const Node& n, const QuantizedLayer& q
         for (int64_t oy = 0; oy < OH; ++oy) {
           for (int64_t ox = 0; ox < OW; ++ox) {
             for (int64_t o = 0; o < CO; ++o) acc[o] = q.bias[static_cast<size_t>(o)];
-            for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
-              const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
-              if (iy < 0 || iy >= H) continue;
-              for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
-                const int64_t ix = ox * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
-                if (ix < 0 || ix >= W) continue;
-                const float* in = x + ((b * H + iy) * W + ix) * C;
-                const double* wk = q.weights.data() + (int64_t{ky} * c.kernel_w + kx) * CO;
-                for (int64_t o = 0; o < CO; ++o) acc[o] += std::nearbyint(in[o / mult] * inv) * wk[o];
-              }
-            }
+            for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
+              const float* in = x + (b * H * W + pixel) * C;
+              const double* wk = q.weights.data() + k * CO;
+              for (int64_t o = 0; o < CO; ++o) acc[o] += std::nearbyint(in[o / mult] * inv) * wk[o];
+            });
             float* px = out + ((b * OH + oy) * OW + ox) * CO;
             for (int64_t o = 0; o < CO; ++o) px[o] = requantize(acc[o], static_cast<size_t>(o));
           }
@@ -1506,7 +1638,7 @@ void XnnpackDelegate::Impl::run_node(const Node& n) {
       const float* bias = n.inputs[2] >= 0 ? data[static_cast<size_t>(n.inputs[2])] : nullptr;
       const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2], CO = so.d[3];
       const int64_t kk = int64_t{c.kernel_h} * c.kernel_w * c.group_in, m = OH * OW;
-      const int64_t cg = c.group_in, og = c.group_out;
+      const int64_t og = c.group_out;
       float* col = scratch.data();
       float* tmp = col + m * kk;
       const bool direct = c.kernel_h == 1 && c.kernel_w == 1 && c.stride_h == 1 && c.stride_w == 1 &&
@@ -1517,23 +1649,9 @@ void XnnpackDelegate::Impl::run_node(const Node& n) {
         for (uint32_t g = 0; g < c.groups; ++g) {
           const float* a = img;
           if (!direct) {
-            for (int64_t oy = 0; oy < OH; ++oy) {
-              for (int64_t ox = 0; ox < OW; ++ox) {
-                float* row = col + (oy * OW + ox) * kk;
-                for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
-                  const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
-                  for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
-                    const int64_t ix = ox * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
-                    float* cell = row + (int64_t{ky} * c.kernel_w + kx) * cg;
-                    if (iy < 0 || iy >= H || ix < 0 || ix >= W) {
-                      std::fill(cell, cell + cg, 0.0f);
-                    } else {
-                      std::memcpy(cell, img + (iy * W + ix) * C + g * cg, static_cast<size_t>(cg) * 4);
-                    }
-                  }
-                }
-              }
-            }
+            im2col(img, sx, so, c, g, col, [](float* cell, const float* px, int64_t n) {
+              std::memcpy(cell, px, static_cast<size_t>(n) * 4);
+            });
             a = col;
           }
           float* c_out = c.groups == 1 ? dst : tmp;
@@ -1561,21 +1679,15 @@ void XnnpackDelegate::Impl::run_node(const Node& n) {
           for (int64_t ox = 0; ox < OW; ++ox) {
             float* px = out + ((b * OH + oy) * OW + ox) * CO;
             for (int64_t o = 0; o < CO; ++o) px[o] = bias ? bias[o] : 0.0f;
-            for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
-              const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
-              if (iy < 0 || iy >= H) continue;
-              for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
-                const int64_t ix = ox * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
-                if (ix < 0 || ix >= W) continue;
-                const float* in = x + ((b * H + iy) * W + ix) * C;
-                const float* wk = w + (int64_t{ky} * c.kernel_w + kx) * CO;
-                if (mult == 1) {
-                  for (int64_t o = 0; o < CO; ++o) px[o] += in[o] * wk[o];  // the common case, vectorised
-                } else {
-                  for (int64_t o = 0; o < CO; ++o) px[o] += in[o / mult] * wk[o];
-                }
+            for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
+              const float* in = x + (b * H * W + pixel) * C;
+              const float* wk = w + k * CO;
+              if (mult == 1) {
+                for (int64_t o = 0; o < CO; ++o) px[o] += in[o] * wk[o];  // the common case, vectorised
+              } else {
+                for (int64_t o = 0; o < CO; ++o) px[o] += in[o / mult] * wk[o];
               }
-            }
+            });
             for (int64_t o = 0; o < CO; ++o) px[o] = clampf(px[o], lo, hi);
           }
         }
@@ -1697,6 +1809,39 @@ void XnnpackDelegate::Impl::run_node(const Node& n) {
             }
             for (int64_t ch = 0; ch < C; ++ch) {
               px[ch] = clampf(is_max ? px[ch] : (cells > 0 ? px[ch] / static_cast<float>(cells) : 0.0f), lo, hi);
+            }
+          }
+        }
+      }
+      return;
+    }
+    case NodeKind::kArgMaxPool2d: {
+      // As XNNPACK's kernels: a padded position reads the nearest input pixel (the window is
+      // clamped to the image); window positions are visited column by column (index = x * window
+      // height + y, XNNPACK's indirection order); the first maximum wins (a later value must be
+      // greater), so a NaN counts only in the first position.
+      const xnn::ConvParams& c = n.conv;
+      const Shape& sx = in_shape(n, 0);
+      float* index = data[static_cast<size_t>(n.outputs[1])];
+      const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2];
+      const int64_t kh = c.kernel_h, kw = c.kernel_w;
+      for (int64_t b = 0; b < sx.d[0]; ++b) {
+        for (int64_t oy = 0; oy < OH; ++oy) {
+          for (int64_t ox = 0; ox < OW; ++ox) {
+            const int64_t o = ((b * OH + oy) * OW + ox) * C;
+            for (int64_t kx = 0; kx < kw; ++kx) {
+              const int64_t ix = std::min(std::max<int64_t>(ox * kw + kx - c.padding[3], 0), W - 1);
+              for (int64_t ky = 0; ky < kh; ++ky) {
+                const int64_t iy = std::min(std::max<int64_t>(oy * kh + ky - c.padding[0], 0), H - 1);
+                const float* in = x + ((b * H + iy) * W + ix) * C;
+                const int64_t k = kx * kh + ky;
+                for (int64_t ch = 0; ch < C; ++ch) {
+                  if (k == 0 || in[ch] > out[o + ch]) {
+                    out[o + ch] = in[ch];
+                    index[o + ch] = static_cast<float>(k);
+                  }
+                }
+              }
             }
           }
         }
@@ -1923,7 +2068,7 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
             staged[k] = (q - zp) * v.quant.scale;
           }
         }
-      } else {
+      } else if (v.type != ElementType::kInt32) {  // int32 outputs: through a float buffer, converted after
         m.data[static_cast<size_t>(vi)] = t.data_as<float>();
       }
     }
@@ -1963,6 +2108,15 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
       for (uint64_t k = 0; k < count; ++k) {
         const float q = quantize_raw(f[k] / v.quant.scale, zp, lo, hi);
         raw[k] = s8 ? static_cast<uint8_t>(static_cast<int8_t>(q)) : static_cast<uint8_t>(q);
+      }
+    } else if (v.type == ElementType::kInt32) {
+      // Argmax indices (whole numbers below 2^24, checked at load), as int32 or, for an int64
+      // tensor, widened as ExecuTorch's executor widens them.
+      TensorImpl& t = *args[v.external_id]->tensor;
+      if (t.dtype() == ScalarType::kLong) {
+        for (uint64_t k = 0; k < count; ++k) t.data_as<int64_t>()[k] = static_cast<int64_t>(f[k]);
+      } else {
+        for (uint64_t k = 0; k < count; ++k) t.data_as<int32_t>()[k] = static_cast<int32_t>(f[k]);
       }
     }
   }
