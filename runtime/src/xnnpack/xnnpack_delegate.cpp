@@ -169,6 +169,9 @@ struct QuantizedLayer {
   int32_t out_zero = 0;
   float qmin = -128, qmax = 127;       // the output range, fused activation included
   std::vector<double> weights;         // integer filter values, the float filter's layout
+  // The same as floats instead (weights then empty) when no sum of products can leave the range
+  // where floats hold every integer (2^24), whatever the input: the float GEMM is then exact too.
+  std::vector<float> fweights;
   std::vector<double> bias;            // integer bias per output channel (0 without one)
   std::vector<float> scale;            // requantization scale per output channel
   // Add: XNNPACK's fixed-point form, out = (rounding + a * a_mult + b * b_mult) >> shift
@@ -216,6 +219,9 @@ struct XnnpackDelegate::Impl {
   /// The Clamp node that alone reads node i's only output (not a graph output), or null.
   const Node* sole_clamp_consumer(size_t i) const;
   void run_quantized(const Node& n, const QuantizedLayer& q);
+  /// A quantized convolution or fully connected layer: exact integer sums in T (float or double).
+  template <typename T, typename Requantize>
+  void integer_gemm_layer(const Node& n, const QuantizedLayer& q, T* ds, const T* weights, const Requantize& requantize);
 
   // Intermediate outputs for the debug buffer: the last node carrying each edge-graph debug handle
   // logs its output under that handle, in the edge graph's (logical) dimension order: `order[v]`
@@ -531,7 +537,12 @@ Status XnnpackDelegate::Impl::check_node(size_t i, Scratch* scratch) {
         const auto floats = col && res ? checked::add(*col, *res) : std::nullopt;
         if (!floats || *floats > (uint64_t{1} << 60)) return bad(i, "its im2col buffer size overflows");
         const bool exact = integer_layer(n);
-        (exact ? scratch->doubles : scratch->floats) = std::max<size_t>(exact ? scratch->doubles : scratch->floats, static_cast<size_t>(*floats));
+        // An integer convolution also holds one image's integers.
+        const auto total = exact ? checked::add(*floats, static_cast<uint64_t>(x.d[1] * x.d[2] * x.d[3])) : floats;
+        if (!total || *total > (uint64_t{1} << 60)) return bad(i, "its im2col buffer size overflows");
+        // Integer layers run in floats or doubles (plan_quantized decides), so both are sized.
+        scratch->floats = std::max<size_t>(scratch->floats, static_cast<size_t>(*total));
+        if (exact) scratch->doubles = std::max<size_t>(scratch->doubles, static_cast<size_t>(*total));
         scratch->gemm = std::max(scratch->gemm, kernels::gemm_workspace_bytes(static_cast<int64_t>(m), c.group_out,
                                                                                static_cast<int64_t>(k), exact ? 8 : 4));
       }
@@ -554,7 +565,10 @@ Status XnnpackDelegate::Impl::check_node(size_t i, Scratch* scratch) {
       const bool exact = integer_layer(n);
       const int64_t rows = x.numel() / std::max<int64_t>(k, 1);
       scratch->gemm = std::max(scratch->gemm, kernels::gemm_workspace_bytes(rows, nout, k, exact ? 8 : 4));
-      if (exact) scratch->doubles = std::max<size_t>(scratch->doubles, static_cast<size_t>(x.numel() + want.numel()));
+      if (exact) {  // in floats or doubles (plan_quantized decides)
+        scratch->doubles = std::max<size_t>(scratch->doubles, static_cast<size_t>(x.numel() + want.numel()));
+        scratch->floats = std::max<size_t>(scratch->floats, static_cast<size_t>(x.numel() + want.numel()));
+      }
       return ok_status();
     }
     case NodeKind::kBatchMatMul: {
@@ -1278,10 +1292,9 @@ float quantized_bound(float x, float scale, int32_t zero, float lo, float hi) {
 namespace {
 
 // One group's im2col matrix of an NHWC convolution over one image: a row per output pixel
-// (oy, ox), a column per (ky, kx, channel of the group). Taps in the padding are zero; the
-// others are `load(cell, pixel, channels)` (a copy, or a conversion to integers).
-template <typename T, typename Load>
-void im2col(const float* img, const Shape& sx, const Shape& so, const xnn::ConvParams& c, uint32_t g, T* col, Load load) {
+// (oy, ox), a column per (ky, kx, channel of the group); taps in the padding are zero.
+template <typename T>
+void im2col(const T* img, const Shape& sx, const Shape& so, const xnn::ConvParams& c, uint32_t g, T* col) {
   const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2];
   const int64_t cg = c.group_in, kk = int64_t{c.kernel_h} * c.kernel_w * cg;
   for (int64_t oy = 0; oy < OH; ++oy) {
@@ -1295,7 +1308,7 @@ void im2col(const float* img, const Shape& sx, const Shape& so, const xnn::ConvP
           if (iy < 0 || iy >= H || ix < 0 || ix >= W) {
             std::fill(cell, cell + cg, T{0});  // XNNPACK pads quantized inputs with their zero point
           } else {
-            load(cell, img + (iy * W + ix) * C + g * cg, cg);
+            std::copy_n(img + (iy * W + ix) * C + g * cg, cg, cell);
           }
         }
       }
@@ -1441,6 +1454,24 @@ Status XnnpackDelegate::Impl::plan_quantized(size_t i) {
       q.bias[c] = static_cast<double>(v);
     }
   }
+  if (n.kind != NodeKind::kDepthwiseConv2d) {
+    // The largest |input - zero point| times the largest per-channel sum of |filter| bounds every
+    // partial sum of the GEMM, in any order.
+    const bool u8in = in.type == ElementType::kQUInt8;
+    const double max_in = std::max(std::abs((u8in ? 255.0 : 127.0) - q.in_zero), std::abs((u8in ? 0.0 : -128.0) - q.in_zero));
+    const size_t per = channels > 0 ? q.weights.size() / channels : 0;
+    const bool rows = n.kind == NodeKind::kConv2d || (n.flags & kFlagTransposeB) == 0;  // channel c's weights contiguous
+    double worst = 0;
+    for (size_t c = 0; c < channels; ++c) {
+      double sum = 0;
+      for (size_t j = 0; j < per; ++j) sum += std::abs(q.weights[rows ? c * per + j : j * channels + c]);
+      worst = std::max(worst, sum);
+    }
+    if (worst * max_in < 0x1.0p24) {
+      q.fweights.assign(q.weights.begin(), q.weights.end());
+      q.weights = {};
+    }
+  }
   quantized_of_node[i] = static_cast<int32_t>(quantized.size());
   quantized.push_back(std::move(q));
   return ok_status();
@@ -1459,6 +1490,57 @@ const Node* XnnpackDelegate::Impl::sole_clamp_consumer(size_t i) const {
     return c.kind == NodeKind::kClamp && c.inputs.size() == 1 && c.outputs.size() == 1 ? &c : nullptr;
   }
   return nullptr;
+}
+
+template <typename T, typename Requantize>
+void XnnpackDelegate::Impl::integer_gemm_layer(const Node& n, const QuantizedLayer& q, T* ds, const T* weights,
+                                               const Requantize& requantize) {
+  const float* x = data[static_cast<size_t>(n.inputs[0])];
+  float* out = data[static_cast<size_t>(n.outputs[0])];
+  const Shape& sx = in_shape(n, 0);
+  const Shape& so = out_shape(n);
+  const float inv = 1.0f / q.in_scale;
+  if (n.kind == NodeKind::kFullyConnected) {
+    const int64_t nout = so.d[so.rank - 1], k = sx.d[sx.rank - 1];
+    const int64_t rows = k > 0 ? sx.numel() / k : 0;
+    T* xi = ds;
+    T* acc = ds + sx.numel();
+    for (int64_t e = 0; e < sx.numel(); ++e) xi[e] = static_cast<T>(std::nearbyint(x[e] * inv));
+    const bool t = (n.flags & kFlagTransposeB) != 0;
+    kernels::gemm(false, !t, rows, nout, k, T{1}, xi, weights, T{0}, acc, gemm_workspace.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t o = 0; o < nout; ++o) {
+        out[r * nout + o] = requantize(static_cast<double>(acc[r * nout + o]) + q.bias[static_cast<size_t>(o)], static_cast<size_t>(o));
+      }
+    }
+    return;
+  }
+  const xnn::ConvParams& c = n.conv;
+  const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2], CO = so.d[3];
+  const int64_t kk = int64_t{c.kernel_h} * c.kernel_w * c.group_in, m = OH * OW;
+  const int64_t og = c.group_out;
+  // The image's integers once (not once per window tap), then im2col of those; a 1x1
+  // convolution with stride 1, no padding and one group multiplies the image itself.
+  const bool direct = c.kernel_h == 1 && c.kernel_w == 1 && c.stride_h == 1 && c.stride_w == 1 &&
+                      c.padding == std::array<uint32_t, 4>{} && c.groups == 1;
+  T* img = ds;
+  T* col = img + H * W * C;
+  T* res = col + (direct ? 0 : m * kk);
+  for (int64_t b = 0; b < sx.d[0]; ++b) {
+    const float* xb = x + b * H * W * C;
+    for (int64_t e = 0; e < H * W * C; ++e) img[e] = static_cast<T>(std::nearbyint(xb[e] * inv));
+    float* dst = out + b * m * CO;
+    for (uint32_t g = 0; g < c.groups; ++g) {
+      if (!direct) im2col(img, sx, so, c, g, col);
+      kernels::gemm(false, true, m, og, kk, T{1}, direct ? img : col, weights + g * og * kk, T{0}, res, gemm_workspace.data());
+      for (int64_t p = 0; p < m; ++p) {
+        for (int64_t o = 0; o < og; ++o) {
+          const size_t ch = static_cast<size_t>(g * og + o);
+          dst[p * CO + static_cast<int64_t>(ch)] = requantize(static_cast<double>(res[p * og + o]) + q.bias[ch], ch);
+        }
+      }
+    }
+  }
 }
 
 void XnnpackDelegate::Impl::run_quantized(const Node& n, const QuantizedLayer& q) {
@@ -1503,43 +1585,13 @@ void XnnpackDelegate::Impl::run_quantized(const Node& n, const QuantizedLayer& q
       });
       return;
     }
-    case NodeKind::kFullyConnected: {
-      const int64_t nout = so.d[so.rank - 1], k = sx.d[sx.rank - 1];
-      const int64_t rows = k > 0 ? sx.numel() / k : 0;
-      double* xi = ds;
-      double* acc = ds + sx.numel();
-      for (int64_t e = 0; e < sx.numel(); ++e) xi[e] = std::nearbyint(x[e] * inv);
-      const bool t = (n.flags & kFlagTransposeB) != 0;
-      kernels::gemm(false, !t, rows, nout, k, 1.0, xi, q.weights.data(), 0.0, acc, gemm_workspace.data());
-      for (int64_t r = 0; r < rows; ++r) {
-        for (int64_t o = 0; o < nout; ++o) {
-          out[r * nout + o] = requantize(acc[r * nout + o] + q.bias[static_cast<size_t>(o)], static_cast<size_t>(o));
-        }
-      }
-      return;
-    }
+    case NodeKind::kFullyConnected:
     case NodeKind::kConv2d: {
-      const xnn::ConvParams& c = n.conv;
-      const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2], CO = so.d[3];
-      const int64_t kk = int64_t{c.kernel_h} * c.kernel_w * c.group_in, m = OH * OW;
-      const int64_t og = c.group_out;
-      double* col = ds;
-      double* res = col + m * kk;
-      for (int64_t b = 0; b < sx.d[0]; ++b) {
-        const float* img = x + b * H * W * C;
-        float* dst = out + b * m * CO;
-        for (uint32_t g = 0; g < c.groups; ++g) {
-          im2col(img, sx, so, c, g, col, [inv](double* cell, const float* px, int64_t n) {
-            for (int64_t ci = 0; ci < n; ++ci) cell[ci] = std::nearbyint(px[ci] * inv);
-          });
-          kernels::gemm(false, true, m, og, kk, 1.0, col, q.weights.data() + g * og * kk, 0.0, res, gemm_workspace.data());
-          for (int64_t p = 0; p < m; ++p) {
-            for (int64_t o = 0; o < og; ++o) {
-              const size_t ch = static_cast<size_t>(g * og + o);
-              dst[p * CO + static_cast<int64_t>(ch)] = requantize(res[p * og + o] + q.bias[ch], ch);
-            }
-          }
-        }
+      // In floats where plan_quantized proved them exact, else in doubles.
+      if (!q.fweights.empty()) {
+        integer_gemm_layer(n, q, scratch.data(), q.fweights.data(), requantize);
+      } else {
+        integer_gemm_layer(n, q, ds, q.weights.data(), requantize);
       }
       return;
     }
@@ -1649,9 +1701,7 @@ void XnnpackDelegate::Impl::run_node(const Node& n) {
         for (uint32_t g = 0; g < c.groups; ++g) {
           const float* a = img;
           if (!direct) {
-            im2col(img, sx, so, c, g, col, [](float* cell, const float* px, int64_t n) {
-              std::memcpy(cell, px, static_cast<size_t>(n) * 4);
-            });
+            im2col(img, sx, so, c, g, col);
             a = col;
           }
           float* c_out = c.groups == 1 ? dst : tmp;
