@@ -4,9 +4,11 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "db.h"
 
@@ -121,8 +123,17 @@ Result<std::unique_ptr<Db>> open_sqlite(const std::string& path) {
   std::unique_ptr<Db> out = std::make_unique<SqliteDb>(db, path);
   // The first statement that reads the file tells a non-database apart.
   ETSCOPE_TRY(out->exec("PRAGMA foreign_keys = ON"));
-  auto mode = out->query("PRAGMA journal_mode = WAL");
-  if (!mode.ok()) return mode.error();
+  // Switching a new store to WAL takes an exclusive lock, and SQLite reports another process
+  // doing the same at that moment as busy without waiting (the busy timeout does not cover it):
+  // two first imports at once failed one time in forty. Retry within the same timeout.
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    auto mode = out->query("PRAGMA journal_mode = WAL");
+    if (mode.ok()) break;
+    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+    if (mode.error().code() != ErrorCode::kOutOfResources || waited >= timeout_ms) return mode.error();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   return out;
 }
 
