@@ -20,7 +20,7 @@ Programs:
   xnnh_dq_legacy     dynamically quantized Linear -> ReLU -> Linear, the external input carries
                      dq_datatype = xnn_datatype_qint8 instead of feeding a Convert -> qdint8 value
                      (the pre-2024 form; XNNCompiler's "HACK TO Maintain FC/BC" path)
-  xnnh_argmax_pool   Conv2d -> max_pool2d(return_indices=True) lowered to XNNArgMaxPooling2d with
+  xnnh_argmax_pool   hardtanh -> max_pool2d(return_indices=True) lowered to XNNArgMaxPooling2d with
                      values and int32 in-window indices as delegate (and program) outputs
   xnnh_sdpa_probe    (probe only, no fixture files unless the runtime accepts it) a payload whose
                      BatchMatrixMultiply is replaced by an XNNScaledDotProductAttention node
