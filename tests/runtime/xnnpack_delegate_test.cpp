@@ -437,39 +437,80 @@ TEST_CASE("xnnpack fixtures record the delegate events ExecuTorch's runtime reco
   }
 }
 
+namespace {
+
+// The XNNPACK graph flatbuffer of a program's first delegate, read in place from its bytes.
+const etscope::fb::xnn::Graph* first_delegate_graph(const std::vector<uint8_t>& bytes) {
+  Program p = must(PteReader::read(etscope::testing::blob_of(bytes, "hostile.pte")));
+  xnn::Graph g = must(xnn::parse_xnnpack_delegate(p, p.plans[0].delegates[0], "hostile.pte"));
+  REQUIRE(g.has_header);
+  return etscope::fb::xnn::GetGraph(bytes.data() + p.plans[0].delegates[0].data.offset + g.flatbuffer_offset);
+}
+
+// Where a field of a flatbuffer table stored in `bytes` is (it must be stored, not defaulted).
+size_t field_offset(const std::vector<uint8_t>& bytes, const void* table, uint16_t field) {
+  const uint8_t* at = static_cast<const flatbuffers::Table*>(table)->GetAddressOf(field);
+  REQUIRE(at != nullptr);
+  return static_cast<size_t>(at - bytes.data());
+}
+
+// Loads the program in `bytes` and checks that it is refused with one line that names the node.
+void expect_refused(const std::vector<uint8_t>& bytes, const std::string& node, const std::string& says) {
+  Program p = must(PteReader::read(etscope::testing::blob_of(bytes, "hostile.pte")));
+  auto m = rt::Method::load(p, "forward");
+  REQUIRE_FALSE(m.ok());
+  INFO(m.error().message());
+  CHECK(m.error().message().rfind("hostile.pte", 0) == 0);
+  CHECK_THAT(m.error().message(), Catch::Contains(node) && Catch::Contains(says));
+  CHECK(m.error().message().find('\n') == std::string::npos);
+}
+
+}  // namespace
+
 // A payload's window, stride and dilation are 32-bit numbers from the file: the largest
 // ones must be refused with one line, never overflow (UBSan watches the sanitizer build).
 TEST_CASE("xnnpack windows of hostile size are refused at load", "[xnnpack][corrupt]") {
   const auto blob = etscope::testing::load(fixture("xnnpack/xnn_cnn.pte"));
   const std::vector<uint8_t> original(blob->bytes().begin(), blob->bytes().end());
-  Program base = must(PteReader::read(etscope::testing::blob_of(original, "hostile.pte")));
-  const FileRange payload = base.plans[0].delegates[0].data;
-  xnn::Graph g = must(xnn::parse_xnnpack_delegate(base, base.plans[0].delegates[0], "hostile.pte"));
-  REQUIRE(g.has_header);
-  // The max pooling node's table, found through the generated schema code.
-  const uint8_t* fb = original.data() + payload.offset + g.flatbuffer_offset;
-  const auto* root = etscope::fb::xnn::GetGraph(fb);
   const etscope::fb::xnn::Pool* pool = nullptr;
-  for (const auto* node : *root->nodes()) {
+  for (const auto* node : *first_delegate_graph(original)->nodes()) {
     if (node->op_type() == etscope::fb::xnn::Op::MaxPool2d) pool = node->op_as_MaxPool2d();
   }
   REQUIRE(pool != nullptr);
-  auto offset_of = [&](uint16_t field) {
-    const uint8_t* at = reinterpret_cast<const flatbuffers::Table*>(pool)->GetAddressOf(field);
-    REQUIRE(at != nullptr);
-    return static_cast<size_t>(at - original.data());
-  };
   using P = etscope::fb::xnn::Pool;
   for (auto fields : {std::vector<uint16_t>{P::VT_WINDOW_H, P::VT_DILATION_H}, std::vector<uint16_t>{P::VT_WINDOW_W},
                       std::vector<uint16_t>{P::VT_STRIDE_H, P::VT_WINDOW_H, P::VT_DILATION_H}}) {
     std::vector<uint8_t> bytes = original;
-    for (uint16_t f : fields) std::memset(bytes.data() + offset_of(f), 0xff, 4);
-    Program p = must(PteReader::read(etscope::testing::blob_of(bytes, "hostile.pte")));
-    auto m = rt::Method::load(p, "forward");
-    REQUIRE_FALSE(m.ok());
-    INFO(m.error().message());
-    CHECK(m.error().message().rfind("hostile.pte", 0) == 0);
-    CHECK_THAT(m.error().message(), Catch::Contains("MaxPooling2d"));
-    CHECK(m.error().message().find('\n') == std::string::npos);
+    for (uint16_t f : fields) std::memset(bytes.data() + field_offset(original, pool, f), 0xff, 4);
+    expect_refused(bytes, "MaxPooling2d", "");
+  }
+}
+
+// Argmax pooling's window and padding are 32-bit numbers from the file too: a 1x1 window
+// (XNNPACK refuses it), padding as large as the window, and windows too large for the input
+// are refused with one line naming the node.
+TEST_CASE("xnnpack argmax pooling of hostile size is refused at load", "[xnnpack][corrupt]") {
+  const auto blob = etscope::testing::load(fixture("xnnpack_handmade/xnnh_argmax_pool.pte"));
+  const std::vector<uint8_t> original(blob->bytes().begin(), blob->bytes().end());
+  const etscope::fb::xnn::ArgMaxPool* pool = nullptr;
+  for (const auto* node : *first_delegate_graph(original)->nodes()) {
+    if (node->op_type() == etscope::fb::xnn::Op::ArgMaxPool2d) pool = node->op_as_ArgMaxPool2d();
+  }
+  REQUIRE(pool != nullptr);
+  using A = etscope::fb::xnn::ArgMaxPool;
+  struct Case {
+    std::vector<uint16_t> fields;
+    uint32_t value;
+    const char* says;
+  };
+  for (const Case& c : {Case{{A::VT_WINDOW_H, A::VT_WINDOW_W}, 1, "fewer than 2 elements"},
+                        Case{{A::VT_PAD_TOP}, 2, "padding is not smaller than its window"},
+                        Case{{A::VT_PAD_LEFT, A::VT_PAD_RIGHT}, 0xffffffffu, "padding is not smaller than its window"},
+                        Case{{A::VT_WINDOW_H, A::VT_WINDOW_W}, 0xffffffffu, "does not fit the padded input"},
+                        Case{{A::VT_WINDOW_H}, 9, "does not fit the padded input"}}) {
+    INFO(c.says);
+    std::vector<uint8_t> bytes = original;
+    for (uint16_t f : c.fields) std::memcpy(bytes.data() + field_offset(original, pool, f), &c.value, 4);
+    expect_refused(bytes, "ArgMaxPooling2d", c.says);
   }
 }
