@@ -1,6 +1,6 @@
 // run: loads a (mutated) program under a 64 MiB memory limit, sets every tensor input to bytes
 // of one, and executes each method twice: what `etscope run --ones` does with a stranger's
-// program; dynamic inputs are then shrunk and grown again. Programs that load must execute or fail with an error, never touch foreign memory.
+// program; then once with NaN inputs; dynamic inputs are then shrunk and grown again. Programs that load must execute or fail with an error, never touch foreign memory.
 #include <vector>
 
 #include "etscope/formats/pte_reader.h"
@@ -27,6 +27,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (int k = 0; k < 2; ++k) {
       if (!m.execute().ok()) break;
     }
+    // Once more with every byte 0xff: NaN in every float input (-1 in integers), which kernels and
+    // float-to-integer conversions must survive without undefined behaviour. Bool inputs keep
+    // their ones (0xff is no bool and set_input refuses it).
+    bool nan_ready = false;
+    for (size_t i = 0; i < m.num_inputs(); ++i) {
+      const etscope::rt::EValue& v = m.input(i);
+      if (v.tag != etscope::rt::Tag::kTensor || v.tensor == nullptr) continue;
+      const std::vector<uint8_t> nans(v.tensor->nbytes(), 0xff);
+      nan_ready |= m.set_input(i, nans).ok();
+    }
+    if (nan_ready) (void)m.execute();
     // Dynamic inputs: run again with the first, then the last, dimension halved (the shapes a
     // delegate must propagate, or refuse), then at the full shape once more.
     std::vector<std::vector<int64_t>> full(m.num_inputs());
