@@ -7,9 +7,9 @@
 
 namespace etscope::gui {
 
-std::shared_ptr<GraphModel> GraphModel::build(const ExecutionPlan& plan, const etrecord::EtRecord* record) {
+std::shared_ptr<GraphModel> GraphModel::build(const ExecutionPlan& plan, const etrecord::EtRecord* record, const Program* program) {
   auto m = std::make_shared<GraphModel>();
-  m->graph_ = inspect::build_program_graph(plan, record);
+  m->graph_ = inspect::build_program_graph(plan, record, program);
   m->group_of_.assign(m->graph_.nodes.size(), -1);
   std::map<std::string, int32_t> by_path;
   for (size_t i = 0; i < m->graph_.nodes.size(); ++i) {

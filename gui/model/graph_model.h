@@ -39,8 +39,10 @@ struct GraphShape {
 
 class GraphModel {
  public:
-  /// `record` may be null (then there are no groups and delegates have no ops to expand).
-  static std::shared_ptr<GraphModel> build(const ExecutionPlan& plan, const etrecord::EtRecord* record);
+  /// `record` may be null (then there are no groups, and only XNNPACK delegates of `program`, if
+  /// given, have ops to expand: their payload's nodes).
+  static std::shared_ptr<GraphModel> build(const ExecutionPlan& plan, const etrecord::EtRecord* record,
+                                           const Program* program = nullptr);
 
   const inspect::ProgramGraph& graph() const { return graph_; }
   const std::vector<GraphGroup>& groups() const { return groups_; }

@@ -362,7 +362,7 @@ std::unique_ptr<Session> load_session(const OpenRequest& request, const Session*
     if (previous != nullptr && previous->program == s->program && previous->record == s->record && previous->graphs.size() == n) {
       s->graphs = previous->graphs;
     } else {
-      for (size_t p = 0; p < n; ++p) s->graphs.push_back(GraphModel::build(s->program->plans[p], s->record.get()));
+      for (size_t p = 0; p < n; ++p) s->graphs.push_back(GraphModel::build(s->program->plans[p], s->record.get(), s->program.get()));
       if (n > 0) {
         const size_t p = s->default_plan();
         report(progress, 0.72f, "laying out the graph of '" + s->program->plans[p].name + "' (Graphviz)");

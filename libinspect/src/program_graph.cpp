@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "etscope/formats/xnnpack_payload.h"
 #include "etscope/inspect/lifetime.h"
 #include "etscope/inspect/program_description.h"
 
@@ -63,7 +64,7 @@ std::vector<etrecord::ModuleFrame> common_stack(const std::vector<const std::vec
 
 }  // namespace
 
-ProgramGraph build_program_graph(const ExecutionPlan& plan, const etrecord::EtRecord* record) {
+ProgramGraph build_program_graph(const ExecutionPlan& plan, const etrecord::EtRecord* record, const Program* program) {
   ProgramGraph g;
   const ValueTimeline timeline = build_value_timeline(plan);
   const size_t value_count = plan.values.size();
@@ -220,6 +221,16 @@ ProgramGraph build_program_graph(const ExecutionPlan& plan, const etrecord::EtRe
         // The root module (path "") holds everything; it is not a group.
         n.modules.erase(std::remove_if(n.modules.begin(), n.modules.end(), [](const etrecord::ModuleFrame& f) { return f.path.empty(); }),
                         n.modules.end());
+      }
+      // Without an ETRecord's ops, an XNNPACK delegate shows the nodes of its payload (one that
+      // does not read has none, as before).
+      if (n.kind == GraphNodeKind::kDelegate && n.delegated_ops.empty() && program != nullptr && in.delegate_index >= 0 &&
+          static_cast<size_t>(in.delegate_index) < plan.delegates.size() &&
+          plan.delegates[static_cast<size_t>(in.delegate_index)].id == xnn::kBackendId) {
+        auto payload = xnn::parse_xnnpack_delegate(*program, plan.delegates[static_cast<size_t>(in.delegate_index)], program->name());
+        if (payload.ok()) {
+          for (const xnn::Node& node : payload->nodes) n.delegated_ops.push_back(std::string("xnnpack::") + xnn::to_string(node.kind));
+        }
       }
       g.nodes.push_back(std::move(n));
     }

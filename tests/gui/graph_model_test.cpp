@@ -123,28 +123,56 @@ TEST_CASE("a collapsed module is one box and its edges join it once", "[gui][gra
   check_layout(layout_graph(all), all);
 }
 
+namespace {
+
+// The graph's last delegate node expanded: its shape, the layout request and the labels of the
+// ops drawn inside it, in layout order.
+struct Expanded {
+  int32_t delegate = -1;
+  GraphShape shape;
+  LayoutRequest request;
+  std::vector<std::string> ops;
+};
+Expanded expand_last_delegate(const GraphModel& model) {
+  Expanded e;
+  for (size_t i = 0; i < model.graph().nodes.size(); ++i) {
+    if (model.graph().nodes[i].kind == inspect::GraphNodeKind::kDelegate) e.delegate = static_cast<int32_t>(i);
+  }
+  REQUIRE(e.delegate >= 0);
+  e.shape.expanded.insert(static_cast<uint32_t>(e.delegate));
+  e.request = model.request(e.shape);
+  for (const LayoutItem& item : e.request.items) {
+    if (item.kind == LayoutItem::Kind::kDelegateOp) e.ops.push_back(item.label);
+  }
+  return e;
+}
+
+}  // namespace
+
 TEST_CASE("an expanded delegate shows the ops lowered into it", "[gui][graph]") {
   const Loaded m = load("simple_conv_xnnpack");
   const auto model = GraphModel::build(m.program.plans.at(0), &m.record);
-  int32_t delegate = -1;
-  for (size_t i = 0; i < model->graph().nodes.size(); ++i) {
-    if (model->graph().nodes[i].kind == inspect::GraphNodeKind::kDelegate) delegate = static_cast<int32_t>(i);
-  }
-  REQUIRE(delegate >= 0);
-  GraphShape shape;
-  shape.expanded.insert(static_cast<uint32_t>(delegate));
-  const LayoutRequest r = model->request(shape);
-  std::vector<std::string> ops;
-  for (const LayoutItem& item : r.items) {
-    if (item.kind == LayoutItem::Kind::kDelegateOp) ops.push_back(item.label);
-  }
-  CHECK(ops == std::vector<std::string>{"convolution", "relu"});
-  REQUIRE_FALSE(r.clusters.empty());
-  CHECK(r.clusters.back().delegate_node == delegate);
-  check_layout(layout_graph(r), r);
+  const Expanded e = expand_last_delegate(*model);
+  CHECK(e.ops == std::vector<std::string>{"convolution", "relu"});
+  REQUIRE_FALSE(e.request.clusters.empty());
+  CHECK(e.request.clusters.back().delegate_node == e.delegate);
+  check_layout(layout_graph(e.request), e.request);
   // Layouts are cached per shape.
-  CHECK(model->layout(shape) == model->layout(shape));
-  CHECK(model->layout(shape) != model->layout(GraphShape{}));
+  CHECK(model->layout(e.shape) == model->layout(e.shape));
+  CHECK(model->layout(e.shape) != model->layout(GraphShape{}));
+}
+
+// Without an ETRecord, an XNNPACK delegate still opens: on its payload's nodes, in node order.
+TEST_CASE("an XNNPACK delegate expands to its payload's nodes without an ETRecord", "[gui][graph]") {
+  const Loaded m = load("simple_conv_xnnpack");
+  const auto model = GraphModel::build(m.program.plans.at(0), nullptr, &m.program);
+  const Expanded e = expand_last_delegate(*model);
+  // The partitioner's layout conversions around the convolution (the relu is fused into it).
+  CHECK(e.ops == std::vector<std::string>{"StaticTranspose", "Conv2d", "StaticTranspose"});
+  check_layout(layout_graph(e.request), e.request);
+  // No program, no ETRecord: nothing to expand, as before.
+  const auto bare = GraphModel::build(m.program.plans.at(0), nullptr);
+  CHECK(bare->graph().nodes[static_cast<size_t>(e.delegate)].delegated_ops.empty());
 }
 
 TEST_CASE("a 5,000-node graph lays out", "[gui][graph]") {

@@ -31,6 +31,8 @@ struct ProgramGraphNode {
   /// without the root module.
   std::vector<etrecord::ModuleFrame> modules;
   /// kDelegate with an ETRecord: the ops lowered into it (graph node targets, in graph order).
+  /// Without one, given the program, an XNNPACK delegate's payload nodes ("xnnpack::Conv2d", in
+  /// node order).
   std::vector<std::string> delegated_ops;
 };
 
@@ -48,7 +50,9 @@ struct ProgramGraph {
 };
 
 /// Builds the graph of `plan`; `record` (may be null) adds modules and delegated ops of method
-/// `plan.name`. Never fails: the reader has range-checked every index the plan holds.
-ProgramGraph build_program_graph(const ExecutionPlan& plan, const etrecord::EtRecord* record);
+/// `plan.name`; `program` (may be null; the plan's program) adds the XNNPACK payload's nodes to
+/// delegates the record does not describe. Never fails: the reader has range-checked every index
+/// the plan holds, and a payload that does not read adds nothing.
+ProgramGraph build_program_graph(const ExecutionPlan& plan, const etrecord::EtRecord* record, const Program* program = nullptr);
 
 }  // namespace etscope::inspect
