@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const etscope::ExecutionPlan& plan : program->plans) {
     (void)etscope::inspect::PlanDescription::describe(plan);
     (void)etscope::inspect::MemoryPlan::build(*program, plan);
-    (void)etscope::inspect::build_program_graph(plan, nullptr);
+    (void)etscope::inspect::build_program_graph(plan, nullptr, &*program);
   }
   return 0;
 }
