@@ -506,12 +506,60 @@ Status Method::Impl::check_uses() const {
         }
         return ok_status();
       };
+      // The tensors (list items included) of a set of values, as what they alias now.
+      auto tensors_of = [&](const auto& ids) {
+        std::vector<int32_t> out;
+        for (int32_t value : ids) {
+          const int32_t owner = alias[static_cast<size_t>(value)];
+          const EValue& ev = values[static_cast<size_t>(owner)];
+          if (ev.tag == Tag::kTensor) out.push_back(value);
+          if (ev.tag == Tag::kTensorList || ev.tag == Tag::kOptionalTensorList) {
+            for (int32_t item : plan->values[static_cast<size_t>(value)].tensor_list) {
+              if (item >= 0) out.push_back(item);
+            }
+          }
+        }
+        return out;
+      };
+      // What an instruction writes may not share memory with another tensor it reads: the plan
+      // must keep tensors that are live together apart (a hostile plan placed a slice's output
+      // inside its input). A tensor that is both read and written is the instruction's own
+      // business: an out argument listed among the arguments, an in-place copy_ of a mutable
+      // buffer, add(x, y, out=x); kernels copy such memory with memmove.
+      auto check_apart = [&](const std::vector<int32_t>& reads, const std::vector<int32_t>& writes, const std::string& op) -> Status {
+        for (int32_t w : writes) {
+          const int32_t wo = alias[static_cast<size_t>(w)];
+          const TensorImpl* tw = values[static_cast<size_t>(wo)].tensor;
+          if (tw == nullptr || tw->data() == nullptr || tw->capacity() == 0) continue;
+          const auto* w0 = static_cast<const uint8_t*>(tw->data());
+          for (int32_t r : reads) {
+            if (alias[static_cast<size_t>(r)] == wo) continue;
+            const TensorImpl* tr = values[static_cast<size_t>(alias[static_cast<size_t>(r)])].tensor;
+            if (tr == nullptr || tr->data() == nullptr || tr->capacity() == 0) continue;
+            const auto* r0 = static_cast<const uint8_t*>(tr->data());
+            if (w0 < r0 + tr->capacity() && r0 < w0 + tw->capacity()) {
+              return Error(ErrorCode::kCorrupt, at(op) + ": writes value " + std::to_string(w) + " into the memory of value " +
+                                                    std::to_string(r) + ", which it reads (the memory plan overlaps them)");
+            }
+          }
+        }
+        return ok_status();
+      };
       switch (in.kind) {
         case InstructionKind::kKernelCall: {
           const std::string op = plan->operators[static_cast<size_t>(in.op_index)].qualified_name();
           const KernelArgs split = split_kernel_args(*plan, in);
           for (int32_t a : split.inputs) ETSCOPE_TRY(check_value(a, false, op));
           for (int32_t o : split.outputs) ETSCOPE_TRY(check_value(o, true, op));
+          if (op == "executorch_prim::et_view.default") {
+            // A view writes no bytes: its output becomes the input's memory, as after a MoveCall.
+            if (split.inputs.size() >= 1 && split.outputs.size() == 1 &&
+                values[static_cast<size_t>(alias[static_cast<size_t>(split.inputs[0])])].tag == Tag::kTensor) {
+              alias[static_cast<size_t>(split.outputs[0])] = alias[static_cast<size_t>(split.inputs[0])];
+            }
+            break;
+          }
+          ETSCOPE_TRY(check_apart(tensors_of(split.inputs), tensors_of(split.outputs), op));
           break;
         }
         case InstructionKind::kMoveCall: {
@@ -540,6 +588,10 @@ Status Method::Impl::check_uses() const {
           const xnnpack::XnnpackDelegate& d = *delegates[static_cast<size_t>(chains[c][ii].a)];
           for (uint32_t a : d.read_args()) ETSCOPE_TRY(check_value(in.args[a], false, "DELEGATE_CALL"));
           for (uint32_t a : d.written_args()) ETSCOPE_TRY(check_value(in.args[a], true, "DELEGATE_CALL"));
+          std::vector<int32_t> reads, writes;
+          for (uint32_t a : d.read_args()) reads.push_back(in.args[a]);
+          for (uint32_t a : d.written_args()) writes.push_back(in.args[a]);
+          ETSCOPE_TRY(check_apart(tensors_of(reads), tensors_of(writes), "DELEGATE_CALL"));
           break;
         }
       }

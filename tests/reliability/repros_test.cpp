@@ -46,6 +46,11 @@ TEST_CASE("a method input that is a constant is refused at load", "[repro][runti
                  "input 0 is value 1, a constant of the program");
 }
 
+TEST_CASE("a plan that places what an instruction writes inside what it reads is refused at load", "[repro][runtime]") {
+  expect_refusal("run " + repro("fuzz_slice_output_inside_input.pte") + " --ones", "fuzz_slice_output_inside_input.pte",
+                 "instruction 1 (aten::slice_copy.Tensor_out): writes value 3 into the memory of value 2, which it reads");
+}
+
 TEST_CASE("tensors without memory never reach a kernel", "[repro][runtime]") {
   expect_refusal("run " + repro("t3_unplanned_intermediate.pte"), "t3_unplanned_intermediate.pte",
                  "instruction 0 (aten::mul.out): value 3 has no memory");

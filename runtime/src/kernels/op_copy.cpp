@@ -275,7 +275,7 @@ void expand_copy_out(KernelContext& ctx, Args args) {
   BroadcastIndex bi(out->sizes().first(static_cast<size_t>(r - whole)), in->sizes().first(static_cast<size_t>(ri - whole)));
   const int64_t blocks = out->numel() / inner;
   for (int64_t i = 0; i < blocks; ++i, bi.advance()) {
-    std::memcpy(dst + static_cast<size_t>(i) * block, src + static_cast<size_t>(bi.index()) * block, block);
+    std::memmove(dst + static_cast<size_t>(i) * block, src + static_cast<size_t>(bi.index()) * block, block);
   }
 }
 
@@ -335,7 +335,7 @@ void cat_out(KernelContext& ctx, Args args) {
     for (int64_t o = 0; o < outer; ++o) {
       if (t->dtype() == out->dtype()) {
         const size_t es = out->element_size();
-        std::memcpy(static_cast<uint8_t*>(out->data()) + static_cast<size_t>(o * out_row + col) * es,
+        std::memmove(static_cast<uint8_t*>(out->data()) + static_cast<size_t>(o * out_row + col) * es,
                     static_cast<const uint8_t*>(t->data()) + static_cast<size_t>(o * row) * es,
                     static_cast<size_t>(row) * es);
       } else {

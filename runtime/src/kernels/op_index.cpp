@@ -99,7 +99,7 @@ void gather_out(KernelContext& ctx, Args args) {
   auto* dst = static_cast<uint8_t*>(out->data());
   const int64_t limit = self->dim() == 0 ? 1 : self->size(static_cast<int>(dim));
   if (!walk_index(*index, self->strides(), dim, limit, [&](int64_t i, int64_t off, int64_t) {
-        std::memcpy(dst + static_cast<size_t>(i) * es, src + static_cast<size_t>(off) * es, es);
+        std::memmove(dst + static_cast<size_t>(i) * es, src + static_cast<size_t>(off) * es, es);
       })) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: index value out of range for dimension of size %lld", op,
              static_cast<long long>(limit));
@@ -453,7 +453,7 @@ void index_tensor_out(KernelContext& ctx, Args args) {
   auto* dst = static_cast<uint8_t*>(out->data());
   int64_t bad = 0;
   if (!walk_advanced_index(*self, ix, [&](int64_t pos, int64_t off) {
-        std::memcpy(dst + static_cast<size_t>(pos) * es, src + static_cast<size_t>(off) * es, es);
+        std::memmove(dst + static_cast<size_t>(pos) * es, src + static_cast<size_t>(off) * es, es);
       }, &bad)) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: index %lld is out of range", op, static_cast<long long>(bad));
   }
@@ -541,7 +541,7 @@ void index_put_out(KernelContext& ctx, Args args) {
   bool ok = true;
   if (!accumulate) {
     ok = walk_advanced_index(*out, ix, [&](int64_t pos, int64_t off) {
-      std::memcpy(dst + static_cast<size_t>(off) * es, vals + static_cast<size_t>(value_offset(pos)) * es, es);
+      std::memmove(dst + static_cast<size_t>(off) * es, vals + static_cast<size_t>(value_offset(pos)) * es, es);
     }, &bad);
   } else {
     dispatch_real_and_bool(out->dtype(), [&](auto tag) {
@@ -648,7 +648,7 @@ void masked_select_out(KernelContext& ctx, Args args) {
   BroadcastIndex si(bshape, self->sizes());
   for (int64_t i = 0; i < total; ++i, mi.advance(), si.advance()) {
     if (m[mi.index()] != 0) {
-      std::memcpy(y, x + static_cast<size_t>(si.index()) * es, es);
+      std::memmove(y, x + static_cast<size_t>(si.index()) * es, es);
       y += es;
     }
   }
@@ -695,7 +695,7 @@ void masked_scatter_out(KernelContext& ctx, Args args) {
   BroadcastIndex mi(self->sizes(), mask->sizes());
   for (int64_t i = 0; i < self->numel(); ++i, mi.advance()) {
     if (m[mi.index()] != 0) {
-      std::memcpy(y + static_cast<size_t>(i) * es, src, es);
+      std::memmove(y + static_cast<size_t>(i) * es, src, es);
       src += es;
     }
   }

@@ -85,7 +85,7 @@ void pad_out(KernelContext& ctx, Args args) {
       }
       off += i * self->strides()[k];
     }
-    std::memcpy(dst + static_cast<size_t>(pos) * es, src + static_cast<size_t>(off) * es, es);
+    std::memmove(dst + static_cast<size_t>(pos) * es, src + static_cast<size_t>(off) * es, es);
     for (int d = rank - 1; d >= 0; --d) {
       if (++coord[static_cast<size_t>(d)] < sizes[static_cast<size_t>(d)]) break;
       coord[static_cast<size_t>(d)] = 0;

@@ -61,7 +61,7 @@ std::array<int64_t, kMaxDims> strides_of(const TensorImpl& t) {
 
 void copy_element(const TensorImpl& in, int64_t src, TensorImpl& out, int64_t dst) {
   const size_t es = in.element_size();
-  std::memcpy(static_cast<uint8_t*>(out.data()) + static_cast<size_t>(dst) * es,
+  std::memmove(static_cast<uint8_t*>(out.data()) + static_cast<size_t>(dst) * es,
               static_cast<const uint8_t*>(in.data()) + static_cast<size_t>(src) * es, es);
 }
 
@@ -113,7 +113,7 @@ void stack_out(KernelContext& ctx, Args args) {
   auto* dst = static_cast<uint8_t*>(out->data());
   for (int64_t o = 0; o < outer; ++o) {
     for (size_t k = 0; k < list.size(); ++k) {
-      std::memcpy(dst + (static_cast<size_t>(o) * list.size() + k) * row,
+      std::memmove(dst + (static_cast<size_t>(o) * list.size() + k) * row,
                   static_cast<const uint8_t*>(list[k]->data()) + static_cast<size_t>(o) * row, row);
     }
   }
@@ -444,7 +444,7 @@ void index_select_out(KernelContext& ctx, Args args) {
     for (int64_t j = 0; j < n; ++j) {
       int64_t v = index_at(*index, j);
       if (v < 0) v += size;
-      std::memcpy(static_cast<uint8_t*>(out->data()) + static_cast<size_t>(o * n + j) * row,
+      std::memmove(static_cast<uint8_t*>(out->data()) + static_cast<size_t>(o * n + j) * row,
                   static_cast<const uint8_t*>(in->data()) + static_cast<size_t>(o * size + v) * row, row);
     }
   }
@@ -505,7 +505,7 @@ void tril_out(KernelContext& ctx, Args args) {
       // Keep columns [0, keep), zero the rest.
       const int64_t keep = std::clamp<int64_t>(diag >= std::numeric_limits<int64_t>::max() - r ? cols : r + diag + 1, 0, cols);
       auto* y = static_cast<uint8_t*>(out->data()) + base;
-      if (keep > 0 && out->data() != in->data()) std::memcpy(y, static_cast<const uint8_t*>(in->data()) + base, static_cast<size_t>(keep) * es);
+      if (keep > 0 && out->data() != in->data()) std::memmove(y, static_cast<const uint8_t*>(in->data()) + base, static_cast<size_t>(keep) * es);
       std::memset(y + static_cast<size_t>(keep) * es, 0, static_cast<size_t>(cols - keep) * es);
     }
   }

@@ -43,9 +43,9 @@ void copy_rows(const TensorImpl& in, TensorImpl& out, const DimView& v, int64_t 
     const size_t s_step = Scatter ? row : static_cast<size_t>(step) * row;
     const size_t d_step = Scatter ? static_cast<size_t>(step) * row : row;
     if (step == 1) {
-      std::memcpy(d, s, static_cast<size_t>(len) * row);
+      std::memmove(d, s, static_cast<size_t>(len) * row);
     } else {
-      for (int64_t j = 0; j < len; ++j) std::memcpy(d + static_cast<size_t>(j) * d_step, s + static_cast<size_t>(j) * s_step, row);
+      for (int64_t j = 0; j < len; ++j) std::memmove(d + static_cast<size_t>(j) * d_step, s + static_cast<size_t>(j) * s_step, row);
     }
   }
 }
@@ -282,7 +282,7 @@ void embedding_out(KernelContext& ctx, Args args) {
       return;
     }
     if (row != 0) {
-      std::memcpy(static_cast<uint8_t*>(out->data()) + static_cast<size_t>(i) * row,
+      std::memmove(static_cast<uint8_t*>(out->data()) + static_cast<size_t>(i) * row,
                   static_cast<const uint8_t*>(weight->data()) + static_cast<size_t>(idx) * row, row);
     }
   }

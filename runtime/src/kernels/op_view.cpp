@@ -67,7 +67,7 @@ void permute(const TensorImpl& in, TensorImpl& out, const std::array<int64_t, kM
   for (int64_t o = 0; o < outer; ++o) {
     E* d = dst + o * rows * cols;
     if (sb == 1) {
-      for (int64_t i = 0; i < rows; ++i) std::memcpy(d + i * cols, src + base + i * sa, static_cast<size_t>(cols) * sizeof(E));
+      for (int64_t i = 0; i < rows; ++i) std::memmove(d + i * cols, src + base + i * sa, static_cast<size_t>(cols) * sizeof(E));
     } else {
       for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
         const int64_t i1 = std::min(rows, i0 + kTile);
@@ -140,7 +140,7 @@ void copy_strided_view(const TensorImpl& self, TensorImpl& out, std::span<const 
   std::array<int64_t, kMaxDims> coord{};
   int64_t off = offset;
   for (int64_t pos = 0; pos < total; ++pos) {
-    std::memcpy(dst + static_cast<size_t>(pos) * es, src + static_cast<size_t>(off) * es, es);
+    std::memmove(dst + static_cast<size_t>(pos) * es, src + static_cast<size_t>(off) * es, es);
     for (int d = rank - 1; d >= 0; --d) {
       const size_t k = static_cast<size_t>(d);
       off += strides[k];

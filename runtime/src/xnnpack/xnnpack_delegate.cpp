@@ -1645,7 +1645,7 @@ void XnnpackDelegate::Impl::run_node(const Node& n) {
     case NodeKind::kCopy:
     case NodeKind::kConvert:
     case NodeKind::kReshape:
-      if (out != x) std::memcpy(out, x, static_cast<size_t>(count) * 4);
+      if (out != x) std::memmove(out, x, static_cast<size_t>(count) * 4);
       break;
     case NodeKind::kSigmoid: unary([](float v) { return 1.0f / (1.0f + std::exp(-v)); }); break;
     case NodeKind::kTanh: unary([](float v) { return std::tanh(v); }); break;
@@ -1949,7 +1949,7 @@ void XnnpackDelegate::Impl::run_node(const Node& n) {
         const int64_t len = in_shape(n, k).d[n.axis] * inner;
         const float* src = data[static_cast<size_t>(n.inputs[k])];
         for (int64_t o = 0; o < outer; ++o) {
-          std::memcpy(out + o * so.d[n.axis] * inner + at, src + o * len, static_cast<size_t>(len) * 4);
+          std::memmove(out + o * so.d[n.axis] * inner + at, src + o * len, static_cast<size_t>(len) * 4);
         }
         at += len;
       }

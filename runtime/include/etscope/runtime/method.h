@@ -39,9 +39,10 @@ class Method {
  public:
   /// Loads the plan called `name` of `program` (which must outlive the Method), and checks once
   /// everything kernels later trust: every tensor an instruction reads or writes has memory at
-  /// that point (FreeCalls and MoveCalls followed in order), nothing writes a constant, inputs
-  /// are not constants, planned offsets are aligned for their dtype (misaligned constants are
-  /// copied), and all memory fits `max_memory`.
+  /// that point (FreeCalls and MoveCalls followed in order), nothing writes a constant, nothing
+  /// an instruction writes shares memory with another tensor it reads, inputs are not
+  /// constants, planned offsets are aligned for their dtype (misaligned constants are copied),
+  /// and all memory fits `max_memory`.
   /// XNNPACK delegate calls run on etscope's kernels (runtime/src/xnnpack/); other backends are refused.
   /// Errors: kNotFound (no such method), kNotSupported (a non-XNNPACK delegate call, an XNNPACK node
   /// kind or element type not executed yet, unbounded dynamic shapes,
