@@ -5,7 +5,7 @@
 
 #include "etscope/core/json.h"
 #include "fuzz_target.h"
-#include "graph_json.h"
+#include "etscope/etrecord/graph_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   etscope::etrecord::ReadLimits limits;

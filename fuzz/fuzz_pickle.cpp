@@ -3,7 +3,7 @@
 #include <span>
 
 #include "fuzz_target.h"
-#include "pickle_reader.h"
+#include "etscope/etrecord/pickle_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   etscope::etrecord::ReadLimits limits;

@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "etscope/etrecord/etrecord_reader.h"
-#include "graph_json.h"
+#include "etscope/etrecord/graph_json.h"
 #include "etscope/core/json.h"
 #include "torch_save.h"
 #include "zip_archive.h"

@@ -1,6 +1,6 @@
 // Exported-program JSON reader. Sections: arguments and tensor names; tensor metadata; node
 // metadata (debug handles, module stacks, provenance); lowered modules; the program.
-#include "graph_json.h"
+#include "etscope/etrecord/graph_json.h"
 
 #include <algorithm>
 

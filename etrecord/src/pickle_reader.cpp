@@ -1,7 +1,7 @@
 // Pickle subset interpreter. Why a stack machine of inert objects: torch.save pickles describe
 // tensors as calls (`_rebuild_tensor_v2(storage, offset, size, stride, ...)`); we record those
 // calls as data instead of executing anything, so a hostile pickle can at worst be refused.
-#include "pickle_reader.h"
+#include "etscope/etrecord/pickle_reader.h"
 
 #include <charconv>
 #include <cstring>

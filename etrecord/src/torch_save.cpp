@@ -7,7 +7,7 @@
 #include <map>
 
 #include "etscope/core/checked.h"
-#include "pickle_reader.h"
+#include "etscope/etrecord/pickle_reader.h"
 
 namespace etscope::etrecord {
 namespace {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "etscope/formats/blob.h"
+#include "etscope/core/file_range.h"
 #include "etscope/core/result.h"
 #include "etscope/core/scalar_type.h"
 
@@ -26,12 +27,6 @@ struct ExtendedHeader {
   uint64_t program_size = 0;         ///< End of the FlatBuffer region.
   uint64_t segment_base_offset = 0;  ///< Absolute offset of segment 0's base.
   uint64_t segment_data_size = 0;    ///< 0 when unknown (24-byte header).
-};
-
-/// A byte range of the file: [offset, offset + size).
-struct FileRange {
-  uint64_t offset = 0;
-  uint64_t size = 0;
 };
 
 enum class ShapeDynamism : uint8_t { kStatic = 0, kDynamicBound = 1, kDynamicUnbound = 2 };

@@ -1,0 +1,120 @@
+// Runner: one program, loaded and ready to run, the way etscope run, bench/, the tests and the
+// training loop drive it (in the spirit of ExecuTorch's extension/module).
+//
+// It reads a .pte or .bpte (plus .ptd files), attaches an ETDump writer when asked, loads a
+// method, sets its inputs from .npy or raw files, random values, ones, an ETRecord's
+// representative inputs or a bundled test case, runs warm-up and timed executions (latency
+// statistics with libinspect's numpy-exact percentiles), checks the bundled test cases of every
+// method, and writes outputs as .npy and the trace through temporary files renamed into place.
+// Every failure is a Result naming the file; nothing throws.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "etscope/core/event_tracer.h"
+#include "etscope/core/result.h"
+#include "etscope/formats/bundled_program.h"
+#include "etscope/formats/program.h"
+#include "etscope/runtime/method.h"
+
+namespace etscope::runner {
+
+struct RunnerOptions {
+  std::string model;                   ///< A .pte or a .bpte.
+  std::vector<std::string> ptd_files;  ///< External tensors, searched in order.
+  std::string method;                  ///< "" means "forward", else the program's first method.
+  uint64_t max_memory = 0;             ///< Method::load's limit; 0 means the machine's memory.
+  /// Record the load and every execution as an ETDump (written by write_trace()).
+  bool trace = false;
+  /// Logged values: kNone (profile only), program outputs or every kernel output; anything but
+  /// kNone needs a debug buffer of `debug_buffer_bytes`.
+  DebugLevel debug_level = DebugLevel::kNone;
+  uint64_t debug_buffer_bytes = uint64_t{256} << 20;
+};
+
+/// Latencies of the timed executions (milliseconds, in run order) and their statistics.
+struct Timing {
+  std::vector<double> samples;
+  double min = 0, p50 = 0, p90 = 0, max = 0;
+};
+
+struct BundledCaseResult {
+  std::string method;
+  size_t index = 0;
+  bool passed = false;
+  double max_abs_error = 0, max_rel_error = 0;
+  double ms = 0;           ///< Execution time of the case.
+  std::string problems;    ///< "output 1: ..." for outputs that could not be compared.
+};
+
+struct TraceFiles {
+  size_t events = 0;
+  size_t etdump_bytes = 0;
+  size_t debug_bytes = 0;
+};
+
+class Runner {
+ public:
+  /// Reads the files and loads the method. Errors name the file (and method, instruction...).
+  static Result<std::unique_ptr<Runner>> load(const RunnerOptions& options);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  const Program& program() const;
+  /// The bundled program when the model is a .bpte, else null.
+  const BundledProgram* bundled() const;
+  const std::string& method_name() const;
+  runtime::Method& method();
+  const runtime::Method& method() const;
+  /// Wall time of reading, verifying and loading, in milliseconds.
+  double load_ms() const;
+  /// The ETDump writer recording the run when RunnerOptions::trace is set, else null; callers
+  /// may add their own events to the current block (the trainer's optimizer step).
+  EventTracer* tracer();
+
+  /// One file per input: .npy (dtype must match; the shape may differ within a dynamic bound) or
+  /// raw bytes in the input's dtype and planned shape. Errors name the file and both shapes. A
+  /// bfloat16 input also takes a float32 .npy whose values bfloat16 holds exactly (.npy has no
+  /// bfloat16 type; write_outputs writes bfloat16 outputs that way).
+  Status set_inputs_from_files(const std::vector<std::string>& paths);
+  /// Floats uniform in [-1, 1), integers and bools 0 or 1, from `seed`.
+  Status set_random_inputs(uint64_t seed);
+  Status set_ones_inputs();
+  /// The ETRecord's representative inputs for this method (the ones its AOT outputs were made
+  /// from). Errors: none recorded, or dtypes/shapes that do not fit.
+  Status set_inputs_from_etrecord(const std::string& etrecord_path);
+  /// The inputs of test case `index` of this method's bundled suite.
+  Status set_bundled_inputs(size_t index);
+
+  /// Runs `warmup` untimed and `iterations` timed executions, setting the inputs again before
+  /// each (the memory plan may reuse an input's bytes, as ExecuTorch's Module::forward assumes).
+  /// With a tracer, warm-up executions are recorded in "Warmup" blocks so that reports leave
+  /// them out. `progress(done, total, ms)` is called after each timed execution when given.
+  Result<Timing> run(int warmup, int iterations, const std::function<void(int, int, double)>& progress = {});
+
+  /// Checks bundled test cases: every case of every method that has a suite, or only `only`
+  /// (a case index of this runner's method). Other methods are loaded on demand.
+  Result<std::vector<BundledCaseResult>> check_bundled(std::optional<size_t> only, double rtol, double atol);
+
+  /// Writes each tensor output as <dir>/output_<i>.npy (bfloat16 ones widened to float32, which
+  /// holds them exactly); returns how many.
+  Result<size_t> write_outputs(const std::string& dir) const;
+
+  /// Writes the ETDump (and, with a debug level, the debug buffer). A buffer or event capacity
+  /// that ran out is an error after both files are written (the dump marks where values were
+  /// dropped). kInvalidArgument when the runner records no trace.
+  Result<TraceFiles> write_trace(const std::string& etdump_path, const std::string& debug_buffer_path);
+
+ private:
+  struct Impl;
+  explicit Runner(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace etscope::runner

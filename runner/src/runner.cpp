@@ -1,0 +1,444 @@
+#include "etscope/runner/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <new>
+#include <random>
+
+#include "etscope/etdump/etdump_writer.h"
+#include "etscope/etrecord/etrecord_reader.h"
+#include "etscope/formats/blob.h"
+#include "etscope/formats/bpte_reader.h"
+#include "etscope/formats/file_kind.h"
+#include "etscope/formats/ptd_reader.h"
+#include "etscope/formats/npy.h"
+#include "etscope/formats/pte_reader.h"
+#include "etscope/inspect/inspector.h"
+#include "etscope/runtime/bundled.h"
+
+namespace etscope::runner {
+
+using runtime::CaseCheck;
+using runtime::load_bundled_inputs;
+using runtime::Method;
+using runtime::MethodOptions;
+using runtime::verify_bundled_outputs;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
+
+std::string shape_text(ScalarType dtype, std::span<const int64_t> sizes) {
+  std::string s = scalar_type_short_name(dtype) + "[";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? "," : "") + std::to_string(sizes[i]);
+  return s + "]";
+}
+
+bool is_floating(ScalarType t) { return t == ScalarType::kFloat || t == ScalarType::kDouble; }
+
+// Stores `v` as element i of a buffer of dtype t (the dtypes random and ones inputs fill).
+void store(ScalarType t, uint8_t* p, uint64_t i, double v) {
+  switch (t) {
+    case ScalarType::kFloat: { const float f = static_cast<float>(v); std::memcpy(p + i * 4, &f, 4); break; }
+    case ScalarType::kDouble: std::memcpy(p + i * 8, &v, 8); break;
+    case ScalarType::kLong: { const int64_t x = static_cast<int64_t>(v); std::memcpy(p + i * 8, &x, 8); break; }
+    case ScalarType::kInt: { const int32_t x = static_cast<int32_t>(v); std::memcpy(p + i * 4, &x, 4); break; }
+    case ScalarType::kShort: { const int16_t x = static_cast<int16_t>(v); std::memcpy(p + i * 2, &x, 2); break; }
+    case ScalarType::kChar: p[i] = static_cast<uint8_t>(static_cast<int8_t>(v)); break;
+    case ScalarType::kByte:
+    case ScalarType::kBool: p[i] = static_cast<uint8_t>(v != 0.0); break;
+    default: break;  // other dtypes stay zero
+  }
+}
+
+}  // namespace
+
+struct Runner::Impl {
+  RunnerOptions options;
+  std::unique_ptr<Program> program_owned;
+  std::unique_ptr<BundledProgram> bundled;
+  std::vector<std::unique_ptr<TensorDataFile>> ptds;
+  std::unique_ptr<etdump::EtDumpWriter> writer;
+  std::vector<uint8_t> debug_buffer;
+  std::string method_name;
+  std::unique_ptr<Method> method;
+  double load_ms = 0;
+  // The inputs as last set, kept to set them again before every execution.
+  std::vector<std::vector<uint8_t>> inputs;
+  std::vector<std::vector<int64_t>> input_sizes;
+  std::optional<size_t> bundled_case;  // inputs come from this test case instead
+
+  const Program& program() const { return bundled ? bundled->program : *program_owned; }
+  std::string where() const { return options.model + ": method '" + method_name + "'"; }
+  MethodOptions method_options() const {
+    MethodOptions m;
+    for (const auto& f : ptds) m.external_data.push_back(f.get());
+    m.tracer = writer.get();
+    m.max_memory = options.max_memory;
+    return m;
+  }
+  const BundledTestSuite* suite(const std::string& method) const {
+    if (!bundled) return nullptr;
+    for (const auto& s : bundled->suites) {
+      if (s.method_name == method) return &s;
+    }
+    return nullptr;
+  }
+  // Sets tensor input i from bytes (shape `sizes`), keeping them for later executions.
+  Status set_tensor(size_t i, std::vector<uint8_t> bytes, std::vector<int64_t> sizes) {
+    inputs.resize(method->num_inputs());
+    input_sizes.resize(method->num_inputs());
+    ETSCOPE_TRY(method->set_input(i, bytes, sizes));
+    inputs[i] = std::move(bytes);
+    input_sizes[i] = std::move(sizes);
+    return ok_status();
+  }
+  Status reset_inputs() {
+    if (bundled_case) {
+      const BundledTestSuite* s = suite(method_name);
+      return load_bundled_inputs(*method, *bundled, s->cases[*bundled_case]);
+    }
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (method->input(i).tag != Tag::kTensor) continue;
+      ETSCOPE_TRY(method->set_input(i, inputs[i], input_sizes[i]));
+    }
+    return ok_status();
+  }
+  // Scalar inputs must equal the exported value: pass that value back.
+  Status set_scalars() {
+    for (size_t i = 0; i < method->num_inputs(); ++i) {
+      const EValue& slot = method->input(i);
+      if (slot.tag != Tag::kTensor) ETSCOPE_TRY(method->set_scalar_input(i, slot));
+    }
+    return ok_status();
+  }
+  Status fill_inputs(const std::function<double(const TensorImpl&)>& value) {
+    bundled_case.reset();
+    ETSCOPE_TRY(set_scalars());
+    for (size_t i = 0; i < method->num_inputs(); ++i) {
+      const EValue& slot = method->input(i);
+      if (slot.tag != Tag::kTensor) continue;
+      const TensorImpl& t = *slot.tensor;
+      std::vector<uint8_t> bytes(t.nbytes(), 0);
+      const uint64_t n = static_cast<uint64_t>(t.numel());
+      for (uint64_t k = 0; k < n; ++k) store(t.dtype(), bytes.data(), k, value(t));
+      ETSCOPE_TRY(set_tensor(i, std::move(bytes), std::vector<int64_t>(t.sizes().begin(), t.sizes().end())));
+    }
+    return ok_status();
+  }
+};
+
+Runner::Runner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Runner::~Runner() = default;
+
+Result<std::unique_ptr<Runner>> Runner::load(const RunnerOptions& options) {
+  const auto t0 = Clock::now();
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  ETSCOPE_ASSIGN_OR_RETURN(auto blob, Blob::open_file(options.model));
+  if (sniff_file_kind(blob->bytes()) == FileKind::kBundledProgram) {
+    ETSCOPE_ASSIGN_OR_RETURN(BundledProgram b, BpteReader::read(blob));
+    impl->bundled = std::make_unique<BundledProgram>(std::move(b));
+  } else {
+    ETSCOPE_ASSIGN_OR_RETURN(Program p, PteReader::read(blob));
+    impl->program_owned = std::make_unique<Program>(std::move(p));
+  }
+  for (const std::string& path : options.ptd_files) {
+    ETSCOPE_ASSIGN_OR_RETURN(TensorDataFile f, PtdReader::open(path));
+    impl->ptds.push_back(std::make_unique<TensorDataFile>(std::move(f)));
+  }
+  const Program& program = impl->program();
+  impl->method_name = options.method;
+  if (impl->method_name.empty()) {
+    impl->method_name = program.find_plan("forward") ? "forward" : (program.plans.empty() ? "" : program.plans[0].name);
+  }
+  if (options.trace) {
+    etdump::EtDumpWriterOptions w;
+    if (options.debug_level != DebugLevel::kNone) {
+      if (options.debug_buffer_bytes > options.max_memory && options.max_memory != 0) {
+        return Error(ErrorCode::kOutOfResources, options.model + ": the debug buffer is larger than the memory limit");
+      }
+      try {
+        impl->debug_buffer.assign(static_cast<size_t>(options.debug_buffer_bytes), 0);
+      } catch (const std::bad_alloc&) {
+        return Error(ErrorCode::kOutOfResources, "cannot allocate a debug buffer of " +
+                                                     std::to_string(options.debug_buffer_bytes >> 20) + " MiB");
+      }
+      w.debug_buffer = impl->debug_buffer;
+    }
+    impl->writer = std::make_unique<etdump::EtDumpWriter>(w);
+    impl->writer->set_debug_level(options.debug_level);
+  }
+  ETSCOPE_ASSIGN_OR_RETURN(impl->method, Method::load(program, impl->method_name, impl->method_options()));
+  impl->load_ms = ms_between(t0, Clock::now());
+  return std::unique_ptr<Runner>(new Runner(std::move(impl)));
+}
+
+const Program& Runner::program() const { return impl_->program(); }
+const BundledProgram* Runner::bundled() const { return impl_->bundled.get(); }
+const std::string& Runner::method_name() const { return impl_->method_name; }
+Method& Runner::method() { return *impl_->method; }
+const Method& Runner::method() const { return *impl_->method; }
+double Runner::load_ms() const { return impl_->load_ms; }
+EventTracer* Runner::tracer() { return impl_->writer.get(); }
+
+namespace {
+
+// A float32 array whose every value is a bfloat16 value, as bfloat16 (the upper 16 bits).
+Result<NpyArray> narrow_to_bfloat16(NpyArray a, const std::string& path) {
+  const size_t n = a.data.size() / 4;
+  std::vector<uint8_t> out(n * 2);
+  for (size_t k = 0; k < n; ++k) {
+    uint32_t bits;
+    std::memcpy(&bits, a.data.data() + 4 * k, 4);
+    if ((bits & 0xffffu) != 0) {
+      float v;
+      std::memcpy(&v, &bits, 4);
+      return make_error(ErrorCode::kInvalidArgument,
+                        "%s: element %zu (%.9g) is no bfloat16 value, and the input is bfloat16 (.npy has no bfloat16 type: "
+                        "give float32 values that bfloat16 holds exactly, or raw bfloat16 bytes)",
+                        path.c_str(), k, static_cast<double>(v));
+    }
+    const uint16_t half = static_cast<uint16_t>(bits >> 16);
+    std::memcpy(out.data() + 2 * k, &half, 2);
+  }
+  a.data = std::move(out);
+  a.dtype = ScalarType::kBFloat16;
+  return a;
+}
+
+}  // namespace
+
+Status Runner::set_inputs_from_files(const std::vector<std::string>& paths) {
+  Impl& m = *impl_;
+  if (paths.size() != m.method->num_inputs()) {
+    return make_error(ErrorCode::kInvalidArgument, "%s takes %zu inputs, %zu input files given", m.where().c_str(),
+                      m.method->num_inputs(), paths.size());
+  }
+  m.bundled_case.reset();
+  ETSCOPE_TRY(m.set_scalars());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const EValue& slot = m.method->input(i);
+    if (slot.tag != Tag::kTensor) continue;
+    const TensorImpl& t = *slot.tensor;
+    const std::vector<int64_t> planned(t.sizes().begin(), t.sizes().end());
+    const std::string& path = paths[i];
+    ETSCOPE_ASSIGN_OR_RETURN(auto raw, read_file_bytes(path));
+    std::vector<uint8_t> bytes;
+    std::vector<int64_t> sizes = planned;
+    if (raw.size() >= 6 && raw[0] == 0x93 && raw[1] == 'N') {
+      ETSCOPE_ASSIGN_OR_RETURN(NpyArray a, parse_npy(raw, path));
+      if (a.dtype == ScalarType::kFloat && t.dtype() == ScalarType::kBFloat16) {
+        // .npy has no bfloat16: float32 values bfloat16 holds exactly (as write_outputs writes
+        // them) are taken, anything else would be rounded silently and is refused.
+        ETSCOPE_ASSIGN_OR_RETURN(a, narrow_to_bfloat16(std::move(a), path));
+      }
+      if (a.dtype != t.dtype()) {
+        return Error(ErrorCode::kInvalidArgument, path + ": " + shape_text(a.dtype, a.shape) + ", but input " + std::to_string(i) +
+                                                      " is " + shape_text(t.dtype(), planned));
+      }
+      bytes = std::move(a.data);
+      sizes = std::move(a.shape);
+    } else {
+      bytes = std::move(raw);
+      if (bytes.size() != t.nbytes()) {
+        return make_error(ErrorCode::kInvalidArgument, "%s: %zu raw bytes, input %zu (%s) needs %zu", path.c_str(), bytes.size(), i,
+                          shape_text(t.dtype(), planned).c_str(), t.nbytes());
+      }
+    }
+    const bool reshaped = sizes != planned;
+    Status s = m.set_tensor(i, std::move(bytes), sizes);
+    if (!s.ok() && reshaped) {
+      return Error(s.error().code(), path + ": " + shape_text(t.dtype(), sizes) + " does not fit input " + std::to_string(i) + " (" +
+                                         shape_text(t.dtype(), planned) + "): " + s.error().message());
+    }
+    if (!s.ok()) return s.error().with_context(path);
+  }
+  return ok_status();
+}
+
+Status Runner::set_random_inputs(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  return impl_->fill_inputs([&](const TensorImpl& t) { return is_floating(t.dtype()) ? uniform(rng) : static_cast<double>(rng() & 1); });
+}
+
+Status Runner::set_ones_inputs() {
+  return impl_->fill_inputs([](const TensorImpl&) { return 1.0; });
+}
+
+Status Runner::set_inputs_from_etrecord(const std::string& etrecord_path) {
+  Impl& m = *impl_;
+  ETSCOPE_ASSIGN_OR_RETURN(etrecord::EtRecord record, etrecord::EtRecordReader::open(etrecord_path));
+  ETSCOPE_ASSIGN_OR_RETURN(const std::vector<etrecord::TensorValue>* recorded, record.representative_inputs_of(m.method_name));
+  const std::vector<etrecord::TensorValue>& values = *recorded;
+  size_t tensor_inputs = 0;
+  for (size_t i = 0; i < m.method->num_inputs(); ++i) tensor_inputs += m.method->input(i).tag == Tag::kTensor;
+  if (values.size() != tensor_inputs) {
+    return make_error(ErrorCode::kInvalidArgument, "%s: %zu representative inputs, %s takes %zu tensors", etrecord_path.c_str(),
+                      values.size(), m.where().c_str(), tensor_inputs);
+  }
+  m.bundled_case.reset();
+  ETSCOPE_TRY(m.set_scalars());
+  size_t next = 0;
+  for (size_t i = 0; i < m.method->num_inputs(); ++i) {
+    const EValue& slot = m.method->input(i);
+    if (slot.tag != Tag::kTensor) continue;
+    const etrecord::TensorValue& v = values[next++];
+    const TensorImpl& t = *slot.tensor;
+    if (v.dtype != t.dtype()) {
+      return Error(ErrorCode::kInvalidArgument, etrecord_path + ": representative input " + std::to_string(i) + " is " +
+                                                    shape_text(v.dtype, v.shape) + ", the method takes " +
+                                                    shape_text(t.dtype(), {t.sizes().begin(), t.sizes().end()}));
+    }
+    Status s = m.set_tensor(i, v.bytes, v.shape);
+    if (!s.ok()) return s.error().with_context(etrecord_path);
+  }
+  return ok_status();
+}
+
+Status Runner::set_bundled_inputs(size_t index) {
+  Impl& m = *impl_;
+  const BundledTestSuite* s = m.suite(m.method_name);
+  if (s == nullptr) return Error(ErrorCode::kNotFound, m.options.model + ": no bundled test cases for method '" + m.method_name + "'");
+  if (index >= s->cases.size()) {
+    return make_error(ErrorCode::kInvalidArgument, "%s: test case %zu is out of range (%zu cases)", m.options.model.c_str(), index,
+                      s->cases.size());
+  }
+  ETSCOPE_TRY(load_bundled_inputs(*m.method, *m.bundled, s->cases[index]));
+  m.bundled_case = index;
+  return ok_status();
+}
+
+Result<Timing> Runner::run(int warmup, int iterations, const std::function<void(int, int, double)>& progress) {
+  Impl& m = *impl_;
+  if (iterations < 1) return Error(ErrorCode::kInvalidArgument, "the number of timed iterations must be at least 1");
+  for (int i = 0; i < warmup; ++i) {
+    ETSCOPE_TRY(m.reset_inputs());
+    ETSCOPE_TRY(m.method->execute(events::kBlockWarmup.data()));
+  }
+  Timing timing;
+  timing.samples.reserve(static_cast<size_t>(iterations));
+  for (int i = 0; i < iterations; ++i) {
+    const auto a = Clock::now();
+    ETSCOPE_TRY(m.reset_inputs());
+    ETSCOPE_TRY(m.method->execute());
+    timing.samples.push_back(ms_between(a, Clock::now()));
+    if (progress) progress(i + 1, iterations, timing.samples.back());
+  }
+  std::vector<double> sorted = timing.samples;
+  std::sort(sorted.begin(), sorted.end());
+  timing.min = sorted.front();
+  timing.max = sorted.back();
+  timing.p50 = inspect::percentile_sorted(sorted, 50);
+  timing.p90 = inspect::percentile_sorted(sorted, 90);
+  return timing;
+}
+
+Result<std::vector<BundledCaseResult>> Runner::check_bundled(std::optional<size_t> only, double rtol, double atol) {
+  Impl& m = *impl_;
+  if (!m.bundled) return Error(ErrorCode::kInvalidArgument, m.options.model + ": --bundled needs a bundled program (.bpte)");
+  std::vector<BundledCaseResult> out;
+  for (const BundledTestSuite& suite : m.bundled->suites) {
+    if (only && suite.method_name != m.method_name) continue;
+    // The runner's own method, or another one loaded for its cases.
+    std::unique_ptr<Method> other;
+    Method* method = m.method.get();
+    if (suite.method_name != m.method_name) {
+      ETSCOPE_ASSIGN_OR_RETURN(other, Method::load(m.program(), suite.method_name, m.method_options()));
+      method = other.get();
+    }
+    if (only && *only >= suite.cases.size()) {
+      return make_error(ErrorCode::kInvalidArgument, "%s: test case '%zu' is out of range (%zu cases)", m.options.model.c_str(),
+                        *only, suite.cases.size());
+    }
+    for (size_t c = 0; c < suite.cases.size(); ++c) {
+      if (only && c != *only) continue;
+      ETSCOPE_TRY(load_bundled_inputs(*method, *m.bundled, suite.cases[c]));
+      const auto a = Clock::now();
+      ETSCOPE_TRY(method->execute());
+      BundledCaseResult r;
+      r.method = suite.method_name;
+      r.index = c;
+      r.ms = ms_between(a, Clock::now());
+      const CaseCheck check = verify_bundled_outputs(*method, *m.bundled, suite.cases[c], rtol, atol);
+      r.passed = check.passed;
+      for (size_t o = 0; o < check.outputs.size(); ++o) {
+        r.max_abs_error = std::max(r.max_abs_error, check.outputs[o].max_abs_error);
+        r.max_rel_error = std::max(r.max_rel_error, check.outputs[o].max_rel_error);
+        if (!check.outputs[o].problem.empty()) {
+          r.problems += (r.problems.empty() ? "" : "; ") + ("output " + std::to_string(o) + ": " + check.outputs[o].problem);
+        }
+      }
+      out.push_back(std::move(r));
+    }
+  }
+  if (out.empty()) return Error(ErrorCode::kNotFound, m.options.model + ": no bundled test cases for method '" + m.method_name + "'");
+  return out;
+}
+
+Result<size_t> Runner::write_outputs(const std::string& dir) const {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Error(ErrorCode::kIo, dir + ": cannot create directory: " + ec.message());
+  size_t written = 0;
+  for (size_t i = 0; i < impl_->method->num_outputs(); ++i) {
+    const EValue& v = impl_->method->output(i);
+    if (v.tag != Tag::kTensor || v.tensor->data() == nullptr) continue;
+    const TensorImpl& t = *v.tensor;
+    const std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+    const std::string path = dir + "/output_" + std::to_string(i) + ".npy";
+    if (t.dtype() == ScalarType::kBFloat16) {
+      // .npy has no bfloat16: widened to float32, which holds every bfloat16 value exactly.
+      std::vector<uint8_t> wide(static_cast<size_t>(t.numel()) * 4);
+      const uint8_t* src = static_cast<const uint8_t*>(t.data());
+      for (int64_t k = 0; k < t.numel(); ++k) {
+        uint16_t half;
+        std::memcpy(&half, src + 2 * k, 2);
+        const uint32_t bits = static_cast<uint32_t>(half) << 16;
+        std::memcpy(wide.data() + 4 * k, &bits, 4);
+      }
+      ETSCOPE_TRY(write_npy(path, ScalarType::kFloat, shape, wide));
+    } else {
+      ETSCOPE_TRY(write_npy(path, t.dtype(), shape, {static_cast<const uint8_t*>(t.data()), t.nbytes()}));
+    }
+    ++written;
+  }
+  return written;
+}
+
+Result<TraceFiles> Runner::write_trace(const std::string& etdump_path, const std::string& debug_buffer_path) {
+  Impl& m = *impl_;
+  if (!m.writer) return Error(ErrorCode::kInvalidArgument, m.options.model + ": the runner records no trace");
+  ETSCOPE_ASSIGN_OR_RETURN(auto bytes, m.writer->finish());
+  ETSCOPE_TRY(write_file_bytes(etdump_path, bytes));
+  TraceFiles files;
+  files.events = m.writer->event_count();
+  files.etdump_bytes = bytes.size();
+  if (!debug_buffer_path.empty()) {
+    files.debug_bytes = m.writer->debug_bytes_used();
+    ETSCOPE_TRY(write_file_bytes(debug_buffer_path, {m.debug_buffer.data(), files.debug_bytes}));
+  }
+  if (m.writer->debug_buffer_overflowed()) {
+    return Error(ErrorCode::kOutOfResources,
+                 debug_buffer_path + ": the " + std::to_string(m.options.debug_buffer_bytes >> 20) + " MiB debug buffer ran out: " +
+                     std::to_string(m.writer->values_dropped()) +
+                     " logged values were not recorded (counted in the ETDump); raise --debug-buffer-size");
+  }
+  if (m.writer->events_overflowed()) {
+    std::string what;
+    if (m.writer->events_dropped() > 0) what = std::to_string(m.writer->events_dropped()) + " events";
+    if (m.writer->blocks_dropped() > 0) {
+      what += (what.empty() ? "" : " and ") + std::to_string(m.writer->blocks_dropped()) + " executions";
+    }
+    return Error(ErrorCode::kOutOfResources,
+                 etdump_path + ": the ETDump writer's capacity ran out: " + what + " were not recorded (counted in the ETDump)");
+  }
+  return files;
+}
+
+}  // namespace etscope::runner
