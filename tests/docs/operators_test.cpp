@@ -35,7 +35,7 @@ std::string operators_page() {
 
 TEST_CASE("the kernel sources register exactly the operators of the portable registry", "[docs]") {
   const auto files = registered_operator_files();
-  const std::vector<std::string> names = etscope::rt::KernelRegistry::portable().names();
+  const std::vector<std::string> names = etscope::runtime::KernelRegistry::portable().names();
   REQUIRE(names.size() > 200);
   for (const std::string& name : names) {
     INFO(name);

@@ -9,7 +9,7 @@
 #include "kernels/util/elementwise_util.h"
 #include "kernels/util/unary_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // relu.out(self, out)
@@ -334,4 +334,4 @@ void register_activation_kernels(KernelRegistry& r) {
   r.add("aten::_softmax.out", half_kernel<softmax_out>(kFloatDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -11,7 +11,7 @@
 #include "kernels/util/elementwise_util.h"
 #include "kernels/util/operands_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // Scalar operands do not promote a tensor's dtype (ATen's "wrapped number" rule): compute with
@@ -393,4 +393,4 @@ void register_arithmetic_kernels(KernelRegistry& r) {
   r.add("aten::pow.Scalar_out", kernel(pow_scalar_out, kRealBoolDtypes | kHalfDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

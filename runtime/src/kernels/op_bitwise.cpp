@@ -7,7 +7,7 @@
 #include "kernels/util/operands_util.h"
 #include "kernels/util/unary_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // bitwise_and / or / xor (.Tensor_out and .Scalar_out): integral or bool operands only.
@@ -98,4 +98,4 @@ void register_bitwise_kernels(KernelRegistry& r) {
   r.add("aten::bitwise_right_shift.Tensor_Scalar_out", kernel(right_shift_scalar_out, ints));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

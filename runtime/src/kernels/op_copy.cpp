@@ -6,7 +6,7 @@
 #include "kernels/util/elementwise_util.h"
 #include "kernels/util/copy_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // alias_copy.out(self, out), detach_copy.out and lift_fresh_copy.out (same arguments): plain
@@ -133,4 +133,4 @@ void register_copy_kernels(KernelRegistry& r) {
   r.add("dim_order_ops::_clone_dim_order.out", kernel(clone_dim_order_out, kRealBoolDtypes | kHalfDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -6,7 +6,7 @@
 #include "kernels/util/kernel_util.h"
 #include "kernels/util/random.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // native_dropout.out(input, p, train?, out0, out1): in training, keeps each element with
@@ -58,4 +58,4 @@ void register_dropout_kernels(KernelRegistry& r) {
   r.add("aten::native_dropout.out", half_kernel<native_dropout_out>(kFloatDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

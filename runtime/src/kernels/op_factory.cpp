@@ -11,7 +11,7 @@
 #include "kernels/util/random.h"
 #include "kernels/util/shape_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // Fills every element of out with a Scalar EValue, converted to out's dtype.
@@ -245,4 +245,4 @@ void register_factory_kernels(KernelRegistry& r) {
   r.add("aten::randn.out", kernel(random_out<true>, kFloatDtypes | kHalfDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

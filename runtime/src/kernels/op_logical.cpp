@@ -4,7 +4,7 @@
 #include "kernels/util/elementwise_util.h"
 #include "kernels/util/operands_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // logical_and / or / xor.out: out = (a != 0) <op> (b != 0), in any output dtype.
@@ -45,4 +45,4 @@ void register_logical_kernels(KernelRegistry& r) {
   r.add("aten::logical_not.out", kernel(logical_not_out, kRealBoolDtypes | kHalfDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

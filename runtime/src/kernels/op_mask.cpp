@@ -8,7 +8,7 @@
 #include "kernels/util/shape_util.h"
 #include "kernels/util/copy_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // masked_fill.Scalar_out(self, mask, value, out): mask (bool) broadcasts to self's shape.
@@ -190,4 +190,4 @@ void register_mask_kernels(KernelRegistry& r) {
   r.add("aten::nonzero.out", half_kernel<nonzero_out>(kRealBoolDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -8,7 +8,7 @@
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/kernel_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // Fails the call unless every given tensor has in's dtype.
@@ -343,4 +343,4 @@ void register_norm_kernels(KernelRegistry& r) {
   r.add("aten::native_group_norm.out", half_kernel<group_norm_out>(kFloatDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

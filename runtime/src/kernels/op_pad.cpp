@@ -12,7 +12,7 @@
 #include "kernels/util/elementwise_util.h"
 #include "kernels/util/shape_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // constant_pad_nd.out(self, pad, value, out): pad holds (before, after) pairs starting from the
@@ -162,4 +162,4 @@ void register_pad_kernels(KernelRegistry& r) {
   r.add("aten::replication_pad3d.out", kernel(pad_out<3, false>, bytes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

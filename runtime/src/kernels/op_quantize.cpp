@@ -17,7 +17,7 @@
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/kernel_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // Calls f(TypeTag<Q>{}) for the integer dtypes a quantised tensor may have.
@@ -459,4 +459,4 @@ void register_quantize_kernels(KernelRegistry& r) {
   r.add("quantized_decomposed::add.out", kernel(quantized_add_out, kIntDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -14,7 +14,7 @@
 #include "kernels/util/elementwise_util.h"
 #include "kernels/util/kernel_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 bool is_float_or_half(ScalarType t) {
@@ -316,4 +316,4 @@ void register_quantized_weight_kernels(KernelRegistry& r) {
   r.add("quantized_decomposed::mixed_linear.out", kernel(mixed_linear_out, mixed));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -9,7 +9,7 @@
 #include "kernels/util/elementwise_util.h"
 #include "kernels/util/shape_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // Which dimensions of a contiguous input are reduced, and the walk over them.
@@ -628,4 +628,4 @@ void register_reduce_kernels(KernelRegistry& r) {
   r.add("aten::cumsum.out", half_kernel<cumsum_out>(kRealBoolDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

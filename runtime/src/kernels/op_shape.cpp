@@ -13,7 +13,7 @@
 #include "kernels/util/shape_util.h"
 #include "kernels/util/copy_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // cat.out(tensors, dim, out): 1-D empty tensors are skipped, as in ATen.
@@ -391,4 +391,4 @@ void register_shape_kernels(KernelRegistry& r) {
   r.add("aten::tril.out", kernel(tril_out, bytes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

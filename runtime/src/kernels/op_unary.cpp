@@ -14,7 +14,7 @@
 #include "kernels/util/elementwise_util.h"
 #include "kernels/util/unary_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // A floating function: self (real or bool) -> out (floating). F::apply is called at float or
@@ -246,4 +246,4 @@ void register_unary_kernels(KernelRegistry& r) {
   r.add("aten::logit.out", kernel(logit_out, kRealBoolDtypes | kHalfDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -4,7 +4,7 @@
 
 #include "etscope/runtime/kernel.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 
 /// Kernel::dtypes bit of one element type, and the sets kernels commonly accept.
 constexpr uint32_t dtype_bit(ScalarType t) { return uint32_t{1} << static_cast<int>(t); }
@@ -50,4 +50,4 @@ void register_unary_kernels(KernelRegistry& r);             // op_unary.cpp
 void register_upsample_kernels(KernelRegistry& r);          // op_upsample.cpp
 void register_view_kernels(KernelRegistry& r);              // op_view.cpp
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

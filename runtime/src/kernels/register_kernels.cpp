@@ -1,6 +1,6 @@
 #include "kernels/register.h"
 
-namespace etscope::rt {
+namespace etscope::runtime {
 
 void register_portable_kernels(KernelRegistry& registry) {
   kernels::register_activation_kernels(registry);
@@ -32,4 +32,4 @@ void register_portable_kernels(KernelRegistry& registry) {
   kernels::register_view_kernels(registry);
 }
 
-}  // namespace etscope::rt
+}  // namespace etscope::runtime

@@ -11,8 +11,8 @@
 #include "runtime/kernels/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
-using etscope::rt::Tag;
+using etscope::EValue;
+using etscope::Tag;
 using etscope::testing::KernelCall;
 using etscope::testing::mentions;
 using etscope::testing::string_value;

@@ -5,7 +5,7 @@
 #include "runtime/kernels/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
+using etscope::EValue;
 using etscope::testing::KernelCall;
 
 TEST_CASE("bit shifts by a negative amount or the type's width or more give 0 or -1 and never hit undefined behaviour", "[kernels][pointwise]") {

@@ -4,7 +4,7 @@
 #include "runtime/kernels/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
+using etscope::EValue;
 using etscope::testing::KernelCall;
 
 TEST_CASE("native_dropout: eval passes through / train keeps about 1 - p scaled", "[kernels][norm]") {

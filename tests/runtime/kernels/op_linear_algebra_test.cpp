@@ -8,7 +8,7 @@
 
 #include "runtime/kernels/kernel_test_util.h"
 
-using etscope::rt::EValue;
+using etscope::EValue;
 using etscope::testing::KernelCall;
 
 namespace {

@@ -17,8 +17,8 @@
 #include "runtime/kernels/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
-using etscope::rt::Tag;
+using etscope::EValue;
+using etscope::Tag;
 using etscope::testing::KernelCall;
 
 TEST_CASE("native_layer_norm normalises the trailing dims, with weight and bias", "[kernels][norm]") {

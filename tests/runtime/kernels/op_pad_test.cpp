@@ -6,7 +6,7 @@
 #include "runtime/kernels/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
+using etscope::EValue;
 using etscope::testing::KernelCall;
 
 TEST_CASE("reflection and replication padding mirror or repeat the edges and refuse pads too large", "[kernels][pad]") {

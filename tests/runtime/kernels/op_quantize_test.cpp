@@ -10,7 +10,7 @@
 #include "runtime/kernels/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
+using etscope::EValue;
 using etscope::testing::KernelCall;
 
 namespace {

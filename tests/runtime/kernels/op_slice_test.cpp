@@ -9,7 +9,7 @@
 #include "runtime/kernels/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
+using etscope::EValue;
 using etscope::testing::KernelCall;
 using etscope::testing::ramp;
 

@@ -5,7 +5,7 @@
 #include "runtime/kernels/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
+using etscope::EValue;
 using etscope::testing::KernelCall;
 
 TEST_CASE("topk returns the k largest or smallest with their positions and NaN counts as largest", "[kernels][sort]") {

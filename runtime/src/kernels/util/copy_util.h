@@ -8,7 +8,7 @@
 
 #include "kernels/util/elementwise_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 
 // Calls f(in_index, out_index) for every element of two tensors of the same sizes, each laid
 // out in its own dim order (strides).
@@ -93,4 +93,4 @@ inline void copy_element(const TensorImpl& in, int64_t src, TensorImpl& out, int
               static_cast<const uint8_t*>(in.data()) + static_cast<size_t>(src) * es, es);
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

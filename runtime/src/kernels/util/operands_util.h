@@ -6,7 +6,7 @@
 
 #include "kernels/util/elementwise_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 
 // The two operands of a `Tensor other` (args[1]) or `Scalar other` overload; out at args[2].
 struct Operands {
@@ -37,4 +37,4 @@ inline bool operands(KernelContext& ctx, Args args, bool scalar_other, const cha
 
 inline bool any_floating(const Operands& o) { return is_floating(o.a->dtype()) || is_floating(o.b->dtype()); }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -7,7 +7,7 @@
 
 #include "kernels/util/elementwise_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 
 inline bool same_dtype(KernelContext& ctx, const char* op, const TensorImpl& in, const TensorImpl& out) {
   if (in.dtype() != out.dtype()) {
@@ -52,4 +52,4 @@ inline std::array<int64_t, kMaxDims> strides_of(const TensorImpl& t) {
   return s;
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -5,7 +5,7 @@
 
 #include "kernels/util/elementwise_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 
 // float for float / integral / bool elements, double for double.
 template <typename X>
@@ -26,4 +26,4 @@ inline bool same_dtype_unary(KernelContext& ctx, Args args, size_t out_index, co
   return true;
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels
