@@ -1,7 +1,7 @@
 // The registry's per-kernel dtype lists and the ATen-named size queries of dynamic shapes.
 #include <algorithm>
 
-#include "runtime/kernel_test_util.h"
+#include "runtime/kernels/kernel_test_util.h"
 
 using etscope::ScalarType;
 using etscope::EValue;

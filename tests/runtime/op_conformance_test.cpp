@@ -4,8 +4,8 @@
 // ExecuTorch's portable runtime computed. Every case is run with etscope's runtime and compared:
 // integer, bool and index outputs exactly, floats within the tolerance the manifest gives.
 //
-// The results are rendered as docs/operators.md (per ExecuTorch operator: etscope's kernel, the
-// dtypes proven, the status and, where a case fails, why). The test fails when the page differs
+// The results are rendered as docs/operators.md (per ExecuTorch operator: the file of etscope's
+// kernel, the dtypes proven, the status and, where a case fails, why). The test fails when the page differs
 // from what the suite shows, so the page is the list of known gaps and cannot go stale; after a
 // kernel change, regenerate it with
 //   ETSCOPE_UPDATE_DOCS=1 build/bin/runtime_tests "[conformance]"
@@ -24,6 +24,7 @@
 
 #include "etscope/runtime/kernel.h"
 #include "etscope/runner/runner.h"
+#include "testing/kernel_sources.h"
 #include "testing/test_json.h"
 #include "testing/test_util.h"
 
@@ -130,6 +131,7 @@ std::string render_page(const nlohmann::json& manifest, const std::vector<CaseRe
   const runtime::KernelRegistry& registry = runtime::KernelRegistry::portable();
   const std::vector<std::string> kernels = registry.names();
   const std::set<std::string> registered(kernels.begin(), kernels.end());
+  const std::map<std::string, std::string> files = etscope::testing::registered_operator_files();
 
   // ExecuTorch's operators, library by library, then anything else etscope registers.
   std::vector<std::pair<std::string, std::vector<std::string>>> libraries;
@@ -179,13 +181,15 @@ std::string render_page(const nlohmann::json& manifest, const std::vector<CaseRe
      << registered.size() << " kernels in all (`etscope kernels`).\n"
      << "- The suite has " << results.size() << " programs; " << cases_passed << " pass. " << proven
      << " of ExecuTorch's operators pass every program that calls them, " << failing << " fail at least one.\n"
+     << "- *kernel file* is the source in `runtime/src/kernels/` that registers the operator's kernel (one\n"
+     << "  family of operators per `op_<family>.cpp`); `no` when etscope has no kernel for it.\n"
      << "- *dtypes proven* are the dtypes of the passing programs' inputs; *cases* counts the programs that\n"
      << "  call the operator (passed/all). An operator no program calls is *not covered*: the exporter emits\n"
      << "  it only for other inputs (backward passes, internal variants), or the suite does not reach it yet.\n\n";
   for (const auto& [lib, ops] : libraries) {
     if (ops.empty()) continue;
     md << "## " << (lib.rfind("kernels/", 0) == 0 ? "`" + lib + "`" : lib) << "\n\n"
-       << "| operator | etscope kernel | cases | dtypes proven | status |\n|---|---|---|---|---|\n";
+       << "| operator | kernel file | cases | dtypes proven | status |\n|---|---|---|---|---|\n";
     for (const auto& op : ops) {
       const bool have_kernel = registered.count(op) > 0;
       auto it = by_op.find(op);
@@ -200,7 +204,9 @@ std::string render_page(const nlohmann::json& manifest, const std::vector<CaseRe
         auto why = missing_reasons().find(op);
         status = "no kernel: " + (why != missing_reasons().end() ? why->second : std::string("not implemented yet"));
       }
-      md << "| `" << op << "` | " << (have_kernel ? "yes" : "no") << " | " << cases << " | " << dtypes << " | " << status
+      auto file = files.find(op);
+      const std::string kernel_file = !have_kernel ? "no" : file != files.end() ? "`" + file->second + "`" : "yes";
+      md << "| `" << op << "` | " << kernel_file << " | " << cases << " | " << dtypes << " | " << status
          << " |\n";
     }
     md << "\n";

@@ -1,8 +1,13 @@
-// relu, sigmoid, hardtanh, clamp, threshold_backward, exp, neg.
+// Activation functions: relu, sigmoid, hardtanh and clamp (Scalar and Tensor bounds),
+// threshold_backward, gelu, leaky_relu, elu, glu, and the dim-wise softmax / log_softmax.
 #include <cmath>
+#include <limits>
+#include <type_traits>
 
 #include "kernels/register.h"
+#include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
+#include "kernels/util/unary_util.h"
 
 namespace etscope::runtime::kernels {
 namespace {
@@ -90,34 +95,227 @@ void threshold_backward_out(KernelContext& ctx, Args args) {
   });
 }
 
-// exp.out(self, out): computed in the output's floating type.
-void exp_out(KernelContext& ctx, Args args) {
-  if (!check_arg_count(ctx, args, 2, "exp.out")) return;
-  TensorImpl* a = tensor_arg(ctx, args, 0, "exp.out");
-  TensorImpl* out = tensor_arg(ctx, args, 1, "exp.out");
-  if (!a || !out) return;
-  if (!is_floating(out->dtype())) {
-    ctx.fail(ErrorCode::kNotSupported, "exp.out: output must be floating point");
+// clamp.Tensor_out(self, min?, max?, out): out = min(max(self, min), max), all broadcast together;
+// NaN in any operand gives NaN.
+void clamp_tensor_out(KernelContext& ctx, Args args) {
+  const char* op = "clamp.Tensor_out";
+  if (!check_arg_count(ctx, args, 4, op)) return;
+  TensorImpl* self = tensor_arg(ctx, args, 0, op);
+  TensorImpl* lo = optional_tensor_arg(args, 1);
+  TensorImpl* hi = optional_tensor_arg(args, 2);
+  TensorImpl* out = tensor_arg(ctx, args, 3, op);
+  if (!self || !out || !require_contiguous(ctx, op, {self, lo, hi, out})) return;
+  if (lo == nullptr && hi == nullptr) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: at least one of min and max must be given", op);
     return;
   }
-  unary_elementwise(ctx, *a, *out, "exp.out", [](auto x) {
-    using T = std::conditional_t<std::is_same_v<decltype(x), double>, double, float>;
-    return std::exp(static_cast<T>(x));
+  if (self->dtype() == ScalarType::kBool || !is_supported_dtype(out->dtype()) || !is_supported_dtype(self->dtype())) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: unsupported dtypes", op);
+    return;
+  }
+  std::array<int64_t, kMaxDims> shape{};
+  int dim = 0;
+  std::span<const int64_t> full = self->sizes();
+  for (const TensorImpl* t : {lo, hi}) {
+    if (t == nullptr) continue;
+    if (!broadcast_shape(full, t->sizes(), &shape, &dim)) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: shapes do not broadcast", op);
+      return;
+    }
+    full = {shape.data(), static_cast<size_t>(dim)};
+  }
+  if (!resize_or_fail(ctx, out, full, op)) return;
+  // out = self broadcast to the full shape, then clamped in place by each bound.
+  dispatch_real_and_bool(self->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    BroadcastIndex bi(out->sizes(), self->sizes());
+    for (int64_t i = 0; i < out->numel(); ++i, bi.advance()) {
+      store_from<T>(out->dtype(), out->data(), i, self->data_as<T>()[bi.index()]);
+    }
+  });
+  auto bound = [&](const TensorImpl* t, bool upper) {
+    if (t == nullptr || ctx.failed()) return;
+    binary_elementwise(ctx, *out, *t, *out, op, [upper](auto a, auto b) {
+      using T = decltype(a);
+      if constexpr (std::is_floating_point_v<T>) {
+        if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+      }
+      return upper ? (b < a ? static_cast<T>(b) : a) : (a < b ? static_cast<T>(b) : a);
+    });
+  };
+  bound(lo, false);
+  bound(hi, true);
+}
+
+// gelu.out(self, approximate, out): x * Phi(x), or the tanh approximation
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+void gelu_out(KernelContext& ctx, Args args) {
+  const char* name = "gelu.out";
+  if (!check_arg_count(ctx, args, 3, name)) return;
+  TensorImpl* a = tensor_arg(ctx, args, 0, name);
+  TensorImpl* out = tensor_arg(ctx, args, 2, name);
+  if (!a || !out) return;
+  bool tanh_approx = false;
+  if (args[1]->tag == Tag::kString) {
+    if (args[1]->str == "tanh") {
+      tanh_approx = true;
+    } else if (args[1]->str != "none") {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: approximate must be 'none' or 'tanh'", name);
+      return;
+    }
+  } else if (!args[1]->is_none()) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: approximate must be a string", name);
+    return;
+  }
+  if (!is_floating(a->dtype()) || a->dtype() != out->dtype()) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: self and out must share one floating dtype", name);
+    return;
+  }
+  unary_elementwise(ctx, *a, *out, name, [tanh_approx](auto x) {
+    using T = float_of<decltype(x)>;
+    const T v = static_cast<T>(x);
+    if (tanh_approx) {
+      const T k = static_cast<T>(0.79788456080286535588);  // sqrt(2 / pi)
+      return T(0.5) * v * (T(1) + std::tanh(k * (v + T(0.044715) * v * v * v)));
+    }
+    return T(0.5) * v * (T(1) + std::erf(v * static_cast<T>(0.70710678118654752440)));
   });
 }
 
-// neg.out(self, out)
-void neg_out(KernelContext& ctx, Args args) {
-  if (!check_arg_count(ctx, args, 2, "neg.out")) return;
-  TensorImpl* a = tensor_arg(ctx, args, 0, "neg.out");
-  TensorImpl* out = tensor_arg(ctx, args, 1, "neg.out");
-  if (!a || !out) return;
-  if (a->dtype() == ScalarType::kBool) {
-    ctx.fail(ErrorCode::kNotSupported, "neg.out: bool tensors cannot be negated");
+// leaky_relu.out(self, negative_slope, out)
+void leaky_relu_out(KernelContext& ctx, Args args) {
+  TensorImpl *a, *out;
+  if (!same_dtype_unary(ctx, args, 2, "leaky_relu.out", &a, &out)) return;
+  if (!is_floating(a->dtype())) {
+    ctx.fail(ErrorCode::kInvalidArgument, "leaky_relu.out: needs a floating tensor");
     return;
   }
-  unary_elementwise(ctx, *a, *out, "neg.out", [](auto x) { return -x; });
+  const double slope = args[1]->scalar_as_double();
+  unary_elementwise(ctx, *a, *out, "leaky_relu.out", [slope](auto x) {
+    using T = decltype(x);
+    return x > T(0) ? x : static_cast<T>(x * static_cast<T>(slope));
+  });
 }
+
+// elu.out(self, alpha, scale, input_scale, out):
+// x > 0 ? scale * x : scale * alpha * (exp(x * input_scale) - 1).
+void elu_out(KernelContext& ctx, Args args) {
+  TensorImpl *a, *out;
+  if (!same_dtype_unary(ctx, args, 4, "elu.out", &a, &out)) return;
+  if (!is_floating(a->dtype())) {
+    ctx.fail(ErrorCode::kInvalidArgument, "elu.out: needs a floating tensor");
+    return;
+  }
+  const double alpha = args[1]->scalar_as_double(), scale = args[2]->scalar_as_double(),
+               input_scale = args[3]->scalar_as_double();
+  unary_elementwise(ctx, *a, *out, "elu.out", [=](auto x) {
+    using T = float_of<decltype(x)>;
+    const T v = static_cast<T>(x);
+    return v > T(0) ? static_cast<T>(scale) * v
+                    : static_cast<T>(scale * alpha) * std::expm1(v * static_cast<T>(input_scale));
+  });
+}
+
+// glu.out(self, dim, out): the first half of dim times the sigmoid of the second half.
+void glu_out(KernelContext& ctx, Args args) {
+  const char* name = "glu.out";
+  if (!check_arg_count(ctx, args, 3, name)) return;
+  TensorImpl* a = tensor_arg(ctx, args, 0, name);
+  TensorImpl* out = tensor_arg(ctx, args, 2, name);
+  if (!a || !out || !require_contiguous(ctx, name, {a, out})) return;
+  const int64_t d = args[1]->tag == Tag::kInt && a->dim() > 0 ? normalize_dim(args[1]->scalar.i, a->dim()) : -1;
+  if (d < 0 || a->size(static_cast<int>(d)) % 2 != 0) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: dim must exist and have an even size", name);
+    return;
+  }
+  if (a->dtype() != out->dtype() || !dispatch_float(a->dtype(), [](auto) {})) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: self and out must share a float32 or float64 dtype", name);
+    return;
+  }
+  std::array<int64_t, kMaxDims> sizes{};
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < a->dim(); ++i) {
+    sizes[static_cast<size_t>(i)] = i == d ? a->size(i) / 2 : a->size(i);
+    if (i < d) outer *= a->size(i);
+    if (i > d) inner *= a->size(i);
+  }
+  if (out->dim() != a->dim() || !resize_or_fail(ctx, out, {sizes.data(), static_cast<size_t>(a->dim())}, name)) {
+    if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: output rank differs from self's", name);
+    return;
+  }
+  const int64_t half = sizes[static_cast<size_t>(d)] * inner;
+  dispatch_float(a->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = a->data_as<T>();
+    T* y = out->data_as<T>();
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < half; ++i) {
+        const T first = x[o * 2 * half + i], gate = x[o * 2 * half + half + i];
+        y[o * half + i] = first / (T(1) + std::exp(-gate));
+      }
+    }
+  });
+}
+
+// Splits a contiguous tensor around `dim` into outer x n x inner.
+bool softmax_shape(KernelContext& ctx, Args args, const char* op, TensorImpl** in, TensorImpl** out, int64_t* outer,
+                   int64_t* n, int64_t* inner) {
+  if (!check_arg_count(ctx, args, 4, op)) return false;
+  *in = tensor_arg(ctx, args, 0, op);
+  *out = tensor_arg(ctx, args, 3, op);
+  if (!*in || !*out || !require_contiguous(ctx, op, {*in, *out})) return false;
+  if ((*in)->dtype() != (*out)->dtype() || !dispatch_float((*in)->dtype(), [](auto) {})) {
+    ctx.fail(ErrorCode::kNotSupported, "%s: only float32 or float64 input and output of one dtype", op);
+    return false;
+  }
+  const int64_t d = args[1]->tag == Tag::kInt ? normalize_dim(args[1]->scalar.i, (*in)->dim()) : -1;
+  if (d < 0) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: dim is out of range", op);
+    return false;
+  }
+  if (!resize_or_fail(ctx, *out, (*in)->sizes(), op)) return false;
+  *outer = 1, *inner = 1, *n = 1;
+  for (int i = 0; i < (*in)->dim(); ++i) {
+    if (i < d) *outer *= (*in)->size(i);
+    if (i == d) *n = (*in)->size(i);
+    if (i > d) *inner *= (*in)->size(i);
+  }
+  return true;
+}
+
+template <bool kLog>
+void softmax_impl(KernelContext& ctx, Args args, const char* op) {
+  TensorImpl* in = nullptr;
+  TensorImpl* out = nullptr;
+  int64_t outer = 0, n = 0, inner = 0;
+  if (!softmax_shape(ctx, args, op, &in, &out, &outer, &n, &inner)) return;
+  dispatch_float(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = in->data_as<T>();
+    T* y = out->data_as<T>();
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const T* xs = x + o * n * inner + i;
+        T* ys = y + o * n * inner + i;
+        T mx = -std::numeric_limits<T>::infinity();
+        for (int64_t k = 0; k < n; ++k) mx = std::max(mx, xs[k * inner]);
+        T sum = 0;
+        for (int64_t k = 0; k < n; ++k) sum += std::exp(xs[k * inner] - mx);
+        if constexpr (kLog) {
+          // (x - max) - log(sum) keeps full precision for large logits; x - (max + log(sum)) does not.
+          const T log_sum = std::log(sum);
+          for (int64_t k = 0; k < n; ++k) ys[k * inner] = (xs[k * inner] - mx) - log_sum;
+        } else {
+          for (int64_t k = 0; k < n; ++k) ys[k * inner] = std::exp(xs[k * inner] - mx) / sum;
+        }
+      }
+    }
+  });
+}
+
+// _log_softmax.out(self, dim, half_to_float, out) and _softmax.out (same arguments).
+void log_softmax_out(KernelContext& ctx, Args args) { softmax_impl<true>(ctx, args, "_log_softmax.out"); }
+void softmax_out(KernelContext& ctx, Args args) { softmax_impl<false>(ctx, args, "_softmax.out"); }
 
 }  // namespace
 
@@ -126,9 +324,14 @@ void register_activation_kernels(KernelRegistry& r) {
   r.add("aten::sigmoid.out", kernel(sigmoid_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::hardtanh.out", kernel(hardtanh_out, kRealDtypes | kHalfDtypes));
   r.add("aten::clamp.out", kernel(clamp_out, kRealDtypes | kHalfDtypes));
+  r.add("aten::clamp.Tensor_out", half_kernel<clamp_tensor_out>(kRealDtypes));
   r.add("aten::threshold_backward.grad_input", kernel(threshold_backward_out, kRealDtypes | kHalfDtypes));
-  r.add("aten::exp.out", kernel(exp_out, kRealBoolDtypes | kHalfDtypes));
-  r.add("aten::neg.out", kernel(neg_out, kRealDtypes | kHalfDtypes));
+  r.add("aten::gelu.out", kernel(gelu_out, kFloatDtypes | kHalfDtypes));
+  r.add("aten::leaky_relu.out", kernel(leaky_relu_out, kFloatDtypes | kHalfDtypes));
+  r.add("aten::elu.out", kernel(elu_out, kFloatDtypes | kHalfDtypes));
+  r.add("aten::glu.out", half_kernel<glu_out>(kFloatDtypes));
+  r.add("aten::_log_softmax.out", half_kernel<log_softmax_out>(kFloatDtypes));
+  r.add("aten::_softmax.out", half_kernel<softmax_out>(kFloatDtypes));
 }
 
 }  // namespace etscope::runtime::kernels

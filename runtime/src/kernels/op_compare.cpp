@@ -1,10 +1,12 @@
-// Comparisons with a scalar (eq, ne, lt, le, gt, ge .Scalar_out), where.self_out and allclose.
+// Comparisons: eq, ne, lt, le, gt, ge with a Tensor (broadcast) or a Scalar other; where.self_out
+// (selects by a condition) and allclose.
 #include <cmath>
 #include <cstring>
 
 #include "kernels/register.h"
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
+#include "kernels/util/operands_util.h"
 
 namespace etscope::runtime::kernels {
 namespace {
@@ -71,6 +73,32 @@ void gt_scalar_out(KernelContext& ctx, Args args) {
 }
 void ge_scalar_out(KernelContext& ctx, Args args) {
   compare_scalar(ctx, args, "ge.Scalar_out", [](auto a, auto b) { return a >= b; });
+}
+
+// Comparisons: out (any real or bool dtype) = a <cmp> b.
+template <typename Cmp>
+void compare_tensor(KernelContext& ctx, Args args, const char* op, Cmp cmp) {
+  Operands o;
+  if (!operands(ctx, args, false, op, &o)) return;
+  binary_elementwise(ctx, *o.a, *o.b, *o.out, op, cmp);
+}
+void eq_tensor_out(KernelContext& ctx, Args args) {
+  compare_tensor(ctx, args, "eq.Tensor_out", [](auto a, auto b) { return a == b; });
+}
+void ne_tensor_out(KernelContext& ctx, Args args) {
+  compare_tensor(ctx, args, "ne.Tensor_out", [](auto a, auto b) { return a != b; });
+}
+void lt_tensor_out(KernelContext& ctx, Args args) {
+  compare_tensor(ctx, args, "lt.Tensor_out", [](auto a, auto b) { return a < b; });
+}
+void le_tensor_out(KernelContext& ctx, Args args) {
+  compare_tensor(ctx, args, "le.Tensor_out", [](auto a, auto b) { return a <= b; });
+}
+void gt_tensor_out(KernelContext& ctx, Args args) {
+  compare_tensor(ctx, args, "gt.Tensor_out", [](auto a, auto b) { return a > b; });
+}
+void ge_tensor_out(KernelContext& ctx, Args args) {
+  compare_tensor(ctx, args, "ge.Tensor_out", [](auto a, auto b) { return a >= b; });
 }
 
 // where.self_out(condition, self, other, out): out = condition ? self : other, the three
@@ -166,6 +194,7 @@ void allclose_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_compare_kernels(KernelRegistry& r) {
+  const uint32_t all = kRealBoolDtypes;
   r.add("aten::allclose.out", kernel(allclose_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::allclose.Tensor", kernel(allclose_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::eq.Scalar_out", half_kernel<eq_scalar_out>(kRealBoolDtypes));
@@ -174,6 +203,12 @@ void register_compare_kernels(KernelRegistry& r) {
   r.add("aten::le.Scalar_out", half_kernel<le_scalar_out>(kRealBoolDtypes));
   r.add("aten::gt.Scalar_out", half_kernel<gt_scalar_out>(kRealBoolDtypes));
   r.add("aten::ge.Scalar_out", half_kernel<ge_scalar_out>(kRealBoolDtypes));
+  r.add("aten::eq.Tensor_out", kernel(eq_tensor_out, all | kHalfDtypes));
+  r.add("aten::ne.Tensor_out", kernel(ne_tensor_out, all | kHalfDtypes));
+  r.add("aten::lt.Tensor_out", kernel(lt_tensor_out, all | kHalfDtypes));
+  r.add("aten::le.Tensor_out", kernel(le_tensor_out, all | kHalfDtypes));
+  r.add("aten::gt.Tensor_out", kernel(gt_tensor_out, all | kHalfDtypes));
+  r.add("aten::ge.Tensor_out", kernel(ge_tensor_out, all | kHalfDtypes));
   r.add("aten::where.self_out", half_kernel<where_self_out>(kRealBoolDtypes));
 }
 

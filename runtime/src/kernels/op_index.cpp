@@ -1,6 +1,7 @@
-// gather, scatter (value and src overloads) and scatter_add along one dimension with an int64
-// index tensor; advanced indexing (index.Tensor_out, index_put.out) with a list of optional
-// integer index tensors and boolean masks, broadcast together as in NumPy.
+// Indexing: gather, scatter (value and src overloads) and scatter_add along one dimension with an
+// int64 index tensor; index_select and embedding (rows picked by an index tensor); advanced
+// indexing (index.Tensor_out, index_put.out / index_put_) with a list of optional integer index
+// tensors and boolean masks, broadcast together as in NumPy.
 #include <algorithm>
 #include <optional>
 
@@ -8,6 +9,8 @@
 #include "kernels/register.h"
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
+#include "kernels/util/shape_util.h"
+#include "kernels/util/copy_util.h"
 
 namespace etscope::runtime::kernels {
 namespace {
@@ -67,13 +70,6 @@ bool walk_index(const TensorImpl& index, std::span<const int64_t> strides, int64
       counter[k] = 0;
     }
   }
-  return true;
-}
-
-// The scatters start from out = self.
-bool copy_self(KernelContext& ctx, const TensorImpl& self, TensorImpl& out, const char* op) {
-  if (!resize_or_fail(ctx, &out, self.sizes(), op)) return false;
-  if (out.data() != self.data()) std::memmove(out.data(), self.data(), self.nbytes());
   return true;
 }
 
@@ -195,6 +191,107 @@ void scatter_src(KernelContext& ctx, Args args) {
   if (!ok) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: index value out of range for dimension of size %lld", op,
              static_cast<long long>(limit));
+  }
+}
+
+// Reads the index tensor's element i (int64 or int32).
+int64_t index_at(const TensorImpl& t, int64_t i) {
+  return t.dtype() == ScalarType::kLong ? t.data_as<int64_t>()[i] : t.data_as<int32_t>()[i];
+}
+
+// index_select.out(self, dim, index, out): out takes self's slices at `index` (1-D or 0-D) along dim.
+void index_select_out(KernelContext& ctx, Args args) {
+  const char* op = "index_select.out";
+  if (!check_arg_count(ctx, args, 4, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* index = tensor_arg(ctx, args, 2, op);
+  TensorImpl* out = tensor_arg(ctx, args, 3, op);
+  if (!in || !index || !out || !same_dtype(ctx, op, *in, *out) || !require_contiguous(ctx, op, {index})) return;
+  if ((index->dtype() != ScalarType::kLong && index->dtype() != ScalarType::kInt) || index->dim() > 1) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: index must be a 0-D or 1-D int64 or int32 tensor", op);
+    return;
+  }
+  const int rank = in->dim();
+  const int64_t d = args[1]->tag == Tag::kInt ? normalize_dim(args[1]->scalar.i, rank) : -1;
+  if (d < 0) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: dim is out of range", op);
+    return;
+  }
+  const int64_t size = rank == 0 ? 1 : in->size(static_cast<int>(d));
+  for (int64_t i = 0; i < index->numel(); ++i) {
+    const int64_t v = index_at(*index, i);
+    if (v < -size || v >= size) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: index %lld is out of range for size %lld", op,
+               static_cast<long long>(v), static_cast<long long>(size));
+      return;
+    }
+  }
+  std::array<int64_t, kMaxDims> sizes{};
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < rank; ++i) {
+    sizes[static_cast<size_t>(i)] = i == d ? index->numel() : in->size(i);
+    if (i < d) outer *= in->size(i);
+    if (i > d) inner *= in->size(i);
+  }
+  if (!rank_is(ctx, op, *out, static_cast<size_t>(rank)) ||
+      !resize_or_fail(ctx, out, {sizes.data(), static_cast<size_t>(rank)}, op)) {
+    return;
+  }
+  const size_t row = static_cast<size_t>(inner) * in->element_size();
+  if (row == 0) return;
+  const int64_t n = index->numel();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t v = index_at(*index, j);
+      if (v < 0) v += size;
+      std::memmove(static_cast<uint8_t*>(out->data()) + static_cast<size_t>(o * n + j) * row,
+                  static_cast<const uint8_t*>(in->data()) + static_cast<size_t>(o * size + v) * row, row);
+    }
+  }
+}
+
+// embedding.out(weight, indices, padding_idx, scale_grad_by_freq, sparse, out):
+// out[..., :] = weight[indices[...], :]; out has indices' shape plus weight's row length.
+void embedding_out(KernelContext& ctx, Args args) {
+  const char* op = "embedding.out";
+  if (!check_arg_count(ctx, args, 6, op)) return;
+  TensorImpl* weight = tensor_arg(ctx, args, 0, op);
+  TensorImpl* indices = tensor_arg(ctx, args, 1, op);
+  TensorImpl* out = tensor_arg(ctx, args, 5, op);
+  if (!weight || !indices || !out || !same_dtype(ctx, op, *weight, *out) ||
+      !require_contiguous(ctx, op, {indices})) {
+    return;
+  }
+  if (weight->dim() != 2) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: weight must be 2-D, got rank %d", op, weight->dim());
+    return;
+  }
+  if (indices->dtype() != ScalarType::kLong && indices->dtype() != ScalarType::kInt) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: indices must be int64 or int32", op);
+    return;
+  }
+  if (indices->dim() + 1 > kMaxDims || out->dim() != indices->dim() + 1) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: output must have rank %d", op, indices->dim() + 1);
+    return;
+  }
+  std::array<int64_t, kMaxDims> sizes{};
+  for (int i = 0; i < indices->dim(); ++i) sizes[static_cast<size_t>(i)] = indices->size(i);
+  sizes[static_cast<size_t>(indices->dim())] = weight->size(1);
+  if (!resize_or_fail(ctx, out, {sizes.data(), static_cast<size_t>(indices->dim() + 1)}, op)) return;
+  const int64_t rows = weight->size(0);
+  const size_t row = static_cast<size_t>(weight->size(1)) * weight->element_size();
+  for (int64_t i = 0; i < indices->numel(); ++i) {
+    const int64_t idx = indices->dtype() == ScalarType::kLong ? indices->data_as<int64_t>()[i]
+                                                              : indices->data_as<int32_t>()[i];
+    if (idx < 0 || idx >= rows) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: index %lld is out of range for %lld rows", op,
+               static_cast<long long>(idx), static_cast<long long>(rows));
+      return;
+    }
+    if (row != 0) {
+      std::memmove(static_cast<uint8_t*>(out->data()) + static_cast<size_t>(i) * row,
+                  static_cast<const uint8_t*>(weight->data()) + static_cast<size_t>(idx) * row, row);
+    }
   }
 }
 
@@ -564,202 +661,18 @@ void index_put_out(KernelContext& ctx, Args args) {
   if (!ok) ctx.fail(ErrorCode::kInvalidArgument, "%s: index %lld is out of range", op, static_cast<long long>(bad));
 }
 
-// nonzero.out(self, out): the coordinates of self's non-zero elements, one int64 row each, in
-// row-major order; out is resized to [count, rank] (within its planned bound). The exporter plans
-// out column-major (dim order [1, 0], as eager PyTorch returns it), so it is written through its
-// strides.
-void nonzero_out(KernelContext& ctx, Args args) {
-  const char* op = "nonzero.out";
-  if (!check_arg_count(ctx, args, 2, op)) return;
-  TensorImpl* self = tensor_arg(ctx, args, 0, op);
-  TensorImpl* out = tensor_arg(ctx, args, 1, op);
-  if (!self || !out || !require_contiguous(ctx, op, {self})) return;
-  if (out->dim() != 2) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: out must have rank 2, has %d", op, out->dim());
-    return;
-  }
-  if (out->dtype() != ScalarType::kLong) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: out must be int64", op);
-    return;
-  }
-  const int rank = self->dim();
-  bool ok = true;
-  int64_t count = 0;
-  ok = dispatch_real_and_bool(self->dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* x = self->data_as<T>();
-    for (int64_t i = 0; i < self->numel(); ++i) count += x[i] != T(0);
-    const int64_t sizes[2] = {count, rank};
-    if (!resize_or_fail(ctx, out, sizes, op)) return;
-    int64_t* y = out->data_as<int64_t>();
-    const int64_t row_stride = out->strides()[0], col_stride = out->strides()[1];
-    std::array<int64_t, kMaxDims> coord{};
-    int64_t row = 0;
-    for (int64_t i = 0; i < self->numel(); ++i) {
-      if (x[i] != T(0)) {
-        for (int d = 0; d < rank; ++d) y[row * row_stride + d * col_stride] = coord[static_cast<size_t>(d)];
-        ++row;
-      }
-      for (int d = rank - 1; d >= 0; --d) {
-        if (++coord[static_cast<size_t>(d)] < self->size(d)) break;
-        coord[static_cast<size_t>(d)] = 0;
-      }
-    }
-  });
-  if (!ok) {
-    ctx.fail(ErrorCode::kNotSupported, "%s: dtype %s is not supported", op, scalar_type_name(self->dtype()).c_str());
-  }
-}
-
-// masked_select.out(self, mask, out): the elements of self where the bool mask (broadcast
-// together with self) is true, as a 1-D tensor.
-void masked_select_out(KernelContext& ctx, Args args) {
-  const char* op = "masked_select.out";
-  if (!check_arg_count(ctx, args, 3, op)) return;
-  TensorImpl* self = tensor_arg(ctx, args, 0, op);
-  TensorImpl* mask = tensor_arg(ctx, args, 1, op);
-  TensorImpl* out = tensor_arg(ctx, args, 2, op);
-  if (!self || !mask || !out || !require_contiguous(ctx, op, {self, mask, out})) return;
-  if (mask->dtype() != ScalarType::kBool || out->dtype() != self->dtype()) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: mask must be bool and out must have self's dtype", op);
-    return;
-  }
-  std::array<int64_t, kMaxDims> shape{};
-  int rank = 0;
-  if (!broadcast_shape(self->sizes(), mask->sizes(), &shape, &rank)) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: self and mask cannot be broadcast together", op);
-    return;
-  }
-  int64_t total = 1;
-  for (int d = 0; d < rank; ++d) total *= shape[static_cast<size_t>(d)];
-  const std::span<const int64_t> bshape{shape.data(), static_cast<size_t>(rank)};
-  const auto* m = static_cast<const uint8_t*>(mask->data());
-  int64_t count = 0;
-  {
-    BroadcastIndex mi(bshape, mask->sizes());
-    for (int64_t i = 0; i < total; ++i, mi.advance()) count += m[mi.index()] != 0;
-  }
-  const int64_t sizes[1] = {count};
-  if (!resize_or_fail(ctx, out, sizes, op)) return;
-  const size_t es = self->element_size();
-  const auto* x = static_cast<const uint8_t*>(self->data());
-  auto* y = static_cast<uint8_t*>(out->data());
-  BroadcastIndex mi(bshape, mask->sizes());
-  BroadcastIndex si(bshape, self->sizes());
-  for (int64_t i = 0; i < total; ++i, mi.advance(), si.advance()) {
-    if (m[mi.index()] != 0) {
-      std::memmove(y, x + static_cast<size_t>(si.index()) * es, es);
-      y += es;
-    }
-  }
-}
-
-// masked_scatter.out(self, mask, source, out): out = self, then the positions where the bool
-// mask (broadcast to self's shape) is true take source's elements in order (row-major);
-// source must have at least as many elements as the mask has true positions.
-void masked_scatter_out(KernelContext& ctx, Args args) {
-  const char* op = "masked_scatter.out";
-  if (!check_arg_count(ctx, args, 4, op)) return;
-  TensorImpl* self = tensor_arg(ctx, args, 0, op);
-  TensorImpl* mask = tensor_arg(ctx, args, 1, op);
-  TensorImpl* source = tensor_arg(ctx, args, 2, op);
-  TensorImpl* out = tensor_arg(ctx, args, 3, op);
-  if (!self || !mask || !source || !out || !require_contiguous(ctx, op, {self, mask, source, out})) return;
-  if (mask->dtype() != ScalarType::kBool || source->dtype() != self->dtype() || out->dtype() != self->dtype()) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: mask must be bool, source and out must have self's dtype", op);
-    return;
-  }
-  std::array<int64_t, kMaxDims> shape{};
-  int rank = 0;
-  bool same = broadcast_shape(self->sizes(), mask->sizes(), &shape, &rank) && rank == self->dim();
-  for (int d = 0; same && d < rank; ++d) same = shape[static_cast<size_t>(d)] == self->size(d);
-  if (!same) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: mask must broadcast to self's shape", op);
-    return;
-  }
-  const auto* m = static_cast<const uint8_t*>(mask->data());
-  int64_t count = 0;
-  {
-    BroadcastIndex mi(self->sizes(), mask->sizes());
-    for (int64_t i = 0; i < self->numel(); ++i, mi.advance()) count += m[mi.index()] != 0;
-  }
-  if (count > source->numel()) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: the mask selects %lld elements, source has %lld", op,
-             static_cast<long long>(count), static_cast<long long>(source->numel()));
-    return;
-  }
-  if (!copy_self(ctx, *self, *out, op)) return;
-  const size_t es = self->element_size();
-  auto* y = static_cast<uint8_t*>(out->data());
-  const auto* src = static_cast<const uint8_t*>(source->data());
-  BroadcastIndex mi(self->sizes(), mask->sizes());
-  for (int64_t i = 0; i < self->numel(); ++i, mi.advance()) {
-    if (m[mi.index()] != 0) {
-      std::memmove(y + static_cast<size_t>(i) * es, src, es);
-      src += es;
-    }
-  }
-}
-
-// repeat_interleave.Tensor_out(repeats, output_size?, out): the 1-D index list in which each
-// position i of repeats appears repeats[i] times (repeats: 1-D int64 or int32, non-negative);
-// out has repeats' dtype and, when output_size is given, that many elements.
-void repeat_interleave_tensor_out(KernelContext& ctx, Args args) {
-  const char* op = "repeat_interleave.Tensor_out";
-  if (!check_arg_count(ctx, args, 3, op)) return;
-  TensorImpl* repeats = tensor_arg(ctx, args, 0, op);
-  TensorImpl* out = tensor_arg(ctx, args, 2, op);
-  if (!repeats || !out || !require_contiguous(ctx, op, {repeats, out})) return;
-  if (repeats->dim() != 1 || (repeats->dtype() != ScalarType::kLong && repeats->dtype() != ScalarType::kInt) ||
-      out->dtype() != repeats->dtype()) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: repeats must be a 1-D int64 or int32 tensor and out of its dtype", op);
-    return;
-  }
-  auto value = [&](int64_t i) {
-    return repeats->dtype() == ScalarType::kLong ? repeats->data_as<int64_t>()[i]
-                                                 : static_cast<int64_t>(repeats->data_as<int32_t>()[i]);
-  };
-  int64_t total = 0;
-  for (int64_t i = 0; i < repeats->numel(); ++i) {
-    const int64_t r = value(i);
-    if (r < 0 || r > (int64_t{1} << 40) || total > (int64_t{1} << 40)) {
-      ctx.fail(ErrorCode::kInvalidArgument, "%s: repeats[%lld] = %lld is negative or too large", op,
-               static_cast<long long>(i), static_cast<long long>(r));
-      return;
-    }
-    total += r;
-  }
-  if (args[1]->tag == Tag::kInt && args[1]->scalar.i != total) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: output_size %lld differs from the repeats' sum %lld", op,
-             static_cast<long long>(args[1]->scalar.i), static_cast<long long>(total));
-    return;
-  }
-  const int64_t sizes[1] = {total};
-  if (!resize_or_fail(ctx, out, sizes, op)) return;
-  int64_t at = 0;
-  for (int64_t i = 0; i < repeats->numel(); ++i) {
-    for (int64_t k = value(i); k > 0; --k, ++at) {
-      if (out->dtype() == ScalarType::kLong) {
-        out->data_as<int64_t>()[at] = i;
-      } else {
-        out->data_as<int32_t>()[at] = static_cast<int32_t>(i);
-      }
-    }
-  }
-}
-
 }  // namespace
 
 void register_index_kernels(KernelRegistry& r) {
+  const uint32_t bytes = kRealBoolDtypes | kHalfDtypes;  // pure copies move any element size
+  const uint32_t all = kRealBoolDtypes | kHalfDtypes;  // byte copies: any dtype
   r.add("aten::gather.out", kernel(gather_out, kRealBoolDtypes));
   r.add("aten::scatter.value_out", kernel(scatter_value_out, kRealBoolDtypes));
   r.add("aten::scatter.src_out", kernel(scatter_src<false>, kRealBoolDtypes));
   r.add("aten::scatter_add.out", half_kernel<scatter_src<true>>(kRealBoolDtypes));
+  r.add("aten::index_select.out", kernel(index_select_out, bytes));
+  r.add("aten::embedding.out", kernel(embedding_out, all));
   r.add("aten::index.Tensor_out", kernel(index_tensor_out, kRealBoolDtypes | kHalfDtypes, index_tensor_scratch));
-  r.add("aten::repeat_interleave.Tensor_out", kernel(repeat_interleave_tensor_out, kIntDtypes));
-  r.add("aten::masked_scatter.out", kernel(masked_scatter_out, kRealBoolDtypes | kHalfDtypes));
-  r.add("aten::nonzero.out", half_kernel<nonzero_out>(kRealBoolDtypes));
-  r.add("aten::masked_select.out", kernel(masked_select_out, kRealBoolDtypes | kHalfDtypes));
   r.add("aten::index_put.out", kernel(index_put_out, kRealBoolDtypes | kHalfDtypes, index_put_scratch));
   // index_put_(self, indices, values, accumulate) -> self: the return value is the out argument
   // (the loader checked it is writable); copy_self skips the copy when it is self's memory.

@@ -1,16 +1,72 @@
-// Reflection and replication padding of the last 1, 2 or 3 dimensions:
+// Padding: constant_pad_nd.out(self, pad, value, out) of any number of dimensions, and the
+// reflection and replication padding of the last 1, 2 or 3 dimensions:
 // reflection_pad{1,2,3}d.out(self, padding, out) and replication_pad{1,2,3}d.out. `padding`
 // holds (before, after) pairs starting from the last dimension, as F.pad writes them. Reflection
 // mirrors without repeating the edge (each pad must be smaller than its dimension), replication
 // repeats the edge element (the dimension must not be empty). Padding may be negative (it then
-// crops), as in ATen. Elements are moved as bytes, so every dtype works.
+// crops), as in ATen. Reflection and replication move elements as bytes, so every dtype works.
 #include <cstring>
 
 #include "kernels/register.h"
+#include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
+#include "kernels/util/shape_util.h"
 
 namespace etscope::runtime::kernels {
 namespace {
+
+// constant_pad_nd.out(self, pad, value, out): pad holds (before, after) pairs starting from the
+// last dimension; negative amounts crop.
+void constant_pad_nd_out(KernelContext& ctx, Args args) {
+  const char* op = "constant_pad_nd.out";
+  if (!check_arg_count(ctx, args, 4, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 3, op);
+  IntList pad;
+  if (!in || !out || !int_list_arg(ctx, args, 1, &pad, op) || !same_dtype(ctx, op, *in, *out)) return;
+  const int rank = in->dim();
+  if (pad.size % 2 != 0 || pad.size / 2 > static_cast<size_t>(rank)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: pad must hold (before, after) pairs for at most %d dims", op, rank);
+    return;
+  }
+  std::array<int64_t, kMaxDims> before{}, sizes{};
+  for (int d = 0; d < rank; ++d) {
+    const size_t from_end = static_cast<size_t>(rank - 1 - d);
+    int64_t lo = 0, hi = 0;
+    if (from_end < pad.size / 2) lo = pad[2 * from_end], hi = pad[2 * from_end + 1];
+    before[static_cast<size_t>(d)] = lo;
+    sizes[static_cast<size_t>(d)] = in->size(d) + lo + hi;
+    if (sizes[static_cast<size_t>(d)] < 0) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: padding makes dim %d negative", op, d);
+      return;
+    }
+  }
+  if (!rank_is(ctx, op, *out, static_cast<size_t>(rank)) ||
+      !resize_or_fail(ctx, out, {sizes.data(), static_cast<size_t>(rank)}, op)) {
+    return;
+  }
+  const EValue& value = *args[2];
+  const bool ok = dispatch_real_and_bool(out->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T fill = value.tag == Tag::kInt ? convert<T>(value.scalar.i) : convert<T>(value.scalar_as_double());
+    const T* x = in->data_as<T>();
+    T* y = out->data_as<T>();
+    const auto in_strides = strides_of(*in);
+    for_each_coord(out->sizes(), out->numel(), [&](int64_t i, const std::array<int64_t, kMaxDims>& idx) {
+      int64_t src = 0;
+      for (int d = 0; d < rank; ++d) {
+        const int64_t s = idx[static_cast<size_t>(d)] - before[static_cast<size_t>(d)];
+        if (s < 0 || s >= in->size(d)) {
+          y[i] = fill;
+          return;
+        }
+        src += s * in_strides[static_cast<size_t>(d)];
+      }
+      y[i] = x[src];
+    });
+  });
+  if (!ok) ctx.fail(ErrorCode::kNotSupported, "%s: unsupported dtype %s", op, scalar_type_name(out->dtype()).c_str());
+}
 
 template <int K, bool Reflect>
 void pad_out(KernelContext& ctx, Args args) {
@@ -97,6 +153,7 @@ void pad_out(KernelContext& ctx, Args args) {
 
 void register_pad_kernels(KernelRegistry& r) {
   const uint32_t bytes = kRealBoolDtypes | kHalfDtypes;
+  r.add("aten::constant_pad_nd.out", half_kernel<constant_pad_nd_out>(kRealBoolDtypes));
   r.add("aten::reflection_pad1d.out", kernel(pad_out<1, true>, bytes));
   r.add("aten::reflection_pad2d.out", kernel(pad_out<2, true>, bytes));
   r.add("aten::reflection_pad3d.out", kernel(pad_out<3, true>, bytes));

@@ -241,28 +241,26 @@ void et_view(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_prim_kernels(KernelRegistry& r) {
-  auto prim = [&r](const char* name, KernelFn fn) {
-    r.add(std::string("executorch_prim::") + name, {fn, nullptr, false});
-  };
-  prim("add.Scalar", add_scalar);
-  prim("sub.Scalar", sub_scalar);
-  prim("mul.Scalar", mul_scalar);
-  prim("floordiv.Scalar", floordiv_scalar);
-  prim("floordiv.int", floordiv_scalar);
-  prim("truediv.Scalar", truediv_scalar);
-  prim("mod.Scalar", mod_scalar);
-  prim("mod.int", mod_scalar);
-  prim("sym_max.Scalar", sym_max_scalar);
-  prim("sym_min.Scalar", sym_min_scalar);
-  prim("eq.Scalar", eq_scalar);
-  prim("gt.Scalar", gt_scalar);
-  prim("lt.Scalar", lt_scalar);
-  prim("ge.Scalar", ge_scalar);
-  prim("le.Scalar", le_scalar);
-  prim("neg.Scalar", neg_scalar);
-  prim("sym_size.int", sym_size_int);
-  prim("sym_numel", sym_numel);
-  prim("et_view.default", et_view);
+  auto prim = [&r](const char* name, KernelFn fn) { r.add(name, {fn, nullptr, false}); };
+  prim("executorch_prim::add.Scalar", add_scalar);
+  prim("executorch_prim::sub.Scalar", sub_scalar);
+  prim("executorch_prim::mul.Scalar", mul_scalar);
+  prim("executorch_prim::floordiv.Scalar", floordiv_scalar);
+  prim("executorch_prim::floordiv.int", floordiv_scalar);
+  prim("executorch_prim::truediv.Scalar", truediv_scalar);
+  prim("executorch_prim::mod.Scalar", mod_scalar);
+  prim("executorch_prim::mod.int", mod_scalar);
+  prim("executorch_prim::sym_max.Scalar", sym_max_scalar);
+  prim("executorch_prim::sym_min.Scalar", sym_min_scalar);
+  prim("executorch_prim::eq.Scalar", eq_scalar);
+  prim("executorch_prim::gt.Scalar", gt_scalar);
+  prim("executorch_prim::lt.Scalar", lt_scalar);
+  prim("executorch_prim::ge.Scalar", ge_scalar);
+  prim("executorch_prim::le.Scalar", le_scalar);
+  prim("executorch_prim::neg.Scalar", neg_scalar);
+  prim("executorch_prim::sym_size.int", sym_size_int);
+  prim("executorch_prim::sym_numel", sym_numel);
+  prim("executorch_prim::et_view.default", et_view);
   // ExecuTorch's emitter writes the size queries of dynamic shapes under their ATen names
   // (exir's ReplaceSymSizeOpPass), and its prim-op library registers them there; keep both.
   const uint32_t any_tensor = kRealBoolDtypes | kHalfDtypes;

@@ -1,12 +1,10 @@
-// Weight-only quantised operators of ExecuTorch's quantized library, as its LLM flows emit them,
-// and the older flow's quantised add:
+// Weight-only quantised operators of ExecuTorch's quantized library, as its LLM flows emit them:
 //   embedding_byte / embedding_4bit / embedding_2bit (.out, .dtype_out): gather rows of an integer
 //     weight and dequantise them, out = (w - zero_point) * scale, with one (scale, zero point) per
 //     row or per group of columns (2-D scales). 4-bit weights pack two values per byte (the even
 //     column in the high nibble, stored +8), 2-bit weights four (the lowest bits first, stored +2).
 //   mixed_mm:     out[m,p] = sum_k in[m,k] * w[k,p] * scale[k]          (int8 weight [n, p])
 //   mixed_linear: out[m,p] = sum_groups scale[p,g] * sum_k in[m,k] * w[p,k] (int8 weight [p, n])
-//   add:          two affine-quantised integer tensors dequantised, added, and quantised again.
 // Arithmetic happens in float, in ExecuTorch's order; half and bfloat16 outputs are rounded once at
 // the end. Every index, group count and packed size is checked against the tensors before a read.
 #include <algorithm>
@@ -302,62 +300,6 @@ void mixed_linear_out(KernelContext& ctx, Args args) {
   }
 }
 
-// add.out(a, a_scale, a_zero_point, a_quant_min, a_quant_max, b, ..., out_scale, out_zero_point,
-//         out_quant_min, out_quant_max, out): a, b and out share shape and integer dtype.
-void quantized_add_out(KernelContext& ctx, Args args) {
-  const char* op = "quantized_decomposed::add.out";
-  if (!check_arg_count(ctx, args, 15, op)) return;
-  const TensorImpl* a = tensor_arg(ctx, args, 0, op);
-  const TensorImpl* b = tensor_arg(ctx, args, 5, op);
-  TensorImpl* out = tensor_arg(ctx, args, 14, op);
-  if (!a || !b || !out) return;
-  for (size_t i : {2u, 3u, 4u, 7u, 8u, 9u, 11u, 12u, 13u}) {
-    if (args[i]->tag != Tag::kInt) {
-      ctx.fail(ErrorCode::kInvalidArgument, "%s: argument %zu must be an int", op, i);
-      return;
-    }
-  }
-  for (size_t i : {3u, 8u, 12u}) {
-    const int64_t lo = args[i]->scalar.i, hi = args[i + 1]->scalar.i;
-    if (!(lo >= 0 && hi <= 255 && lo <= hi)) {
-      ctx.fail(ErrorCode::kInvalidArgument, "%s: quant range [%lld, %lld] must lie in [0, 255]", op,
-               static_cast<long long>(lo), static_cast<long long>(hi));
-      return;
-    }
-  }
-  const float a_scale = static_cast<float>(args[1]->scalar_as_double());
-  const float b_scale = static_cast<float>(args[6]->scalar_as_double());
-  const float out_scale = static_cast<float>(args[10]->scalar_as_double());
-  const auto a_zp = static_cast<int32_t>(args[2]->scalar.i);
-  const auto b_zp = static_cast<int32_t>(args[7]->scalar.i);
-  const auto out_zp = static_cast<int32_t>(args[11]->scalar.i);
-  const int64_t qmin = args[12]->scalar.i, qmax = args[13]->scalar.i;
-  if (a->dtype() != b->dtype() || a->dtype() != out->dtype() || !std::equal(a->sizes().begin(), a->sizes().end(), b->sizes().begin(), b->sizes().end())) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: a, b and out must have one shape and dtype", op);
-    return;
-  }
-  const bool integral = a->dtype() == ScalarType::kByte || a->dtype() == ScalarType::kChar ||
-                        a->dtype() == ScalarType::kShort || a->dtype() == ScalarType::kInt ||
-                        a->dtype() == ScalarType::kLong;
-  if (!integral) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: quantised tensors must be integers, got %s", op,
-             scalar_type_name(a->dtype()).c_str());
-    return;
-  }
-  if (!(std::isfinite(out_scale) && out_scale != 0.0f)) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: out_scale must be finite and non-zero", op);
-    return;
-  }
-  if (!require_contiguous(ctx, op, {a, b, out}) || !resize_or_fail(ctx, out, a->sizes(), op)) return;
-  const float inv_scale = 1.0f / out_scale;
-  for (int64_t i = 0; i < a->numel(); ++i) {
-    const auto da = static_cast<float>(static_cast<double>(load_as<int64_t>(a->dtype(), a->data(), i) - a_zp) * a_scale);
-    const auto db = static_cast<float>(static_cast<double>(load_as<int64_t>(b->dtype(), b->data(), i) - b_zp) * b_scale);
-    const float q = static_cast<float>(out_zp) + std::nearbyint(inv_scale * (da + db));
-    store_from<int64_t>(out->dtype(), out->data(), i, std::clamp(convert<int64_t>(q), qmin, qmax));
-  }
-}
-
 }  // namespace
 
 void register_quantized_weight_kernels(KernelRegistry& r) {
@@ -372,7 +314,6 @@ void register_quantized_weight_kernels(KernelRegistry& r) {
   const uint32_t mixed = dtype_bit(ScalarType::kChar) | dtype_bit(ScalarType::kFloat) | dtype_bit(ScalarType::kHalf);
   r.add("quantized_decomposed::mixed_mm.out", kernel(mixed_mm_out, mixed));
   r.add("quantized_decomposed::mixed_linear.out", kernel(mixed_linear_out, mixed));
-  r.add("quantized_decomposed::add.out", kernel(quantized_add_out, kIntDtypes));
 }
 
 }  // namespace etscope::runtime::kernels

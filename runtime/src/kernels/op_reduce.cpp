@@ -1,5 +1,5 @@
-// Reductions over dimensions: sum, mean, any, var, prod, max / min (unary), argmax; and the
-// dim-wise softmax / log_softmax.
+// Reductions over dimensions: sum, mean, any, var / var_mean, prod, max / min of the whole tensor,
+// amax / amin, max.dim / min.dim, argmax / argmin; and the running sum cumsum (a scan along a dim).
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -7,6 +7,7 @@
 #include "kernels/register.h"
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
+#include "kernels/util/shape_util.h"
 
 namespace etscope::runtime::kernels {
 namespace {
@@ -410,65 +411,196 @@ void extreme_all_out(KernelContext& ctx, Args args) {
   });
 }
 
-// Splits a contiguous tensor around `dim` into outer x n x inner.
-bool softmax_shape(KernelContext& ctx, Args args, const char* op, TensorImpl** in, TensorImpl** out, int64_t* outer,
-                   int64_t* n, int64_t* inner) {
-  if (!check_arg_count(ctx, args, 4, op)) return false;
-  *in = tensor_arg(ctx, args, 0, op);
-  *out = tensor_arg(ctx, args, 3, op);
-  if (!*in || !*out || !require_contiguous(ctx, op, {*in, *out})) return false;
-  if ((*in)->dtype() != (*out)->dtype() || !dispatch_float((*in)->dtype(), [](auto) {})) {
-    ctx.fail(ErrorCode::kNotSupported, "%s: only float32 or float64 input and output of one dtype", op);
+// Splits a contiguous tensor around a dim argument into outer x n x inner.
+struct Around {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+bool around_dim(KernelContext& ctx, const TensorImpl& in, const EValue& dim, Around* a, int64_t* d, const char* op) {
+  *d = dim.tag == Tag::kInt ? normalize_dim(dim.scalar.i, in.dim()) : -1;
+  if (*d < 0) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: dim is out of range for a rank-%d tensor", op, in.dim());
     return false;
   }
-  const int64_t d = args[1]->tag == Tag::kInt ? normalize_dim(args[1]->scalar.i, (*in)->dim()) : -1;
-  if (d < 0) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: dim is out of range", op);
-    return false;
-  }
-  if (!resize_or_fail(ctx, *out, (*in)->sizes(), op)) return false;
-  *outer = 1, *inner = 1, *n = 1;
-  for (int i = 0; i < (*in)->dim(); ++i) {
-    if (i < d) *outer *= (*in)->size(i);
-    if (i == d) *n = (*in)->size(i);
-    if (i > d) *inner *= (*in)->size(i);
+  for (int i = 0; i < in.dim(); ++i) {
+    if (i < *d) a->outer *= in.size(i);
+    if (i == *d) a->n = in.size(i);
+    if (i > *d) a->inner *= in.size(i);
   }
   return true;
 }
 
-template <bool kLog>
-void softmax_impl(KernelContext& ctx, Args args, const char* op) {
-  TensorImpl* in = nullptr;
-  TensorImpl* out = nullptr;
-  int64_t outer = 0, n = 0, inner = 0;
-  if (!softmax_shape(ctx, args, op, &in, &out, &outer, &n, &inner)) return;
-  dispatch_float(in->dtype(), [&](auto tag) {
+// cumsum.out(self, dim, dtype?, out): running sums along dim, accumulated in the output's type
+// (int64 for integral outputs, double for floating ones).
+void cumsum_out(KernelContext& ctx, Args args) {
+  const char* op = "cumsum.out";
+  if (!check_arg_count(ctx, args, 4, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 3, op);
+  if (!in || !out || !require_contiguous(ctx, op, {in, out})) return;
+  if (!is_supported_dtype(in->dtype()) || !is_supported_dtype(out->dtype()) || out->dtype() == ScalarType::kBool ||
+      (args[2]->tag == Tag::kInt && static_cast<ScalarType>(args[2]->scalar.i) != out->dtype())) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: unsupported dtypes or dtype argument not the output's", op);
+    return;
+  }
+  Around a;
+  int64_t d = 0;
+  if (!around_dim(ctx, *in, *args[1], &a, &d, op) || !resize_or_fail(ctx, out, in->sizes(), op)) return;
+  auto run = [&](auto acc_tag) {
+    using A = typename decltype(acc_tag)::type;
+    for (int64_t o = 0; o < a.outer; ++o) {
+      for (int64_t i = 0; i < a.inner; ++i) {
+        A acc = 0;
+        for (int64_t k = 0; k < a.n; ++k) {
+          const int64_t at = (o * a.n + k) * a.inner + i;
+          acc += load_as<A>(in->dtype(), in->data(), at);
+          store_from<A>(out->dtype(), out->data(), at, acc);
+        }
+      }
+    }
+  };
+  if (is_floating(out->dtype())) {
+    run(TypeTag<double>{});
+  } else {
+    run(TypeTag<int64_t>{});
+  }
+}
+
+// Extremum along one dim: Mode 0 amax/amin value only, 1 value + index (max.dim / min.dim),
+// 2 index only (argmin). NaN wins, as in ATen; ties keep the first index.
+template <bool Max>
+bool better(auto v, auto best) {
+  if constexpr (std::is_floating_point_v<decltype(v)>) {
+    if (std::isnan(best)) return false;
+    if (std::isnan(v)) return true;
+  }
+  return Max ? v > best : v < best;
+}
+
+// amax.out / amin.out(self, dim[], keepdim, out): reduces several dims at once.
+template <bool Max>
+void amax_amin_out(KernelContext& ctx, Args args) {
+  const char* op = Max ? "amax.out" : "amin.out";
+  if (!check_arg_count(ctx, args, 4, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 3, op);
+  IntList dims;
+  if (!in || !out || !int_list_arg(ctx, args, 1, &dims, op) || !same_dtype(ctx, op, *in, *out)) return;
+  const int rank = in->dim();
+  uint32_t mask = 0;
+  for (size_t k = 0; k < dims.size; ++k) {
+    const int64_t d = normalize_dim(dims[k], rank);
+    if (d < 0 || (rank > 0 && (mask & (1u << d)))) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: dim %lld is out of range or repeated", op, static_cast<long long>(dims[k]));
+      return;
+    }
+    if (rank > 0) mask |= 1u << d;
+  }
+  if (dims.size == 0) mask = rank == 0 ? 0 : (1u << rank) - 1;
+  const bool keepdim = args[2]->tag == Tag::kBool && args[2]->scalar.b;
+  std::array<int64_t, kMaxDims> sizes{};
+  size_t n = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (mask & (1u << d)) {
+      if (in->size(d) == 0) {
+        ctx.fail(ErrorCode::kInvalidArgument, "%s: cannot reduce an empty dimension", op);
+        return;
+      }
+      if (keepdim) sizes[n++] = 1;
+    } else {
+      sizes[n++] = in->size(d);
+    }
+  }
+  if (!rank_is(ctx, op, *out, n) || !resize_or_fail(ctx, out, {sizes.data(), n}, op)) return;
+  const bool ok = dispatch_real_and_bool(in->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = in->data_as<T>();
     T* y = out->data_as<T>();
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t i = 0; i < inner; ++i) {
-        const T* xs = x + o * n * inner + i;
-        T* ys = y + o * n * inner + i;
-        T mx = -std::numeric_limits<T>::infinity();
-        for (int64_t k = 0; k < n; ++k) mx = std::max(mx, xs[k * inner]);
-        T sum = 0;
-        for (int64_t k = 0; k < n; ++k) sum += std::exp(xs[k * inner] - mx);
-        if constexpr (kLog) {
-          // (x - max) - log(sum) keeps full precision for large logits; x - (max + log(sum)) does not.
-          const T log_sum = std::log(sum);
-          for (int64_t k = 0; k < n; ++k) ys[k * inner] = (xs[k * inner] - mx) - log_sum;
+    // Contiguous strides of the output over the kept dims (reduced dims contribute nothing).
+    std::array<int64_t, kMaxDims> out_strides{};
+    int64_t acc = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      if (mask & (1u << d)) continue;
+      out_strides[static_cast<size_t>(d)] = acc;
+      acc *= in->size(d);
+    }
+    // Each output starts from the first element of its group (all reduced coordinates 0).
+    for_each_coord(in->sizes(), in->numel(), [&](int64_t i, const std::array<int64_t, kMaxDims>& idx) {
+      int64_t o = 0;
+      bool first = true;
+      for (int d = 0; d < rank; ++d) {
+        if (mask & (1u << d)) {
+          first = first && idx[static_cast<size_t>(d)] == 0;
         } else {
-          for (int64_t k = 0; k < n; ++k) ys[k * inner] = std::exp(xs[k * inner] - mx) / sum;
+          o += idx[static_cast<size_t>(d)] * out_strides[static_cast<size_t>(d)];
         }
+      }
+      if (first || better<Max>(x[i], y[o])) y[o] = x[i];
+    });
+  });
+  if (!ok) ctx.fail(ErrorCode::kNotSupported, "%s: unsupported dtype %s", op, scalar_type_name(in->dtype()).c_str());
+}
+
+// max.dim_max / min.dim_min(self, dim, keepdim, values, indices) and argmin.out(self, dim?,
+// keepdim, out).
+template <bool Max, bool WithValues>
+void extremum_dim(KernelContext& ctx, Args args) {
+  const char* op = WithValues ? (Max ? "max.dim_max" : "min.dim_min") : "argmin.out";
+  const size_t n_args = WithValues ? 5 : 4;
+  if (!check_arg_count(ctx, args, n_args, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* values = WithValues ? tensor_arg(ctx, args, 3, op) : nullptr;
+  TensorImpl* indices = tensor_arg(ctx, args, WithValues ? 4 : 3, op);
+  if (!in || !indices || (WithValues && !values) || !require_contiguous(ctx, op, {in, values, indices})) return;
+  if (indices->dtype() != ScalarType::kLong || !is_supported_dtype(in->dtype()) ||
+      (values != nullptr && values->dtype() != in->dtype())) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: needs int64 indices and values of self's dtype", op);
+    return;
+  }
+  if (in->numel() == 0) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: cannot reduce an empty tensor", op);
+    return;
+  }
+  const bool keepdim = args[2]->tag == Tag::kBool && args[2]->scalar.b;
+  Around a;
+  std::array<int64_t, kMaxDims> sizes{};
+  size_t n = 0;
+  if (!WithValues && args[1]->is_none()) {
+    // argmin over the flattened tensor.
+    a.n = in->numel();
+    if (keepdim) {
+      for (int d = 0; d < in->dim(); ++d) sizes[n++] = 1;
+    }
+  } else {
+    int64_t d = 0;
+    if (!around_dim(ctx, *in, *args[1], &a, &d, op)) return;
+    for (int i = 0; i < in->dim(); ++i) {
+      if (i != d) {
+        sizes[n++] = in->size(i);
+      } else if (keepdim) {
+        sizes[n++] = 1;
+      }
+    }
+  }
+  if (!rank_is(ctx, op, *indices, n) || !resize_or_fail(ctx, indices, {sizes.data(), n}, op)) return;
+  if (values != nullptr && (!rank_is(ctx, op, *values, n) || !resize_or_fail(ctx, values, {sizes.data(), n}, op))) return;
+  dispatch_real_and_bool(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = in->data_as<T>();
+    int64_t* yi = indices->data_as<int64_t>();
+    for (int64_t o = 0; o < a.outer; ++o) {
+      for (int64_t i = 0; i < a.inner; ++i) {
+        const T* base = x + o * a.n * a.inner + i;
+        T best = base[0];
+        int64_t best_k = 0;
+        for (int64_t k = 1; k < a.n; ++k) {
+          if (better<Max>(base[k * a.inner], best)) best = base[k * a.inner], best_k = k;
+        }
+        yi[o * a.inner + i] = best_k;
+        if (values != nullptr) values->data_as<T>()[o * a.inner + i] = best;
       }
     }
   });
 }
-
-// _log_softmax.out(self, dim, half_to_float, out) and _softmax.out (same arguments).
-void log_softmax_out(KernelContext& ctx, Args args) { softmax_impl<true>(ctx, args, "_log_softmax.out"); }
-void softmax_out(KernelContext& ctx, Args args) { softmax_impl<false>(ctx, args, "_softmax.out"); }
 
 }  // namespace
 
@@ -487,9 +619,13 @@ void register_reduce_kernels(KernelRegistry& r) {
   r.add("aten::prod.int_out", kernel(prod_out<true>, kRealBoolDtypes));
   r.add("aten::max.unary_out", half_kernel<extreme_all_out<true>>(kRealBoolDtypes));
   r.add("aten::min.unary_out", half_kernel<extreme_all_out<false>>(kRealBoolDtypes));
+  r.add("aten::amax.out", half_kernel<amax_amin_out<true>>(kRealBoolDtypes));
+  r.add("aten::amin.out", half_kernel<amax_amin_out<false>>(kRealBoolDtypes));
+  r.add("aten::max.dim_max", half_kernel<extremum_dim<true, true>>(kRealBoolDtypes));
+  r.add("aten::min.dim_min", half_kernel<extremum_dim<false, true>>(kRealBoolDtypes));
   r.add("aten::argmax.out", half_kernel<argmax_out>(kRealDtypes));
-  r.add("aten::_log_softmax.out", half_kernel<log_softmax_out>(kFloatDtypes));
-  r.add("aten::_softmax.out", half_kernel<softmax_out>(kFloatDtypes));
+  r.add("aten::argmin.out", half_kernel<extremum_dim<false, false>>(kRealBoolDtypes));
+  r.add("aten::cumsum.out", half_kernel<cumsum_out>(kRealBoolDtypes));
 }
 
 }  // namespace etscope::runtime::kernels

@@ -1,6 +1,5 @@
 // Copies of strided parts of one dimension: slice_copy, select_copy, narrow_copy, split_copy,
-// split_with_sizes_copy, unbind_copy; their inverses slice_scatter and select_scatter; and
-// embedding (rows of a table picked by an index tensor).
+// split_with_sizes_copy, unbind_copy; and their inverses slice_scatter and select_scatter.
 //
 // A contiguous tensor seen along dimension d is [outer, size(d), inner]; each of these kernels
 // copies, for every outer index, a set of rows of `inner` elements.
@@ -8,6 +7,7 @@
 
 #include "kernels/register.h"
 #include "kernels/util/kernel_util.h"
+#include "kernels/util/shape_util.h"
 
 namespace etscope::runtime::kernels {
 namespace {
@@ -65,15 +65,6 @@ bool dim_arg(KernelContext& ctx, Args args, size_t i, int rank, int64_t* d, cons
   return true;
 }
 
-bool same_dtype_contiguous(KernelContext& ctx, const char* op, const TensorImpl& in, const TensorImpl& out) {
-  if (in.dtype() != out.dtype()) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: out dtype %s differs from self's %s", op,
-             scalar_type_name(out.dtype()).c_str(), scalar_type_name(in.dtype()).c_str());
-    return false;
-  }
-  return require_contiguous(ctx, op, {&in, &out});
-}
-
 // Python slice bounds: None = the end, negative counts from the end, then clamp to [0, size].
 // Gives the first index and the number of elements taken with `step` (> 0).
 void slice_range(const EValue& start_arg, const EValue& end_arg, int64_t step, int64_t size, int64_t* start,
@@ -97,7 +88,7 @@ void slice_copy_out(KernelContext& ctx, Args args) {
   TensorImpl* in = tensor_arg(ctx, args, 0, op);
   TensorImpl* out = tensor_arg(ctx, args, 5, op);
   int64_t d = 0;
-  if (!in || !out || !same_dtype_contiguous(ctx, op, *in, *out) || !dim_arg(ctx, args, 1, in->dim(), &d, op)) return;
+  if (!in || !out || !same_dtype(ctx, op, *in, *out) || !dim_arg(ctx, args, 1, in->dim(), &d, op)) return;
   const int64_t step = args[4]->tag == Tag::kInt ? args[4]->scalar.i : 1;
   if (step <= 0) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: step must be positive, got %lld", op, static_cast<long long>(step));
@@ -143,7 +134,7 @@ void select_copy_out(KernelContext& ctx, Args args) {
   TensorImpl* in = tensor_arg(ctx, args, 0, op);
   TensorImpl* out = tensor_arg(ctx, args, 3, op);
   int64_t d = 0;
-  if (!in || !out || !same_dtype_contiguous(ctx, op, *in, *out) || !dim_arg(ctx, args, 1, in->dim(), &d, op)) return;
+  if (!in || !out || !same_dtype(ctx, op, *in, *out) || !dim_arg(ctx, args, 1, in->dim(), &d, op)) return;
   const DimView v = view_along(*in, d);
   int64_t index = 0;
   if (!select_index(ctx, *args[2], v, &index, op)) return;
@@ -164,7 +155,7 @@ void split_into(KernelContext& ctx, const TensorImpl& in, int64_t d, const EValu
   int64_t start = 0;
   for (size_t k = 0; k < lengths.size(); ++k) {
     TensorImpl* out = list.tensor_list[k];
-    if (out == nullptr || !same_dtype_contiguous(ctx, op, in, *out)) {
+    if (out == nullptr || !same_dtype(ctx, op, in, *out)) {
       if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: output %zu is missing", op, k);
       return;
     }
@@ -243,51 +234,6 @@ void split_with_sizes_copy_out(KernelContext& ctx, Args args) {
   split_into(ctx, *in, d, *args[3], {lengths, sizes.int_list.size()}, op);
 }
 
-// embedding.out(weight, indices, padding_idx, scale_grad_by_freq, sparse, out):
-// out[..., :] = weight[indices[...], :]; out has indices' shape plus weight's row length.
-void embedding_out(KernelContext& ctx, Args args) {
-  const char* op = "embedding.out";
-  if (!check_arg_count(ctx, args, 6, op)) return;
-  TensorImpl* weight = tensor_arg(ctx, args, 0, op);
-  TensorImpl* indices = tensor_arg(ctx, args, 1, op);
-  TensorImpl* out = tensor_arg(ctx, args, 5, op);
-  if (!weight || !indices || !out || !same_dtype_contiguous(ctx, op, *weight, *out) ||
-      !require_contiguous(ctx, op, {indices})) {
-    return;
-  }
-  if (weight->dim() != 2) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: weight must be 2-D, got rank %d", op, weight->dim());
-    return;
-  }
-  if (indices->dtype() != ScalarType::kLong && indices->dtype() != ScalarType::kInt) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: indices must be int64 or int32", op);
-    return;
-  }
-  if (indices->dim() + 1 > kMaxDims || out->dim() != indices->dim() + 1) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: output must have rank %d", op, indices->dim() + 1);
-    return;
-  }
-  std::array<int64_t, kMaxDims> sizes{};
-  for (int i = 0; i < indices->dim(); ++i) sizes[static_cast<size_t>(i)] = indices->size(i);
-  sizes[static_cast<size_t>(indices->dim())] = weight->size(1);
-  if (!resize_or_fail(ctx, out, {sizes.data(), static_cast<size_t>(indices->dim() + 1)}, op)) return;
-  const int64_t rows = weight->size(0);
-  const size_t row = static_cast<size_t>(weight->size(1)) * weight->element_size();
-  for (int64_t i = 0; i < indices->numel(); ++i) {
-    const int64_t idx = indices->dtype() == ScalarType::kLong ? indices->data_as<int64_t>()[i]
-                                                              : indices->data_as<int32_t>()[i];
-    if (idx < 0 || idx >= rows) {
-      ctx.fail(ErrorCode::kInvalidArgument, "%s: index %lld is out of range for %lld rows", op,
-               static_cast<long long>(idx), static_cast<long long>(rows));
-      return;
-    }
-    if (row != 0) {
-      std::memmove(static_cast<uint8_t*>(out->data()) + static_cast<size_t>(i) * row,
-                  static_cast<const uint8_t*>(weight->data()) + static_cast<size_t>(idx) * row, row);
-    }
-  }
-}
-
 // narrow_copy.out(self, dim, start, length, out): self[..., start:start + length, ...]; start may
 // be negative (from the end) but the range must lie inside the dimension.
 void narrow_copy_out(KernelContext& ctx, Args args) {
@@ -296,7 +242,7 @@ void narrow_copy_out(KernelContext& ctx, Args args) {
   TensorImpl* in = tensor_arg(ctx, args, 0, op);
   TensorImpl* out = tensor_arg(ctx, args, 4, op);
   int64_t d = 0;
-  if (!in || !out || !same_dtype_contiguous(ctx, op, *in, *out) || !dim_arg(ctx, args, 1, in->dim(), &d, op)) return;
+  if (!in || !out || !same_dtype(ctx, op, *in, *out) || !dim_arg(ctx, args, 1, in->dim(), &d, op)) return;
   const DimView v = view_along(*in, d);
   int64_t start = args[2]->tag == Tag::kInt ? args[2]->scalar.i : 0;
   const int64_t length = args[3]->tag == Tag::kInt ? args[3]->scalar.i : -1;
@@ -333,7 +279,7 @@ void unbind_copy_out(KernelContext& ctx, Args args) {
   const size_t n = sizes_without(*in, d, &sizes);
   for (size_t k = 0; k < list.size(); ++k) {
     TensorImpl* out = list[k];
-    if (out == nullptr || !same_dtype_contiguous(ctx, op, *in, *out) || out->dim() != static_cast<int>(n)) {
+    if (out == nullptr || !same_dtype(ctx, op, *in, *out) || out->dim() != static_cast<int>(n)) {
       if (!ctx.failed()) ctx.fail(ErrorCode::kInvalidArgument, "%s: output %zu must have rank %zu", op, k, n);
       return;
     }
@@ -345,7 +291,7 @@ void unbind_copy_out(KernelContext& ctx, Args args) {
 // Shared by the scatters: out = self, with src's shape checked against `expected`.
 bool scatter_base(KernelContext& ctx, const TensorImpl& self, const TensorImpl& src, TensorImpl& out,
                   std::span<const int64_t> expected, const char* op) {
-  if (!same_dtype_contiguous(ctx, op, self, out) || !same_dtype_contiguous(ctx, op, self, src)) return false;
+  if (!same_dtype(ctx, op, self, out) || !same_dtype(ctx, op, self, src)) return false;
   if (src.dim() != static_cast<int>(expected.size()) || !std::equal(expected.begin(), expected.end(), src.sizes().begin())) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: src does not have the shape of the embedded slice", op);
     return false;
@@ -407,7 +353,6 @@ void register_slice_kernels(KernelRegistry& r) {
   r.add("aten::select_copy.int_out", kernel(select_copy_out, all));
   r.add("aten::split_copy.Tensor_out", kernel(split_copy_out, all));
   r.add("aten::split_with_sizes_copy.out", kernel(split_with_sizes_copy_out, all));
-  r.add("aten::embedding.out", kernel(embedding_out, all));
   r.add("aten::narrow_copy.out", kernel(narrow_copy_out, all));
   r.add("aten::unbind_copy.int_out", kernel(unbind_copy_out, all));
   r.add("aten::slice_scatter.out", kernel(slice_scatter_out, all));

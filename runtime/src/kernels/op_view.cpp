@@ -1,11 +1,14 @@
-// view_copy, permute_copy, and the copies of strided views: as_strided_copy, diagonal_copy,
-// unfold_copy.
+// Copies of views (the *_copy operators ExecuTorch runs in place of views): view_copy,
+// permute_copy, transpose_copy / t_copy, squeeze_copy, unsqueeze_copy, expand_copy, and the
+// copies of strided views as_strided_copy, diagonal_copy and unfold_copy.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
 #include "kernels/register.h"
 #include "kernels/util/kernel_util.h"
+#include "kernels/util/shape_util.h"
+#include "kernels/util/copy_util.h"
 
 namespace etscope::runtime::kernels {
 namespace {
@@ -125,6 +128,157 @@ void permute_copy_out(KernelContext& ctx, Args args) {
     default: ok = false;
   }
   if (!ok) ctx.fail(ErrorCode::kNotSupported, "%s: unsupported element size %zu", name, a->element_size());
+}
+
+// Writes out = in with dims d0 and d1 swapped (out already resized).
+void transpose_into(const TensorImpl& in, TensorImpl& out, int64_t d0, int64_t d1) {
+  const auto in_strides = strides_of(in);
+  std::array<int64_t, kMaxDims> perm_strides = in_strides;
+  std::swap(perm_strides[static_cast<size_t>(d0)], perm_strides[static_cast<size_t>(d1)]);
+  for_each_coord(out.sizes(), out.numel(), [&](int64_t i, const std::array<int64_t, kMaxDims>& idx) {
+    int64_t src = 0;
+    for (int d = 0; d < out.dim(); ++d) src += idx[static_cast<size_t>(d)] * perm_strides[static_cast<size_t>(d)];
+    copy_element(in, src, out, i);
+  });
+}
+
+bool transpose_shape(KernelContext& ctx, const char* op, const TensorImpl& in, TensorImpl& out, int64_t d0, int64_t d1) {
+  std::array<int64_t, kMaxDims> sizes{};
+  for (int i = 0; i < in.dim(); ++i) sizes[static_cast<size_t>(i)] = in.size(i);
+  if (in.dim() > 0) std::swap(sizes[static_cast<size_t>(d0)], sizes[static_cast<size_t>(d1)]);
+  return rank_is(ctx, op, out, static_cast<size_t>(in.dim())) &&
+         resize_or_fail(ctx, &out, {sizes.data(), static_cast<size_t>(in.dim())}, op);
+}
+
+// transpose_copy.int_out(self, dim0, dim1, out)
+void transpose_copy_out(KernelContext& ctx, Args args) {
+  const char* op = "transpose_copy.int_out";
+  if (!check_arg_count(ctx, args, 4, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 3, op);
+  if (!in || !out || !same_dtype(ctx, op, *in, *out)) return;
+  const int64_t d0 = args[1]->tag == Tag::kInt ? normalize_dim(args[1]->scalar.i, in->dim()) : -1;
+  const int64_t d1 = args[2]->tag == Tag::kInt ? normalize_dim(args[2]->scalar.i, in->dim()) : -1;
+  if (d0 < 0 || d1 < 0) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: dims are out of range for a rank-%d tensor", op, in->dim());
+    return;
+  }
+  if (!transpose_shape(ctx, op, *in, *out, d0, d1)) return;
+  if (in->dim() == 0) {
+    if (in->numel() == 1) copy_element(*in, 0, *out, 0);
+    return;
+  }
+  transpose_into(*in, *out, d0, d1);
+}
+
+// t_copy.out(self, out): transposes a 2-D tensor; 0-D and 1-D tensors are copied.
+void t_copy_out(KernelContext& ctx, Args args) {
+  const char* op = "t_copy.out";
+  if (!check_arg_count(ctx, args, 2, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 1, op);
+  if (!in || !out || !same_dtype(ctx, op, *in, *out)) return;
+  if (in->dim() > 2) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: self must have at most 2 dims, has %d", op, in->dim());
+    return;
+  }
+  const int64_t d1 = in->dim() == 2 ? 1 : 0;
+  if (!transpose_shape(ctx, op, *in, *out, 0, d1)) return;
+  if (in->dim() < 2) {
+    if (in->nbytes() > 0) std::memmove(out->data(), in->data(), in->nbytes());
+    return;
+  }
+  transpose_into(*in, *out, 0, 1);
+}
+
+// squeeze_copy.dims_out(self, dims, out): drops the listed dimensions that have size 1. Also
+// serves squeeze_copy.dim_out(self, dim, out): an Int reads as a one-item list.
+void squeeze_copy_dims_out(KernelContext& ctx, Args args) {
+  const char* op = "squeeze_copy.dims_out";
+  if (!check_arg_count(ctx, args, 3, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 2, op);
+  IntList dims;
+  if (!in || !out || !int_list_arg(ctx, args, 1, &dims, op) || !require_contiguous(ctx, op, {in, out})) return;
+  uint32_t drop = 0;
+  for (size_t k = 0; k < dims.size; ++k) {
+    const int64_t d = normalize_dim(dims[k], in->dim());
+    if (d < 0) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: dim %lld is out of range", op, static_cast<long long>(dims[k]));
+      return;
+    }
+    if (in->dim() > 0 && in->size(static_cast<int>(d)) == 1) drop |= 1u << d;
+  }
+  std::array<int64_t, kMaxDims> sizes{};
+  size_t n = 0;
+  for (int d = 0; d < in->dim(); ++d) {
+    if (!(drop & (1u << d))) sizes[n++] = in->size(d);
+  }
+  if (out->dim() != static_cast<int>(n)) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: output has rank %d, expected %zu", op, out->dim(), n);
+    return;
+  }
+  if (!resize_or_fail(ctx, out, {sizes.data(), n}, op)) return;
+  same_bytes_copy(ctx, *in, *out, op);
+}
+
+// unsqueeze_copy.out(self, dim, out): inserts a size-1 dimension at dim (in [-rank-1, rank]).
+void unsqueeze_copy_out(KernelContext& ctx, Args args) {
+  const char* op = "unsqueeze_copy.out";
+  if (!check_arg_count(ctx, args, 3, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 2, op);
+  if (!in || !out || !require_contiguous(ctx, op, {in, out})) return;
+  const int64_t d = args[1]->tag == Tag::kInt ? normalize_dim(args[1]->scalar.i, in->dim() + 1) : -1;
+  if (d < 0 || in->dim() + 1 > kMaxDims || out->dim() != in->dim() + 1) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: dim is out of range or output rank is not input rank + 1", op);
+    return;
+  }
+  std::array<int64_t, kMaxDims> sizes{};
+  for (int i = 0, j = 0; i <= in->dim(); ++i) sizes[static_cast<size_t>(i)] = i == d ? 1 : in->size(j++);
+  if (!resize_or_fail(ctx, out, {sizes.data(), static_cast<size_t>(in->dim() + 1)}, op)) return;
+  same_bytes_copy(ctx, *in, *out, op);
+}
+
+// expand_copy.out(self, size, implicit, out): broadcasts self to size (-1 keeps a dimension).
+void expand_copy_out(KernelContext& ctx, Args args) {
+  const char* op = "expand_copy.out";
+  if (!check_arg_count(ctx, args, 4, op)) return;
+  TensorImpl* in = tensor_arg(ctx, args, 0, op);
+  TensorImpl* out = tensor_arg(ctx, args, 3, op);
+  IntList size;
+  if (!in || !out || !int_list_arg(ctx, args, 1, &size, op) || !require_contiguous(ctx, op, {in, out})) return;
+  if (size.size < static_cast<size_t>(in->dim()) || in->dtype() != out->dtype()) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: size has fewer dimensions than self, or dtypes differ", op);
+    return;
+  }
+  const size_t lead = size.size - static_cast<size_t>(in->dim());
+  for (size_t i = 0; i < size.size; ++i) {
+    const int64_t have = i < lead ? -2 : in->size(static_cast<int>(i - lead));
+    if (size[i] == -1 && have != -2) {
+      size.values[i] = have;
+    } else if (size[i] < 0 || (have != -2 && have != 1 && have != size[i])) {
+      ctx.fail(ErrorCode::kInvalidArgument, "%s: cannot expand dimension %zu to %lld", op, i,
+               static_cast<long long>(size[i]));
+      return;
+    }
+  }
+  if (!resize_or_fail(ctx, out, size.span(), op)) return;
+  // The trailing dimensions self already has whole are copied as one block per position of the
+  // broadcast leading ones (a [32,96] -> [12,32,96] expand is 12 block copies, not 36,864).
+  const int r = out->dim(), ri = in->dim();
+  int whole = 0;
+  int64_t inner = 1;
+  while (whole < ri && in->size(ri - 1 - whole) == out->size(r - 1 - whole)) inner *= in->size(ri - 1 - whole++);
+  if (inner == 0 || out->numel() == 0) return;
+  const size_t block = static_cast<size_t>(inner) * in->element_size();
+  const auto* src = static_cast<const uint8_t*>(in->data());
+  auto* dst = static_cast<uint8_t*>(out->data());
+  BroadcastIndex bi(out->sizes().first(static_cast<size_t>(r - whole)), in->sizes().first(static_cast<size_t>(ri - whole)));
+  const int64_t blocks = out->numel() / inner;
+  for (int64_t i = 0; i < blocks; ++i, bi.advance()) {
+    std::memmove(dst + static_cast<size_t>(i) * block, src + static_cast<size_t>(bi.index()) * block, block);
+  }
 }
 
 // Copies the elements of the strided view (sizes, strides in elements, offset) of `self`'s
@@ -269,9 +423,15 @@ void unfold_copy_out(KernelContext& ctx, Args args) {
 }  // namespace
 
 void register_view_kernels(KernelRegistry& r) {
+  const uint32_t bytes = kRealBoolDtypes | kHalfDtypes;  // pure copies move any element size
   r.add("aten::view_copy.out", kernel(view_copy_out, kRealBoolDtypes));
   r.add("aten::permute_copy.out", kernel(permute_copy_out, kRealBoolDtypes));
-  const uint32_t bytes = kRealBoolDtypes | kHalfDtypes;  // element copies move any element size
+  r.add("aten::transpose_copy.int_out", kernel(transpose_copy_out, bytes));
+  r.add("aten::t_copy.out", kernel(t_copy_out, bytes));
+  r.add("aten::squeeze_copy.dims_out", kernel(squeeze_copy_dims_out, kRealBoolDtypes));
+  r.add("aten::squeeze_copy.dim_out", kernel(squeeze_copy_dims_out, kRealBoolDtypes));
+  r.add("aten::unsqueeze_copy.out", kernel(unsqueeze_copy_out, kRealBoolDtypes));
+  r.add("aten::expand_copy.out", kernel(expand_copy_out, kRealBoolDtypes));
   r.add("aten::as_strided_copy.out", kernel(as_strided_copy_out, bytes));
   r.add("aten::diagonal_copy.out", kernel(diagonal_copy_out, bytes));
   r.add("aten::unfold_copy.out", kernel(unfold_copy_out, bytes));

@@ -22,28 +22,32 @@ inline Kernel kernel(KernelFn run, uint32_t dtypes, ScratchFn scratch = nullptr)
   return Kernel{run, scratch, true, dtypes};
 }
 
-void register_binary_kernels(KernelRegistry& r);          // op_binary.cpp
-void register_linear_algebra_kernels(KernelRegistry& r);  // op_linear_algebra.cpp
-void register_activation_kernels(KernelRegistry& r);      // op_activation.cpp
-void register_view_kernels(KernelRegistry& r);            // op_view.cpp
-void register_convolution_kernels(KernelRegistry& r);     // op_convolution.cpp
-void register_pool_kernels(KernelRegistry& r);            // op_pool.cpp
-void register_reduce_kernels(KernelRegistry& r);          // op_reduce.cpp
-void register_compare_kernels(KernelRegistry& r);         // op_compare.cpp
-void register_copy_kernels(KernelRegistry& r);            // op_copy.cpp
-void register_index_kernels(KernelRegistry& r);           // op_index.cpp
-void register_norm_kernels(KernelRegistry& r);            // op_norm.cpp
-void register_prim_kernels(KernelRegistry& r);            // op_prim.cpp
-void register_unary_kernels(KernelRegistry& r);           // op_unary.cpp
-void register_slice_kernels(KernelRegistry& r);           // op_slice.cpp
-void register_upsample_kernels(KernelRegistry& r);        // op_upsample.cpp
-void register_quantize_kernels(KernelRegistry& r);        // op_quantize.cpp
-void register_pointwise_kernels(KernelRegistry& r);       // op_pointwise.cpp
-void register_shape_kernels(KernelRegistry& r);           // op_shape.cpp
-void register_pad_kernels(KernelRegistry& r);             // op_pad.cpp
-void register_sort_kernels(KernelRegistry& r);            // op_sort.cpp
-void register_distance_kernels(KernelRegistry& r);        // op_distance.cpp
-void register_grid_sample_kernels(KernelRegistry& r);     // op_grid_sample.cpp
+void register_activation_kernels(KernelRegistry& r);        // op_activation.cpp
+void register_arithmetic_kernels(KernelRegistry& r);        // op_arithmetic.cpp
+void register_bitwise_kernels(KernelRegistry& r);           // op_bitwise.cpp
+void register_compare_kernels(KernelRegistry& r);           // op_compare.cpp
+void register_convolution_kernels(KernelRegistry& r);       // op_convolution.cpp
+void register_copy_kernels(KernelRegistry& r);              // op_copy.cpp
+void register_distance_kernels(KernelRegistry& r);          // op_distance.cpp
+void register_dropout_kernels(KernelRegistry& r);           // op_dropout.cpp
+void register_factory_kernels(KernelRegistry& r);           // op_factory.cpp
+void register_grid_sample_kernels(KernelRegistry& r);       // op_grid_sample.cpp
+void register_index_kernels(KernelRegistry& r);             // op_index.cpp
+void register_linear_algebra_kernels(KernelRegistry& r);    // op_linear_algebra.cpp
+void register_logical_kernels(KernelRegistry& r);           // op_logical.cpp
+void register_mask_kernels(KernelRegistry& r);              // op_mask.cpp
+void register_norm_kernels(KernelRegistry& r);              // op_norm.cpp
+void register_pad_kernels(KernelRegistry& r);               // op_pad.cpp
+void register_pool_kernels(KernelRegistry& r);              // op_pool.cpp
+void register_prim_kernels(KernelRegistry& r);              // op_prim.cpp
+void register_quantize_kernels(KernelRegistry& r);          // op_quantize.cpp
 void register_quantized_weight_kernels(KernelRegistry& r);  // op_quantized_weight.cpp
+void register_reduce_kernels(KernelRegistry& r);            // op_reduce.cpp
+void register_shape_kernels(KernelRegistry& r);             // op_shape.cpp
+void register_slice_kernels(KernelRegistry& r);             // op_slice.cpp
+void register_sort_kernels(KernelRegistry& r);              // op_sort.cpp
+void register_unary_kernels(KernelRegistry& r);             // op_unary.cpp
+void register_upsample_kernels(KernelRegistry& r);          // op_upsample.cpp
+void register_view_kernels(KernelRegistry& r);              // op_view.cpp
 
 }  // namespace etscope::runtime::kernels

@@ -1,12 +1,48 @@
+// Tests of shape-keeping copies (op_copy.cpp).
+//
+// The former tests/runtime/kernel_copy_fill_test.cpp:
+// Copies and fills added to op_copy.cpp, the slice family's narrow / unbind / scatters, and the
+// var / prod / max / min reductions. Expected values by definition (var of [1, 2, 3, 4] is
+// 1.25 biased, 5/3 unbiased).
+//
+// The former tests/runtime/kernel_copy_test.cpp:
 // Copies, shape changes, fills, gather/scatter. Expected values follow from the definitions and
 // are written out by hand.
+#include <cmath>
+#include <numeric>
 #include <string>
 
-#include "runtime/kernel_test_util.h"
+#include "runtime/kernels/kernel_test_util.h"
 
 using etscope::ScalarType;
 using etscope::EValue;
 using etscope::testing::KernelCall;
+
+TEST_CASE("detach_copy / _to_copy / copy / fill / empty", "[kernels][copy]") {
+  KernelCall c;
+  EValue* d = c.f32({2});
+  REQUIRE_FALSE(c.run("aten::detach_copy.out", {c.f32({2}, {1, 2}), d, d}).failed());
+  CHECK(c.t(d).values<float>() == std::vector<float>{1, 2});
+  REQUIRE(c.run("aten::lift_fresh_copy.out", {c.f32({2}), c.i64({2}), c.none()}).failed());
+  EValue* tc = c.i64({3});
+  REQUIRE_FALSE(c.run("aten::_to_copy.out", {c.f32({3}, {1.9f, -1.9f, 0}), c.boolean_scalar(false), c.none(), tc, tc}).failed());
+  CHECK(c.t(tc).values<int64_t>() == std::vector<int64_t>{1, -1, 0});
+  EValue* cp = c.f32({2, 2});
+  REQUIRE_FALSE(c.run("aten::copy.out", {c.f32({2, 2}), c.i64({2}, {5, 6}), c.boolean_scalar(false), cp, cp}).failed());
+  CHECK(c.t(cp).values<float>() == std::vector<float>{5, 6, 5, 6});
+  REQUIRE(c.run("aten::copy.out", {c.f32({2, 2}), c.f32({3}), c.boolean_scalar(false), cp, cp}).failed());
+  EValue* fs = c.i64({2});
+  REQUIRE_FALSE(c.run("aten::fill.Scalar_out", {c.i64({2}), c.integer(-4), fs, fs}).failed());
+  CHECK(c.t(fs).values<int64_t>() == std::vector<int64_t>{-4, -4});
+  EValue* ft = c.f32({3});
+  REQUIRE_FALSE(c.run("aten::fill.Tensor_out", {c.f32({3}), c.tensor<double>(ScalarType::kDouble, {}, {2.5}), ft, ft}).failed());
+  CHECK(c.t(ft).values<float>() == std::vector<float>{2.5f, 2.5f, 2.5f});
+  REQUIRE(c.run("aten::fill.Tensor_out", {c.f32({3}), c.f32({1}, {1}), ft, ft}).failed());
+  EValue* e = c.f32({1, 1}, {}, 8);
+  REQUIRE_FALSE(c.run("aten::empty.out", {c.int_list({2, 4}), c.none(), e, e}).failed());
+  CHECK(c.t(e).numel() == 8);
+  REQUIRE(c.run("aten::empty.out", {c.int_list({3, 4}), c.none(), e, e}).failed());  // past capacity
+}
 
 TEST_CASE("alias_copy / squeeze_copy.dims_out / unsqueeze_copy", "[kernels][copy]") {
   KernelCall c;
@@ -108,45 +144,14 @@ TEST_CASE("clone / expand_copy / cat", "[kernels][copy]") {
   CHECK(std::string(ctx.message()).find("cat.out") != std::string::npos);
 }
 
-TEST_CASE("full_like and scalar_tensor", "[kernels][copy]") {
+TEST_CASE("copy_ and index_put_ write self in place", "[kernels][qweight]") {
   KernelCall c;
-  EValue* fl = c.f32({2, 2});
-  REQUIRE_FALSE(c.run("aten::full_like.out", {c.f32({2, 2}), c.integer(1), c.integer(1), fl, fl}).failed());
-  CHECK(c.t(fl).values<float>() == std::vector<float>{1, 1, 1, 1});
-  EValue* st = c.i64({});
-  REQUIRE_FALSE(c.run("aten::scalar_tensor.out", {c.integer(0), st, st}).failed());
-  CHECK(c.t(st).data_as<int64_t>()[0] == 0);
-  EValue* sf = c.f32({});
-  REQUIRE_FALSE(c.run("aten::scalar_tensor.out", {c.dbl(-0.5), sf, sf}).failed());
-  CHECK(c.t(sf).data_as<float>()[0] == -0.5f);
-  auto ctx = c.run("aten::full_like.out", {c.f32({2, 3}), c.integer(1), c.none(), fl, fl});
-  REQUIRE(ctx.failed());
-}
-
-TEST_CASE("gather and scatter.value_out with int64 index", "[kernels][copy]") {
-  KernelCall c;
-  // The cross-entropy pattern: pick each row's label column from log-probs [4, 3].
-  EValue* g = c.f32({4, 1});
-  EValue* lp = c.f32({4, 3}, {0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32});
-  REQUIRE_FALSE(
-      c.run("aten::gather.out", {lp, c.integer(1), c.i64({4, 1}, {2, 0, 1, 2}), c.boolean_scalar(false), g, g})
-          .failed());
-  CHECK(c.t(g).values<float>() == std::vector<float>{2, 10, 21, 32});
-  EValue* g0 = c.f32({1, 3});
-  REQUIRE_FALSE(c.run("aten::gather.out", {lp, c.integer(0), c.i64({1, 3}, {3, 0, 2}), c.boolean_scalar(false), g0, g0})
-                    .failed());
-  CHECK(c.t(g0).values<float>() == std::vector<float>{30, 1, 22});
-  auto ctx = c.run("aten::gather.out", {lp, c.integer(1), c.i64({4, 1}, {3, 0, 0, 0}), c.boolean_scalar(false), g, g});
-  REQUIRE(ctx.failed());
-  CHECK(std::string(ctx.message()).find("gather.out") != std::string::npos);
-  ctx = c.run("aten::gather.out", {lp, c.integer(1), c.i64({4}, {0, 0, 0, 0}), c.boolean_scalar(false), g, g});
-  REQUIRE(ctx.failed());
-
-  EValue* s = c.f32({2, 3});
-  REQUIRE_FALSE(c.run("aten::scatter.value_out",
-                      {c.f32({2, 3}, {0, 0, 0, 0, 0, 0}), c.integer(1), c.i64({2, 1}, {1, 2}), c.integer(-1), s, s})
-                    .failed());
-  CHECK(c.t(s).values<float>() == std::vector<float>{0, -1, 0, 0, 0, -1});
-  ctx = c.run("aten::scatter.value_out", {c.f32({2, 3}), c.integer(1), c.i64({2, 1}, {1, 5}), c.integer(-1), s, s});
-  REQUIRE(ctx.failed());
+  EValue* self = c.f32({2, 3}, {0, 0, 0, 0, 0, 0});
+  REQUIRE_FALSE(c.run("aten::copy_", {self, c.f32({3}, {1, 2, 3}), c.boolean_scalar(false), self}).failed());
+  CHECK(c.t(self).values<float>() == std::vector<float>{1, 2, 3, 1, 2, 3});
+  EValue* indices = c.tensor_list({c.i64({2}, {1, 0})});
+  REQUIRE_FALSE(c.run("aten::index_put_", {self, indices, c.f32({2, 3}, {7, 7, 7, 9, 9, 9}), c.boolean_scalar(true), self}).failed());
+  CHECK(c.t(self).values<float>() == std::vector<float>{10, 11, 12, 8, 9, 10});
+  auto ctx = c.run("aten::index_put_", {self, c.tensor_list({c.i64({1}, {2})}), c.f32({3}), c.boolean_scalar(false), self});
+  CHECK(ctx.failed());  // row 2 of 2
 }

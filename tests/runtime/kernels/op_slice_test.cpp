@@ -1,22 +1,42 @@
+// Tests of slice / select / split / narrow / unbind copies and their scatters (op_slice.cpp).
+//
+// The former tests/runtime/kernel_slice_test.cpp:
 // slice_copy, select_copy, split_copy, split_with_sizes_copy, embedding and full (op_slice.cpp,
 // op_copy.cpp). Inputs are ramps, so every expected element is its source index.
+#include <cmath>
 #include <string>
 
-#include "runtime/kernel_test_util.h"
+#include "runtime/kernels/kernel_test_util.h"
 
 using etscope::ScalarType;
 using etscope::EValue;
 using etscope::testing::KernelCall;
+using etscope::testing::ramp;
 
-namespace {
-
-std::vector<float> ramp(int n) {
-  std::vector<float> v(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i);
-  return v;
+TEST_CASE("narrow_copy / unbind_copy / slice_scatter / select_scatter", "[kernels][slice]") {
+  KernelCall c;
+  EValue* x = c.f32({2, 3}, {0, 1, 2, 3, 4, 5});
+  EValue* n = c.f32({2, 2});
+  REQUIRE_FALSE(c.run("aten::narrow_copy.out", {x, c.integer(1), c.integer(-2), c.integer(2), n, n}).failed());
+  CHECK(c.t(n).values<float>() == std::vector<float>{1, 2, 4, 5});
+  REQUIRE(c.run("aten::narrow_copy.out", {x, c.integer(1), c.integer(2), c.integer(2), n, n}).failed());
+  EValue* u0 = c.f32({2});
+  EValue* u1 = c.f32({2});
+  EValue* u2 = c.f32({2});
+  REQUIRE_FALSE(c.run("aten::unbind_copy.int_out", {x, c.integer(-1), c.tensor_list({u0, u1, u2})}).failed());
+  CHECK(c.t(u2).values<float>() == std::vector<float>{2, 5});
+  REQUIRE(c.run("aten::unbind_copy.int_out", {x, c.integer(0), c.tensor_list({u0, u1, u2})}).failed());
+  EValue* ss = c.f32({2, 3});
+  REQUIRE_FALSE(c.run("aten::slice_scatter.out", {x, c.f32({2, 2}, {-1, -2, -3, -4}), c.integer(1), c.integer(0),
+                                                  c.none(), c.integer(2), ss, ss})
+                    .failed());
+  CHECK(c.t(ss).values<float>() == std::vector<float>{-1, 1, -2, -3, 4, -4});
+  REQUIRE(c.run("aten::slice_scatter.out", {x, c.f32({2, 3}), c.integer(1), c.integer(0), c.none(), c.integer(2), ss, ss}).failed());
+  EValue* se = c.f32({2, 3});
+  REQUIRE_FALSE(c.run("aten::select_scatter.out", {x, c.f32({3}, {7, 8, 9}), c.integer(0), c.integer(-1), se, se}).failed());
+  CHECK(c.t(se).values<float>() == std::vector<float>{0, 1, 2, 7, 8, 9});
+  REQUIRE(c.run("aten::select_scatter.out", {x, c.f32({2}), c.integer(0), c.integer(0), se, se}).failed());
 }
-
-}  // namespace
 
 TEST_CASE("slice_copy: negative dim and bounds, steps, clamping, empty results", "[kernels][slice]") {
   KernelCall c;
@@ -97,38 +117,4 @@ TEST_CASE("split_copy and split_with_sizes_copy", "[kernels][slice]") {
   REQUIRE(ctx.failed());
   REQUIRE(c.run("aten::split_copy.Tensor_out", {x, c.integer(0), c.integer(0), c.tensor_list({o0})}).failed());
   REQUIRE(c.run("aten::split_copy.Tensor_out", {x, c.integer(5), c.integer(2), c.tensor_list({o0})}).failed());
-}
-
-TEST_CASE("embedding gathers rows for int64 and int32 indices", "[kernels][slice]") {
-  KernelCall c;
-  EValue* w = c.f32({3, 2}, {0, 1, 10, 11, 20, 21});
-  EValue* out = c.f32({2, 2, 2});
-  REQUIRE_FALSE(c.run("aten::embedding.out", {w, c.i64({2, 2}, {2, 0, 1, 2}), c.integer(-1), c.boolean_scalar(false),
-                                              c.boolean_scalar(false), out, out})
-                    .failed());
-  CHECK(c.t(out).values<float>() == std::vector<float>{20, 21, 0, 1, 10, 11, 20, 21});
-  EValue* o32 = c.f32({1, 2});
-  REQUIRE_FALSE(c.run("aten::embedding.out", {w, c.tensor<int32_t>(ScalarType::kInt, {1}, {1}), c.integer(-1),
-                                              c.boolean_scalar(false), c.boolean_scalar(false), o32, o32})
-                    .failed());
-  CHECK(c.t(o32).values<float>() == std::vector<float>{10, 11});
-  auto ctx = c.run("aten::embedding.out", {w, c.i64({1}, {3}), c.integer(-1), c.boolean_scalar(false),
-                                           c.boolean_scalar(false), o32, o32});
-  REQUIRE(ctx.failed());
-  CHECK(std::string(ctx.message()).find("out of range") != std::string::npos);
-  ctx = c.run("aten::embedding.out", {w, c.f32({1}, {0}), c.integer(-1), c.boolean_scalar(false),
-                                      c.boolean_scalar(false), o32, o32});
-  REQUIRE(ctx.failed());
-}
-
-TEST_CASE("full.out resizes and fills, converting the value", "[kernels][slice]") {
-  KernelCall c;
-  EValue* f = c.f32({2, 3}, {}, 6);
-  REQUIRE_FALSE(c.run("aten::full.out", {c.int_list({3, 2}), c.dbl(1.5), f, f}).failed());
-  CHECK(c.t(f).size(0) == 3);
-  CHECK(c.t(f).values<float>() == std::vector<float>(6, 1.5f));
-  EValue* b = c.boolean({2});
-  REQUIRE_FALSE(c.run("aten::full.out", {c.int_list({2}), c.integer(3), b, b}).failed());
-  CHECK(c.t(b).values<bool>() == std::vector<bool>{true, true});
-  REQUIRE(c.run("aten::full.out", {c.int_list({2, 2}), c.integer(0), b, b}).failed());
 }

@@ -1,11 +1,16 @@
+// Tests of convolution and its backward pass (op_convolution.cpp).
+//
+// The former tests/runtime/kernel_convolution_test.cpp:
 // convolution.out and convolution_backward.out against direct (definition-following) loops
 // written here, plus hand-computed cases and bad inputs.
 #include <cmath>
 #include <string>
 
-#include "runtime/kernel_test_util.h"
+#include "runtime/kernels/kernel_test_util.h"
 
+using etscope::ScalarType;
 using etscope::EValue;
+using etscope::Tag;
 using etscope::testing::KernelCall;
 
 namespace {
@@ -288,4 +293,32 @@ TEST_CASE("convolution in float64 and with too little scratch", "[kernels][convo
   ctx = call.run("aten::convolution.out", args, 0);
   REQUIRE(ctx.failed());
   CHECK(std::string(ctx.message()).find("scratch") != std::string::npos);
+}
+
+TEST_CASE("convolution with NCL input (Conv1d): padding, stride, groups", "[kernels][convolution]") {
+  KernelCall c;
+  // [1, 2, 3, 4, 5] * [1, 0, -1], padding 1, bias 0.5: y[i] = x[i-1] - x[i+1] + 0.5.
+  EValue* x = c.f32({1, 1, 5}, {1, 2, 3, 4, 5});
+  EValue* w = c.f32({1, 1, 3}, {1, 0, -1});
+  EValue* y = c.f32({1, 1, 5});
+  auto conv = [&](EValue* in, EValue* wt, EValue* bias, int64_t stride, int64_t pad, int64_t groups, EValue* out) {
+    return c.run("aten::convolution.out", {in, wt, bias, c.int_list({stride}), c.int_list({pad}), c.int_list({1}),
+                                           c.boolean_scalar(false), c.int_list({0}), c.integer(groups), out, out});
+  };
+  REQUIRE_FALSE(conv(x, w, c.f32({1}, {0.5f}), 1, 1, 1, y).failed());
+  CHECK(c.t(y).values<float>() == std::vector<float>{-1.5f, -1.5f, -1.5f, -1.5f, 4.5f});
+  EValue* ys = c.f32({1, 1, 3});
+  REQUIRE_FALSE(conv(x, w, c.f32({1}, {0.5f}), 2, 1, 1, ys).failed());
+  CHECK(c.t(ys).values<float>() == std::vector<float>{-1.5f, -1.5f, 4.5f});
+  // Depthwise over two channels: ch0 sums neighbours, ch1 takes differences.
+  EValue* yg = c.f32({1, 2, 3});
+  REQUIRE_FALSE(conv(c.f32({1, 2, 4}, {1, 2, 3, 4, 10, 20, 40, 80}), c.f32({2, 1, 2}, {1, 1, 1, -1}), c.none(), 1, 0, 2, yg).failed());
+  CHECK(c.t(yg).values<float>() == std::vector<float>{3, 5, 7, -10, -20, -40});
+  // Dense, two in and two out channels.
+  EValue* yd = c.f32({1, 2, 2});
+  REQUIRE_FALSE(conv(c.f32({1, 2, 2}, {1, 2, 3, 4}), c.f32({2, 2, 1}, {1, 1, 1, -1}), c.none(), 1, 0, 1, yd).failed());
+  CHECK(c.t(yd).values<float>() == std::vector<float>{4, 6, -2, -2});
+  // Input and weight ranks must agree; the output must have rank 3.
+  REQUIRE(conv(x, c.f32({1, 1, 1, 3}), c.none(), 1, 1, 1, y).failed());
+  REQUIRE(conv(x, w, c.none(), 1, 1, 1, c.f32({1, 1, 1, 5})).failed());
 }

@@ -1,9 +1,15 @@
+// Tests of comparisons, where and allclose (op_compare.cpp).
+//
+// The former tests/runtime/kernel_elementwise_test.cpp:
 // Scalar comparisons, where.self_out, and the unary kernels (exp, neg, hardtanh, clamp,
 // threshold_backward). Expected values are hand-computed (exp(1) = 2.718281828...).
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
 #include <string>
 
-#include "runtime/kernel_test_util.h"
+#include "runtime/kernels/kernel_test_util.h"
 
 using etscope::ScalarType;
 using etscope::EValue;
@@ -52,40 +58,36 @@ TEST_CASE("where.self_out broadcasts condition / self and other", "[kernels][ele
   CHECK(std::string(ctx.message()).find("where.self_out") != std::string::npos);
 }
 
-TEST_CASE("exp / neg / hardtanh / clamp", "[kernels][elementwise]") {
+TEST_CASE("comparisons of two tensors broadcast and mix dtypes", "[kernels][pointwise]") {
   KernelCall c;
-  EValue* e = c.f32({3});
-  REQUIRE_FALSE(c.run("aten::exp.out", {c.f32({3}, {0, 1, -1}), e, e}).failed());
-  CHECK(c.t(e).data_as<float>()[1] == Approx(2.718281828));
-  CHECK(c.t(e).data_as<float>()[2] == Approx(0.3678794412));
-  EValue* n = c.f32({2});
-  REQUIRE_FALSE(c.run("aten::neg.out", {c.f32({2}, {1.5f, -2}), n, n}).failed());
-  CHECK(c.t(n).values<float>() == std::vector<float>{-1.5f, 2});
-  EValue* h = c.f32({5});
-  REQUIRE_FALSE(
-      c.run("aten::hardtanh.out", {c.f32({5}, {-3, 0, 3, 7, NAN}), c.integer(0), c.integer(6), h, h}).failed());
-  CHECK(c.t(h).data_as<float>()[0] == 0);
-  CHECK(c.t(h).data_as<float>()[2] == 3);
-  CHECK(c.t(h).data_as<float>()[3] == 6);
-  CHECK(std::isnan(c.t(h).data_as<float>()[4]));
-  EValue* cl = c.f32({3});
-  REQUIRE_FALSE(c.run("aten::clamp.out", {c.f32({3}, {-3, 0.5f, 3}), c.none(), c.dbl(1.0), cl, cl}).failed());
-  CHECK(c.t(cl).values<float>() == std::vector<float>{-3, 0.5f, 1});
-  auto ctx = c.run("aten::clamp.out", {c.f32({3}), c.none(), c.none(), cl, cl});
-  REQUIRE(ctx.failed());
-  ctx = c.run("aten::exp.out", {c.f32({3}), c.i64({3}), c.none()});
-  REQUIRE(ctx.failed());
-  ctx = c.run("aten::neg.out", {c.f32({3}), c.f32({2}), c.none()});
-  REQUIRE(ctx.failed());
+  EValue* lt = c.boolean({2, 3});
+  REQUIRE_FALSE(c.run("aten::lt.Tensor_out", {c.f32({2, 1}, {1, 5}), c.i64({3}, {0, 2, 5}), lt, lt}).failed());
+  CHECK(c.t(lt).values<bool>() == std::vector<bool>{false, true, true, false, false, false});
+  EValue* eq = c.boolean({3});
+  REQUIRE_FALSE(c.run("aten::eq.Tensor_out", {c.i64({3}, {1, 2, 3}), c.i64({3}, {1, 0, 3}), eq, eq}).failed());
+  CHECK(c.t(eq).values<bool>() == std::vector<bool>{true, false, true});
+  EValue* ne = c.boolean({2});
+  REQUIRE_FALSE(c.run("aten::ne.Tensor_out", {c.f32({2}, {NAN, 1}), c.f32({2}, {NAN, 1}), ne, ne}).failed());
+  CHECK(c.t(ne).values<bool>() == std::vector<bool>{true, false});
+  REQUIRE(c.run("aten::ge.Tensor_out", {c.f32({2}), c.f32({3}), c.boolean({3}), c.none()}).failed());
 }
 
-TEST_CASE("threshold_backward zeroes the gradient where self <= threshold", "[kernels][elementwise]") {
+TEST_CASE("allclose follows ExecuTorch's definition", "[kernels][qweight]") {
   KernelCall c;
-  EValue* out = c.f32({4});
-  REQUIRE_FALSE(c.run("aten::threshold_backward.grad_input",
-                      {c.f32({4}, {1, 2, 3, 4}), c.f32({4}, {-1, 0, 0.1f, 5}), c.integer(0), out, out})
+  EValue* out = c.boolean({1});
+  REQUIRE_FALSE(c.run("aten::allclose.out", {c.f32({2}, {1.0f, 2.0f}), c.f32({2}, {1.0f, 2.00001f}), c.dbl(1e-5), c.dbl(1e-8),
+                                             c.boolean_scalar(false), c.boolean_scalar(false), out, out})
                     .failed());
-  CHECK(c.t(out).values<float>() == std::vector<float>{0, 0, 3, 4});
-  auto ctx = c.run("aten::threshold_backward.grad_input", {c.f32({4}), c.f32({3}), c.integer(0), out, out});
-  REQUIRE(ctx.failed());
+  CHECK(c.t(out).values<bool>()[0]);
+  REQUIRE_FALSE(c.run("aten::allclose.out", {c.f32({1}, {NAN}), c.f32({1}, {NAN}), c.dbl(1e-5), c.dbl(1e-8),
+                                             c.boolean_scalar(true), c.boolean_scalar(false), out, out})
+                    .failed());
+  CHECK_FALSE(c.t(out).values<bool>()[0]);  // NaN is never close, equal_nan or not
+  REQUIRE_FALSE(c.run("aten::allclose.Tensor", {c.i64({2}, {1, 2}), c.i64({2}, {1, 3}), c.dbl(1.0), c.dbl(1.0),
+                                                c.boolean_scalar(false), c.boolean_scalar(false), out})
+                    .failed());
+  CHECK_FALSE(c.t(out).values<bool>()[0]);  // integers compare exactly
+  CHECK(c.run("aten::allclose.out", {c.f32({2}), c.f32({3}), c.dbl(0), c.dbl(0), c.boolean_scalar(false),
+                                     c.boolean_scalar(false), out, out})
+            .failed());
 }

@@ -1,9 +1,14 @@
+// Tests of upsampling (op_upsample.cpp).
+//
+// The former tests/runtime/kernel_upsample_conv1d_test.cpp:
 // upsample_bilinear2d / upsample_nearest2d and 1-D convolution (NCL inputs). Bilinear values
 // follow ATen's half-pixel mapping: upsampling [[1, 2], [3, 4]] to 4x4 samples at
 // -0.25 (clamped to 0), 0.25, 0.75, 1.25 along each axis.
+#include <cmath>
+#include <numeric>
 #include <string>
 
-#include "runtime/kernel_test_util.h"
+#include "runtime/kernels/kernel_test_util.h"
 
 using etscope::ScalarType;
 using etscope::EValue;
@@ -22,6 +27,28 @@ struct DoubleList {
 };
 
 }  // namespace
+
+TEST_CASE("_upsample_bilinear2d_aa averages with a triangle filter as wide as the scale", "[kernels][qweight]") {
+  KernelCall c;
+  // Same size: the identity.
+  EValue* in = c.f32({1, 1, 1, 4}, {0, 1, 2, 3});
+  EValue* same = c.f32({1, 1, 1, 4});
+  REQUIRE_FALSE(c.run("aten::_upsample_bilinear2d_aa.out", {in, c.int_list({1, 4}), c.boolean_scalar(false), c.none(), c.none(), same, same}).failed());
+  CHECK(c.t(same).values<float>() == std::vector<float>{0, 1, 2, 3});
+  // Width 4 -> 2: scale 2, centre 1 and 3, weights 0.75 / 0.75 / 0.25 over [0, 3) and 0.25 / 0.75 / 0.75 over [1, 4).
+  EValue* half = c.f32({1, 1, 1, 2});
+  REQUIRE_FALSE(c.run("aten::_upsample_bilinear2d_aa.out", {in, c.int_list({1, 2}), c.boolean_scalar(false), c.none(), c.none(), half, half}).failed());
+  const auto v = c.t(half).values<float>();
+  CHECK(v[0] == Approx(1.25 / 1.75));
+  CHECK(v[1] == Approx(3.0 - 1.25 / 1.75));
+  // Channels-last input and output give the same numbers as contiguous ones.
+  EValue* cl = c.tensor<float>(ScalarType::kFloat, {1, 2, 2, 2}, {0, 10, 1, 11, 2, 12, 3, 13}, 0, {0, 2, 3, 1});
+  EValue* cl_out = c.tensor<float>(ScalarType::kFloat, {1, 2, 1, 1}, {}, 0, {0, 2, 3, 1});
+  REQUIRE_FALSE(c.run("aten::_upsample_bilinear2d_aa.out", {cl, c.int_list({1, 1}), c.boolean_scalar(false), c.none(), c.none(), cl_out, cl_out}).failed());
+  CHECK(c.t(cl_out).values<float>()[0] == Approx(1.5));
+  CHECK(c.t(cl_out).values<float>()[1] == Approx(11.5));
+  CHECK(c.run("aten::_upsample_bilinear2d_aa.out", {in, c.int_list({1, 0}), c.boolean_scalar(false), c.none(), c.none(), same, same}).failed());
+}
 
 TEST_CASE("upsample_bilinear2d: half-pixel and align_corners", "[kernels][upsample]") {
   KernelCall c;
@@ -55,32 +82,4 @@ TEST_CASE("upsample_nearest2d repeats pixels and downsampling picks floor(dst * 
   REQUIRE_FALSE(c.run("aten::upsample_nearest2d.vec_out", {c.f32({1, 1, 1, 3}, {5, 6, 7}), c.int_list({1, 2}), c.none(), d, d}).failed());
   CHECK(c.t(d).values<float>() == std::vector<float>{5, 6});
   REQUIRE(c.run("aten::upsample_nearest2d.vec_out", {c.i64({1, 1, 1, 1}), c.int_list({2, 2}), c.none(), c.i64({1, 1, 2, 2}), c.none()}).failed());
-}
-
-TEST_CASE("convolution with NCL input (Conv1d): padding, stride, groups", "[kernels][convolution]") {
-  KernelCall c;
-  // [1, 2, 3, 4, 5] * [1, 0, -1], padding 1, bias 0.5: y[i] = x[i-1] - x[i+1] + 0.5.
-  EValue* x = c.f32({1, 1, 5}, {1, 2, 3, 4, 5});
-  EValue* w = c.f32({1, 1, 3}, {1, 0, -1});
-  EValue* y = c.f32({1, 1, 5});
-  auto conv = [&](EValue* in, EValue* wt, EValue* bias, int64_t stride, int64_t pad, int64_t groups, EValue* out) {
-    return c.run("aten::convolution.out", {in, wt, bias, c.int_list({stride}), c.int_list({pad}), c.int_list({1}),
-                                           c.boolean_scalar(false), c.int_list({0}), c.integer(groups), out, out});
-  };
-  REQUIRE_FALSE(conv(x, w, c.f32({1}, {0.5f}), 1, 1, 1, y).failed());
-  CHECK(c.t(y).values<float>() == std::vector<float>{-1.5f, -1.5f, -1.5f, -1.5f, 4.5f});
-  EValue* ys = c.f32({1, 1, 3});
-  REQUIRE_FALSE(conv(x, w, c.f32({1}, {0.5f}), 2, 1, 1, ys).failed());
-  CHECK(c.t(ys).values<float>() == std::vector<float>{-1.5f, -1.5f, 4.5f});
-  // Depthwise over two channels: ch0 sums neighbours, ch1 takes differences.
-  EValue* yg = c.f32({1, 2, 3});
-  REQUIRE_FALSE(conv(c.f32({1, 2, 4}, {1, 2, 3, 4, 10, 20, 40, 80}), c.f32({2, 1, 2}, {1, 1, 1, -1}), c.none(), 1, 0, 2, yg).failed());
-  CHECK(c.t(yg).values<float>() == std::vector<float>{3, 5, 7, -10, -20, -40});
-  // Dense, two in and two out channels.
-  EValue* yd = c.f32({1, 2, 2});
-  REQUIRE_FALSE(conv(c.f32({1, 2, 2}, {1, 2, 3, 4}), c.f32({2, 2, 1}, {1, 1, 1, -1}), c.none(), 1, 0, 1, yd).failed());
-  CHECK(c.t(yd).values<float>() == std::vector<float>{4, 6, -2, -2});
-  // Input and weight ranks must agree; the output must have rank 3.
-  REQUIRE(conv(x, c.f32({1, 1, 1, 3}), c.none(), 1, 1, 1, y).failed());
-  REQUIRE(conv(x, w, c.none(), 1, 1, 1, c.f32({1, 1, 1, 5})).failed());
 }

@@ -1,7 +1,10 @@
+// Tests of executorch_prim scalar operators and size queries (op_prim.cpp).
+//
+// The former tests/runtime/kernel_prim_test.cpp:
 // executorch_prim:: scalar operators, sym_size / sym_numel and et_view.
 #include <string>
 
-#include "runtime/kernel_test_util.h"
+#include "runtime/kernels/kernel_test_util.h"
 
 using etscope::ScalarType;
 using etscope::EValue;

@@ -1,9 +1,12 @@
+// Tests of matrix products (op_linear_algebra.cpp).
+//
+// The former tests/runtime/kernel_linear_algebra_test.cpp:
 // mm, addmm, bmm against triple loops written here, at sizes large enough that the GEMM's
 // packing buffers come from the kernel's scratch (util/gemm.h), plus bad shapes.
 #include <string>
 #include <tuple>
 
-#include "runtime/kernel_test_util.h"
+#include "runtime/kernels/kernel_test_util.h"
 
 using etscope::EValue;
 using etscope::testing::KernelCall;

@@ -157,4 +157,24 @@ class KernelCall {
   std::vector<uint64_t> scratch_;
 };
 
+/// 0, 1, ..., n - 1 as floats: an input whose every element names its position.
+inline std::vector<float> ramp(int n) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i);
+  return v;
+}
+
+/// A String argument (gelu's `approximate`, div's `rounding_mode`).
+inline EValue string_value(const char* s) {
+  EValue v;
+  v.tag = Tag::kString;
+  v.str = s;
+  return v;
+}
+
+/// Whether the message of a failed kernel call mentions `what`.
+inline bool mentions(const runtime::KernelContext& ctx, const char* what) {
+  return std::string(ctx.message()).find(what) != std::string::npos;
+}
+
 }  // namespace etscope::testing

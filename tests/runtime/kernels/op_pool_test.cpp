@@ -1,9 +1,12 @@
+// Tests of pooling (op_pool.cpp).
+//
+// The former tests/runtime/kernel_pool_test.cpp:
 // max_pool2d_with_indices (+ backward), avg_pool2d, _adaptive_avg_pool2d. Expected values were
 // worked out by hand from the window definitions (ATen's pooling output-size rule) and are
 // written next to each check.
 #include <string>
 
-#include "runtime/kernel_test_util.h"
+#include "runtime/kernels/kernel_test_util.h"
 
 using etscope::EValue;
 using etscope::testing::KernelCall;

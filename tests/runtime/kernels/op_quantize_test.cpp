@@ -1,16 +1,22 @@
+// Tests of affine quantisation and the quantised add (op_quantize.cpp).
+//
+// The former tests/runtime/kernel_quantize_test.cpp:
 // quantized_decomposed:: quantize / dequantize, per tensor and per channel. With scale 0.5 the
 // products x * (1 / scale) are exact, so round-half-to-even and clamping are seen directly.
 #include <cmath>
+#include <numeric>
 #include <string>
 
-#include "runtime/kernel_test_util.h"
+#include "runtime/kernels/kernel_test_util.h"
 
 using etscope::ScalarType;
 using etscope::EValue;
 using etscope::testing::KernelCall;
 
 namespace {
+
 int64_t code(ScalarType t) { return static_cast<int64_t>(t); }
+
 }  // namespace
 
 TEST_CASE("quantize_per_tensor rounds half to even, adds the zero point and clamps", "[kernels][quantize]") {
@@ -96,4 +102,22 @@ TEST_CASE("quantize / dequantize per channel along a (negative) axis", "[kernels
                     c.integer(127), c.integer(code(ScalarType::kChar)), q, q});
   REQUIRE(ctx.failed());
   CHECK(std::string(ctx.message()).find("axis") != std::string::npos);
+}
+
+TEST_CASE("quantized_decomposed::add dequantises, adds and requantises", "[kernels][qweight]") {
+  KernelCall c;
+  EValue* a = c.tensor<uint8_t>(ScalarType::kByte, {3}, {10, 20, 255});
+  EValue* b = c.tensor<uint8_t>(ScalarType::kByte, {3}, {0, 40, 255});
+  EValue* out = c.tensor<uint8_t>(ScalarType::kByte, {3});
+  // a: scale 0.5, zp 10; b: scale 0.25, zp 0; out: scale 1, zp 5, range [0, 100].
+  REQUIRE_FALSE(c.run("quantized_decomposed::add.out",
+                      {a, c.dbl(0.5), c.integer(10), c.integer(0), c.integer(255), b, c.dbl(0.25), c.integer(0), c.integer(0),
+                       c.integer(255), c.dbl(1.0), c.integer(5), c.integer(0), c.integer(100), out, out})
+                    .failed());
+  // 0 + 0 -> 5; 5 + 10 -> 20; 122.5 + 63.75 = 186.25 -> 191 clamped to 100.
+  CHECK(c.t(out).values<uint8_t>() == std::vector<uint8_t>{5, 20, 100});
+  auto ctx = c.run("quantized_decomposed::add.out",
+                   {a, c.dbl(0.5), c.integer(10), c.integer(0), c.integer(300), b, c.dbl(0.25), c.integer(0), c.integer(0),
+                    c.integer(255), c.dbl(1.0), c.integer(5), c.integer(0), c.integer(100), out, out});
+  CHECK(ctx.failed());  // quant range beyond [0, 255]
 }

@@ -1,0 +1,89 @@
+// Tests of activation functions (op_activation.cpp): relu family, clamp, gelu, elu, glu, softmax.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "runtime/kernels/kernel_test_util.h"
+
+using etscope::ScalarType;
+using etscope::EValue;
+using etscope::Tag;
+using etscope::testing::KernelCall;
+using etscope::testing::mentions;
+using etscope::testing::string_value;
+
+TEST_CASE("threshold_backward zeroes the gradient where self <= threshold", "[kernels][elementwise]") {
+  KernelCall c;
+  EValue* out = c.f32({4});
+  REQUIRE_FALSE(c.run("aten::threshold_backward.grad_input",
+                      {c.f32({4}, {1, 2, 3, 4}), c.f32({4}, {-1, 0, 0.1f, 5}), c.integer(0), out, out})
+                    .failed());
+  CHECK(c.t(out).values<float>() == std::vector<float>{0, 0, 3, 4});
+  auto ctx = c.run("aten::threshold_backward.grad_input", {c.f32({4}), c.f32({3}), c.integer(0), out, out});
+  REQUIRE(ctx.failed());
+}
+
+TEST_CASE("clamp.Tensor_out broadcasts bounds", "[kernels][pointwise]") {
+  KernelCall c;
+  EValue* out = c.f32({2, 3});
+  REQUIRE_FALSE(c.run("aten::clamp.Tensor_out", {c.f32({3}, {-5, 0.5f, 5}), c.f32({2, 1}, {0, -1}), c.f32({1}, {1}), out, out}).failed());
+  CHECK(c.t(out).values<float>() == std::vector<float>{0, 0.5f, 1, -1, 0.5f, 1});
+  EValue* o2 = c.i64({2});
+  REQUIRE_FALSE(c.run("aten::clamp.Tensor_out", {c.i64({2}, {-3, 9}), c.none(), c.i64({2}, {0, 4}), o2, o2}).failed());
+  CHECK(c.t(o2).values<int64_t>() == std::vector<int64_t>{-3, 4});
+  REQUIRE(c.run("aten::clamp.Tensor_out", {c.f32({2}), c.none(), c.none(), c.f32({2}), c.none()}).failed());
+  REQUIRE(c.run("aten::clamp.Tensor_out", {c.f32({2}), c.f32({3}), c.none(), c.f32({2}), c.none()}).failed());
+}
+
+TEST_CASE("_log_softmax.out and _softmax.out", "[kernels][reduce]") {
+  KernelCall c;
+  EValue* ls = c.f32({2, 3});
+  auto ctx = c.run("aten::_log_softmax.out",
+                   {c.f32({2, 3}, {1, 2, 3, 1001, 1002, 1003}), c.integer(1), c.boolean_scalar(false), ls, ls});
+  REQUIRE_FALSE(ctx.failed());
+  const double expect[3] = {-2.4076059644, -1.4076059644, -0.4076059644};
+  for (int r = 0; r < 2; ++r)
+    for (int i = 0; i < 3; ++i) CHECK(c.t(ls).data_as<float>()[r * 3 + i] == Approx(expect[i]).margin(1e-5));
+  EValue* sm = c.f32({3, 1});
+  ctx = c.run("aten::_softmax.out", {c.f32({3, 1}, {1, 2, 3}), c.integer(0), c.boolean_scalar(false), sm, sm});
+  REQUIRE_FALSE(ctx.failed());
+  CHECK(c.t(sm).data_as<float>()[0] == Approx(0.0900305732));
+  CHECK(c.t(sm).data_as<float>()[1] == Approx(0.2447284711));
+  CHECK(c.t(sm).data_as<float>()[2] == Approx(0.6652409558));
+  ctx = c.run("aten::_log_softmax.out", {c.f32({2, 3}), c.integer(2), c.boolean_scalar(false), ls, ls});
+  REQUIRE(ctx.failed());
+}
+
+TEST_CASE("gelu: exact and tanh-approximate", "[kernels][unary]") {
+  KernelCall c;
+  EValue none_str = string_value("none"), tanh_str = string_value("tanh"), bad = string_value("sigmoid");
+  EValue* g = c.f32({3});
+  REQUIRE_FALSE(c.run("aten::gelu.out", {c.f32({3}, {1, -0.5f, 0}), &none_str, g, g}).failed());
+  CHECK(c.t(g).data_as<float>()[0] == Approx(0.8413447461));
+  CHECK(c.t(g).data_as<float>()[1] == Approx(-0.1542687694));
+  CHECK(c.t(g).data_as<float>()[2] == 0.0f);
+  EValue* gt = c.tensor<double>(ScalarType::kDouble, {2});
+  REQUIRE_FALSE(
+      c.run("aten::gelu.out", {c.tensor<double>(ScalarType::kDouble, {2}, {1, -0.5}), &tanh_str, gt, gt}).failed());
+  CHECK(c.t(gt).data_as<double>()[0] == Approx(0.8411919906082768).epsilon(1e-12));
+  CHECK(c.t(gt).data_as<double>()[1] == Approx(-0.15428599017485606).epsilon(1e-12));
+  auto ctx = c.run("aten::gelu.out", {c.f32({1}), &bad, g, g});
+  REQUIRE(ctx.failed());
+  CHECK(mentions(ctx, "approximate"));
+  ctx = c.run("aten::gelu.out", {c.i64({1}, {1}), &none_str, c.i64({1}), c.none()});
+  REQUIRE(ctx.failed());
+}
+
+TEST_CASE("leaky_relu and elu", "[kernels][unary]") {
+  KernelCall c;
+  EValue* lr = c.f32({3});
+  REQUIRE_FALSE(c.run("aten::leaky_relu.out", {c.f32({3}, {-2, 0, 3}), c.dbl(0.1), lr, lr}).failed());
+  CHECK(c.t(lr).data_as<float>()[0] == Approx(-0.2));
+  CHECK(c.t(lr).data_as<float>()[2] == 3.0f);
+  EValue* el = c.f32({2});
+  REQUIRE_FALSE(c.run("aten::elu.out", {c.f32({2}, {-1, 2}), c.dbl(1.0), c.integer(1), c.integer(1), el, el}).failed());
+  CHECK(c.t(el).data_as<float>()[0] == Approx(std::expm1(-1.0)));
+  CHECK(c.t(el).data_as<float>()[1] == 2.0f);
+  REQUIRE(c.run("aten::leaky_relu.out", {c.i64({1}, {1}), c.dbl(0.1), c.i64({1}), c.none()}).failed());
+}
