@@ -4,7 +4,7 @@
 #include "commands/command.h"
 #include "etscope/formats/bpte_reader.h"
 #include "render/format.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 #include "render/program_text.h"
 
 namespace etscope::cli {

@@ -7,7 +7,7 @@
 #include "commands/store_options.h"
 #include "etscope/inspect/time_unit.h"
 #include "render/format.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 #include "render/table.h"
 
 namespace etscope::cli {

@@ -5,7 +5,7 @@
 #include "commands/command.h"
 #include "etscope/etdump/etdump_reader.h"
 #include "render/format.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 
 namespace etscope::cli {
 namespace {

@@ -11,7 +11,7 @@
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/npy.h"
 #include "render/format.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 
 namespace etscope::cli {
 namespace {

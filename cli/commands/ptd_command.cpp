@@ -6,7 +6,7 @@
 #include "etscope/formats/ptd_reader.h"
 #include "etscope/formats/tensor_stats.h"
 #include "render/format.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 #include "render/program_text.h"
 
 namespace etscope::cli {

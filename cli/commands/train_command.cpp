@@ -18,7 +18,7 @@
 #include "etscope/training/loop.h"
 #include "etscope/training/trainer.h"
 #include "render/format.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 
 namespace etscope::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "render/program_json.h"
+#include "render/json_output.h"
 
 #include <cmath>
 
