@@ -13,7 +13,7 @@
 #include "commands/store_options.h"
 #include "etscope/formats/blob.h"
 #include "etscope/formats/tensor_stats.h"
-#include "etscope/inspect/time_unit.h"
+#include "etscope/core/text.h"
 #include "etscope/runtime/method.h"
 #include "etscope/runtime/runner.h"
 #include "render/format.h"
@@ -29,7 +29,7 @@ std::string tensor_preview(const rt::TensorImpl& t, size_t count) {
   const uint64_t n = static_cast<uint64_t>(t.numel());
   for (uint64_t i = 0; i < std::min<uint64_t>(n, count); ++i) {
     const double v = element_as_double(t.dtype(), p, i);
-    s += (i ? " " : "") + (t.dtype() == ScalarType::kFloat ? float_string(static_cast<float>(v)) : number_string(v));
+    s += (i ? " " : "") + (t.dtype() == ScalarType::kFloat ? float_text(static_cast<float>(v)) : number_text(v));
   }
   if (n > count) s += " ...";
   return s;
@@ -219,7 +219,7 @@ class RunCommand final : public Command {
       o.index = static_cast<int64_t>(i);
       o.dtype = scalar_type_short_name(t.dtype());
       std::vector<int32_t> sizes(t.sizes().begin(), t.sizes().end());
-      const std::string shape = shape_string(t.dtype(), sizes);
+      const std::string shape = shape_text(t.dtype(), sizes);
       o.shape = shape.substr(shape.find('['));
       if (t.data() != nullptr) {
         const auto stats = compute_tensor_stats(t.dtype(), {static_cast<const uint8_t*>(t.data()), t.nbytes()},
@@ -277,11 +277,11 @@ class RunCommand final : public Command {
         case rt::Tag::kTensor: {
           const rt::TensorImpl& t = *v.tensor;
           std::vector<int32_t> sizes(t.sizes().begin(), t.sizes().end());
-          say("%s  %s\n", shape_string(t.dtype(), sizes).c_str(), tensor_preview(t, 6).c_str());
+          say("%s  %s\n", shape_text(t.dtype(), sizes).c_str(), tensor_preview(t, 6).c_str());
           break;
         }
         case rt::Tag::kInt: say("int %lld\n", static_cast<long long>(v.scalar.i)); break;
-        case rt::Tag::kDouble: say("double %s\n", number_string(v.scalar.d).c_str()); break;
+        case rt::Tag::kDouble: say("double %s\n", number_text(v.scalar.d).c_str()); break;
         case rt::Tag::kBool: say("bool %s\n", v.scalar.b ? "true" : "false"); break;
         case rt::Tag::kString: say("string \"%.*s\"\n", static_cast<int>(v.str.size()), v.str.data()); break;
         default: say("%s\n", rt::to_string(v.tag)); break;
@@ -381,8 +381,8 @@ class RunCommand final : public Command {
 
   // A duration given in milliseconds, in --time-unit (libinspect's one policy).
   std::string duration(double ms) const {
-    const auto unit = inspect::parse_time_unit(time_unit_);  // CLI11 has checked the name
-    return inspect::duration_text(ms * 1e6, unit.ok() ? *unit : inspect::TimeUnit::kAuto);
+    const auto unit = parse_time_unit(time_unit_);  // CLI11 has checked the name
+    return duration_text(ms * 1e6, unit.ok() ? *unit : TimeUnit::kAuto);
   }
   Json report_ = Json::object();  ///< What --format json prints, filled as the run goes.
 
