@@ -92,8 +92,8 @@ Result<Dataset> Dataset::open(const std::vector<std::string>& files, const std::
     if (a.dtype != in.dtype || !shape_ok) {
       std::vector<int64_t> expected = sample;
       expected.insert(expected.begin(), -1);
-      std::string want = shape_text(in.dtype, expected);
-      want.replace(want.find("-1"), 2, "N");
+      std::string want = shape_text(in.dtype, expected);  // the batch dimension reads "?"
+      want.replace(want.find('?'), 1, "N");
       return Error(ErrorCode::kInvalidArgument, path + ": " + shape_text(a.dtype, a.shape) + ", but input " +
                                                     std::to_string(i) + " takes batches of " + shape_text(in.dtype, in.sizes) +
                                                     ", so the data must be " + want);
