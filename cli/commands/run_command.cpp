@@ -218,9 +218,7 @@ class RunCommand final : public Command {
       store::OutputSummary o;
       o.index = static_cast<int64_t>(i);
       o.dtype = scalar_type_short_name(t.dtype());
-      std::vector<int32_t> sizes(t.sizes().begin(), t.sizes().end());
-      const std::string shape = shape_text(t.dtype(), sizes);
-      o.shape = shape.substr(shape.find('['));
+      o.shape = dims_text(t.sizes());
       if (t.data() != nullptr) {
         const auto stats = compute_tensor_stats(t.dtype(), {static_cast<const uint8_t*>(t.data()), t.nbytes()},
                                                 static_cast<uint64_t>(t.numel()), 0);
@@ -276,8 +274,7 @@ class RunCommand final : public Command {
       switch (v.tag) {
         case rt::Tag::kTensor: {
           const rt::TensorImpl& t = *v.tensor;
-          std::vector<int32_t> sizes(t.sizes().begin(), t.sizes().end());
-          say("%s  %s\n", shape_text(t.dtype(), sizes).c_str(), tensor_preview(t, 6).c_str());
+          say("%s  %s\n", shape_text(t.dtype(), t.sizes()).c_str(), tensor_preview(t, 6).c_str());
           break;
         }
         case rt::Tag::kInt: say("int %lld\n", static_cast<long long>(v.scalar.i)); break;
