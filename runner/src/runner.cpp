@@ -1,4 +1,4 @@
-#include "etscope/runtime/runner.h"
+#include "etscope/runner/runner.h"
 
 #include <algorithm>
 #include <chrono>
@@ -20,7 +20,7 @@
 #include "etscope/core/text.h"
 #include "etscope/runtime/bundled.h"
 
-namespace etscope::rt {
+namespace etscope::runner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -430,4 +430,4 @@ Result<TraceFiles> Runner::write_trace(const std::string& etdump_path, const std
   return files;
 }
 
-}  // namespace etscope::rt
+}  // namespace etscope::runner
