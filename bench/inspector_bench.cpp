@@ -20,6 +20,7 @@
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/etdump/etdump_writer.h"
 #include "etscope/core/event_names.h"
+#include "etscope/core/stats.h"
 #include "etscope/formats/pte_reader.h"
 #include "etscope/inspect/inspector.h"
 #include "etscope/runtime/method.h"
@@ -40,11 +41,6 @@ size_t heap_in_use() {
 }
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 int load_bench(const std::string& path, int repeat) {
   double best_read = 1e300, best_build = 1e300, best_total = 1e300;

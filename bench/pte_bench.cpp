@@ -15,7 +15,7 @@
 
 #include "etscope/formats/pte_reader.h"
 #include "etscope/formats/pte_writer.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 #include "render/program_text.h"
 
 using namespace etscope;

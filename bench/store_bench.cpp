@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "etscope/inspect/compare.h"
+#include "etscope/core/stats.h"
 #include "etscope/store/store.h"
 
 namespace {
@@ -23,9 +23,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-double median(std::vector<double> v) { return etscope::inspect::median(std::move(v)); }
+using etscope::median;
 
-double percentile90(std::vector<double> v) { return etscope::inspect::percentile(std::move(v), 90); }
+double percentile90(std::vector<double> v) { return etscope::percentile(std::move(v), 90); }
 
 // Whole-process wall time of a shell command, in milliseconds.
 double time_command(const std::string& cmd) {

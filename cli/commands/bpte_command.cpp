@@ -4,7 +4,7 @@
 #include "commands/command.h"
 #include "etscope/formats/bpte_reader.h"
 #include "render/format.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 #include "render/program_text.h"
 
 namespace etscope::cli {
@@ -12,10 +12,10 @@ namespace {
 
 std::string describe(const BundledValue& v) {
   switch (v.kind) {
-    case BundledValue::Kind::kTensor: return shape_string(v.dtype, v.sizes);
+    case BundledValue::Kind::kTensor: return shape_text(v.dtype, v.sizes);
     case BundledValue::Kind::kInt: return "int " + std::to_string(v.int_value);
     case BundledValue::Kind::kBool: return v.bool_value ? "bool true" : "bool false";
-    case BundledValue::Kind::kDouble: return "double " + number_string(v.double_value);
+    case BundledValue::Kind::kDouble: return "double " + number_text(v.double_value);
     case BundledValue::Kind::kNone: break;
   }
   return "None";

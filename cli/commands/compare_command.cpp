@@ -5,9 +5,9 @@
 
 #include "commands/command.h"
 #include "commands/store_options.h"
-#include "etscope/inspect/time_unit.h"
+#include "etscope/core/text.h"
 #include "render/format.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 #include "render/table.h"
 
 namespace etscope::cli {
@@ -74,9 +74,9 @@ class CompareCommand final : public Command {
                             std::to_string(r.n_a), std::to_string(r.n_b),
                             r.n_a ? std::optional<std::string>(ms_text(r.median_a)) : std::nullopt,
                             r.n_b ? std::optional<std::string>(ms_text(r.median_b)) : std::nullopt,
-                            both ? std::optional<std::string>(format_ == "table" ? percent(r.delta) : number_string(r.delta)) : std::nullopt,
-                            both ? std::optional<std::string>(format_ == "table" ? p_text(r.test.p) : number_string(r.test.p)) : std::nullopt,
-                            both ? std::optional<std::string>(number_string(std::round(r.test.effect * 1000) / 1000)) : std::nullopt,
+                            both ? std::optional<std::string>(format_ == "table" ? percent(r.delta) : number_text(r.delta)) : std::nullopt,
+                            both ? std::optional<std::string>(format_ == "table" ? p_text(r.test.p) : number_text(r.test.p)) : std::nullopt,
+                            both ? std::optional<std::string>(number_text(std::round(r.test.effect * 1000) / 1000)) : std::nullopt,
                             inspect::to_string(r.verdict)});
     };
     for (const inspect::CompareRow& r : c.rows) {
@@ -129,7 +129,7 @@ class CompareCommand final : public Command {
 
   // Table: libinspect's duration policy (three significant figures); CSV and JSON: the number.
   std::string ms_text(double ms) const {
-    return format_ == "table" ? inspect::duration_text(ms * 1e6, inspect::TimeUnit::kAuto) : number_string(ms);
+    return format_ == "table" ? duration_text(ms * 1e6, TimeUnit::kAuto) : number_text(ms);
   }
 
   std::string a_, b_, location_, format_ = "table", threshold_ = "5%";

@@ -5,7 +5,7 @@
 #include "commands/command.h"
 #include "etscope/etdump/etdump_reader.h"
 #include "render/format.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 
 namespace etscope::cli {
 namespace {
@@ -66,7 +66,7 @@ class EtdumpCommand final : public Command {
             std::string what = type_name(v.type);
             for (const auto& t : v.tensors) {
               std::vector<int32_t> sizes(t.sizes.begin(), t.sizes.end());
-              what += " " + shape_string(t.dtype, sizes) + " @" + std::to_string(t.offset);
+              what += " " + shape_text(t.dtype, sizes) + " @" + std::to_string(t.offset);
             }
             std::printf("  %5u  %-40s chain %2d instr %4d  %s%s\n", i, v.output ? "program output" : "value", e.chain,
                         e.instruction, what.c_str(), "");

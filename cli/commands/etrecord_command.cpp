@@ -11,7 +11,7 @@
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/npy.h"
 #include "render/format.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 
 namespace etscope::cli {
 namespace {
@@ -23,13 +23,7 @@ using etrecord::TensorValue;
 
 // ---- small formatters --------------------------------------------------------------------
 
-std::string dims_string(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + (dims[i] < 0 ? std::string("?") : std::to_string(dims[i]));
-  return s + "]";
-}
-
-std::string tensor_string(const TensorValue& t) { return scalar_type_short_name(t.dtype) + dims_string(t.shape); }
+std::string tensor_string(const TensorValue& t) { return shape_text(t.dtype, t.shape); }
 
 std::string handles_string(const std::vector<int64_t>& handles) {
   std::string s;
@@ -58,7 +52,7 @@ void print_summary(const EtRecord& r, const std::string& only_method) {
                 g->layout_2023 ? " (2023 layout)" : "");
     for (const auto& lm : g->lowered_modules) {
       std::printf("      lowered module %s: %s, %s, %zu nodes in its original program\n", lm.name.c_str(),
-                  lm.backend_id.c_str(), human_bytes(lm.processed_bytes).c_str(),
+                  lm.backend_id.c_str(), bytes_text(lm.processed_bytes).c_str(),
                   lm.original_program ? lm.original_program->nodes.size() : size_t{0});
     }
   }
@@ -116,7 +110,7 @@ void print_summary(const EtRecord& r, const std::string& only_method) {
           s += ", ...";
         }
       }
-      std::printf("  %s: %zu tensors, %s%s\n", member.c_str(), tensors.size(), human_bytes(etrecord::total_bytes(tensors)).c_str(), s.c_str());
+      std::printf("  %s: %zu tensors, %s%s\n", member.c_str(), tensors.size(), bytes_text(etrecord::total_bytes(tensors)).c_str(), s.c_str());
     }
   }
   if (r.export_graph_id) std::printf("\nexport graph id: %" PRId64 "\n", *r.export_graph_id);

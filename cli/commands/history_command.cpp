@@ -6,8 +6,9 @@
 
 #include "commands/command.h"
 #include "commands/store_options.h"
-#include "etscope/core/xml.h"
+#include "etscope/core/text.h"
 #include "etscope/formats/blob.h"
+#include "etscope/inspect/svg_plot.h"
 #include "render/format.h"
 #include "render/table.h"
 
@@ -27,37 +28,31 @@ std::string sparkline(const std::vector<double>& v) {
   return s;
 }
 
+// Medians per run, oldest first, on a duration axis (the duration policy's units and ticks).
 std::string plot_svg(const std::vector<store::HistoryPoint>& pts, const std::string& title) {
-  const double w = 900, h = 360, left = 70, right = w - 30, top = 50, bottom = h - 45;
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"900\" height=\"360\" font-family=\"sans-serif\" font-size=\"12\">\n"
-                  "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n<text x=\"70\" y=\"26\" font-size=\"15\" font-weight=\"bold\">" +
-                  xml_escape(title) + "</text>\n";
-  if (pts.empty()) return s + "</svg>\n";
-  double lo = pts[0].median_ms, hi = lo;
-  for (const auto& p : pts) lo = std::min(lo, p.median_ms), hi = std::max(hi, p.median_ms);
-  if (hi - lo < 1e-12) lo -= 0.5 * std::max(lo, 1e-3), hi += 0.5 * std::max(hi, 1e-3);
+  const int w = 900, h = 360;
+  const double left = 70, right = w - 30, top = 50, bottom = h - 45;
+  inspect::SvgPlot svg(w, h);
+  svg.text(left, 26, title, "font-size=\"15\" font-weight=\"bold\"");
+  if (pts.empty()) return svg.finish();
+  constexpr double kNsPerMs = 1e6;
+  double lo = pts[0].median_ms * kNsPerMs, hi = lo;
+  for (const auto& p : pts) lo = std::min(lo, p.median_ms * kNsPerMs), hi = std::max(hi, p.median_ms * kNsPerMs);
+  if (hi - lo < 1e-6) lo -= 0.5 * std::max(lo, 1e3), hi += 0.5 * std::max(hi, 1e3);
+  const inspect::SvgArea area{left, top, right, bottom};
+  const inspect::SvgScale Y{lo, hi, bottom, top};
   auto X = [&](size_t i) { return pts.size() == 1 ? (left + right) / 2 : left + static_cast<double>(i) / static_cast<double>(pts.size() - 1) * (right - left); };
-  auto Y = [&](double v) { return bottom - (v - lo) / (hi - lo) * (bottom - top); };
-  char buf[256];
-  s += "<rect x=\"70\" y=\"50\" width=\"800\" height=\"265\" fill=\"none\" stroke=\"#888\"/>\n";
-  for (double v : {lo, (lo + hi) / 2, hi}) {
-    std::snprintf(buf, sizeof buf, "<text x=\"64\" y=\"%.1f\" text-anchor=\"end\" fill=\"#444\">%.4g ms</text>\n", Y(v) + 4, v);
-    s += buf;
-  }
-  std::string points;
+  svg.rect(left, top, right - left, bottom - top, "fill=\"none\" stroke=\"#888\"");
+  svg.axis(inspect::SvgSide::kLeft, area, Y, time_ticks(lo, hi, 5), {.grid = true});
+  std::vector<std::pair<double, double>> points;
+  for (size_t i = 0; i < pts.size(); ++i) points.emplace_back(X(i), Y.at(pts[i].median_ms * kNsPerMs));
+  svg.polyline(points, "fill=\"none\" stroke=\"#1f5fbf\" stroke-width=\"1.6\"");
   for (size_t i = 0; i < pts.size(); ++i) {
-    std::snprintf(buf, sizeof buf, "%s%.1f,%.1f", i ? " " : "", X(i), Y(pts[i].median_ms));
-    points += buf;
+    svg.circle(points[i].first, points[i].second, 3, "fill=\"#1f5fbf\"", {},
+               "run " + std::to_string(pts[i].run_id) + ", " + pts[i].created_at + ": " + duration_text(pts[i].median_ms * kNsPerMs));
   }
-  s += "<polyline fill=\"none\" stroke=\"#1f5fbf\" stroke-width=\"1.6\" points=\"" + points + "\"/>\n";
-  for (size_t i = 0; i < pts.size(); ++i) {
-    std::snprintf(buf, sizeof buf, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#1f5fbf\"><title>run %lld, %s: %.6g ms</title></circle>\n", X(i),
-                  Y(pts[i].median_ms), static_cast<long long>(pts[i].run_id), pts[i].created_at.c_str(), pts[i].median_ms);
-    s += buf;
-  }
-  std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#444\">stored runs, oldest to newest (%zu)</text>\n",
-                (left + right) / 2, h - 14, pts.size());
-  return s + buf + "</svg>\n";
+  svg.text((left + right) / 2, h - 14, "stored runs, oldest to newest (" + std::to_string(pts.size()) + ")", "text-anchor=\"middle\" fill=\"#444\"");
+  return svg.finish();
 }
 
 class HistoryCommand final : public Command {
@@ -80,7 +75,7 @@ class HistoryCommand final : public Command {
     t.numeric = {true, false, true, true};
     std::vector<double> medians;
     for (const auto& p : pts) {
-      t.rows.push_back({std::to_string(p.run_id), p.created_at, number_string(p.median_ms), std::to_string(p.samples)});
+      t.rows.push_back({std::to_string(p.run_id), p.created_at, number_text(p.median_ms), std::to_string(p.samples)});
       medians.push_back(p.median_ms);
     }
     std::fputs(render_table(t, format_).c_str(), stdout);

@@ -11,7 +11,7 @@
 #include "etscope/inspect/numeric_gap.h"
 #include "render/inspector_render.h"
 #include "render/numeric_gap_render.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 
 namespace etscope::cli {
 namespace {

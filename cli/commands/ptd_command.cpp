@@ -6,7 +6,7 @@
 #include "etscope/formats/ptd_reader.h"
 #include "etscope/formats/tensor_stats.h"
 #include "render/format.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 #include "render/program_text.h"
 
 namespace etscope::cli {
@@ -38,7 +38,7 @@ class PtdCommand final : public Command {
     }
     std::cout << f.name() << ": ExecuTorch tensor data FT01 (" << (f.legacy ? "legacy 0.6 layout" : "current layout")
               << "), " << f.blob->size() << " bytes\n";
-    std::cout << "  segments   " << f.segments.size() << ", " << human_bytes(f.segment_data_size) << " at offset "
+    std::cout << "  segments   " << f.segments.size() << ", " << bytes_text(f.segment_data_size) << " at offset "
               << f.segment_base_offset << "\n";
     if (f.legacy) std::cout << "  alignment  " << f.tensor_alignment << "\n";
     std::cout << "  entries    " << f.entries.size() << "\n";
@@ -49,7 +49,7 @@ class PtdCommand final : public Command {
       std::snprintf(buf, sizeof(buf), "%-*s", static_cast<int>(width), e.key.c_str());
       std::cout << "    " << buf << "  ";
       if (e.layout) {
-        std::cout << shape_string(e.layout->dtype, e.layout->sizes) << "  dim_order " << dim_order_string(e.layout->dim_order);
+        std::cout << shape_text(e.layout->dtype, e.layout->sizes) << "  dim_order " << dim_order_string(e.layout->dim_order);
       } else {
         std::cout << "(opaque blob)";
       }

@@ -13,7 +13,7 @@
 #include "etscope/inspect/program_description.h"
 #include "render/delegate_render.h"
 #include "render/format.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 #include "render/program_text.h"
 
 namespace etscope::cli {

@@ -13,11 +13,11 @@
 #include "commands/store_options.h"
 #include "etscope/formats/blob.h"
 #include "etscope/formats/tensor_stats.h"
-#include "etscope/inspect/time_unit.h"
+#include "etscope/core/text.h"
 #include "etscope/runtime/method.h"
 #include "etscope/runner/runner.h"
 #include "render/format.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 
 namespace etscope::cli {
 namespace {
@@ -29,7 +29,7 @@ std::string tensor_preview(const TensorImpl& t, size_t count) {
   const uint64_t n = static_cast<uint64_t>(t.numel());
   for (uint64_t i = 0; i < std::min<uint64_t>(n, count); ++i) {
     const double v = element_as_double(t.dtype(), p, i);
-    s += (i ? " " : "") + (t.dtype() == ScalarType::kFloat ? float_string(static_cast<float>(v)) : number_string(v));
+    s += (i ? " " : "") + (t.dtype() == ScalarType::kFloat ? float_text(static_cast<float>(v)) : number_text(v));
   }
   if (n > count) s += " ...";
   return s;
@@ -218,9 +218,7 @@ class RunCommand final : public Command {
       store::OutputSummary o;
       o.index = static_cast<int64_t>(i);
       o.dtype = scalar_type_short_name(t.dtype());
-      std::vector<int32_t> sizes(t.sizes().begin(), t.sizes().end());
-      const std::string shape = shape_string(t.dtype(), sizes);
-      o.shape = shape.substr(shape.find('['));
+      o.shape = dims_text(t.sizes());
       if (t.data() != nullptr) {
         const auto stats = compute_tensor_stats(t.dtype(), {static_cast<const uint8_t*>(t.data()), t.nbytes()},
                                                 static_cast<uint64_t>(t.numel()), 0);
@@ -276,12 +274,11 @@ class RunCommand final : public Command {
       switch (v.tag) {
         case Tag::kTensor: {
           const TensorImpl& t = *v.tensor;
-          std::vector<int32_t> sizes(t.sizes().begin(), t.sizes().end());
-          say("%s  %s\n", shape_string(t.dtype(), sizes).c_str(), tensor_preview(t, 6).c_str());
+          say("%s  %s\n", shape_text(t.dtype(), t.sizes()).c_str(), tensor_preview(t, 6).c_str());
           break;
         }
         case Tag::kInt: say("int %lld\n", static_cast<long long>(v.scalar.i)); break;
-        case Tag::kDouble: say("double %s\n", number_string(v.scalar.d).c_str()); break;
+        case Tag::kDouble: say("double %s\n", number_text(v.scalar.d).c_str()); break;
         case Tag::kBool: say("bool %s\n", v.scalar.b ? "true" : "false"); break;
         case Tag::kString: say("string \"%.*s\"\n", static_cast<int>(v.str.size()), v.str.data()); break;
         default: say("%s\n", to_string(v.tag)); break;
@@ -381,8 +378,8 @@ class RunCommand final : public Command {
 
   // A duration given in milliseconds, in --time-unit (libinspect's one policy).
   std::string duration(double ms) const {
-    const auto unit = inspect::parse_time_unit(time_unit_);  // CLI11 has checked the name
-    return inspect::duration_text(ms * 1e6, unit.ok() ? *unit : inspect::TimeUnit::kAuto);
+    const auto unit = parse_time_unit(time_unit_);  // CLI11 has checked the name
+    return duration_text(ms * 1e6, unit.ok() ? *unit : TimeUnit::kAuto);
   }
   Json report_ = Json::object();  ///< What --format json prints, filled as the run goes.
 

@@ -3,7 +3,7 @@
 
 #include "commands/command.h"
 #include "commands/store_options.h"
-#include "etscope/inspect/time_unit.h"
+#include "etscope/core/text.h"
 #include "render/format.h"
 #include "render/table.h"
 
@@ -44,7 +44,7 @@ class RunsCommand final : public Command {
       row.emplace_back(std::move(r.source));
       row.emplace_back(std::to_string(r.executions));
       if (r.median_ms) {
-        row.emplace_back(table ? inspect::duration_text(*r.median_ms * 1e6, inspect::TimeUnit::kAuto) : number_string(*r.median_ms));
+        row.emplace_back(table ? duration_text(*r.median_ms * 1e6, TimeUnit::kAuto) : number_text(*r.median_ms));
       } else {
         row.emplace_back(std::nullopt);
       }

@@ -13,12 +13,12 @@
 #include "commands/command.h"
 #include "commands/store_options.h"
 #include "etscope/formats/blob.h"
-#include "etscope/inspect/time_unit.h"
+#include "etscope/core/text.h"
 #include "etscope/inspect/training_curve.h"
 #include "etscope/training/loop.h"
 #include "etscope/training/trainer.h"
 #include "render/format.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 
 namespace etscope::cli {
 namespace {
@@ -115,8 +115,8 @@ class TrainCommand final : public Command {
       o.eps = eps_;
       o.amsgrad = amsgrad_;
       optimizer = training::Optimizer::adamw(o);
-      hyper = "adamw lr " + number_string(o.lr) + ", betas " + number_string(o.beta1) + "," + number_string(o.beta2) + ", eps " +
-              number_string(o.eps) + ", weight decay " + number_string(o.weight_decay) + (o.amsgrad ? ", amsgrad" : "");
+      hyper = "adamw lr " + number_text(o.lr) + ", betas " + number_text(o.beta1) + "," + number_text(o.beta2) + ", eps " +
+              number_text(o.eps) + ", weight decay " + number_text(o.weight_decay) + (o.amsgrad ? ", amsgrad" : "");
     } else {
       training::SgdOptions o;
       o.lr = lr_opt_->count() ? lr_ : 1e-3;
@@ -125,8 +125,8 @@ class TrainCommand final : public Command {
       o.weight_decay = wd_opt_->count() ? weight_decay_ : 0.0;
       o.nesterov = nesterov_;
       optimizer = training::Optimizer::sgd(o);
-      hyper = "sgd lr " + number_string(o.lr) + ", momentum " + number_string(o.momentum) + ", dampening " +
-              number_string(o.dampening) + ", weight decay " + number_string(o.weight_decay) + (o.nesterov ? ", nesterov" : "");
+      hyper = "sgd lr " + number_text(o.lr) + ", momentum " + number_text(o.momentum) + ", dampening " +
+              number_text(o.dampening) + ", weight decay " + number_text(o.weight_decay) + (o.nesterov ? ", nesterov" : "");
     }
 
     const TrainingLayout& layout = trainer->layout();
@@ -266,7 +266,7 @@ class TrainCommand final : public Command {
       inspect::CurveSvgOptions o;
       const size_t slash = model_.find_last_of('/');
       o.title = (slash == std::string::npos ? model_ : model_.substr(slash + 1)) + ": " + optimizer_ + ", lr " +
-                number_string(lr_opt_->count() ? lr_ : 1e-3);
+                number_text(lr_opt_->count() ? lr_ : 1e-3);
       ETSCOPE_TRY(write_file_text(plot_path_, inspect::curve_svg(curve, o)));
       files_["plot"] = plot_path_;
     }
@@ -292,11 +292,11 @@ class TrainCommand final : public Command {
   }
 
   void report(const training::LoopSummary& s, const training::Curve& curve, const std::string& hyper) {
-    auto ms = [](double v) { return inspect::duration_text(v * 1e6, inspect::TimeUnit::kAuto); };
+    auto ms = [](double v) { return duration_text(v * 1e6, TimeUnit::kAuto); };
     say("steps      %lld (%lld in all, %.2f epochs)\n", static_cast<long long>(s.steps), static_cast<long long>(s.total_steps), s.epochs);
     say("fwd+bwd    median %s  p90 %s\n", ms(s.forward_backward_ms.p50).c_str(), ms(s.forward_backward_ms.p90).c_str());
     say("optimizer  median %s  p90 %s\n", ms(s.optimizer_ms.p50).c_str(), ms(s.optimizer_ms.p90).c_str());
-    say("peak RSS   %s\n", human_bytes(s.peak_rss_bytes).c_str());
+    say("peak RSS   %s\n", bytes_text(s.peak_rss_bytes).c_str());
     say("loss       first %s  final %s\n", loss_text(curve.loss.front()).c_str(), loss_text(s.final_loss).c_str());
     if (s.final_accuracy) say("accuracy   final batch %s\n", loss_text(*s.final_accuracy).c_str());
     if (!curve.val.empty()) {

@@ -52,7 +52,7 @@ bool print_delegates(std::ostream& out, const Program& program, const ExecutionP
   for (size_t i = 0; i < plan.delegates.size(); ++i) {
     const Delegate& del = plan.delegates[i];
     const inspect::DelegateGraphDescription d = inspect::describe_delegate_graph(program, plan, i);
-    out << "  delegate " << i << ": " << del.id << ", " << human_bytes(del.data.size) << (del.inline_data ? " inline" : " in a segment");
+    out << "  delegate " << i << ": " << del.id << ", " << bytes_text(del.data.size) << (del.inline_data ? " inline" : " in a segment");
     if (del.id != xnn::kBackendId) {
       out << " (" << d.error << ")\n";
       continue;

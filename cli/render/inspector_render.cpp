@@ -252,7 +252,7 @@ void render_event_rows(const inspect::Inspector& in, const InspectTableOptions& 
       const Event& e = b.events[i];
       std::vector<std::string> r{b.name, e.name, std::to_string(e.instruction_id), std::to_string(e.chain), std::to_string(e.perf ? e.perf->raw.size() : 0)};
       if (e.perf) {
-        for (double v : {e.perf->p10, e.perf->p50, e.perf->p90, e.perf->avg, e.perf->min, e.perf->max, e.perf->total}) r.push_back(number_string(v));
+        for (double v : {e.perf->p10, e.perf->p50, e.perf->p90, e.perf->avg, e.perf->min, e.perf->max, e.perf->total}) r.push_back(number_text(v));
       } else {
         r.insert(r.end(), 7, "");
       }
@@ -265,7 +265,7 @@ void render_event_rows(const inspect::Inspector& in, const InspectTableOptions& 
       r.push_back(e.nodes.empty() ? "" : e.nodes.front().stack_trace);
       std::string raw, starts;
       if (e.perf) {
-        for (size_t k = 0; k < e.perf->raw.size(); ++k) raw += (k ? " " : "") + number_string(e.perf->raw[k]);
+        for (size_t k = 0; k < e.perf->raw.size(); ++k) raw += (k ? " " : "") + number_text(e.perf->raw[k]);
       }
       for (size_t k = 0; k < e.start_times.size(); ++k) starts += (k ? " " : "") + std::to_string(e.start_times[k]);
       r.push_back(raw);
@@ -322,7 +322,7 @@ void render_module_tree(const inspect::Inspector& in, const InspectTableOptions&
   std::vector<std::string> top = in.top_level_modules();
   if (!top.empty()) {
     out << "\nfind_total_for_module (all blocks, " << unit(in) << "):\n";
-    for (const std::string& m : top) out << "  " << m << "  " << number_string(in.find_total_for_module(m)) << "\n";
+    for (const std::string& m : top) out << "  " << m << "  " << number_text(in.find_total_for_module(m)) << "\n";
   }
 }
 
@@ -337,8 +337,8 @@ void render_type_rows(const inspect::Inspector& in, const InspectTableOptions& o
     size_t n = 0;
     for (const auto& t : in.summary_by_type(bi)) {
       if (opt.top > 0 && n++ >= opt.top) break;
-      const std::vector<std::string> row = {b.name, std::to_string(bi), t.type, std::to_string(t.count), number_string(t.avg),
-                                            number_string(t.total), number_string(t.share), number_string(t.cumulative_share)};
+      const std::vector<std::string> row = {b.name, std::to_string(bi), t.type, std::to_string(t.count), number_text(t.avg),
+                                            number_text(t.total), number_text(t.share), number_text(t.cumulative_share)};
       for (size_t c = 0; c < row.size(); ++c) out << (c ? std::string(1, sep) : "") << delimited_cell(row[c], sep);
       out << "\n";
     }
@@ -350,8 +350,8 @@ namespace {
 void module_rows(const inspect::ModuleNode& n, const std::string& block_name, size_t bi, const std::string& parent, char sep,
                  std::ostream& out) {
   const std::string path = n.path.empty() ? "<root>" : n.path;
-  const std::vector<std::string> row = {block_name, std::to_string(bi), path, parent, n.type, number_string(n.total),
-                                        number_string(n.share), std::to_string(n.events)};
+  const std::vector<std::string> row = {block_name, std::to_string(bi), path, parent, n.type, number_text(n.total),
+                                        number_text(n.share), std::to_string(n.events)};
   for (size_t c = 0; c < row.size(); ++c) out << (c ? std::string(1, sep) : "") << delimited_cell(row[c], sep);
   out << "\n";
   for (const auto& c : n.children) module_rows(c, block_name, bi, path, sep, out);

@@ -3,7 +3,7 @@
 
 #include "etscope/inspect/debug_buffer_planner.h"
 #include "etscope/inspect/memory_plan.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 
 namespace etscope::cli {
 

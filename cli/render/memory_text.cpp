@@ -51,11 +51,11 @@ void print_memory_summary(std::ostream& out, const MemoryPlan& plan, const inspe
 
   out << "  arena        size        peak   at step   util   data peak  never used  greedy bound  could save\n";
   for (const Arena& a : plan.arenas()) {
-    out << "  " << pad("#" + std::to_string(a.memory_id), 6) << pad(human_bytes(a.size), 10, true) << "  "
-        << pad(human_bytes(a.peak_bytes), 10, true) << "  " << pad(step_name(a.peak_step, T), 8, true) << "  "
-        << pad(percent(a.utilisation), 6, true) << "  " << pad(human_bytes(a.peak_data_bytes), 10, true) << "  "
-        << pad(human_bytes(a.never_used_bytes), 10, true) << "  " << pad(human_bytes(a.greedy_bytes), 12, true)
-        << "  " << pad(human_bytes(a.potential_saving()), 10, true) << "\n";
+    out << "  " << pad("#" + std::to_string(a.memory_id), 6) << pad(bytes_text(a.size), 10, true) << "  "
+        << pad(bytes_text(a.peak_bytes), 10, true) << "  " << pad(step_name(a.peak_step, T), 8, true) << "  "
+        << pad(percent(a.utilisation), 6, true) << "  " << pad(bytes_text(a.peak_data_bytes), 10, true) << "  "
+        << pad(bytes_text(a.never_used_bytes), 10, true) << "  " << pad(bytes_text(a.greedy_bytes), 12, true)
+        << "  " << pad(bytes_text(a.potential_saving()), 10, true) << "\n";
   }
   out << "  (peak counts each tensor's 16-byte-aligned slot; data peak only its bytes; greedy bound is\n"
          "   ExecuTorch's greedy planner re-run over these lifetimes)\n";
@@ -70,7 +70,7 @@ void print_memory_summary(std::ostream& out, const MemoryPlan& plan, const inspe
       const PlannedTensor& t = plan.tensors()[i];
       std::string range = t.placed ? "[" + std::to_string(t.offset) + ", " + std::to_string(t.end()) + ")" : "invalid";
       out << "  " << pad("%" + std::to_string(t.value), 6) << " " << pad(inspect::tensor_type_text(t.dtype, t.sizes, t.dynamism), 24) << " "
-          << pad(human_bytes(t.nbytes), 10, true) << "  " << pad(std::to_string(t.memory_id), 5) << "  "
+          << pad(bytes_text(t.nbytes), 10, true) << "  " << pad(std::to_string(t.memory_id), 5) << "  "
           << pad(range, 22) << "  " << pad(lifetime_string(t.lifetime, T), 12) << "  "
           << pad(inspect::to_string(t.role), 10) << "  " << t.name << "\n";
     }
@@ -96,9 +96,9 @@ void print_memory_summary(std::ostream& out, const MemoryPlan& plan, const inspe
   }
 
   out << "\nETDump debug buffer for one execution (writes " << debug.alignment << "-byte aligned)\n";
-  out << "  intermediate outputs  " << pad(human_bytes(debug.intermediate.bytes_needed), 10, true) << "  ("
+  out << "  intermediate outputs  " << pad(bytes_text(debug.intermediate.bytes_needed), 10, true) << "  ("
       << debug.intermediate.bytes_needed << " B, " << debug.intermediate.entries.size() << " tensor writes)\n";
-  out << "  program outputs only  " << pad(human_bytes(debug.program_outputs.bytes_needed), 10, true) << "  ("
+  out << "  program outputs only  " << pad(bytes_text(debug.program_outputs.bytes_needed), 10, true) << "  ("
       << debug.program_outputs.bytes_needed << " B, " << debug.program_outputs.entries.size() << " tensor writes)\n";
 
   for (const std::string& note : plan.notes()) out << "note: " << note << "\n";
@@ -110,7 +110,7 @@ void print_arena_map(std::ostream& out, const MemoryPlan& plan, size_t arena_ind
   const int64_t steps = T + 2;
   const int64_t per_row = std::max<int64_t>(1, (steps + max_rows - 1) / max_rows);
   const double cell = a.size == 0 ? 0.0 : static_cast<double>(a.size) / columns;
-  out << "\narena " << a.memory_id << " map: " << human_bytes(a.size) << ", " << columns << " columns of ";
+  out << "\narena " << a.memory_id << " map: " << bytes_text(a.size) << ", " << columns << " columns of ";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", cell);
   out << buf << " B; one row per " << (per_row == 1 ? "step" : std::to_string(per_row) + " steps")
@@ -156,7 +156,7 @@ void print_arena_map(std::ostream& out, const MemoryPlan& plan, size_t arena_ind
     for (double f : coverage) bar += f >= 0.999 ? '#' : f > 0.0 ? '+' : '.';
     std::string label = row_start == row_end ? step_name(row_start, T)
                                              : step_name(row_start, T) + "-" + step_name(row_end, T);
-    out << "  " << pad(label, 10) << pad(human_bytes(live), 10, true) << "  |" << bar << "|"
+    out << "  " << pad(label, 10) << pad(bytes_text(live), 10, true) << "  |" << bar << "|"
         << (peak ? "  <- peak" : "") << "\n";
   }
 }

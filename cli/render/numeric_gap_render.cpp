@@ -10,7 +10,7 @@
 #include "etscope/formats/tensor_stats.h"
 #include "etscope/inspect/event_index.h"
 #include "render/format.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 
 namespace etscope::cli {
 namespace {

@@ -21,14 +21,14 @@ void print_io(std::ostream& out, const char* title, const std::vector<inspect::I
 void print_program_header(std::ostream& out, const Program& p) {
   const inspect::ProgramDescription d = inspect::ProgramDescription::describe(p);
   out << d.file << ": ExecuTorch program " << p.file_identifier << ", " << p.file_size << " bytes ("
-      << human_bytes(p.file_size) << ")\n";
+      << bytes_text(p.file_size) << ")\n";
   out << "  header        " << d.header << "\n";
   out << "  flatbuffer    " << p.flatbuffer_size << " B, schema version " << p.version << "\n";
   out << "  segments      " << d.segments.size() << "\n";
   char buf[256];
   for (size_t i = 0; i < d.segments.size(); ++i) {
     std::snprintf(buf, sizeof(buf), "    #%-3zu @ +%-10llu %12s  %s\n", i,
-                  static_cast<unsigned long long>(d.segments[i].offset), human_bytes(d.segments[i].size).c_str(),
+                  static_cast<unsigned long long>(d.segments[i].offset), bytes_text(d.segments[i].size).c_str(),
                   d.segments[i].role.c_str());
     out << buf;
   }
@@ -39,7 +39,7 @@ void print_program_header(std::ostream& out, const Program& p) {
   } else {
     out << "  named data    " << d.named_data.size() << "\n";
     for (const auto& nd : d.named_data) {
-      out << "    '" << nd.key << "'  segment " << nd.segment << ", " << human_bytes(nd.size) << "\n";
+      out << "    '" << nd.key << "'  segment " << nd.segment << ", " << bytes_text(nd.size) << "\n";
     }
   }
   out << "  methods       " << d.methods.size() << ":";
@@ -62,7 +62,7 @@ void print_plan_summary(std::ostream& out, const inspect::PlanDescription& plan)
   out << "  delegates     " << plan.delegates.size() << "\n";
   for (const inspect::DelegateDescription& d : plan.delegates) out << "    " << d.text << "\n";
   out << "  arenas        " << plan.arenas.size();
-  if (!plan.arenas.empty()) out << ", " << human_bytes(plan.planned_bytes) << " planned";
+  if (!plan.arenas.empty()) out << ", " << bytes_text(plan.planned_bytes) << " planned";
   out << "\n";
   for (const inspect::ArenaDescription& a : plan.arenas) out << "    #" << a.memory_id << "  " << a.text << "\n";
 }
@@ -109,12 +109,12 @@ namespace etscope::cli {
 
 void print_tensor_stats(std::ostream& out, const std::string& title, ScalarType dtype,
                         const std::vector<int32_t>& sizes, const TensorStats& s) {
-  out << title << "  " << shape_string(dtype, sizes) << "  " << s.count << " elements\n";
+  out << title << "  " << shape_text(dtype, sizes) << "  " << s.count << " elements\n";
   // Elements of narrow float types print at their own precision, not as long doubles.
   const bool narrow = dtype == ScalarType::kFloat || dtype == ScalarType::kHalf || dtype == ScalarType::kBFloat16;
-  auto num = [&](double v) { return narrow ? float_string(static_cast<float>(v)) : number_string(v); };
-  out << "  min " << num(s.min) << "  max " << num(s.max) << "  mean " << number_string(s.mean) << "  std "
-      << number_string(s.std) << "\n";
+  auto num = [&](double v) { return narrow ? float_text(static_cast<float>(v)) : number_text(v); };
+  out << "  min " << num(s.min) << "  max " << num(s.max) << "  mean " << number_text(s.mean) << "  std "
+      << number_text(s.std) << "\n";
   out << "  NaN " << s.nan_count << "  Inf " << s.inf_count << "\n";
   out << "  first:";
   for (double v : s.first_values) out << " " << num(v);

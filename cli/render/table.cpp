@@ -4,7 +4,7 @@
 #include <cstdlib>
 
 #include "render/format.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 
 namespace etscope::cli {
 

@@ -8,22 +8,12 @@
 #include <cstring>
 #include <string>
 
+#include "etscope/core/text.h"
+
 namespace etscope::etrecord {
 namespace {
 
 constexpr uint64_t kRatioFloor = uint64_t{1} << 20;  // the ratio cap applies above 1 MiB
-
-std::string human_bytes(uint64_t n) {
-  char buf[64];
-  if (n >= (uint64_t{1} << 30)) {
-    std::snprintf(buf, sizeof buf, "%" PRIu64 " bytes (%.1f GiB)", n, static_cast<double>(n) / (1 << 30));
-  } else if (n >= (uint64_t{1} << 20)) {
-    std::snprintf(buf, sizeof buf, "%" PRIu64 " bytes (%.1f MiB)", n, static_cast<double>(n) / (1 << 20));
-  } else {
-    std::snprintf(buf, sizeof buf, "%" PRIu64 " bytes", n);
-  }
-  return buf;
-}
 
 // libzip's error codes grouped into ours.
 ErrorCode code_for(int ze) {
@@ -131,21 +121,21 @@ Result<std::vector<uint8_t>> ZipArchive::read(size_t index) {
   const std::string where = label_ + ": entry '" + e.name + "'";
   // Every check uses the declared sizes, before a single byte is inflated.
   if (e.size > limits_.max_entry_bytes) {
-    return Error(ErrorCode::kOutOfResources, where + ": declared size " + human_bytes(e.size) +
-                                                 " exceeds the per-entry limit of " + human_bytes(limits_.max_entry_bytes));
+    return Error(ErrorCode::kOutOfResources, where + ": declared size " + exact_bytes_text(e.size) +
+                                                 " exceeds the per-entry limit of " + exact_bytes_text(limits_.max_entry_bytes));
   }
   if (e.size > kRatioFloor && e.method != ZIP_CM_STORE) {
     uint64_t allowed = e.compressed_size > UINT64_MAX / limits_.max_ratio ? UINT64_MAX : e.compressed_size * limits_.max_ratio;
     if (e.size > allowed) {
       return Error(ErrorCode::kOutOfResources, where + ": compression ratio above " + std::to_string(limits_.max_ratio) +
-                                                   ":1 (" + human_bytes(e.compressed_size) + " inflating to " +
-                                                   human_bytes(e.size) + ")");
+                                                   ":1 (" + exact_bytes_text(e.compressed_size) + " inflating to " +
+                                                   exact_bytes_text(e.size) + ")");
     }
   }
   if (budget_ != nullptr) {
     if (e.size > limits_.max_total_bytes || budget_->used > limits_.max_total_bytes - e.size) {
       return Error(ErrorCode::kOutOfResources,
-                   where + ": total uncompressed size read exceeds the limit of " + human_bytes(limits_.max_total_bytes));
+                   where + ": total uncompressed size read exceeds the limit of " + exact_bytes_text(limits_.max_total_bytes));
     }
     budget_->used += e.size;
   }
@@ -179,7 +169,7 @@ Result<std::vector<uint8_t>> ZipArchive::read(size_t index) {
   }
   zip_fclose(file);
   if (got != e.size || tail != 0) {
-    return Error(ErrorCode::kCorrupt, where + ": data does not match its declared size of " + human_bytes(e.size));
+    return Error(ErrorCode::kCorrupt, where + ": data does not match its declared size of " + exact_bytes_text(e.size));
   }
   return out;
 }

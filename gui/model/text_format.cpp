@@ -1,12 +1,9 @@
-#include "etscope/inspect/time_unit.h"
 #include "model/text_format.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-
-#include "etscope/inspect/program_description.h"
 
 namespace etscope::gui {
 namespace {
@@ -24,22 +21,7 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b);
 }
 
-// Decimals needed to tell apart ticks `step` apart, in a unit where the step reads `step`.
-int decimals_for(double step) {
-  if (step <= 0 || !std::isfinite(step)) return 0;
-  const int d = static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
-  return std::clamp(d, 0, 6);
-}
-
 }  // namespace
-
-// Shapes are written one way everywhere: libinspect's program description.
-std::string shape_text(ScalarType dtype, const std::vector<int32_t>& sizes) { return inspect::shape_text(dtype, sizes); }
-std::string shape_text(ScalarType dtype, const std::vector<int64_t>& sizes) { return inspect::shape_text(dtype, sizes); }
-
-std::string bytes_text(uint64_t bytes) { return inspect::bytes_text(bytes); }
-
-std::string duration_text(double ns) { return inspect::duration_text(ns); }
 
 std::string fixed_text(double value, int decimals) {
   char buf[64];
@@ -91,87 +73,6 @@ bool TextFilter::matches(const std::string& text) const {
     if (contains_ignore_case(text, term)) return true;
   }
   return false;
-}
-
-double nice_step(double range, int max_ticks) {
-  if (!(range > 0) || !std::isfinite(range)) return 1.0;
-  max_ticks = std::max(max_ticks, 2);
-  const double raw = range / static_cast<double>(max_ticks - 1);
-  const double p = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0}) {
-    if (m * p >= raw) return m * p;
-  }
-  return 10.0 * p;
-}
-
-std::vector<double> nice_ticks(double lo, double hi, int max_ticks) {
-  std::vector<double> ticks;
-  if (!(hi > lo)) return ticks;
-  const double step = nice_step(hi - lo, max_ticks);
-  const double first = std::ceil(lo / step - 1e-9) * step;
-  for (double t = first; t <= hi + step * 1e-9; t += step) {
-    ticks.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
-    if (ticks.size() > static_cast<size_t>(max_ticks) + 1) break;
-  }
-  return ticks;
-}
-
-std::vector<Tick> time_ticks(double lo_ns, double hi_ns, int max_ticks) {
-  std::vector<Tick> out;
-  const double step = nice_step(hi_ns - lo_ns, max_ticks);
-  // The unit follows the largest value on the axis, so labels read "1.5 ms", not "1500 us";
-  // the decimals follow the spacing, so neighbours differ in their last digit.
-  const double magnitude = std::max(std::fabs(lo_ns), std::fabs(hi_ns));
-  double scale = 1;
-  const char* unit = "ns";
-  if (magnitude >= 1e9) {
-    scale = 1e9, unit = "s";
-  } else if (magnitude >= 1e6) {
-    scale = 1e6, unit = "ms";
-  } else if (magnitude >= 1e3) {
-    scale = 1e3, unit = "us";
-  }
-  const int decimals = decimals_for(step / scale);
-  for (double t : nice_ticks(lo_ns, hi_ns, max_ticks)) {
-    char buf[64];
-    if (t == 0) {
-      std::snprintf(buf, sizeof buf, "0");
-    } else {
-      std::snprintf(buf, sizeof buf, "%.*f %s", decimals, t / scale, unit);
-    }
-    out.push_back({t, buf});
-  }
-  return out;
-}
-
-std::vector<Tick> byte_ticks(double lo, double hi, int max_ticks) {
-  std::vector<Tick> out;
-  if (!(hi > lo)) return out;
-  const double range = hi - lo;
-  double scale = 1;
-  const char* unit = "B";
-  if (range >= 4.0 * 1024 * 1024) {
-    scale = 1024.0 * 1024.0, unit = "MiB";
-  } else if (range >= 4.0 * 1024) {
-    scale = 1024.0, unit = "KiB";
-  }
-  // Whole bytes at least: a tick between two bytes means nothing.
-  double step = nice_step(range / scale, max_ticks);
-  if (scale == 1 && step < 1) step = 1;
-  const int decimals = decimals_for(step);
-  const double first = std::ceil(lo / scale / step - 1e-9) * step;
-  for (double v = first; v * scale <= hi + step * scale * 1e-9; v += step) {
-    char buf[64];
-    if (std::fabs(v) < step * 1e-9) {
-      std::snprintf(buf, sizeof buf, "0");
-      v = 0;
-    } else {
-      std::snprintf(buf, sizeof buf, "%.*f %s", decimals, v, unit);
-    }
-    out.push_back({v * scale, buf});
-    if (out.size() > static_cast<size_t>(std::max(max_ticks, 2)) + 1) break;
-  }
-  return out;
 }
 
 }  // namespace etscope::gui

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "etscope/inspect/compare.h"
+#include "etscope/core/stats.h"
 #include "model/text_format.h"
 #include "views/palette.h"
 #include "views/plot.h"
@@ -163,7 +163,7 @@ void DrawTrainingView(const Session& session, ViewState& state) {
                       static_cast<long long>(last), c.loss.back());
   if (!c.step_ms.empty()) {
     ImGui::SameLine(0, 16);
-    ImGui::TextDisabled("median step %s", duration_text(inspect::median(c.step_ms) * 1e6).c_str());
+    ImGui::TextDisabled("median step %s", duration_text(median(c.step_ms) * 1e6).c_str());
   }
   if (!c.val.empty()) {
     ImGui::SameLine(0, 16);

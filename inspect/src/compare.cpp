@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "etscope/core/event_names.h"
+#include "etscope/core/stats.h"
 
 namespace etscope::inspect {
 namespace {
@@ -40,16 +41,6 @@ double exact_sf(int64_t u, size_t m, size_t n) {
 double normal_sf(double z) { return 0.5 * std::erfc(z / std::sqrt(2.0)); }
 
 }  // namespace
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(mid), v.end());
-  const double hi = v[mid];
-  if (v.size() % 2 == 1) return hi;
-  const double lo = *std::max_element(v.begin(), v.begin() + static_cast<long>(mid));
-  return (lo + hi) / 2;
-}
 
 MannWhitney mann_whitney_u(std::span<const double> a, std::span<const double> b) {
   MannWhitney r;

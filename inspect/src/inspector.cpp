@@ -22,6 +22,7 @@
 #include <unordered_set>
 
 #include "etscope/core/event_names.h"
+#include "etscope/core/stats.h"
 #include "etscope/formats/xnnpack_payload.h"
 #include "etscope/inspect/consistency.h"
 #include "record_match.h"
@@ -81,23 +82,6 @@ Result<uint64_t> elapsed_ticks(uint64_t start, uint64_t end) {
 uint64_t elapsed_ticks_or_zero(uint64_t start, uint64_t end) {
   const Result<uint64_t> ticks = elapsed_ticks(start, end);
   return ticks.ok() ? *ticks : 0;
-}
-
-double percentile_sorted(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0.0;
-  const double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(rank));
-  if (lo + 1 >= sorted.size()) return sorted.back();
-  const double frac = rank - static_cast<double>(lo);
-  // numpy's linear method, written as numpy evaluates it (lerp), so results agree to the ulp.
-  const double a = sorted[lo], b = sorted[lo + 1];
-  const double diff = b - a;
-  return frac >= 0.5 ? b - diff * (1.0 - frac) : a + diff * frac;
-}
-
-double percentile(std::vector<double> samples, double p) {
-  std::sort(samples.begin(), samples.end());
-  return percentile_sorted(samples, p);
 }
 
 namespace {

@@ -19,6 +19,7 @@
 #include "etscope/core/checked.h"
 #include "etscope/core/event_names.h"
 #include "etscope/core/json.h"
+#include "etscope/core/text.h"
 #include "etscope/formats/tensor_stats.h"
 #include "etscope/formats/ptd_reader.h"
 
@@ -74,11 +75,8 @@ std::string describe(const GapValue& v) {
       std::snprintf(buf, sizeof buf, "%.6g", v.scalar);
       return buf;
     }
-    case GapValue::Kind::kTensor: {
-      std::string s = scalar_type_short_name(v.tensor.dtype) + "[";
-      for (size_t i = 0; i < v.tensor.shape.size(); ++i) s += (i ? "," : "") + std::to_string(v.tensor.shape[i]);
-      return s + "]";
-    }
+    case GapValue::Kind::kTensor:
+      return shape_text(v.tensor.dtype, v.tensor.shape);
     case GapValue::Kind::kList: {
       std::string s = "[";
       for (size_t i = 0; i < v.items.size(); ++i) s += (i ? ", " : "") + describe(v.items[i]);
@@ -843,14 +841,6 @@ InputCheck different(const std::string& dump_name, const std::string& what, doub
               "): rerun with --inputs-from-etrecord";
   c.max_abs_difference = max_abs;
   return c;
-}
-
-std::string shape_text(ScalarType dtype, const std::vector<int64_t>& shape) {
-  GapValue v;
-  v.kind = GapValue::Kind::kTensor;
-  v.tensor.dtype = dtype;
-  v.tensor.shape = shape;
-  return describe(v);
 }
 
 }  // namespace

@@ -15,16 +15,6 @@
 namespace etscope::inspect {
 namespace {
 
-template <typename Int>
-std::string shape_of(ScalarType dtype, const std::vector<Int>& sizes) {
-  std::string s = scalar_type_short_name(dtype) + "[";
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (i) s += ",";
-    s += std::to_string(sizes[i]);
-  }
-  return s + "]";
-}
-
 std::string hex(uint64_t v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
@@ -110,9 +100,6 @@ std::vector<IoDescription> describe_io(const ExecutionPlan& plan, const std::vec
 
 // ---- text pieces -------------------------------------------------------------------------
 
-std::string shape_text(ScalarType dtype, const std::vector<int32_t>& sizes) { return shape_of(dtype, sizes); }
-std::string shape_text(ScalarType dtype, const std::vector<int64_t>& sizes) { return shape_of(dtype, sizes); }
-
 std::string tensor_type_text(const TensorInfo& t) { return tensor_type_text(t.dtype, t.sizes, t.dynamism); }
 
 std::string tensor_type_text(ScalarType dtype, const std::vector<int32_t>& sizes, ShapeDynamism dynamism) {
@@ -132,32 +119,6 @@ std::string tensor_bytes_text(const TensorInfo& t) {
     case ShapeDynamism::kDynamicUnbound: return "set at run time";
   }
   return std::to_string(t.nbytes) + " B";
-}
-
-std::string bytes_text(uint64_t bytes) {
-  char buf[64];
-  const double b = static_cast<double>(bytes);
-  if (bytes < 1024) {
-    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-  } else if (bytes < 1024ull * 1024) {
-    std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-  } else if (bytes < 1024ull * 1024 * 1024) {
-    std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024.0));
-  } else {
-    std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024.0 * 1024.0));
-  }
-  return buf;
-}
-
-std::string number_text(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[64];
-  for (int precision = 6; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
 }
 
 const char* dynamism_name(ShapeDynamism dynamism) {
@@ -467,12 +428,6 @@ std::string float_text(float v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v));
   return buf;
-}
-
-std::string dims_text(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
 }
 
 template <typename T>

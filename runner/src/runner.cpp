@@ -16,7 +16,8 @@
 #include "etscope/formats/ptd_reader.h"
 #include "etscope/formats/npy.h"
 #include "etscope/formats/pte_reader.h"
-#include "etscope/inspect/inspector.h"
+#include "etscope/core/stats.h"
+#include "etscope/core/text.h"
 #include "etscope/runtime/bundled.h"
 
 namespace etscope::runner {
@@ -31,12 +32,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double ms_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
-
-std::string shape_text(ScalarType dtype, std::span<const int64_t> sizes) {
-  std::string s = scalar_type_short_name(dtype) + "[";
-  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? "," : "") + std::to_string(sizes[i]);
-  return s + "]";
-}
 
 bool is_floating(ScalarType t) { return t == ScalarType::kFloat || t == ScalarType::kDouble; }
 
@@ -334,8 +329,8 @@ Result<Timing> Runner::run(int warmup, int iterations, const std::function<void(
   std::sort(sorted.begin(), sorted.end());
   timing.min = sorted.front();
   timing.max = sorted.back();
-  timing.p50 = inspect::percentile_sorted(sorted, 50);
-  timing.p90 = inspect::percentile_sorted(sorted, 90);
+  timing.p50 = percentile_sorted(sorted, 50);
+  timing.p90 = percentile_sorted(sorted, 90);
   return timing;
 }
 

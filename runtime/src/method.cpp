@@ -14,6 +14,7 @@
 #include "etscope/core/checked.h"
 #include "etscope/core/event_names.h"
 #include "etscope/core/machine.h"
+#include "etscope/core/text.h"
 #include "etscope/formats/op_signatures.h"
 #include "etscope/formats/xnnpack_payload.h"
 #include "xnnpack/xnnpack_delegate.h"
@@ -96,16 +97,6 @@ enum class Storage : uint8_t {
   kWritable,  // planned arena memory or a buffer the method owns
 };
 
-std::string bytes_text(uint64_t n) {
-  char buf[64];
-  if (n >= (uint64_t{1} << 30)) {
-    std::snprintf(buf, sizeof buf, "%llu bytes (%.1f GiB)", static_cast<unsigned long long>(n), static_cast<double>(n) / (1 << 30));
-  } else {
-    std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(n));
-  }
-  return buf;
-}
-
 std::string native_call_name(const Operator& op) { return events::native_call_name(op.name, op.overload); }
 
 }  // namespace
@@ -156,7 +147,7 @@ struct Method::Impl {
 Status Method::Impl::reserve(uint64_t n, const std::string& what) {
   if (n > memory_left) {
     return Error(ErrorCode::kOutOfResources,
-                 what + " needs " + bytes_text(n) + ", more than the memory limit allows (" + bytes_text(memory_left) +
+                 what + " needs " + exact_bytes_text(n) + ", more than the memory limit allows (" + exact_bytes_text(memory_left) +
                      " left; raise it with --max-memory)");
   }
   memory_left -= n;
@@ -167,7 +158,7 @@ Result<uint8_t*> Method::Impl::own(uint64_t n, const std::string& what) {
   ETSCOPE_TRY(reserve(n, what));
   AlignedBuffer b;
   if (n > SIZE_MAX || !b.allocate(static_cast<size_t>(n))) {
-    return Error(ErrorCode::kOutOfResources, what + ": cannot allocate " + bytes_text(n));
+    return Error(ErrorCode::kOutOfResources, what + ": cannot allocate " + exact_bytes_text(n));
   }
   uint8_t* data = b.data();
   owned.push_back(std::move(b));
@@ -194,7 +185,7 @@ Status Method::Impl::load_values(const MethodOptions& options) {
     const uint64_t size = static_cast<uint64_t>(plan->non_const_buffer_sizes[k + 1]);
     if (size > SIZE_MAX || !arenas[k].allocate(static_cast<size_t>(size))) {
       return Error(ErrorCode::kOutOfResources,
-                   where() + ": memory arena " + std::to_string(k + 1) + ": cannot allocate " + bytes_text(size));
+                   where() + ": memory arena " + std::to_string(k + 1) + ": cannot allocate " + exact_bytes_text(size));
     }
   }
   std::vector<int32_t> tensor_index(pv.size(), -1);
@@ -447,7 +438,7 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels) {
   }
   ETSCOPE_TRY(reserve(scratch_bytes, where() + ": kernel scratch space"));
   if (!scratch.allocate(scratch_bytes)) {
-    return Error(ErrorCode::kOutOfResources, where() + ": kernel scratch space: cannot allocate " + bytes_text(scratch_bytes));
+    return Error(ErrorCode::kOutOfResources, where() + ": kernel scratch space: cannot allocate " + exact_bytes_text(scratch_bytes));
   }
   return ok_status();
 }

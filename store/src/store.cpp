@@ -17,6 +17,7 @@
 
 #include "db.h"
 #include "etscope/core/event_names.h"
+#include "etscope/core/stats.h"
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/blob.h"
@@ -187,8 +188,8 @@ struct Store::Impl {
                               {hash, program_id, req.method.empty() ? "forward" : req.method, req.source,
                                std::filesystem::path(req.etdump).filename().string(), e.host, e.device, e.os, e.backend,
                                std::to_string(e.threads), e.etscope_version, e.git_commit, utc_now(), std::to_string(executions),
-                               samples.method_ms.empty() ? Param() : Param(real(inspect::median(samples.method_ms))),
-                               samples.method_ms.empty() ? Param() : Param(real(inspect::percentile(samples.method_ms, 90)))}));
+                               samples.method_ms.empty() ? Param() : Param(real(median(samples.method_ms))),
+                               samples.method_ms.empty() ? Param() : Param(real(percentile(samples.method_ms, 90)))}));
       const std::string run_id = text(run.rows.at(0)[0]);
       std::vector<Param> tags;
       for (const auto& [k, v] : req.tags) tags.insert(tags.end(), {run_id, k, v});
@@ -204,7 +205,7 @@ struct Store::Impl {
                                         : std::pair<double, double>{*std::min_element(s.begin(), s.end()), *std::max_element(s.begin(), s.end())};
         ops.insert(ops.end(), {run_id, std::to_string(op), name, std::to_string(chain), std::to_string(instruction),
                                handle ? Param(std::to_string(*handle)) : Param(), std::to_string(occurrence), std::to_string(s.size()),
-                               real(inspect::median(s)), real(mean), real(mn), real(mx), real(inspect::percentile(s, 90))});
+                               real(median(s)), real(mean), real(mn), real(mx), real(percentile(s, 90))});
         for (size_t k = 0; k < s.size(); ++k) raw.insert(raw.end(), {run_id, std::to_string(op), std::to_string(k), real(s[k])});
       };
       if (!samples.method_ms.empty()) add_op(-1, std::string(events::kMethodExecute), 0, -1, std::nullopt, 0, samples.method_ms);

@@ -11,7 +11,7 @@
 #include "etscope/formats/pte_reader.h"
 #include "etscope/formats/tensor_stats.h"
 #include "render/delegate_render.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 #include "render/program_text.h"
 #include "testing/test_util.h"
 

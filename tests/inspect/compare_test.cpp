@@ -6,11 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "etscope/etdump/etdump_reader.h"
+#include "etscope/core/stats.h"
 #include "etscope/inspect/compare.h"
 #include "etscope/inspect/inspector.h"
 #include "testing/test_util.h"
 
 using namespace etscope::inspect;
+using etscope::median;
 
 TEST_CASE("Mann-Whitney U equals scipy's on exact and asymptotic cases with and without ties", "[inspect][compare]") {
   std::ifstream in(std::string(ETSCOPE_TEST_DATA_DIR) + "/stats/mannwhitneyu.json");

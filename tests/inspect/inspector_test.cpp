@@ -8,6 +8,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "etscope/core/stats.h"
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/pte_reader.h"

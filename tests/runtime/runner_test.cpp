@@ -6,6 +6,7 @@
 
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/formats/npy.h"
+#include "etscope/core/stats.h"
 #include "etscope/inspect/inspector.h"
 #include "etscope/runner/runner.h"
 #include "testing/test_json.h"
@@ -38,8 +39,8 @@ TEST_CASE("timed executions: statistics are libinspect's percentiles of the samp
   std::sort(sorted.begin(), sorted.end());
   CHECK(timing->min == sorted.front());
   CHECK(timing->max == sorted.back());
-  CHECK(timing->p50 == inspect::percentile_sorted(sorted, 50));
-  CHECK(timing->p90 == inspect::percentile_sorted(sorted, 90));
+  CHECK(timing->p50 == percentile_sorted(sorted, 50));
+  CHECK(timing->p90 == percentile_sorted(sorted, 90));
   CHECK_FALSE(runner->run(0, 0).ok());
 }
 

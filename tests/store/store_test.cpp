@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "etscope/etdump/etdump_reader.h"
+#include "etscope/core/stats.h"
 #include "etscope/inspect/compare.h"
 #include "etscope/store/store.h"
 #include "testing/test_util.h"
@@ -118,7 +119,7 @@ TEST_CASE("the run store keeps an imported ETDump as the Inspector's per-operato
     CHECK(runs[0].tags.at("device") == "ci");
     CHECK(runs[0].executions == static_cast<int64_t>(want.method_ms.size()));
     REQUIRE(runs[0].median_ms);
-    CHECK(*runs[0].median_ms == inspect::median(want.method_ms));
+    CHECK(*runs[0].median_ms == median(want.method_ms));
     store::RunFilter by_tag, by_program, by_date;
     by_tag.tags = {{"device", "phone"}};
     by_program.program = "cifar10.pte";
@@ -134,7 +135,7 @@ TEST_CASE("the run store keeps an imported ETDump as the Inspector's per-operato
 
     const auto history = must(s->history("cifar10.pte", ""));
     REQUIRE(history.size() == 1);
-    CHECK(history[0].median_ms == inspect::median(want.method_ms));
+    CHECK(history[0].median_ms == median(want.method_ms));
     CHECK(must(s->history("cifar10.pte", "convolution.out")).size() == 1);
     CHECK_FALSE(s->history("nothing.pte", "").ok());
 

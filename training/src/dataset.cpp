@@ -6,17 +6,13 @@
 
 #include "etscope/formats/blob.h"
 #include "etscope/formats/npy.h"
-#include "etscope/inspect/program_description.h"
+#include "etscope/core/text.h"
 #include "labels.h"
 
 namespace etscope::training {
 namespace {
 
 constexpr size_t kCifarRecord = 1 + 3 * 32 * 32;
-
-std::string shape_of(ScalarType dtype, std::span<const int64_t> sizes) {
-  return inspect::shape_text(dtype, std::vector<int64_t>(sizes.begin(), sizes.end()));
-}
 
 bool is_npy(std::span<const uint8_t> bytes) { return bytes.size() >= 6 && bytes[0] == 0x93 && std::memcmp(bytes.data() + 1, "NUMPY", 5) == 0; }
 
@@ -27,7 +23,7 @@ Result<Dataset> Dataset::open(const std::vector<std::string>& files, const std::
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].sizes.empty() || inputs[i].sizes[0] <= 0) {
       return Error(ErrorCode::kInvalidArgument, "input " + std::to_string(i) + " of the program (" +
-                                                    shape_of(inputs[i].dtype, inputs[i].sizes) +
+                                                    shape_text(inputs[i].dtype, inputs[i].sizes) +
                                                     ") has no batch dimension to slice data into");
     }
     if (inputs[i].sizes[0] != inputs[0].sizes[0]) {
@@ -96,17 +92,17 @@ Result<Dataset> Dataset::open(const std::vector<std::string>& files, const std::
     if (a.dtype != in.dtype || !shape_ok) {
       std::vector<int64_t> expected = sample;
       expected.insert(expected.begin(), -1);
-      std::string want = shape_of(in.dtype, expected);
-      want.replace(want.find("-1"), 2, "N");
-      return Error(ErrorCode::kInvalidArgument, path + ": " + shape_of(a.dtype, a.shape) + ", but input " +
-                                                    std::to_string(i) + " takes batches of " + shape_of(in.dtype, in.sizes) +
+      std::string want = shape_text(in.dtype, expected);  // the batch dimension reads "?"
+      want.replace(want.find('?'), 1, "N");
+      return Error(ErrorCode::kInvalidArgument, path + ": " + shape_text(a.dtype, a.shape) + ", but input " +
+                                                    std::to_string(i) + " takes batches of " + shape_text(in.dtype, in.sizes) +
                                                     ", so the data must be " + want);
     }
     const auto n = static_cast<size_t>(a.shape[0]);
     // Sample order is kept as 32-bit indices; and a sample of no elements would let the first
     // dimension claim any count without bytes behind it.
     if (n > UINT32_MAX || (n > 0 && a.data.empty())) {
-      return Error(ErrorCode::kInvalidArgument, path + ": " + shape_of(a.dtype, a.shape) +
+      return Error(ErrorCode::kInvalidArgument, path + ": " + shape_text(a.dtype, a.shape) +
                                                     " is not training data (more than 2^32 samples, or samples of no elements)");
     }
     if (i == 0) d.samples_ = n;

@@ -11,7 +11,7 @@
 #include "etscope/formats/blob.h"
 #include "etscope/formats/ptd_reader.h"
 #include "etscope/formats/ptd_writer.h"
-#include "etscope/inspect/inspector.h"
+#include "etscope/core/stats.h"
 
 namespace etscope::training {
 namespace {
@@ -23,7 +23,7 @@ constexpr const char* kOrderKey = "trainer.order";     // shuffle (0/1), seed, b
 
 int64_t kind_code(const Optimizer& o) { return std::strcmp(o.kind(), "sgd") == 0 ? 0 : 1; }
 
-Percentiles percentiles(const std::vector<double>& v) { return {inspect::percentile(v, 50), inspect::percentile(v, 90)}; }
+Percentiles percentiles(const std::vector<double>& v) { return {percentile(v, 50), percentile(v, 90)}; }
 
 uint64_t peak_rss() {
   rusage u{};

@@ -91,7 +91,6 @@ Comparison compare_runs(const RunSamples& a, const RunSamples& b, const CompareO
 /// test for CompareOptions::same_program when the programs themselves are not known.
 bool same_operators(const RunSamples& a, const RunSamples& b);
 
-/// Median with numpy's rule (the mean of the middle two for an even count); 0 for none.
-double median(std::vector<double> samples);
+// median(): etscope/core/stats.h.
 
 }  // namespace etscope::inspect

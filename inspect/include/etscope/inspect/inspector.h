@@ -57,10 +57,7 @@ Result<uint64_t> elapsed_ticks(uint64_t start, uint64_t end);
 /// elapsed_ticks for drawing raw events: an interval it cannot measure is drawn 0 ticks long.
 uint64_t elapsed_ticks_or_zero(uint64_t start, uint64_t end);
 
-/// Percentile p in [0, 100] of sorted samples with numpy's default linear interpolation.
-double percentile_sorted(const std::vector<double>& sorted, double p);
-/// percentile_sorted of a sorted copy of `samples` (any order); 0 for none.
-double percentile(std::vector<double> samples, double p);
+// Percentiles and medians (numpy's rules): etscope/core/stats.h.
 
 struct PerfData {
   std::vector<double> raw;  ///< One sample per run, in the target unit, in run order.

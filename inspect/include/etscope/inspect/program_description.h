@@ -21,6 +21,7 @@
 
 #include "etscope/formats/program.h"
 #include "etscope/core/result.h"
+#include "etscope/core/text.h"
 
 namespace etscope::xnn {
 struct Graph;
@@ -30,9 +31,7 @@ namespace etscope::inspect {
 
 // ---- text pieces -------------------------------------------------------------------------
 
-/// "f32[1,3,32,32]"; "f32[]" for a scalar. Sizes as given, no dynamism marks.
-std::string shape_text(ScalarType dtype, const std::vector<int32_t>& sizes);
-std::string shape_text(ScalarType dtype, const std::vector<int64_t>& sizes);
+// Shapes without dynamism marks, byte counts and numbers: etscope/core/text.h.
 
 /// A tensor's dtype and shape with its dynamism marked: "f32[1,32]", "f32[<=1,<=32]", "f32[?,?]".
 std::string tensor_type_text(const TensorInfo& tensor);
@@ -40,12 +39,6 @@ std::string tensor_type_text(ScalarType dtype, const std::vector<int32_t>& sizes
 
 /// A tensor's exact byte size: "80 B", "<=2048 B" (bounded), "set at run time" (unbounded).
 std::string tensor_bytes_text(const TensorInfo& tensor);
-
-/// "48 B", "1.5 KiB", "12.3 MiB", "1.20 GiB".
-std::string bytes_text(uint64_t bytes);
-
-/// A number as the shortest text that reads back to the same double ("0.1", "3", "1e-08").
-std::string number_text(double v);
 
 /// "static", "dynamic_bound", "dynamic_unbound".
 const char* dynamism_name(ShapeDynamism dynamism);

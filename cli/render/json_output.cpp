@@ -1,4 +1,4 @@
-#include "render/program_json.h"
+#include "render/json_output.h"
 
 #include <cmath>
 
@@ -134,7 +134,7 @@ Json bundled_value_json(const BundledValue& v) {
 
 Json number_json(double v) {
   if (std::isfinite(v)) return v;
-  return number_string(v);
+  return number_text(v);
 }
 
 Json plan_json(const ExecutionPlan& plan) {

@@ -1,4 +1,6 @@
-// JSON rendering of programs, tensor-data files and bundled programs (documented in docs/json.md).
+// The CLI's JSON output: the Json type every verb builds, dumping without exceptions, numbers
+// that JSON cannot hold, and the JSON of programs, tensor-data files and bundled programs
+// (documented in docs/json.md).
 #pragma once
 
 #include <nlohmann/json.hpp>
