@@ -16,7 +16,7 @@
 #include "etscope/inspect/program_description.h"
 #include "etscope/inspect/time_unit.h"
 #include "etscope/runtime/method.h"
-#include "etscope/runtime/runner.h"
+#include "etscope/runner/runner.h"
 #include "render/format.h"
 #include "render/program_json.h"
 
@@ -27,7 +27,7 @@ namespace {
 constexpr size_t kPreviewValues = 6;
 
 // "1 0.5 -2 ...": the first values of a tensor output, as the runner summarised them.
-std::string tensor_preview(const rt::TensorSummary& t) {
+std::string tensor_preview(const runtime::TensorSummary& t) {
   if (!t.stats) return "(no data)";
   std::string s;
   for (size_t i = 0; i < t.stats->first_values.size(); ++i) {
@@ -82,7 +82,7 @@ class RunCommand final : public Command {
   Result<int> run() override {
     if (int code = check_usage(); code != 0) return code;
     json_ = format_ == "json";
-    rt::RunnerOptions options;
+    runner::RunnerOptions options;
     options.model = model_;
     options.ptd_files = ptd_files_;
     options.method = method_;
@@ -90,11 +90,11 @@ class RunCommand final : public Command {
     store_requested_ = sub_store_given();
     options.trace = !etdump_path_.empty() || store_requested_;
     if (!debug_buffer_path_.empty()) {
-      options.debug_level = debug_level_ == "outputs" ? rt::DebugLevel::kProgramOutputs : rt::DebugLevel::kIntermediateOutputs;
+      options.debug_level = debug_level_ == "outputs" ? DebugLevel::kProgramOutputs : DebugLevel::kIntermediateOutputs;
       options.debug_buffer_bytes = static_cast<uint64_t>(debug_buffer_mib_) << 20;
     }
-    ETSCOPE_ASSIGN_OR_RETURN(runner_, rt::Runner::load(options));
-    const rt::Method& method = runner_->method();
+    ETSCOPE_ASSIGN_OR_RETURN(runner_, runner::Runner::load(options));
+    const runtime::Method& method = runner_->method();
     say("%s: method %s, %zu instructions, %zu inputs, %zu outputs\n", model_.c_str(), runner_->method_name().c_str(),
                 method.instruction_count(), method.num_inputs(), method.num_outputs());
     say("load       %.2f ms (read, verify, arenas, kernels)\n", runner_->load_ms());
@@ -212,12 +212,12 @@ class RunCommand final : public Command {
   }
 
   // The program outputs of the last execution as the store keeps them (the runner's summaries).
-  static std::vector<store::OutputSummary> store_outputs(const rt::Runner& runner) {
+  static std::vector<store::OutputSummary> store_outputs(const runner::Runner& runner) {
     std::vector<store::OutputSummary> out;
-    const std::vector<std::optional<rt::TensorSummary>> summaries = runner.output_summaries(0);
+    const std::vector<std::optional<runtime::TensorSummary>> summaries = runner.output_summaries(0);
     for (size_t i = 0; i < summaries.size(); ++i) {
       if (!summaries[i]) continue;
-      const rt::TensorSummary& t = *summaries[i];
+      const runtime::TensorSummary& t = *summaries[i];
       store::OutputSummary o;
       o.index = static_cast<int64_t>(i);
       o.dtype = scalar_type_short_name(t.dtype);
@@ -263,13 +263,13 @@ class RunCommand final : public Command {
     return ok_status();
   }
 
-  void print_outputs(const rt::Runner& runner) {
-    const rt::Method& method = runner.method();
-    const std::vector<std::optional<rt::TensorSummary>> summaries = runner.output_summaries(kPreviewValues);
+  void print_outputs(const runner::Runner& runner) {
+    const runtime::Method& method = runner.method();
+    const std::vector<std::optional<runtime::TensorSummary>> summaries = runner.output_summaries(kPreviewValues);
     say("outputs    %zu\n", method.num_outputs());
     Json outputs = Json::array();
     for (size_t i = 0; i < method.num_outputs(); ++i) {
-      const rt::EValue& v = method.output(i);
+      const EValue& v = method.output(i);
       outputs.push_back(output_json(v, summaries[i]));
       say("  %zu: ", i);
       if (summaries[i]) {
@@ -277,18 +277,18 @@ class RunCommand final : public Command {
         continue;
       }
       switch (v.tag) {
-        case rt::Tag::kInt: say("int %lld\n", static_cast<long long>(v.scalar.i)); break;
-        case rt::Tag::kDouble: say("double %s\n", number_string(v.scalar.d).c_str()); break;
-        case rt::Tag::kBool: say("bool %s\n", v.scalar.b ? "true" : "false"); break;
-        case rt::Tag::kString: say("string \"%.*s\"\n", static_cast<int>(v.str.size()), v.str.data()); break;
-        default: say("%s\n", rt::to_string(v.tag)); break;
+        case Tag::kInt: say("int %lld\n", static_cast<long long>(v.scalar.i)); break;
+        case Tag::kDouble: say("double %s\n", number_string(v.scalar.d).c_str()); break;
+        case Tag::kBool: say("bool %s\n", v.scalar.b ? "true" : "false"); break;
+        case Tag::kString: say("string \"%.*s\"\n", static_cast<int>(v.str.size()), v.str.data()); break;
+        default: say("%s\n", to_string(v.tag)); break;
       }
     }
     report_["output_values"] = std::move(outputs);
   }
 
-  static Json output_json(const rt::EValue& v, const std::optional<rt::TensorSummary>& tensor) {
-    Json j{{"kind", rt::to_string(v.tag)}};
+  static Json output_json(const EValue& v, const std::optional<runtime::TensorSummary>& tensor) {
+    Json j{{"kind", to_string(v.tag)}};
     if (tensor) {
       j["dtype"] = scalar_type_name(tensor->dtype);
       j["shape"] = tensor->sizes;
@@ -300,9 +300,9 @@ class RunCommand final : public Command {
       return j;
     }
     switch (v.tag) {
-      case rt::Tag::kInt: j["value"] = v.scalar.i; break;
-      case rt::Tag::kDouble: j["value"] = number_json(v.scalar.d); break;
-      case rt::Tag::kBool: j["value"] = v.scalar.b; break;
+      case Tag::kInt: j["value"] = v.scalar.i; break;
+      case Tag::kDouble: j["value"] = number_json(v.scalar.d); break;
+      case Tag::kBool: j["value"] = v.scalar.b; break;
       default: break;
     }
     return j;
@@ -363,7 +363,7 @@ class RunCommand final : public Command {
   std::string debug_level_;
   int debug_buffer_mib_ = 256;
   std::string max_memory_;
-  std::unique_ptr<rt::Runner> runner_;
+  std::unique_ptr<runner::Runner> runner_;
   std::string store_location_;
   std::vector<std::string> tags_;
   CLI::Option* store_option_ = nullptr;

@@ -23,7 +23,7 @@
 #include "etscope/formats/tensor_stats.h"
 #include "etscope/runtime/method.h"
 
-namespace etscope::rt {
+namespace etscope::runner {
 
 struct RunnerOptions {
   std::string model;                   ///< A .pte or a .bpte.
@@ -133,4 +133,4 @@ class Runner {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace etscope::rt
+}  // namespace etscope::runner
