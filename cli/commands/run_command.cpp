@@ -27,7 +27,7 @@ namespace {
 constexpr size_t kPreviewValues = 6;
 
 // "1 0.5 -2 ...": the first values of a tensor output, as the runner summarised them.
-std::string tensor_preview(const runtime::TensorSummary& t) {
+std::string tensor_preview(const runner::TensorSummary& t) {
   if (!t.stats) return "(no data)";
   std::string s;
   for (size_t i = 0; i < t.stats->first_values.size(); ++i) {
@@ -214,10 +214,10 @@ class RunCommand final : public Command {
   // The program outputs of the last execution as the store keeps them (the runner's summaries).
   static std::vector<store::OutputSummary> store_outputs(const runner::Runner& runner) {
     std::vector<store::OutputSummary> out;
-    const std::vector<std::optional<runtime::TensorSummary>> summaries = runner.output_summaries(0);
+    const std::vector<std::optional<runner::TensorSummary>> summaries = runner.output_summaries(0);
     for (size_t i = 0; i < summaries.size(); ++i) {
       if (!summaries[i]) continue;
-      const runtime::TensorSummary& t = *summaries[i];
+      const runner::TensorSummary& t = *summaries[i];
       store::OutputSummary o;
       o.index = static_cast<int64_t>(i);
       o.dtype = scalar_type_short_name(t.dtype);
@@ -265,7 +265,7 @@ class RunCommand final : public Command {
 
   void print_outputs(const runner::Runner& runner) {
     const runtime::Method& method = runner.method();
-    const std::vector<std::optional<runtime::TensorSummary>> summaries = runner.output_summaries(kPreviewValues);
+    const std::vector<std::optional<runner::TensorSummary>> summaries = runner.output_summaries(kPreviewValues);
     say("outputs    %zu\n", method.num_outputs());
     Json outputs = Json::array();
     for (size_t i = 0; i < method.num_outputs(); ++i) {
@@ -287,7 +287,7 @@ class RunCommand final : public Command {
     report_["output_values"] = std::move(outputs);
   }
 
-  static Json output_json(const EValue& v, const std::optional<runtime::TensorSummary>& tensor) {
+  static Json output_json(const EValue& v, const std::optional<runner::TensorSummary>& tensor) {
     Json j{{"kind", to_string(v.tag)}};
     if (tensor) {
       j["dtype"] = scalar_type_name(tensor->dtype);
