@@ -13,25 +13,28 @@
 #include "commands/store_options.h"
 #include "etscope/formats/blob.h"
 #include "etscope/formats/tensor_stats.h"
+#include "etscope/inspect/program_description.h"
 #include "etscope/core/text.h"
 #include "etscope/runtime/method.h"
 #include "etscope/runner/runner.h"
 #include "render/format.h"
-#include "render/json_output.h"
+#include "render/program_json.h"
 
 namespace etscope::cli {
 namespace {
 
-std::string tensor_preview(const TensorImpl& t, size_t count) {
+// How many first values of each output the report shows.
+constexpr size_t kPreviewValues = 6;
+
+// "1 0.5 -2 ...": the first values of a tensor output, as the runner summarised them.
+std::string tensor_preview(const runner::TensorSummary& t) {
+  if (!t.stats) return "(no data)";
   std::string s;
-  if (t.data() == nullptr || !is_numeric(t.dtype())) return "(no data)";
-  const auto* p = static_cast<const uint8_t*>(t.data());
-  const uint64_t n = static_cast<uint64_t>(t.numel());
-  for (uint64_t i = 0; i < std::min<uint64_t>(n, count); ++i) {
-    const double v = element_as_double(t.dtype(), p, i);
-    s += (i ? " " : "") + (t.dtype() == ScalarType::kFloat ? float_text(static_cast<float>(v)) : number_text(v));
+  for (size_t i = 0; i < t.stats->first_values.size(); ++i) {
+    const double v = t.stats->first_values[i];
+    s += (i ? " " : "") + (t.dtype == ScalarType::kFloat ? float_text(static_cast<float>(v)) : number_text(v));
   }
-  if (n > count) s += " ...";
+  if (t.count > t.stats->first_values.size()) s += " ...";
   return s;
 }
 
@@ -129,7 +132,7 @@ class RunCommand final : public Command {
       report_["latency_ms"] = Json{{"iterations", iterations_}, {"warmup", warmup_},   {"min", timing->min},
                                    {"p50", timing->p50},        {"p90", timing->p90},  {"max", timing->max},
                                    {"samples", timing->samples}};
-      print_outputs(runner_->method());
+      print_outputs(*runner_);
       if (!output_dir_.empty()) {
         ETSCOPE_ASSIGN_OR_RETURN(size_t written, runner_->write_outputs(output_dir_));
         say("wrote      %zu outputs to %s\n", written, output_dir_.c_str());
@@ -208,25 +211,21 @@ class RunCommand final : public Command {
     return ok_status();
   }
 
-  // The program outputs of the last execution, summarised for the store (libformats' statistics).
-  static std::vector<store::OutputSummary> output_summaries(const runtime::Method& method) {
+  // The program outputs of the last execution as the store keeps them (the runner's summaries).
+  static std::vector<store::OutputSummary> store_outputs(const runner::Runner& runner) {
     std::vector<store::OutputSummary> out;
-    for (size_t i = 0; i < method.num_outputs(); ++i) {
-      const EValue& v = method.output(i);
-      if (v.tag != Tag::kTensor || v.tensor == nullptr) continue;
-      const TensorImpl& t = *v.tensor;
+    const std::vector<std::optional<runner::TensorSummary>> summaries = runner.output_summaries(0);
+    for (size_t i = 0; i < summaries.size(); ++i) {
+      if (!summaries[i]) continue;
+      const runner::TensorSummary& t = *summaries[i];
       store::OutputSummary o;
       o.index = static_cast<int64_t>(i);
-      o.dtype = scalar_type_short_name(t.dtype());
-      o.shape = dims_text(t.sizes());
-      if (t.data() != nullptr) {
-        const auto stats = compute_tensor_stats(t.dtype(), {static_cast<const uint8_t*>(t.data()), t.nbytes()},
-                                                static_cast<uint64_t>(t.numel()), 0);
-        if (stats && stats->finite_count > 0) {
-          o.min = stats->min;
-          o.max = stats->max;
-          o.mean = stats->mean;
-        }
+      o.dtype = scalar_type_short_name(t.dtype);
+      o.shape = Json(t.sizes).dump();  // "[1,10]": the sizes as a compact JSON list
+      if (t.stats && t.stats->finite_count > 0) {
+        o.min = t.stats->min;
+        o.max = t.stats->max;
+        o.mean = t.stats->mean;
       }
       out.push_back(std::move(o));
     }
@@ -242,7 +241,7 @@ class RunCommand final : public Command {
     req.pte = model_;
     req.method = runner_->method_name();
     req.source = "run";
-    req.outputs = output_summaries(runner_->method());
+    req.outputs = store_outputs(*runner_);
     ETSCOPE_ASSIGN_OR_RETURN(StoredRun stored, store_run(store_location_, tags_, std::move(req), *runner_));
     say("store      run %lld in %s\n", static_cast<long long>(stored.run_id), stored.location.c_str());
     report_["store"] = Json{{"run_id", stored.run_id}, {"location", stored.location}};
@@ -264,19 +263,20 @@ class RunCommand final : public Command {
     return ok_status();
   }
 
-  void print_outputs(const runtime::Method& method) {
+  void print_outputs(const runner::Runner& runner) {
+    const runtime::Method& method = runner.method();
+    const std::vector<std::optional<runner::TensorSummary>> summaries = runner.output_summaries(kPreviewValues);
     say("outputs    %zu\n", method.num_outputs());
     Json outputs = Json::array();
     for (size_t i = 0; i < method.num_outputs(); ++i) {
       const EValue& v = method.output(i);
-      outputs.push_back(output_json(v));
+      outputs.push_back(output_json(v, summaries[i]));
       say("  %zu: ", i);
+      if (summaries[i]) {
+        say("%s  %s\n", shape_text(summaries[i]->dtype, summaries[i]->sizes).c_str(), tensor_preview(*summaries[i]).c_str());
+        continue;
+      }
       switch (v.tag) {
-        case Tag::kTensor: {
-          const TensorImpl& t = *v.tensor;
-          say("%s  %s\n", shape_text(t.dtype(), t.sizes()).c_str(), tensor_preview(t, 6).c_str());
-          break;
-        }
         case Tag::kInt: say("int %lld\n", static_cast<long long>(v.scalar.i)); break;
         case Tag::kDouble: say("double %s\n", number_text(v.scalar.d).c_str()); break;
         case Tag::kBool: say("bool %s\n", v.scalar.b ? "true" : "false"); break;
@@ -287,23 +287,19 @@ class RunCommand final : public Command {
     report_["output_values"] = std::move(outputs);
   }
 
-  static Json output_json(const EValue& v) {
+  static Json output_json(const EValue& v, const std::optional<runner::TensorSummary>& tensor) {
     Json j{{"kind", to_string(v.tag)}};
-    switch (v.tag) {
-      case Tag::kTensor: {
-        const TensorImpl& t = *v.tensor;
-        j["dtype"] = scalar_type_name(t.dtype());
-        j["shape"] = std::vector<int64_t>(t.sizes().begin(), t.sizes().end());
-        Json first = Json::array();
-        if (t.data() != nullptr && is_numeric(t.dtype())) {
-          const auto* p = static_cast<const uint8_t*>(t.data());
-          for (uint64_t i = 0; i < std::min<uint64_t>(static_cast<uint64_t>(t.numel()), 6); ++i) {
-            first.push_back(number_json(element_as_double(t.dtype(), p, i)));
-          }
-        }
-        j["first"] = std::move(first);
-        break;
+    if (tensor) {
+      j["dtype"] = scalar_type_name(tensor->dtype);
+      j["shape"] = tensor->sizes;
+      Json first = Json::array();
+      if (tensor->stats) {
+        for (double x : tensor->stats->first_values) first.push_back(number_json(x));
       }
+      j["first"] = std::move(first);
+      return j;
+    }
+    switch (v.tag) {
       case Tag::kInt: j["value"] = v.scalar.i; break;
       case Tag::kDouble: j["value"] = number_json(v.scalar.d); break;
       case Tag::kBool: j["value"] = v.scalar.b; break;

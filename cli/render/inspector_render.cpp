@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <numeric>
 
-#include "etscope/formats/tensor_stats.h"
 #include "etscope/inspect/event_index.h"
+#include "etscope/inspect/logged_tensor.h"
 #include "render/format.h"
 
 namespace etscope::cli {
@@ -134,17 +134,15 @@ Json value_json(const inspect::Inspector& in, uint32_t vi) {
   Json tensors = Json::array();
   for (const etdump::LoggedTensor& t : v.tensors) {
     Json tj{{"dtype", scalar_type_name(t.dtype)}, {"shape", t.sizes}, {"offset", t.offset}, {"nbytes", t.nbytes}};
-    const Blob* buf = in.debug_buffer();
-    if (buf != nullptr && t.offset >= 0 && static_cast<uint64_t>(t.offset) <= buf->size() && t.nbytes <= buf->size() - static_cast<uint64_t>(t.offset)) {
-      uint64_t numel = 1;
-      for (int64_t s : t.sizes) numel *= static_cast<uint64_t>(std::max<int64_t>(s, 0));
-      if (auto st = compute_tensor_stats(t.dtype, buf->bytes().subspan(static_cast<size_t>(t.offset), t.nbytes), numel, 8)) {
+    if (const Blob* buf = in.debug_buffer(); buf != nullptr) {
+      const inspect::LoggedTensorStats logged = inspect::logged_tensor_stats(t, *buf, 8);
+      if (!logged.in_buffer) {
+        tj["stats"] = nullptr;
+        tj["problem"] = "outside the debug buffer";
+      } else if (const auto& st = logged.stats) {
         tj["stats"] = Json{{"min", st->min}, {"max", st->max}, {"mean", st->mean}, {"std", st->std}, {"nan", st->nan_count},
                            {"inf", st->inf_count}, {"first", st->first_values}};
       }
-    } else if (buf != nullptr) {
-      tj["stats"] = nullptr;
-      tj["problem"] = "outside the debug buffer";
     }
     tensors.push_back(std::move(tj));
   }

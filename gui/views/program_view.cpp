@@ -158,7 +158,7 @@ void DrawInstructions(const ProgramModel& plan, ViewState& state) {
       char label[32];
       std::snprintf(label, sizeof label, "%lld", static_cast<long long>(row.step));
       if (ImGui::Selectable(label, selected, ImGuiSelectableFlags_SpanAllColumns)) {
-        state.select(selected ? InstructionRef{} : row.ref);
+        state.select(selected ? InstructionRef{} : ref_of(row));
         state.scroll_program = false;
       }
       if (selected && state.scroll_program) {
@@ -168,7 +168,7 @@ void DrawInstructions(const ProgramModel& plan, ViewState& state) {
       if (ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 60);
-        ImGui::Text("chain %d, instruction %d (%s)", row.ref.chain, row.ref.instruction, row.kind.c_str());
+        ImGui::Text("chain %d, instruction %d (%s)", row.chain, row.index, row.kind.c_str());
         ImGui::TextUnformatted(row.text.c_str());
         if (!row.stack.empty()) {
           ImGui::Separator();
@@ -218,11 +218,14 @@ void DrawValues(const ProgramModel& plan) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(v.type.c_str());
       ImGui::TableNextColumn();
-      if (v.kind == "Tensor") ImGui::TextUnformatted(bytes_text(v.nbytes).c_str());
+      ImGui::TextUnformatted(v.bytes.c_str());
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(v.location.c_str());
       ImGui::TableNextColumn();
-      ImGui::TextDisabled("%s", v.notes.c_str());
+      for (size_t k = 0; k < v.notes.size(); ++k) {
+        if (k > 0) ImGui::SameLine(0, 0);
+        ImGui::TextDisabled("%s%s", k > 0 ? ", " : "", v.notes[k].c_str());
+      }
     }
   }
   ImGui::EndTable();

@@ -21,6 +21,7 @@
 #include "etscope/core/json.h"
 #include "etscope/core/text.h"
 #include "etscope/formats/tensor_stats.h"
+#include "etscope/inspect/logged_tensor.h"
 #include "etscope/formats/ptd_reader.h"
 
 namespace etscope::inspect {
@@ -511,11 +512,7 @@ Result<GapValue> view_logged_tensor(const etdump::LoggedTensor& t, const Blob& b
     return make_error(ErrorCode::kCorrupt, "%s: a logged tensor has an unusable dtype or shape", buffer.name().c_str());
   }
   if (*nbytes == 0) return v;  // Zero-size: ExecuTorch inflates zeros of that shape.
-  if (t.offset < 0 || !checked::range_fits(static_cast<uint64_t>(t.offset), *nbytes, buffer.size())) {
-    return make_error(ErrorCode::kCorrupt, "%s: logged tensor at offset %lld (%llu bytes) lies outside the debug buffer (%zu bytes)",
-                      buffer.name().c_str(), static_cast<long long>(t.offset), static_cast<unsigned long long>(*nbytes), buffer.size());
-  }
-  v.tensor.bytes = buffer.bytes().subspan(static_cast<size_t>(t.offset), static_cast<size_t>(*nbytes));
+  ETSCOPE_ASSIGN_OR_RETURN(v.tensor.bytes, logged_tensor_bytes(t, buffer, *nbytes));
   return v;
 }
 

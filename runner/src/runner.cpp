@@ -376,6 +376,27 @@ Result<std::vector<BundledCaseResult>> Runner::check_bundled(std::optional<size_
   return out;
 }
 
+std::vector<std::optional<TensorSummary>> Runner::output_summaries(size_t first_n) const {
+  std::vector<std::optional<TensorSummary>> out;
+  for (size_t i = 0; i < impl_->method->num_outputs(); ++i) {
+    const EValue& v = impl_->method->output(i);
+    if (v.tag != Tag::kTensor || v.tensor == nullptr) {
+      out.emplace_back();
+      continue;
+    }
+    const TensorImpl& t = *v.tensor;
+    TensorSummary s;
+    s.dtype = t.dtype();
+    s.sizes.assign(t.sizes().begin(), t.sizes().end());
+    s.count = static_cast<uint64_t>(t.numel());
+    if (t.data() != nullptr) {
+      s.stats = compute_tensor_stats(t.dtype(), {static_cast<const uint8_t*>(t.data()), t.nbytes()}, s.count, first_n);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 Result<size_t> Runner::write_outputs(const std::string& dir) const {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

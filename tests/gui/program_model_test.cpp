@@ -1,6 +1,8 @@
 // gui/model/program_model: the Program view's rows.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "etscope/formats/pte_reader.h"
 #include "etscope/inspect/program_description.h"
 #include "model/program_model.h"
@@ -106,4 +108,33 @@ TEST_CASE("an XNNPACK delegate's nodes are listed as etscope pte --delegates lis
   CHECK(g.nodes[1].outputs == std::vector<std::string>{"v3 f32[1,32,32,16]"});
   CHECK(g.nodes[1].attributes == "kernel 3x3 stride 1x1 pad [1,1,1,1] dilation 1x1 groups 1 (3->16) range [0, inf]");
   CHECK(g.nodes[0].debug_handle == 0xffff);  // the partitioner's layout conversion
+}
+
+TEST_CASE("the viewer's rows are the ones etscope pte --instructions/--values prints", "[gui][program]") {
+  // dynamic_seq has DYNAMIC_BOUND tensors and a size computed at run time: the texts where the
+  // viewer once printed its own copy (plain shapes, placeholder sizes).
+  const Program program = open_program(etscope::testing::fixture("models/dynamic_seq.pte"));
+  const ProgramModel m = ProgramModel::build(program, 0);
+  const inspect::PlanDescription cli = inspect::PlanDescription::describe(program.plans.at(0));
+  REQUIRE(m.instructions().size() == cli.instructions.size());
+  for (size_t i = 0; i < cli.instructions.size(); ++i) {
+    CHECK(m.instructions()[i].text == cli.instructions[i].text);
+    CHECK(m.instructions()[i].source == cli.instructions[i].source);
+    CHECK(m.at_step(static_cast<int64_t>(i)) == InstructionRef{cli.instructions[i].chain, cli.instructions[i].index});
+  }
+  REQUIRE(m.values().size() == cli.values.size());
+  bool saw_bounded = false;
+  for (size_t i = 0; i < cli.values.size(); ++i) {
+    const ValueRow& v = m.values()[i];
+    CHECK(v.type == cli.values[i].type);
+    CHECK(v.bytes == cli.values[i].bytes);
+    CHECK(v.location == cli.values[i].location);
+    CHECK(v.notes == cli.values[i].notes);
+    if (std::find(v.notes.begin(), v.notes.end(), "dynamic (bounded)") != v.notes.end()) {
+      saw_bounded = true;
+      CHECK(v.type.find("<=") != std::string::npos);  // the bound is marked, as the CLI marks it
+      CHECK(v.bytes.rfind("<=", 0) == 0);
+    }
+  }
+  CHECK(saw_bounded);
 }

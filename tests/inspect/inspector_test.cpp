@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <cmath>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "etscope/formats/pte_reader.h"
 #include "etscope/inspect/consistency.h"
 #include "etscope/inspect/inspector.h"
+#include "etscope/inspect/logged_tensor.h"
 #include "etscope/inspect/run_trace.h"
 #include "testing/test_json.h"
 #include "testing/test_util.h"
@@ -474,4 +476,56 @@ TEST_CASE("inspect names the method of each block of a two-method dump", "[inspe
   CHECK(r.out.find("block 1 'Execute' (method forward): 2 runs") != std::string::npos);
   CHECK(r.out.find("block 2 'Execute' (method encode): 2 runs") != std::string::npos);
   CHECK(r.out.find("aten.tanh.default") != std::string::npos);
+}
+
+TEST_CASE("a logged tensor's statistics never read outside the debug buffer", "[inspector][debug-buffer]") {
+  // Two float32 values, 1.5 and -2, at offset 4 of a 12-byte buffer.
+  const float values[2] = {1.5f, -2.0f};
+  std::vector<uint8_t> bytes(12, 0);
+  std::memcpy(bytes.data() + 4, values, sizeof values);
+  const auto buffer = Blob::from_bytes("d.bin", bytes);
+  etdump::LoggedTensor t;
+  t.dtype = ScalarType::kFloat;
+  t.sizes = {2};
+  t.offset = 4;
+  t.nbytes = 8;
+
+  const LoggedTensorStats good = logged_tensor_stats(t, *buffer);
+  CHECK(good.in_buffer);
+  REQUIRE(good.stats.has_value());
+  CHECK(good.stats->first_values == std::vector<double>{1.5, -2.0});
+  CHECK(good.stats->min == -2.0);
+  CHECK(good.stats->max == 1.5);
+  CHECK(logged_tensor_stats(t, *buffer, 1).stats->first_values.size() == 1);
+
+  // Hostile offsets and sizes: partly outside, past the end, negative, wrapping around.
+  for (auto [offset, nbytes] : std::vector<std::pair<int64_t, uint64_t>>{
+           {8, 8}, {13, 0}, {-1, 8}, {4, ~uint64_t{0} - 2}, {int64_t{1} << 62, 8}}) {
+    etdump::LoggedTensor bad = t;
+    bad.offset = offset;
+    bad.nbytes = nbytes;
+    INFO("offset " << offset << ", " << nbytes << " bytes");
+    const LoggedTensorStats s = logged_tensor_stats(bad, *buffer);
+    CHECK_FALSE(s.in_buffer);
+    CHECK_FALSE(s.stats.has_value());
+    auto read = logged_tensor_bytes(bad, *buffer, nbytes);
+    REQUIRE_FALSE(read.ok());
+    CHECK(read.error().code() == ErrorCode::kCorrupt);
+    CHECK(read.error().message().find("d.bin: logged tensor at offset " + std::to_string(offset)) == 0);
+  }
+
+  // Inside the buffer, but the recorded bytes do not hold the elements the sizes claim, or the
+  // sizes overflow: the bytes are in the buffer, the statistics are not computed.
+  etdump::LoggedTensor short_bytes = t;
+  short_bytes.sizes = {3};
+  CHECK(logged_tensor_stats(short_bytes, *buffer).in_buffer);
+  CHECK_FALSE(logged_tensor_stats(short_bytes, *buffer).stats.has_value());
+  etdump::LoggedTensor overflow = t;
+  overflow.sizes = {int64_t{1} << 40, int64_t{1} << 40};
+  CHECK_FALSE(logged_tensor_stats(overflow, *buffer).stats.has_value());
+  // Negative sizes count as 0 elements.
+  etdump::LoggedTensor negative = t;
+  negative.sizes = {-3};
+  REQUIRE(logged_tensor_stats(negative, *buffer).stats.has_value());
+  CHECK(logged_tensor_stats(negative, *buffer).stats->count == 0);
 }

@@ -70,6 +70,34 @@ TEST_CASE("inputs from .npy files, ones, and the ETRecord's representative input
         std::string::npos);
 }
 
+TEST_CASE("output summaries give each tensor output's dtype, sizes, count and first values", "[runner]") {
+  auto runner = load(real_artifact("add.pte"));
+  REQUIRE(runner->set_ones_inputs().ok());
+  REQUIRE(runner->run(0, 1).ok());
+  const auto summaries = runner->output_summaries(6);
+  REQUIRE(summaries.size() == runner->method().num_outputs());
+  REQUIRE(summaries[0].has_value());
+  const runtime::TensorSummary& out = *summaries[0];
+  CHECK(out.dtype == ScalarType::kFloat);
+  CHECK(out.sizes == std::vector<int64_t>{1});
+  CHECK(out.count == 1);
+  REQUIRE(out.stats.has_value());
+  CHECK(out.stats->first_values == std::vector<double>{2.0});  // 1 + 1
+  CHECK(out.stats->finite_count == 1);
+  CHECK(out.stats->mean == 2.0);
+  // first_n bounds the first values, never the statistics.
+  auto cifar = load(fixture("cifar10/cifar10.pte"));
+  REQUIRE(cifar->set_ones_inputs().ok());
+  REQUIRE(cifar->run(0, 1).ok());
+  const auto logits = cifar->output_summaries(3);
+  REQUIRE(logits.at(0).has_value());
+  CHECK(logits[0]->sizes == std::vector<int64_t>{4, 10});
+  CHECK(logits[0]->count == 40);
+  REQUIRE(logits[0]->stats.has_value());
+  CHECK(logits[0]->stats->first_values.size() == 3);
+  CHECK(logits[0]->stats->count == 40);
+}
+
 TEST_CASE("bundled cases of every method are checked, not only forward's", "[runner]") {
   auto runner = load(fixture("models/two_methods.bpte"));
   auto results = runner->check_bundled(std::nullopt, 1e-3, 1e-5);

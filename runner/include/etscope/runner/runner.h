@@ -20,6 +20,7 @@
 #include "etscope/core/result.h"
 #include "etscope/formats/bundled_program.h"
 #include "etscope/formats/program.h"
+#include "etscope/formats/tensor_stats.h"
 #include "etscope/runtime/method.h"
 
 namespace etscope::runner {
@@ -50,6 +51,17 @@ struct BundledCaseResult {
   double max_abs_error = 0, max_rel_error = 0;
   double ms = 0;           ///< Execution time of the case.
   std::string problems;    ///< "output 1: ..." for outputs that could not be compared.
+};
+
+/// A tensor output of the last execution, summarised for reports (`etscope run`'s table and
+/// JSON, the run store): what it is and what it holds, for the front end to format.
+struct TensorSummary {
+  ScalarType dtype = ScalarType::kFloat;
+  std::vector<int64_t> sizes;
+  uint64_t count = 0;  ///< Elements.
+  /// Statistics of its elements; TensorStats::first_values holds the first few. Absent when the
+  /// tensor has no data or its dtype is not numeric.
+  std::optional<TensorStats> stats;
 };
 
 struct TraceFiles {
@@ -101,6 +113,10 @@ class Runner {
   /// Checks bundled test cases: every case of every method that has a suite, or only `only`
   /// (a case index of this runner's method). Other methods are loaded on demand.
   Result<std::vector<BundledCaseResult>> check_bundled(std::optional<size_t> only, double rtol, double atol);
+
+  /// The program outputs of the last execution, one entry per output: a summary for tensors
+  /// (with up to `first_n` first values), nullopt for outputs of other kinds.
+  std::vector<std::optional<TensorSummary>> output_summaries(size_t first_n) const;
 
   /// Writes each tensor output as <dir>/output_<i>.npy (bfloat16 ones widened to float32, which
   /// holds them exactly); returns how many.
