@@ -382,7 +382,7 @@ class RunCommand final : public Command {
   // A duration given in milliseconds, in --time-unit (libinspect's one policy).
   std::string duration(double ms) const {
     const auto unit = inspect::parse_time_unit(time_unit_);  // CLI11 has checked the name
-    return inspect::duration_text(ms * 1e6, unit.ok() ? *unit : inspect::TimeUnit::kAuto);
+    return inspect::duration_text_ms(ms, unit.ok() ? *unit : inspect::TimeUnit::kAuto);
   }
   Json report_ = Json::object();  ///< What --format json prints, filled as the run goes.
 

@@ -121,23 +121,14 @@ std::vector<Tick> time_ticks(double lo_ns, double hi_ns, int max_ticks) {
   const double step = nice_step(hi_ns - lo_ns, max_ticks);
   // The unit follows the largest value on the axis, so labels read "1.5 ms", not "1500 us";
   // the decimals follow the spacing, so neighbours differ in their last digit.
-  const double magnitude = std::max(std::fabs(lo_ns), std::fabs(hi_ns));
-  double scale = 1;
-  const char* unit = "ns";
-  if (magnitude >= 1e9) {
-    scale = 1e9, unit = "s";
-  } else if (magnitude >= 1e6) {
-    scale = 1e6, unit = "ms";
-  } else if (magnitude >= 1e3) {
-    scale = 1e3, unit = "us";
-  }
-  const int decimals = decimals_for(step / scale);
+  const inspect::TimeUnit unit = inspect::auto_unit(std::max(std::fabs(lo_ns), std::fabs(hi_ns)));
+  const int decimals = decimals_for(inspect::duration_in(step, unit));
   for (double t : nice_ticks(lo_ns, hi_ns, max_ticks)) {
     char buf[64];
     if (t == 0) {
       std::snprintf(buf, sizeof buf, "0");
     } else {
-      std::snprintf(buf, sizeof buf, "%.*f %s", decimals, t / scale, unit);
+      std::snprintf(buf, sizeof buf, "%.*f %s", decimals, inspect::duration_in(t, unit), inspect::to_string(unit));
     }
     out.push_back({t, buf});
   }

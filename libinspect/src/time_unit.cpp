@@ -4,6 +4,12 @@
 #include <cstdio>
 
 namespace etscope::inspect {
+namespace {
+
+constexpr double kNsPerUs = 1e3;
+constexpr double kNsPerMs = 1e6;
+
+}  // namespace
 
 const char* to_string(TimeUnit unit) {
   switch (unit) {
@@ -31,10 +37,15 @@ TimeUnit auto_unit(double ns) {
   return TimeUnit::kNs;
 }
 
+double duration_in(double ns, TimeUnit unit) {
+  if (unit == TimeUnit::kAuto) unit = auto_unit(ns);
+  const double per = unit == TimeUnit::kS ? 1e9 : unit == TimeUnit::kMs ? kNsPerMs : unit == TimeUnit::kUs ? kNsPerUs : 1.0;
+  return ns / per;
+}
+
 std::string duration_text(double ns, TimeUnit unit) {
   if (unit == TimeUnit::kAuto) unit = auto_unit(ns);
-  const double per = unit == TimeUnit::kS ? 1e9 : unit == TimeUnit::kMs ? 1e6 : unit == TimeUnit::kUs ? 1e3 : 1.0;
-  const double v = ns / per;
+  const double v = duration_in(ns, unit);
   char buf[64];
   if (!std::isfinite(v)) {
     std::snprintf(buf, sizeof buf, "%g %s", v, to_string(unit));
@@ -50,5 +61,9 @@ std::string duration_text(double ns, TimeUnit unit) {
   std::snprintf(buf, sizeof buf, "%.*f %s", decimals, v, to_string(unit));
   return buf;
 }
+
+std::string duration_text_us(double us, TimeUnit unit) { return duration_text(us * kNsPerUs, unit); }
+
+std::string duration_text_ms(double ms, TimeUnit unit) { return duration_text(ms * kNsPerMs, unit); }
 
 }  // namespace etscope::inspect

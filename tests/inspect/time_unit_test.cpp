@@ -30,3 +30,14 @@ TEST_CASE("time unit names parse and print the same everywhere", "[inspect][time
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().message().find("expected auto, ns, us, ms or s") != std::string::npos);
 }
+
+TEST_CASE("durations in microseconds and milliseconds read as the same nanoseconds do", "[inspect][time-unit]") {
+  CHECK(duration_text_us(845) == duration_text(845e3));
+  CHECK(duration_text_us(12.3) == "12.3 us");
+  CHECK(duration_text_ms(12.3) == "12.3 ms");
+  CHECK(duration_text_ms(1.2, TimeUnit::kUs) == "1200 us");
+  CHECK(duration_text_ms(0) == "0 ns");
+  CHECK(duration_in(1.5e6, TimeUnit::kMs) == 1.5);
+  CHECK(duration_in(1.5e6, TimeUnit::kUs) == 1500);
+  CHECK(duration_in(1.5e6, TimeUnit::kAuto) == 1.5);
+}

@@ -19,8 +19,14 @@ const char* to_string(TimeUnit unit);
 Result<TimeUnit> parse_time_unit(std::string_view name);
 /// The unit kAuto picks for a duration: the largest in which it is at least 1 (ns below 1 us).
 TimeUnit auto_unit(double ns);
+/// The duration `ns` as a number of `unit` (kAuto: auto_unit(ns)), for fixed-unit columns.
+double duration_in(double ns, TimeUnit unit);
 /// The duration in `unit` (kAuto: auto_unit(ns)) with at least three significant figures and
 /// its unit name: "12.3 ms", "845 us", "0.0123 s", "1234 ms"; "0 ns" for zero.
 std::string duration_text(double ns, TimeUnit unit = TimeUnit::kAuto);
+/// duration_text of a duration given in microseconds (the viewer's statistics).
+std::string duration_text_us(double us, TimeUnit unit = TimeUnit::kAuto);
+/// duration_text of a duration given in milliseconds (`_ms` fields: samples, curves, medians).
+std::string duration_text_ms(double ms, TimeUnit unit = TimeUnit::kAuto);
 
 }  // namespace etscope::inspect
