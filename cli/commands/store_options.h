@@ -18,7 +18,7 @@
 
 #include "etscope/core/result.h"
 #include "etscope/formats/blob.h"
-#include "etscope/runtime/runner.h"
+#include "etscope/runner/runner.h"
 #include "etscope/store/store.h"
 
 namespace etscope::cli {
@@ -61,7 +61,7 @@ struct StoredRun {
 /// strings and this machine's environment. When the request names no ETDump, the runner's trace
 /// goes to the store from memory.
 inline Result<StoredRun> store_run(const std::string& location, const std::vector<std::string>& tags, store::ImportRequest request,
-                                   rt::Runner& runner) {
+                                   runner::Runner& runner) {
   ETSCOPE_ASSIGN_OR_RETURN(request.tags, parse_tags(tags));
   request.environment = store::this_machine();
   if (request.etdump.empty()) {

@@ -17,7 +17,7 @@
 #include "kernels/util/gemm.h"
 #include "kernels/util/half.h"
 
-namespace etscope::rt::xnnpack {
+namespace etscope::runtime::xnnpack {
 namespace {
 
 using xnn::ElementType;
@@ -2173,4 +2173,4 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
   return ok_status();
 }
 
-}  // namespace etscope::rt::xnnpack
+}  // namespace etscope::runtime::xnnpack

@@ -22,7 +22,7 @@
 #include "etscope/formats/program.h"
 #include "etscope/formats/xnnpack_payload.h"
 
-namespace etscope::rt::xnnpack {
+namespace etscope::runtime::xnnpack {
 
 /// Takes bytes from the method's memory budget, or explains why it cannot.
 using Reserve = std::function<Status(uint64_t bytes, const std::string& what)>;
@@ -49,4 +49,4 @@ class XnnpackDelegate {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace etscope::rt::xnnpack
+}  // namespace etscope::runtime::xnnpack

@@ -1,4 +1,4 @@
-#include "etscope/runtime/runner.h"
+#include "etscope/runner/runner.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,7 +19,7 @@
 #include "etscope/inspect/inspector.h"
 #include "etscope/runtime/bundled.h"
 
-namespace etscope::rt {
+namespace etscope::runner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -448,4 +448,4 @@ Result<std::vector<uint8_t>> Runner::trace_bytes() const {
   return bytes;
 }
 
-}  // namespace etscope::rt
+}  // namespace etscope::runner
