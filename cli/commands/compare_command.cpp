@@ -72,8 +72,8 @@ class CompareCommand final : public Command {
       const bool both = r.n_a > 0 && r.n_b > 0;
       table.rows.push_back({r.name, r.instruction >= 0 ? std::optional<std::string>(std::to_string(r.instruction)) : std::nullopt,
                             std::to_string(r.n_a), std::to_string(r.n_b),
-                            r.n_a ? std::optional<std::string>(ms_text(r.median_a)) : std::nullopt,
-                            r.n_b ? std::optional<std::string>(ms_text(r.median_b)) : std::nullopt,
+                            r.n_a ? std::optional<std::string>(ms_text(r.median_a_ms)) : std::nullopt,
+                            r.n_b ? std::optional<std::string>(ms_text(r.median_b_ms)) : std::nullopt,
                             both ? std::optional<std::string>(format_ == "table" ? percent(r.delta) : number_text(r.delta)) : std::nullopt,
                             both ? std::optional<std::string>(format_ == "table" ? p_text(r.test.p) : number_text(r.test.p)) : std::nullopt,
                             both ? std::optional<std::string>(number_text(std::round(r.test.effect * 1000) / 1000)) : std::nullopt,
@@ -129,7 +129,7 @@ class CompareCommand final : public Command {
 
   // Table: libinspect's duration policy (three significant figures); CSV and JSON: the number.
   std::string ms_text(double ms) const {
-    return format_ == "table" ? duration_text(ms * 1e6, TimeUnit::kAuto) : number_text(ms);
+    return format_ == "table" ? duration_text_ms(ms) : number_text(ms);
   }
 
   std::string a_, b_, location_, format_ = "table", threshold_ = "5%";

@@ -4,6 +4,7 @@
 
 #include "commands/command.h"
 #include "etscope/etdump/etdump_reader.h"
+#include "etscope/core/text.h"
 #include "render/format.h"
 #include "render/json_output.h"
 
@@ -58,7 +59,7 @@ class EtdumpCommand final : public Command {
               name = "delegate " + (d.id_str.empty() ? std::to_string(d.id_int) : d.id_str) + (name.empty() ? "" : " " + name);
             }
             std::printf("  %5u  %-40s chain %2d instr %4d  %12.3f us\n", i, name.c_str(), e.chain, e.instruction,
-                        static_cast<double>(e.end - e.start) / 1000.0);
+                        duration_in(static_cast<double>(e.end - e.start), TimeUnit::kUs));
             break;
           }
           case etdump::EventKind::kDebug: {

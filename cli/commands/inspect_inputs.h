@@ -15,15 +15,15 @@ struct InspectInputs {
   std::string etdump, etrecord, debug_buffer;
   std::string source = "ns", target = "ms";
   std::string method;  // "" = each block its own method (else forward)
-  std::string pte;          ///< The program, only to check that the files belong together.
+  std::string pte;          ///< The program: checked against the others; names the default method.
   bool force = false;       ///< Join files that do not belong together, with a warning.
   bool include_warmup = false;
   uint32_t skip_runs = 0;
 
   /// Declares the options on `sub`, bound to this object (which must outlive the parse).
   void add_options(CLI::App* sub);
-  /// Reads the files, checks that they belong together (refused unless --force), warns on
-  /// stderr about ETRecord parts that could not be decoded, and builds the Inspector.
+  /// Opens the files as inspect::open_profile does (files that do not belong together are
+  /// refused unless --force) and prints its warnings on stderr.
   Result<inspect::Inspector> load() const;
 };
 

@@ -375,7 +375,7 @@ class RunCommand final : public Command {
   // A duration given in milliseconds, in --time-unit (libinspect's one policy).
   std::string duration(double ms) const {
     const auto unit = parse_time_unit(time_unit_);  // CLI11 has checked the name
-    return duration_text(ms * 1e6, unit.ok() ? *unit : TimeUnit::kAuto);
+    return duration_text_ms(ms, unit.ok() ? *unit : TimeUnit::kAuto);
   }
   Json report_ = Json::object();  ///< What --format json prints, filled as the run goes.
 

@@ -44,7 +44,7 @@ class RunsCommand final : public Command {
       row.emplace_back(std::move(r.source));
       row.emplace_back(std::to_string(r.executions));
       if (r.median_ms) {
-        row.emplace_back(table ? duration_text(*r.median_ms * 1e6, TimeUnit::kAuto) : number_text(*r.median_ms));
+        row.emplace_back(table ? duration_text_ms(*r.median_ms) : number_text(*r.median_ms));
       } else {
         row.emplace_back(std::nullopt);
       }

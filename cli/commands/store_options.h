@@ -12,10 +12,12 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
 #include "etscope/core/result.h"
+#include "etscope/formats/blob.h"
 #include "etscope/runner/runner.h"
 #include "etscope/store/store.h"
 
@@ -50,22 +52,6 @@ inline void add_table_format(CLI::App* sub, std::string& format) {
   sub->add_option("--format", format, "table (default), csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
 }
 
-/// The runner's trace written to a new temporary file (for --store without --etdump); the caller
-/// removes it.
-inline Result<std::string> temporary_etdump(runner::Runner& runner) {
-  const char* dir = std::getenv("TMPDIR");
-  std::string path = std::string(dir != nullptr && *dir ? dir : "/tmp") + "/etscope-run-XXXXXX";
-  const int fd = mkstemp(path.data());
-  if (fd < 0) return Error(ErrorCode::kIo, path + ": cannot create a temporary ETDump for --store");
-  close(fd);
-  auto files = runner.write_trace(path, "");
-  if (!files.ok()) {
-    std::remove(path.c_str());
-    return files.error();
-  }
-  return path;
-}
-
 struct StoredRun {
   int64_t run_id = 0;
   std::string location;
@@ -73,23 +59,18 @@ struct StoredRun {
 
 /// run/train/debug --store: records `request` in the store at `location` with the `--tag`
 /// strings and this machine's environment. When the request names no ETDump, the runner's trace
-/// goes through a temporary file, removed afterwards whatever happens.
+/// goes to the store from memory.
 inline Result<StoredRun> store_run(const std::string& location, const std::vector<std::string>& tags, store::ImportRequest request,
                                    runner::Runner& runner) {
   ETSCOPE_ASSIGN_OR_RETURN(request.tags, parse_tags(tags));
   request.environment = store::this_machine();
-  std::string temp;
   if (request.etdump.empty()) {
-    ETSCOPE_ASSIGN_OR_RETURN(temp, temporary_etdump(runner));
-    request.etdump = temp;
+    ETSCOPE_ASSIGN_OR_RETURN(std::vector<uint8_t> trace, runner.trace_bytes());
+    request.etdump_bytes = Blob::from_bytes("(in memory)", trace);
   }
-  auto stored = [&]() -> Result<StoredRun> {
-    ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(location));
-    ETSCOPE_ASSIGN_OR_RETURN(store::ImportResult r, store->add(request));
-    return StoredRun{r.run_id, store->location()};
-  }();
-  if (!temp.empty()) std::remove(temp.c_str());
-  return stored;
+  ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(location));
+  ETSCOPE_ASSIGN_OR_RETURN(store::ImportResult r, store->add(request));
+  return StoredRun{r.run_id, store->location()};
 }
 
 }  // namespace etscope::cli

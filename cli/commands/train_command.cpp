@@ -292,7 +292,7 @@ class TrainCommand final : public Command {
   }
 
   void report(const training::LoopSummary& s, const training::Curve& curve, const std::string& hyper) {
-    auto ms = [](double v) { return duration_text(v * 1e6, TimeUnit::kAuto); };
+    auto ms = [](double v) { return duration_text_ms(v); };
     say("steps      %lld (%lld in all, %.2f epochs)\n", static_cast<long long>(s.steps), static_cast<long long>(s.total_steps), s.epochs);
     say("fwd+bwd    median %s  p90 %s\n", ms(s.forward_backward_ms.p50).c_str(), ms(s.forward_backward_ms.p90).c_str());
     say("optimizer  median %s  p90 %s\n", ms(s.optimizer_ms.p50).c_str(), ms(s.optimizer_ms.p90).c_str());

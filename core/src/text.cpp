@@ -153,6 +153,15 @@ std::string duration_text(double ns, TimeUnit unit) {
   return significant_text(ns / ns_per_unit(unit)) + " " + to_string(unit);
 }
 
+double duration_in(double ns, TimeUnit unit) {
+  if (unit == TimeUnit::kAuto) unit = auto_unit(ns);
+  return ns / ns_per_unit(unit);
+}
+
+std::string duration_text_us(double us, TimeUnit unit) { return duration_text(us * ns_per_unit(TimeUnit::kUs), unit); }
+
+std::string duration_text_ms(double ms, TimeUnit unit) { return duration_text(ms * ns_per_unit(TimeUnit::kMs), unit); }
+
 // ---- [5] words ---------------------------------------------------------------------------
 
 std::string count_text(uint64_t count, std::string_view noun) {

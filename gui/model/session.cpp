@@ -5,7 +5,7 @@
 #include "etscope/formats/pte_reader.h"
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/etdump/etdump_reader.h"
-#include "etscope/inspect/consistency.h"
+#include "etscope/inspect/profile.h"
 
 #include <algorithm>
 #include <cctype>
@@ -129,19 +129,15 @@ void load_store_and_baseline(const OpenRequest& request, Session& s, LoadProgres
       }
     } else {
       report(progress, 0.47f, "reading the baseline " + request.baseline);
-      auto dump = etdump::EtDumpReader::open(request.baseline);
-      if (!dump.ok()) {
-        s.errors.push_back(dump.error().message());
+      inspect::ProfileFiles files;
+      files.etdump = request.baseline;
+      auto baseline = inspect::open_profile(files);
+      if (!baseline.ok()) {
+        s.errors.push_back(baseline.error().message());
       } else {
-        auto shared = std::make_shared<const etdump::EtDumpFile>(std::move(dump).value());
-        auto inspector = inspect::Inspector::build(shared, nullptr, nullptr, inspect::InspectorOptions{});
-        if (!inspector.ok()) {
-          s.errors.push_back(inspector.error().message());
-        } else {
-          s.baseline_dump = shared;
-          s.baseline_samples = inspect::run_samples(*inspector);
-          s.baseline_label = file_name(request.baseline);
-        }
+        s.baseline_dump = baseline->dump;
+        s.baseline_samples = inspect::run_samples(*baseline->inspector);
+        s.baseline_label = file_name(request.baseline);
       }
     }
   }
@@ -371,28 +367,27 @@ std::unique_ptr<Session> load_session(const OpenRequest& request, const Session*
     }
   }
 
-  // Files that do not belong together, or ETRecord parts that could not be decoded, would
-  // make the views quietly wrong or empty: the dialog says so (the views still show the files,
-  // as `etscope inspect --force` would).
-  if (s->record && !s->record->undecoded.empty()) {
-    s->errors.push_back("warning: " + s->record_path + ": not decoded: " + s->record->undecoded.front());
-  }
-  for (const std::string& problem : inspect::check_consistency(s->dump.get(), s->record.get(), s->program.get()).problems) {
-    s->errors.push_back("warning: " + problem);
-  }
-
-  if (s->dump) {
+  // Files that do not belong together, ETRecord parts that could not be decoded, or a recording
+  // that lost events would make the views quietly wrong or empty: the dialog says so (the views
+  // still show the files, as `etscope inspect --force` would).
+  inspect::ProfileParts parts{s->dump, s->record, s->program, s->debug_buffer, s->record_path};
+  inspect::ProfileOptions options;
+  options.target = inspect::TimeScale::kUs;
+  options.join_mismatched = true;
+  auto say = [&s](const std::vector<inspect::ProfileWarning>& warnings) {
+    for (const inspect::ProfileWarning& w : warnings) s->errors.push_back("warning: " + (w.file.empty() ? "" : w.file + ": ") + w.text);
+  };
+  if (!s->dump) {
+    auto warnings = inspect::check_profile_parts(parts, options);
+    if (warnings.ok()) say(*warnings);
+  } else {
     report(progress, 0.7f, "laying out the timeline");
     s->timeline = TimelineModel::build(s->dump);
     report(progress, 0.8f, "joining events (Inspector)");
-    inspect::InspectorOptions options;
-    options.target = inspect::TimeScale::kUs;
-    // The ETRecord's maps are per method; follow the program when it has no "forward".
-    if (!s->plans.empty() && s->find_plan("forward") < 0) options.method = s->plans[s->default_plan()].name();
-    auto inspector = inspect::Inspector::build(s->dump, s->record, s->debug_buffer, options);
-    if (inspector.ok()) {
-      s->inspector = std::make_unique<inspect::Inspector>(std::move(inspector).value());
-      for (const std::string& loss : s->inspector->recording_losses()) s->errors.push_back("warning: " + s->dump_path + ": " + loss);
+    auto profile = inspect::open_profile(std::move(parts), options);
+    if (profile.ok()) {
+      say(profile->warnings);
+      s->inspector = std::move(profile->inspector);
       s->lookup = std::make_unique<EventLookup>(*s->inspector);
       report(progress, 0.9f, "computing op statistics");
       s->stats = StatsModel::build(*s->inspector);
@@ -409,7 +404,7 @@ std::unique_ptr<Session> load_session(const OpenRequest& request, const Session*
         }
       }
     } else {
-      s->errors.push_back(inspector.error().message());
+      s->errors.push_back(profile.error().message());
     }
   }
   if (s->baseline_dump && (!s->baseline_timeline || &s->baseline_timeline->dump() != s->baseline_dump.get())) {

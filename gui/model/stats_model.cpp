@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "etscope/inspect/event_index.h"
+#include "etscope/inspect/profile.h"
 #include "model/text_format.h"
 
 namespace etscope::gui {
@@ -17,13 +18,13 @@ double key_of(const StatsRow& r, StatsColumn column) {
     case StatsColumn::kInstruction:
       return r.instruction.valid() ? static_cast<double>(r.instruction.chain) * 1e9 + r.instruction.instruction : -1.0;
     case StatsColumn::kCount: return static_cast<double>(r.count);
-    case StatsColumn::kAvg: return r.avg;
-    case StatsColumn::kP10: return r.p10;
-    case StatsColumn::kP50: return r.p50;
-    case StatsColumn::kP90: return r.p90;
-    case StatsColumn::kMin: return r.min;
-    case StatsColumn::kMax: return r.max;
-    case StatsColumn::kTotal: return r.total;
+    case StatsColumn::kAvg: return r.avg_us;
+    case StatsColumn::kP10: return r.p10_us;
+    case StatsColumn::kP50: return r.p50_us;
+    case StatsColumn::kP90: return r.p90_us;
+    case StatsColumn::kMin: return r.min_us;
+    case StatsColumn::kMax: return r.max_us;
+    case StatsColumn::kTotal: return r.total_us;
     case StatsColumn::kShare: return r.share;
     case StatsColumn::kName:
     case StatsColumn::kModule: return 0;
@@ -48,16 +49,13 @@ void sort_stats_rows(const std::vector<StatsRow>& all, StatsColumn column, bool 
 
 StatsModel StatsModel::build(const inspect::Inspector& inspector) {
   StatsModel m;
-  m.unit_ = inspect::to_string(inspector.options().target);
   const auto& blocks = inspector.blocks();
-  size_t best_runs = 0;
-  bool best_execute = false;
   for (size_t b = 0; b < blocks.size(); ++b) {
     const inspect::EventBlock& block = blocks[b];
     StatsBlock out;
     out.runs = block.runs.size();
     const inspect::RunTime run = inspector.run_time(b);
-    out.run_time = run.value;
+    out.run_time_us = run.value;
     out.run_time_source = inspect::to_string(run.source);
     for (size_t e = 0; e < block.events.size(); ++e) {
       const inspect::Event& ev = block.events[e];
@@ -73,8 +71,8 @@ StatsModel StatsModel::build(const inspect::Inspector& inspector) {
       if (ev.perf) {
         const inspect::PerfData& p = *ev.perf;
         row.count = p.raw.size();
-        row.avg = p.avg, row.p10 = p.p10, row.p50 = p.p50, row.p90 = p.p90, row.min = p.min, row.max = p.max;
-        row.total = p.total;
+        row.avg_us = p.avg, row.p10_us = p.p10, row.p50_us = p.p50, row.p90_us = p.p90, row.min_us = p.min, row.max_us = p.max;
+        row.total_us = p.total;
         row.share = inspect::share_of_run(ev, run).value_or(0.0);
       }
       out.rows.push_back(std::move(row));
@@ -83,12 +81,6 @@ StatsModel StatsModel::build(const inspect::Inspector& inspector) {
     out.modules = inspector.module_tree(b);
     out.label = "#" + std::to_string(b) + " " + block.name + ": " + std::to_string(out.runs) +
                 (out.runs == 1 ? " run, " : " runs, ") + std::to_string(block.events.size()) + " events";
-    const bool execute = block.name == events::kBlockExecute;
-    if (b == 0 || (execute && !best_execute) || (execute == best_execute && out.runs > best_runs)) {
-      m.default_block_ = b;
-      best_runs = out.runs;
-      best_execute = execute;
-    }
     // row_of's answers: the first kernel or delegate event of each instruction, else its first
     // wrapper.
     std::unordered_map<uint64_t, uint32_t> index;
@@ -101,6 +93,7 @@ StatsModel StatsModel::build(const inspect::Inspector& inspector) {
     m.instruction_rows_.push_back(std::move(index));
     m.blocks_.push_back(std::move(out));
   }
+  m.default_block_ = inspect::main_block(inspector).value_or(0);
   return m;
 }
 

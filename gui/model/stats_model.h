@@ -15,15 +15,15 @@ namespace etscope::gui {
 
 enum class StatsColumn : uint8_t { kName, kInstruction, kCount, kAvg, kP10, kP50, kP90, kMin, kMax, kTotal, kShare, kModule };
 
-/// One Inspector event with its statistics in the model's unit (microseconds).
+/// One Inspector event with its statistics; durations in microseconds (the `_us` fields).
 struct StatsRow {
   uint32_t event = 0;          ///< Index into EventBlock::events.
   std::string name;
   InstructionRef instruction;  ///< Invalid for framework events.
   std::string module;          ///< Module path from the ETRecord, or "".
   uint64_t count = 0;          ///< Samples (runs) with a duration.
-  double avg = 0, p10 = 0, p50 = 0, p90 = 0, min = 0, max = 0;
-  double total = 0;            ///< Sum of the samples.
+  double avg_us = 0, p10_us = 0, p50_us = 0, p90_us = 0, min_us = 0, max_us = 0;
+  double total_us = 0;         ///< Sum of the samples.
   double share = 0;            ///< inspect::share_of_run: avg / the block's run time, 0..1.
   events::EventClass kind = events::EventClass::kOther;
   bool framework = false;      ///< kind is kFramework (Method::execute and friends).
@@ -33,9 +33,9 @@ struct StatsRow {
 struct StatsBlock {
   std::string label;           ///< "#1 Execute: 10 runs, 8 events".
   std::vector<StatsRow> rows;  ///< In Inspector order.
-  std::vector<inspect::TypeSummary> summary;
-  inspect::ModuleNode modules;
-  double run_time = 0;         ///< inspect::Inspector::run_time of the block.
+  std::vector<inspect::TypeSummary> summary;  ///< Times in microseconds.
+  inspect::ModuleNode modules;                ///< Times in microseconds.
+  double run_time_us = 0;      ///< inspect::Inspector::run_time of the block.
   std::string run_time_source; ///< How it was defined ("Method::execute avg", ...).
   size_t runs = 0;
 };
@@ -56,14 +56,16 @@ struct StatsQuery {
 
 class StatsModel {
  public:
-  /// Reads every block of `inspector` (built with microseconds as its target unit). The model
-  /// copies what it needs; the inspector need not outlive it.
+  /// Reads every block of `inspector`, which must report microseconds (TimeScale::kUs as its
+  /// target, as load_session opens profiles): every duration of the model is in microseconds.
+  /// The model copies what it needs; the inspector need not outlive it.
   static StatsModel build(const inspect::Inspector& inspector);
 
   const std::vector<StatsBlock>& blocks() const { return blocks_; }
-  /// The block to show first: the one with the most runs, preferring "Execute" blocks.
+  /// The block to show first: inspect::main_block (0 when there are none).
   size_t default_block() const { return default_block_; }
-  const char* unit() const { return unit_.c_str(); }
+  /// The unit of every duration: "us".
+  const char* unit() const { return inspect::to_string(inspect::TimeScale::kUs); }
   /// Whether any event has a module path (an ETRecord with module metadata was loaded).
   bool has_modules() const { return has_modules_; }
 
@@ -83,7 +85,6 @@ class StatsModel {
   bool has_modules_ = false;
   /// Per block: (chain, instruction) packed as in row_of() -> the row it answers with.
   std::vector<std::unordered_map<uint64_t, uint32_t>> instruction_rows_;
-  std::string unit_ = "us";
   mutable bool cache_valid_ = false;
   mutable size_t cache_block_ = 0;
   mutable StatsQuery cache_query_;

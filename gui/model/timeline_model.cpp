@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "etscope/inspect/inspector.h"
+#include "etscope/inspect/profile.h"
 #include "model/event_lookup.h"
 #include "model/text_format.h"
 
@@ -101,6 +102,10 @@ TimelineModel TimelineModel::build(std::shared_ptr<const etdump::EtDumpFile> dum
     m.bar_count_ += track.events;
     m.tracks_.push_back(std::move(track));
   }
+  std::vector<inspect::BlockCandidate> candidates;
+  candidates.reserve(m.tracks_.size());
+  for (const Track& t : m.tracks_) candidates.push_back({m.dump_->blocks[t.block].name, 1});
+  m.main_track_ = inspect::main_block(candidates).value_or(0);
   return m;
 }
 

@@ -97,6 +97,10 @@ class TimelineModel {
   /// be far from a run's and would set the scale; every track when there is nothing else.
   std::pair<uint64_t, uint64_t> fit_range(bool aligned) const;
 
+  /// The track a run is shown by (the Compare view's): inspect::main_block among the tracks'
+  /// blocks, each one execution; null when there are no tracks.
+  const Track* main_track() const { return main_track_ < tracks_.size() ? &tracks_[main_track_] : nullptr; }
+
   /// Indices [first, last) of the bars of `lane` that intersect [t0, t1] (relative ticks).
   static std::pair<size_t, size_t> visible_range(const Lane& lane, double t0, double t1);
 
@@ -124,6 +128,7 @@ class TimelineModel {
   std::vector<BarStyle> styles_;
   size_t bar_count_ = 0;
   uint64_t global_origin_ = 0;
+  size_t main_track_ = 0;
   mutable InstructionRef cached_ref_;
   mutable std::vector<BarRef> cached_bars_;
 };

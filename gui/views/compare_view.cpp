@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "etscope/core/event_names.h"
+#include "etscope/core/text.h"
 #include "model/text_format.h"
 #include "views/palette.h"
 #include "views/plot.h"
@@ -38,7 +38,7 @@ ImU32 VerdictColour(inspect::Verdict v) {
   return kUnchanged;
 }
 
-std::string Ms(double ms) { return duration_text(ms * 1e6); }
+std::string Ms(double ms) { return duration_text_ms(ms); }
 
 std::string Percent(double delta) {
   char buf[32];
@@ -67,18 +67,10 @@ void RunPicker(const char* label, const Session& session, int64_t current, std::
   ImGui::EndCombo();
 }
 
-// The track a run is shown by: its first execution ("Execute" block), else its last track.
-const Track* RepresentativeTrack(const TimelineModel& model) {
-  for (const Track& t : model.tracks()) {
-    if (model.dump().blocks[t.block].name == events::kBlockExecute) return &t;
-  }
-  return model.tracks().empty() ? nullptr : &model.tracks().back();
-}
-
 void DrawTimelines(const Session& session, ViewState& state, float height) {
-  const Track* a = session.baseline_timeline ? RepresentativeTrack(*session.baseline_timeline) : nullptr;
+  const Track* a = session.baseline_timeline ? session.baseline_timeline->main_track() : nullptr;
   // A stored run has no events; the loaded ETDump is then not the candidate.
-  const Track* b = session.timeline && session.store_run == 0 ? RepresentativeTrack(*session.timeline) : nullptr;
+  const Track* b = session.timeline && session.store_run == 0 ? session.timeline->main_track() : nullptr;
   if (a == nullptr || b == nullptr) {
     ImGui::TextDisabled("The timelines are shown when both runs are ETDump files (the run store keeps samples, not events).");
     return;
@@ -193,9 +185,9 @@ void DrawTable(const CompareModel& model, const inspect::Comparison& cmp, ViewSt
     ImGui::TableNextColumn();
     ImGui::Text("%zu / %zu", r.n_a, r.n_b);
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(r.n_a ? Ms(r.median_a).c_str() : "-");
+    ImGui::TextUnformatted(r.n_a ? Ms(r.median_a_ms).c_str() : "-");
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(r.n_b ? Ms(r.median_b).c_str() : "-");
+    ImGui::TextUnformatted(r.n_b ? Ms(r.median_b_ms).c_str() : "-");
     // The change: a bar from the column's middle, right for slower, left for faster.
     ImGui::TableNextColumn();
     {
@@ -278,7 +270,7 @@ void DrawCompareView(const Session& session, ViewState& state) {
   }
   const inspect::CompareRow& m = cmp.method;
   if (m.n_a && m.n_b) {
-    ImGui::Text("method total: %s -> %s (%s, p %.3g, %zu/%zu runs)", Ms(m.median_a).c_str(), Ms(m.median_b).c_str(),
+    ImGui::Text("method total: %s -> %s (%s, p %.3g, %zu/%zu runs)", Ms(m.median_a_ms).c_str(), Ms(m.median_b_ms).c_str(),
                 Percent(m.delta).c_str(), m.test.p, m.n_a, m.n_b);
     ImGui::SameLine();
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(VerdictColour(m.verdict)), "%s", to_string(m.verdict));

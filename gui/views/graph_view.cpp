@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "etscope/core/text.h"
 #include "model/text_format.h"
 #include "views/palette.h"
 #include "views/views.h"
@@ -144,7 +145,7 @@ std::string NodeTooltip(const Session& session, const GraphModel& model, uint32_
     const size_t block = state.stats.block < session.stats->blocks().size() ? state.stats.block : session.stats->default_block();
     if (const StatsRow* r = session.stats->row_of(block, InstructionRef{n.chain, n.instruction}); r != nullptr && r->count > 0) {
       char line[160];
-      std::snprintf(line, sizeof line, "\n%s: avg %s, %.1f%% of the run", r->name.c_str(), duration_text(r->avg * 1e3).c_str(), r->share * 100);
+      std::snprintf(line, sizeof line, "\n%s: avg %s, %.1f%% of the run", r->name.c_str(), duration_text_us(r->avg_us).c_str(), r->share * 100);
       t += line;
     }
   }

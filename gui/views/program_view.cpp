@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "etscope/core/text.h"
 #include "model/text_format.h"
 #include "views/palette.h"
 #include "views/views.h"
@@ -280,8 +281,8 @@ void DrawProgramView(const Session& session, ViewState& state) {
             const size_t block = state.stats.block < session.stats->blocks().size() ? state.stats.block : session.stats->default_block();
             if (const StatsRow* r = session.stats->row_of(block, state.selected); r != nullptr && r->count > 0) {
               ImGui::SameLine(0, 16);
-              ImGui::Text("%s: avg %s, p50 %s over %llu runs, %.1f%% of the run", r->name.c_str(), duration_text(r->avg * 1e3).c_str(),
-                          duration_text(r->p50 * 1e3).c_str(), static_cast<unsigned long long>(r->count), r->share * 100);
+              ImGui::Text("%s: avg %s, p50 %s over %llu runs, %.1f%% of the run", r->name.c_str(), duration_text_us(r->avg_us).c_str(),
+                          duration_text_us(r->p50_us).c_str(), static_cast<unsigned long long>(r->count), r->share * 100);
               if (!r->module.empty()) {
                 ImGui::TextDisabled("module %s", r->module.c_str());
               }

@@ -103,7 +103,7 @@ void DrawEventTable(const StatsModel& model, const StatsBlock& block, size_t blo
       }
       ImGui::TableNextColumn();
       ImGui::Text("%llu", static_cast<unsigned long long>(r.count));
-      for (double v : {r.avg, r.p10, r.p50, r.p90, r.min, r.max, r.total}) {
+      for (double v : {r.avg_us, r.p10_us, r.p50_us, r.p90_us, r.min_us, r.max_us, r.total_us}) {
         ImGui::TableNextColumn();
         if (r.count > 0) ImGui::TextUnformatted(Num(v).c_str());
       }
@@ -226,7 +226,7 @@ void DrawStatsView(const Session& session, ViewState& state) {
   ImGui::SameLine(0, 20);
   sv.query.filter = sv.filter;
   ImGui::TextDisabled("%zu of %zu events; run time %s %s (%s)", model.rows(sv.block, sv.query).size(), block.rows.size(),
-                      Num(block.run_time).c_str(), model.unit(), block.run_time_source.c_str());
+                      Num(block.run_time_us).c_str(), model.unit(), block.run_time_source.c_str());
 
   const float avail = ImGui::GetContentRegionAvail().y;
   DrawEventTable(model, block, sv.block, state, std::max(160.0f, avail * 0.55f));

@@ -119,9 +119,9 @@ void StepTooltip(const inspect::Curve& c, size_t i) {
   ImGui::Text("step %lld", static_cast<long long>(c.first_step + static_cast<int64_t>(i)));
   ImGui::Text("loss %.6g", c.loss[i]);
   if (i < c.accuracy.size() && c.accuracy[i]) ImGui::Text("accuracy %.2f%%", *c.accuracy[i] * 100);
-  if (i < c.step_ms.size()) ImGui::Text("step time %s", duration_text(c.step_ms[i] * 1e6).c_str());
-  if (i < c.forward_backward_ms.size()) ImGui::TextDisabled("  forward-backward %s", duration_text(c.forward_backward_ms[i] * 1e6).c_str());
-  if (i < c.optimizer_ms.size()) ImGui::TextDisabled("  optimizer %s", duration_text(c.optimizer_ms[i] * 1e6).c_str());
+  if (i < c.step_ms.size()) ImGui::Text("step time %s", duration_text_ms(c.step_ms[i]).c_str());
+  if (i < c.forward_backward_ms.size()) ImGui::TextDisabled("  forward-backward %s", duration_text_ms(c.forward_backward_ms[i]).c_str());
+  if (i < c.optimizer_ms.size()) ImGui::TextDisabled("  optimizer %s", duration_text_ms(c.optimizer_ms[i]).c_str());
   const int64_t step = c.first_step + static_cast<int64_t>(i);
   for (const inspect::ValidationPoint& v : c.val) {
     if (v.step != step) continue;
@@ -163,7 +163,7 @@ void DrawTrainingView(const Session& session, ViewState& state) {
                       static_cast<long long>(last), c.loss.back());
   if (!c.step_ms.empty()) {
     ImGui::SameLine(0, 16);
-    ImGui::TextDisabled("median step %s", duration_text(median(c.step_ms) * 1e6).c_str());
+    ImGui::TextDisabled("median step %s", duration_text_ms(median(c.step_ms)).c_str());
   }
   if (!c.val.empty()) {
     ImGui::SameLine(0, 16);

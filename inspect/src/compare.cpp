@@ -142,9 +142,9 @@ CompareRow compare_samples(const std::string& name, const std::vector<double>& a
   row.name = name;
   row.n_a = a.size();
   row.n_b = b.size();
-  row.median_a = median(a);
-  row.median_b = median(b);
-  row.delta = row.median_a > 0 ? (row.median_b - row.median_a) / row.median_a : 0;
+  row.median_a_ms = median(a);
+  row.median_b_ms = median(b);
+  row.delta = row.median_a_ms > 0 ? (row.median_b_ms - row.median_a_ms) / row.median_a_ms : 0;
   // B's samples first: a positive effect means B tends to be slower.
   row.test = mann_whitney_u(b, a);
   const bool significant = row.n_a > 0 && row.n_b > 0 && row.test.p < o.alpha;

@@ -68,6 +68,25 @@ struct Runner::Impl {
   std::optional<size_t> bundled_case;  // inputs come from this test case instead
 
   const Program& program() const { return bundled ? bundled->program : *program_owned; }
+  // A buffer or event capacity that ran out while recording, named after the files written.
+  Status capacity_status(const std::string& etdump_path, const std::string& debug_buffer_path) const {
+    if (writer->debug_buffer_overflowed()) {
+      return Error(ErrorCode::kOutOfResources,
+                   debug_buffer_path + ": the " + std::to_string(options.debug_buffer_bytes >> 20) + " MiB debug buffer ran out: " +
+                       std::to_string(writer->values_dropped()) +
+                       " logged values were not recorded (counted in the ETDump); raise --debug-buffer-size");
+    }
+    if (writer->events_overflowed()) {
+      std::string what;
+      if (writer->events_dropped() > 0) what = std::to_string(writer->events_dropped()) + " events";
+      if (writer->blocks_dropped() > 0) {
+        what += (what.empty() ? "" : " and ") + std::to_string(writer->blocks_dropped()) + " executions";
+      }
+      return Error(ErrorCode::kOutOfResources,
+                   etdump_path + ": the ETDump writer's capacity ran out: " + what + " were not recorded (counted in the ETDump)");
+    }
+    return ok_status();
+  }
   std::string where() const { return options.model + ": method '" + method_name + "'"; }
   MethodOptions method_options() const {
     MethodOptions m;
@@ -439,22 +458,16 @@ Result<TraceFiles> Runner::write_trace(const std::string& etdump_path, const std
     files.debug_bytes = m.writer->debug_bytes_used();
     ETSCOPE_TRY(write_file_bytes(debug_buffer_path, {m.debug_buffer.data(), files.debug_bytes}));
   }
-  if (m.writer->debug_buffer_overflowed()) {
-    return Error(ErrorCode::kOutOfResources,
-                 debug_buffer_path + ": the " + std::to_string(m.options.debug_buffer_bytes >> 20) + " MiB debug buffer ran out: " +
-                     std::to_string(m.writer->values_dropped()) +
-                     " logged values were not recorded (counted in the ETDump); raise --debug-buffer-size");
-  }
-  if (m.writer->events_overflowed()) {
-    std::string what;
-    if (m.writer->events_dropped() > 0) what = std::to_string(m.writer->events_dropped()) + " events";
-    if (m.writer->blocks_dropped() > 0) {
-      what += (what.empty() ? "" : " and ") + std::to_string(m.writer->blocks_dropped()) + " executions";
-    }
-    return Error(ErrorCode::kOutOfResources,
-                 etdump_path + ": the ETDump writer's capacity ran out: " + what + " were not recorded (counted in the ETDump)");
-  }
+  ETSCOPE_TRY(m.capacity_status(etdump_path, debug_buffer_path));
   return files;
+}
+
+Result<std::vector<uint8_t>> Runner::trace_bytes() const {
+  const Impl& m = *impl_;
+  if (!m.writer) return Error(ErrorCode::kInvalidArgument, m.options.model + ": the runner records no trace");
+  ETSCOPE_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, m.writer->finish());
+  ETSCOPE_TRY(m.capacity_status(m.options.model + " (trace in memory)", ""));
+  return bytes;
 }
 
 }  // namespace etscope::runner

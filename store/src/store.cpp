@@ -22,7 +22,7 @@
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/blob.h"
 #include "etscope/formats/training.h"
-#include "etscope/inspect/program_description.h"
+#include "etscope/inspect/profile.h"
 #include "schema.h"
 
 #ifndef ETSCOPE_VERSION_STRING
@@ -140,31 +140,27 @@ struct Store::Impl {
   }
 
   Result<ImportResult> add(const ImportRequest& req) {
-    ETSCOPE_ASSIGN_OR_RETURN(auto blob, Blob::open_file(req.etdump));
+    std::shared_ptr<const Blob> blob = req.etdump_bytes;
+    if (!blob) {
+      ETSCOPE_ASSIGN_OR_RETURN(blob, Blob::open_file(req.etdump));
+    }
     const std::string hash = sha256_hex(blob->bytes());
     ETSCOPE_ASSIGN_OR_RETURN(Rows existing, db->query("SELECT id FROM runs WHERE content_hash = $1", {hash}));
     if (!existing.rows.empty()) return ImportResult{as_int(existing.rows[0][0]), false};
 
     // Everything is read and derived before the transaction starts.
-    ETSCOPE_ASSIGN_OR_RETURN(etdump::EtDumpFile dump, etdump::EtDumpReader::read(blob));
-    std::shared_ptr<const etrecord::EtRecord> record;
-    if (!req.etrecord.empty()) {
-      ETSCOPE_ASSIGN_OR_RETURN(etrecord::EtRecord r, etrecord::EtRecordReader::open(req.etrecord));
-      record = std::make_shared<const etrecord::EtRecord>(std::move(r));
-    }
-    inspect::InspectorOptions options;
-    options.method = req.method;
-    ETSCOPE_ASSIGN_OR_RETURN(inspect::Inspector inspector,
-                             inspect::Inspector::build(std::make_shared<const etdump::EtDumpFile>(std::move(dump)), record, nullptr, options));
-    const inspect::RunSamples samples = inspect::run_samples(inspector);
+    inspect::ProfileFiles files;
+    files.etdump_bytes = blob;
+    files.etrecord = req.etrecord;
+    files.program = req.pte;
+    files.options.method = req.method;
+    ETSCOPE_ASSIGN_OR_RETURN(inspect::Profile profile, inspect::open_profile(files));
+    const inspect::RunSamples samples = inspect::run_samples(*profile.inspector);
     if (samples.method_ms.empty() && samples.operators.empty()) {
-      return Error(ErrorCode::kInvalidArgument, req.etdump + ": the ETDump holds no timed execution to store");
+      return Error(ErrorCode::kInvalidArgument, blob->name() + ": the ETDump holds no timed execution to store");
     }
-    std::optional<Program> program;
-    if (!req.pte.empty()) {
-      ETSCOPE_ASSIGN_OR_RETURN(Program p, inspect::load_program(req.pte));
-      program = std::move(p);
-    }
+    const Program* program = profile.program.get();
+    const std::string file = req.etdump_bytes ? blob->name() : std::filesystem::path(req.etdump).filename().string();
 
     ETSCOPE_TRY(db->begin());
     auto done = [&]() -> Result<ImportResult> {
@@ -185,8 +181,7 @@ struct Store::Impl {
           Rows run, db->query("INSERT INTO runs (content_hash, program_id, method, source, file, host, device, os, backend, threads, "
                               "etscope_version, git_commit, created_at, executions, method_median_ms, method_p90_ms) "
                               "VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16) RETURNING id",
-                              {hash, program_id, req.method.empty() ? "forward" : req.method, req.source,
-                               std::filesystem::path(req.etdump).filename().string(), e.host, e.device, e.os, e.backend,
+                              {hash, program_id, profile.method, req.source, file, e.host, e.device, e.os, e.backend,
                                std::to_string(e.threads), e.etscope_version, e.git_commit, utc_now(), std::to_string(executions),
                                samples.method_ms.empty() ? Param() : Param(real(median(samples.method_ms))),
                                samples.method_ms.empty() ? Param() : Param(real(percentile(samples.method_ms, 90)))}));

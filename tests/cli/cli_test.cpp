@@ -565,3 +565,22 @@ TEST_CASE("etscope run writes bf16 outputs as float32 and takes exact float32 in
   CHECK(bad.exit_code == 1);
   CHECK_THAT(bad.err, Catch::Contains("not_bf16.npy: element 0") && Catch::Contains("is no bfloat16 value"));
 }
+
+TEST_CASE("run --store without --etdump stores the trace from memory, writing no file", "[cli][store]") {
+  const std::string dir = etscope::testing::temp_dir("run_store_memory");
+  const std::string store = dir + "/runs.sqlite";
+  auto stored = run_etscope("run " + etscope::testing::fixture("simple_conv/simple_conv.pte") + " --iterations 3 --store " + store);
+  INFO(stored.err);
+  REQUIRE(stored.exit_code == 0);
+  auto rows = run_etscope("sql \"SELECT file, method, executions FROM v_runs\" --format json --store " + store);
+  REQUIRE(rows.exit_code == 0);
+  const auto j = nlohmann::json::parse(rows.out);
+  REQUIRE(j.size() == 1);
+  CHECK(j[0]["file"] == "(in memory)");
+  CHECK(j[0]["method"] == "forward");
+  CHECK(j[0]["executions"] == 3);
+  // Nothing but the store is left in the directory.
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) files += entry.path().filename().string().rfind("runs.sqlite", 0) != 0;
+  CHECK(files == 0);
+}

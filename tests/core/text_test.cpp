@@ -132,3 +132,14 @@ TEST_CASE("number ticks carry the decimals of their spacing and a suffix", "[cor
   CHECK(ms[1].label == "10 ms");
   CHECK(number_ticks(3, 3, 5).empty());
 }
+
+TEST_CASE("durations in microseconds and milliseconds read as the same nanoseconds do", "[core][text][time-unit]") {
+  CHECK(duration_text_us(845) == duration_text(845e3));
+  CHECK(duration_text_us(12.3) == "12.3 us");
+  CHECK(duration_text_ms(12.3) == "12.3 ms");
+  CHECK(duration_text_ms(1.2, TimeUnit::kUs) == "1200 us");
+  CHECK(duration_text_ms(0) == "0 ns");
+  CHECK(duration_in(1.5e6, TimeUnit::kMs) == 1.5);
+  CHECK(duration_in(1.5e6, TimeUnit::kUs) == 1500);
+  CHECK(duration_in(1.5e6, TimeUnit::kAuto) == 1.5);
+}

@@ -230,8 +230,8 @@ TEST_CASE("an ETDump baseline is compared with the loaded run as etscope compare
   for (size_t i = 0; i < want.rows.size(); ++i) {
     CHECK(got.rows[i].name == want.rows[i].name);
     // The viewer's Inspector reports in microseconds; the samples are milliseconds either way.
-    CHECK(got.rows[i].median_a == Approx(want.rows[i].median_a).epsilon(1e-12));
-    CHECK(got.rows[i].median_b == Approx(want.rows[i].median_b).epsilon(1e-12));
+    CHECK(got.rows[i].median_a_ms == Approx(want.rows[i].median_a_ms).epsilon(1e-12));
+    CHECK(got.rows[i].median_b_ms == Approx(want.rows[i].median_b_ms).epsilon(1e-12));
     CHECK(got.rows[i].test.p == Approx(want.rows[i].test.p).epsilon(1e-9));
     CHECK(got.rows[i].verdict == want.rows[i].verdict);
   }

@@ -153,6 +153,42 @@ TEST_CASE("the run store keeps an imported ETDump as the Inspector's per-operato
   }
 }
 
+TEST_CASE("an ETDump imported from memory is the same run as its file (SQLite and PostgreSQL)", "[store]") {
+  for (const std::string& location : both("memory")) {
+    INFO(location);
+    auto s = must(store::Store::open(location));
+    store::ImportRequest from_memory = cifar10_request();
+    from_memory.etdump_bytes = etscope::testing::load(from_memory.etdump);
+    from_memory.etdump.clear();
+    const store::ImportResult first = must(s->add(from_memory));
+    CHECK(first.created);
+    const store::RunRow row = must(s->run(first.run_id));
+    CHECK(row.file == from_memory.etdump_bytes->name());
+    CHECK(row.method == "forward");
+    // The file's bytes hash the same: importing the file finds the run already stored.
+    const store::ImportResult again = must(s->add(cifar10_request()));
+    CHECK_FALSE(again.created);
+    CHECK(again.run_id == first.run_id);
+    // And the samples are the file's.
+    auto dump = std::make_shared<const etdump::EtDumpFile>(must(etdump::EtDumpReader::open(fixture("cifar10/cifar10.etdp"))));
+    const inspect::RunSamples want = inspect::run_samples(must(inspect::Inspector::build(dump, nullptr, nullptr)));
+    const inspect::RunSamples got = must(s->samples(first.run_id));
+    CHECK(got.method_ms == want.method_ms);
+    REQUIRE(got.operators.size() == want.operators.size());
+    for (size_t i = 0; i < want.operators.size(); ++i) CHECK(got.operators[i].samples_ms == want.operators[i].samples_ms);
+  }
+}
+
+TEST_CASE("an import of files of different models is refused with one line", "[store]") {
+  auto s = must(store::Store::open(fresh_sqlite("mismatch")));
+  store::ImportRequest r = cifar10_request();
+  r.pte = fixture("simple_conv/simple_conv.pte");
+  auto refused = s->add(r);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message().find('\n') == std::string::npos);
+  CHECK(must(s->runs({})).empty());
+}
+
 TEST_CASE("etscope sql is read-only and takes one statement", "[store]") {
   for (const std::string& location : both("sql")) {
     INFO(location);

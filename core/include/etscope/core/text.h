@@ -70,6 +70,12 @@ double ns_per_unit(TimeUnit unit);
 /// The duration in `unit` (kAuto: auto_unit(ns)) as significant_text writes it, with its unit
 /// name: "12.3 ms", "845 us", "0.0123 s", "1234 ms"; "0 ns" for zero.
 std::string duration_text(double ns, TimeUnit unit = TimeUnit::kAuto);
+/// The duration `ns` as a number of `unit` (kAuto: auto_unit(ns)), for fixed-unit columns.
+double duration_in(double ns, TimeUnit unit);
+/// duration_text of a duration given in microseconds (the viewer's statistics, `_us` fields).
+std::string duration_text_us(double us, TimeUnit unit = TimeUnit::kAuto);
+/// duration_text of a duration given in milliseconds (`_ms` fields: samples, curves, medians).
+std::string duration_text_ms(double ms, TimeUnit unit = TimeUnit::kAuto);
 
 // ---- [5] words ---------------------------------------------------------------------------
 

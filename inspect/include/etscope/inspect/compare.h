@@ -71,8 +71,8 @@ struct CompareRow {
   std::string name;
   int32_t chain = 0, instruction = -1;  ///< A's position (B's when only in B).
   size_t n_a = 0, n_b = 0;
-  double median_a = 0, median_b = 0;   ///< Milliseconds; 0 when absent.
-  double delta = 0;                    ///< (median_b - median_a) / median_a; 0 when median_a is 0.
+  double median_a_ms = 0, median_b_ms = 0;  ///< 0 when absent.
+  double delta = 0;                    ///< (median_b_ms - median_a_ms) / median_a_ms; 0 when median_a_ms is 0.
   MannWhitney test;                    ///< effect > 0: B's samples tend to be larger (slower).
   Verdict verdict = Verdict::kUnchanged;
 };

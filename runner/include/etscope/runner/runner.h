@@ -126,6 +126,10 @@ class Runner {
   /// that ran out is an error after both files are written (the dump marks where values were
   /// dropped). kInvalidArgument when the runner records no trace.
   Result<TraceFiles> write_trace(const std::string& etdump_path, const std::string& debug_buffer_path);
+  /// The ETDump write_trace would write, as bytes, with no file (`run --store` without
+  /// --etdump hands them to the store). The same capacity errors; kInvalidArgument when the
+  /// runner records no trace.
+  Result<std::vector<uint8_t>> trace_bytes() const;
 
  private:
   struct Impl;

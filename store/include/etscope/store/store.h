@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "etscope/core/result.h"
+#include "etscope/formats/blob.h"
 #include "etscope/inspect/compare.h"
 #include "etscope/inspect/training_curve.h"
 
@@ -50,10 +51,14 @@ struct GapPoint {
 };
 
 struct ImportRequest {
-  std::string etdump;    ///< The ETDump file (required).
+  std::string etdump;    ///< The ETDump file (required unless etdump_bytes is given).
+  /// The ETDump in memory instead of a file (`run --store` without --etdump): stored exactly as
+  /// importing a file of these bytes would store it (same content hash, samples and run), except
+  /// that the run's file is the blob's name().
+  std::shared_ptr<const Blob> etdump_bytes;
   std::string etrecord;  ///< Optional: debug handles and module paths of the operators.
   std::string pte;       ///< Optional: the program (its identity, methods, operators, arenas).
-  std::string method;    ///< The method the dump ran ("" = "forward").
+  std::string method;    ///< The method the dump ran ("" = inspect::profile_method's default).
   std::string source = "etdump";  ///< "etdump" (imported), "run" or "train".
   std::map<std::string, std::string> tags;
   Environment environment;
@@ -111,6 +116,8 @@ class Store {
   const std::string& location() const;
   const char* backend() const;
 
+  /// Imports a run: opens its files as inspect::open_profile does (files that do not belong
+  /// together are refused) and stores its samples; the same ETDump bytes twice are one run.
   Result<ImportResult> add(const ImportRequest& request);
   Result<std::vector<RunRow>> runs(const RunFilter& filter);
   Result<RunRow> run(int64_t id);
