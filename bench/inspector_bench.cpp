@@ -99,20 +99,20 @@ int tracer_bench(const std::string& model, int iterations) {
   // 2. The model untraced and traced, interleaved.
   auto program = PteReader::open(model);
   if (!program.ok()) return fail(program.error().message());
-  rt::MethodOptions plain;
-  auto untraced = rt::Method::load(*program, "forward", plain);
+  runtime::MethodOptions plain;
+  auto untraced = runtime::Method::load(*program, "forward", plain);
   if (!untraced.ok()) return fail(untraced.error().message());
   etdump::EtDumpWriterOptions wo;
   wo.max_events = 1 << 22;
   etdump::EtDumpWriter writer(wo);
-  rt::MethodOptions with;
+  runtime::MethodOptions with;
   with.tracer = &writer;
-  auto traced = rt::Method::load(*program, "forward", with);
+  auto traced = runtime::Method::load(*program, "forward", with);
   if (!traced.ok()) return fail(traced.error().message());
   std::mt19937 rng(0);
   std::vector<std::vector<uint8_t>> inputs;
   for (size_t i = 0; i < (*untraced)->num_inputs(); ++i) {
-    const rt::TensorImpl& t = *(*untraced)->input(i).tensor;
+    const TensorImpl& t = *(*untraced)->input(i).tensor;
     std::vector<uint8_t> bytes(t.nbytes(), 0);
     if (t.dtype() == ScalarType::kFloat) {
       auto* f = reinterpret_cast<float*>(bytes.data());
@@ -120,7 +120,7 @@ int tracer_bench(const std::string& model, int iterations) {
     }
     inputs.push_back(std::move(bytes));
   }
-  auto run = [&](rt::Method& m) {
+  auto run = [&](runtime::Method& m) {
     for (size_t i = 0; i < m.num_inputs(); ++i) (void)m.set_input(i, inputs[i]);
     const auto t0 = Clock::now();
     Status s = m.execute();

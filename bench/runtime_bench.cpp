@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "etscope/inspect/memory_plan.h"
-#include "etscope/runtime/runner.h"
+#include "etscope/runner/runner.h"
 
 using namespace etscope;
 
@@ -36,7 +36,7 @@ int fail(const std::string& message) {
 
 int main(int argc, char** argv) {
   if (argc < 2) return fail("usage: runtime_bench MODEL.pte [--ptd F] [--input F.npy ...] [--iterations N] [--warmup N]");
-  rt::RunnerOptions options;
+  runner::RunnerOptions options;
   options.model = argv[1];
   std::vector<std::string> inputs;
   int iterations = 20, warmup = 3;
@@ -49,9 +49,9 @@ int main(int argc, char** argv) {
     else return fail("unknown argument " + a);
   }
   // The runner's load time covers reading, verifying and loading, as the loop here did before.
-  auto runner = rt::Runner::load(options);
+  auto runner = runner::Runner::load(options);
   if (!runner.ok()) return fail(runner.error().message());
-  rt::Runner& r = **runner;
+  runner::Runner& r = **runner;
   // Inputs missing from the command line are random (seed 0). The runner copies them in before
   // every execution (the plan may reuse their bytes), as ExecuTorch's Module::forward does; the
   // copy is part of the timing on both sides.

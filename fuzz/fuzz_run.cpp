@@ -11,15 +11,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto program = etscope::PteReader::read(etscope::Blob::from_bytes("fuzz.pte", {data, size}));
   if (!program.ok()) return 0;
   for (const etscope::ExecutionPlan& plan : program->plans) {
-    etscope::rt::MethodOptions options;
+    etscope::runtime::MethodOptions options;
     options.max_memory = uint64_t{64} << 20;
-    auto method = etscope::rt::Method::load(*program, plan.name, options);
+    auto method = etscope::runtime::Method::load(*program, plan.name, options);
     if (!method.ok()) continue;
-    etscope::rt::Method& m = **method;
+    etscope::runtime::Method& m = **method;
     bool ready = true;
     for (size_t i = 0; i < m.num_inputs() && ready; ++i) {
-      const etscope::rt::EValue& v = m.input(i);
-      if (v.tag != etscope::rt::Tag::kTensor || v.tensor == nullptr) continue;
+      const etscope::EValue& v = m.input(i);
+      if (v.tag != etscope::Tag::kTensor || v.tensor == nullptr) continue;
       const std::vector<uint8_t> ones(v.tensor->nbytes(), 1);
       ready = m.set_input(i, ones).ok();
     }
@@ -32,8 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // their ones (0xff is no bool and set_input refuses it).
     bool nan_ready = false;
     for (size_t i = 0; i < m.num_inputs(); ++i) {
-      const etscope::rt::EValue& v = m.input(i);
-      if (v.tag != etscope::rt::Tag::kTensor || v.tensor == nullptr) continue;
+      const etscope::EValue& v = m.input(i);
+      if (v.tag != etscope::Tag::kTensor || v.tensor == nullptr) continue;
       const std::vector<uint8_t> nans(v.tensor->nbytes(), 0xff);
       nan_ready |= m.set_input(i, nans).ok();
     }
@@ -42,15 +42,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // delegate must propagate, or refuse), then at the full shape once more.
     std::vector<std::vector<int64_t>> full(m.num_inputs());
     for (size_t i = 0; i < m.num_inputs(); ++i) {
-      const etscope::rt::EValue& v = m.input(i);
-      if (v.tag != etscope::rt::Tag::kTensor || v.tensor == nullptr || !v.tensor->dynamic()) continue;
+      const etscope::EValue& v = m.input(i);
+      if (v.tag != etscope::Tag::kTensor || v.tensor == nullptr || !v.tensor->dynamic()) continue;
       full[i].assign(v.tensor->sizes().begin(), v.tensor->sizes().end());
     }
     for (int variant = 0; variant < 3; ++variant) {
       bool changed = false;
       for (size_t i = 0; i < m.num_inputs(); ++i) {
         if (full[i].empty()) continue;
-        const etscope::rt::EValue& v = m.input(i);
+        const etscope::EValue& v = m.input(i);
         std::vector<int64_t> sizes = full[i];
         if (variant < 2) {
           int64_t& d = variant == 0 ? sizes.front() : sizes.back();

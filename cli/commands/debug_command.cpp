@@ -13,7 +13,7 @@
 #include "commands/store_options.h"
 #include "etscope/formats/blob.h"
 #include "etscope/inspect/numeric_gap.h"
-#include "etscope/runtime/runner.h"
+#include "etscope/runner/runner.h"
 #include "render/inspector_render.h"
 #include "render/numeric_gap_render.h"
 
@@ -107,16 +107,16 @@ class DebugCommand final : public Command {
       ETSCOPE_ASSIGN_OR_RETURN(aot, inspect::load_aot_intermediates(aot_path, index));
     }
 
-    rt::RunnerOptions options;
+    runner::RunnerOptions options;
     options.model = model_;
     options.ptd_files = ptd_files_;
     options.method = method_;
     options.trace = true;
-    options.debug_level = rt::DebugLevel::kIntermediateOutputs;
+    options.debug_level = DebugLevel::kIntermediateOutputs;
     options.debug_buffer_bytes = buffer_mib_ << 20;
-    ETSCOPE_ASSIGN_OR_RETURN(auto runner, rt::Runner::load(options));
+    ETSCOPE_ASSIGN_OR_RETURN(auto runner, runner::Runner::load(options));
     ETSCOPE_TRY(runner->set_inputs_from_etrecord(etrecord_));
-    ETSCOPE_ASSIGN_OR_RETURN(rt::Timing timing, runner->run(0, 1));
+    ETSCOPE_ASSIGN_OR_RETURN(runner::Timing timing, runner->run(0, 1));
     ETSCOPE_ASSIGN_OR_RETURN(TempDir dir, TempDir::make());
     InspectInputs files;
     files.etdump = keep_etdump_.empty() ? dir.file("run.etdp") : keep_etdump_;

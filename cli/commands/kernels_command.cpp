@@ -18,7 +18,7 @@ class KernelsCommand final : public Command {
   }
 
   Result<int> run() override {
-    const rt::KernelRegistry& registry = rt::KernelRegistry::portable();
+    const runtime::KernelRegistry& registry = runtime::KernelRegistry::portable();
     const std::vector<std::string> names = registry.names();
     if (format_ == "json") {
       nlohmann::json out = nlohmann::json::array();

@@ -80,7 +80,7 @@ class PteCommand final : public Command {
   // Per method: each operator with its call count and whether the runtime has a kernel for it,
   // then the delegates (etscope's runtime executes none yet). The same lookup Method::load makes.
   Result<int> show_kernels(const Program& program, const ExecutionPlan* only) {
-    const rt::KernelRegistry& registry = rt::KernelRegistry::portable();
+    const runtime::KernelRegistry& registry = runtime::KernelRegistry::portable();
     Json plans = Json::array();
     bool anything_missing = false;
     for (const ExecutionPlan& plan : program.plans) {

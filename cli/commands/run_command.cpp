@@ -15,14 +15,14 @@
 #include "etscope/formats/tensor_stats.h"
 #include "etscope/inspect/time_unit.h"
 #include "etscope/runtime/method.h"
-#include "etscope/runtime/runner.h"
+#include "etscope/runner/runner.h"
 #include "render/format.h"
 #include "render/program_json.h"
 
 namespace etscope::cli {
 namespace {
 
-std::string tensor_preview(const rt::TensorImpl& t, size_t count) {
+std::string tensor_preview(const TensorImpl& t, size_t count) {
   std::string s;
   if (t.data() == nullptr || !is_numeric(t.dtype())) return "(no data)";
   const auto* p = static_cast<const uint8_t*>(t.data());
@@ -79,7 +79,7 @@ class RunCommand final : public Command {
   Result<int> run() override {
     if (int code = check_usage(); code != 0) return code;
     json_ = format_ == "json";
-    rt::RunnerOptions options;
+    runner::RunnerOptions options;
     options.model = model_;
     options.ptd_files = ptd_files_;
     options.method = method_;
@@ -87,11 +87,11 @@ class RunCommand final : public Command {
     store_requested_ = sub_store_given();
     options.trace = !etdump_path_.empty() || store_requested_;
     if (!debug_buffer_path_.empty()) {
-      options.debug_level = debug_level_ == "outputs" ? rt::DebugLevel::kProgramOutputs : rt::DebugLevel::kIntermediateOutputs;
+      options.debug_level = debug_level_ == "outputs" ? DebugLevel::kProgramOutputs : DebugLevel::kIntermediateOutputs;
       options.debug_buffer_bytes = static_cast<uint64_t>(debug_buffer_mib_) << 20;
     }
-    ETSCOPE_ASSIGN_OR_RETURN(runner_, rt::Runner::load(options));
-    const rt::Method& method = runner_->method();
+    ETSCOPE_ASSIGN_OR_RETURN(runner_, runner::Runner::load(options));
+    const runtime::Method& method = runner_->method();
     say("%s: method %s, %zu instructions, %zu inputs, %zu outputs\n", model_.c_str(), runner_->method_name().c_str(),
                 method.instruction_count(), method.num_inputs(), method.num_outputs());
     say("load       %.2f ms (read, verify, arenas, kernels)\n", runner_->load_ms());
@@ -209,12 +209,12 @@ class RunCommand final : public Command {
   }
 
   // The program outputs of the last execution, summarised for the store (libformats' statistics).
-  static std::vector<store::OutputSummary> output_summaries(const rt::Method& method) {
+  static std::vector<store::OutputSummary> output_summaries(const runtime::Method& method) {
     std::vector<store::OutputSummary> out;
     for (size_t i = 0; i < method.num_outputs(); ++i) {
-      const rt::EValue& v = method.output(i);
-      if (v.tag != rt::Tag::kTensor || v.tensor == nullptr) continue;
-      const rt::TensorImpl& t = *v.tensor;
+      const EValue& v = method.output(i);
+      if (v.tag != Tag::kTensor || v.tensor == nullptr) continue;
+      const TensorImpl& t = *v.tensor;
       store::OutputSummary o;
       o.index = static_cast<int64_t>(i);
       o.dtype = scalar_type_short_name(t.dtype());
@@ -266,35 +266,35 @@ class RunCommand final : public Command {
     return ok_status();
   }
 
-  void print_outputs(const rt::Method& method) {
+  void print_outputs(const runtime::Method& method) {
     say("outputs    %zu\n", method.num_outputs());
     Json outputs = Json::array();
     for (size_t i = 0; i < method.num_outputs(); ++i) {
-      const rt::EValue& v = method.output(i);
+      const EValue& v = method.output(i);
       outputs.push_back(output_json(v));
       say("  %zu: ", i);
       switch (v.tag) {
-        case rt::Tag::kTensor: {
-          const rt::TensorImpl& t = *v.tensor;
+        case Tag::kTensor: {
+          const TensorImpl& t = *v.tensor;
           std::vector<int32_t> sizes(t.sizes().begin(), t.sizes().end());
           say("%s  %s\n", shape_string(t.dtype(), sizes).c_str(), tensor_preview(t, 6).c_str());
           break;
         }
-        case rt::Tag::kInt: say("int %lld\n", static_cast<long long>(v.scalar.i)); break;
-        case rt::Tag::kDouble: say("double %s\n", number_string(v.scalar.d).c_str()); break;
-        case rt::Tag::kBool: say("bool %s\n", v.scalar.b ? "true" : "false"); break;
-        case rt::Tag::kString: say("string \"%.*s\"\n", static_cast<int>(v.str.size()), v.str.data()); break;
-        default: say("%s\n", rt::to_string(v.tag)); break;
+        case Tag::kInt: say("int %lld\n", static_cast<long long>(v.scalar.i)); break;
+        case Tag::kDouble: say("double %s\n", number_string(v.scalar.d).c_str()); break;
+        case Tag::kBool: say("bool %s\n", v.scalar.b ? "true" : "false"); break;
+        case Tag::kString: say("string \"%.*s\"\n", static_cast<int>(v.str.size()), v.str.data()); break;
+        default: say("%s\n", to_string(v.tag)); break;
       }
     }
     report_["output_values"] = std::move(outputs);
   }
 
-  static Json output_json(const rt::EValue& v) {
-    Json j{{"kind", rt::to_string(v.tag)}};
+  static Json output_json(const EValue& v) {
+    Json j{{"kind", to_string(v.tag)}};
     switch (v.tag) {
-      case rt::Tag::kTensor: {
-        const rt::TensorImpl& t = *v.tensor;
+      case Tag::kTensor: {
+        const TensorImpl& t = *v.tensor;
         j["dtype"] = scalar_type_name(t.dtype());
         j["shape"] = std::vector<int64_t>(t.sizes().begin(), t.sizes().end());
         Json first = Json::array();
@@ -307,9 +307,9 @@ class RunCommand final : public Command {
         j["first"] = std::move(first);
         break;
       }
-      case rt::Tag::kInt: j["value"] = v.scalar.i; break;
-      case rt::Tag::kDouble: j["value"] = number_json(v.scalar.d); break;
-      case rt::Tag::kBool: j["value"] = v.scalar.b; break;
+      case Tag::kInt: j["value"] = v.scalar.i; break;
+      case Tag::kDouble: j["value"] = number_json(v.scalar.d); break;
+      case Tag::kBool: j["value"] = v.scalar.b; break;
       default: break;
     }
     return j;
@@ -370,7 +370,7 @@ class RunCommand final : public Command {
   std::string debug_level_;
   int debug_buffer_mib_ = 256;
   std::string max_memory_;
-  std::unique_ptr<rt::Runner> runner_;
+  std::unique_ptr<runner::Runner> runner_;
   std::string store_location_;
   std::vector<std::string> tags_;
   CLI::Option* store_option_ = nullptr;

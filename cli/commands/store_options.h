@@ -16,7 +16,7 @@
 #include <cstdlib>
 
 #include "etscope/core/result.h"
-#include "etscope/runtime/runner.h"
+#include "etscope/runner/runner.h"
 #include "etscope/store/store.h"
 
 namespace etscope::cli {
@@ -52,7 +52,7 @@ inline void add_table_format(CLI::App* sub, std::string& format) {
 
 /// The runner's trace written to a new temporary file (for --store without --etdump); the caller
 /// removes it.
-inline Result<std::string> temporary_etdump(rt::Runner& runner) {
+inline Result<std::string> temporary_etdump(runner::Runner& runner) {
   const char* dir = std::getenv("TMPDIR");
   std::string path = std::string(dir != nullptr && *dir ? dir : "/tmp") + "/etscope-run-XXXXXX";
   const int fd = mkstemp(path.data());
@@ -75,7 +75,7 @@ struct StoredRun {
 /// strings and this machine's environment. When the request names no ETDump, the runner's trace
 /// goes through a temporary file, removed afterwards whatever happens.
 inline Result<StoredRun> store_run(const std::string& location, const std::vector<std::string>& tags, store::ImportRequest request,
-                                   rt::Runner& runner) {
+                                   runner::Runner& runner) {
   ETSCOPE_ASSIGN_OR_RETURN(request.tags, parse_tags(tags));
   request.environment = store::this_machine();
   std::string temp;

@@ -89,7 +89,7 @@ class TrainCommand final : public Command {
   Result<int> run() override {
     if (int code = check_usage(); code != 0) return code;
     json_ = format_.json();
-    rt::RunnerOptions options;
+    runner::RunnerOptions options;
     options.model = model_;
     options.ptd_files = ptd_files_;
     options.method = method_;

@@ -2,7 +2,7 @@
 
 #include "etscope/core/evalue.h"
 
-namespace etscope::rt {
+namespace etscope {
 
 bool TensorImpl::contiguous() const {
   for (int d = 0; d < dim_; ++d) {
@@ -101,4 +101,4 @@ const char* to_string(Tag tag) {
   return "?";
 }
 
-}  // namespace etscope::rt
+}  // namespace etscope

@@ -10,7 +10,7 @@
 #include "etscope/core/event_names.h"
 #include "etscope/formats/file_kind.h"
 #include "etscope_fb/etdump_generated.h"
-#include "flatbuffer_util.h"
+#include "etscope/flatbuffer_util/flatbuffer_util.h"
 
 namespace etscope::etdump {
 namespace efb = ::etscope::fb::etdump;
@@ -31,8 +31,8 @@ namespace {
 Status read_tensor(const std::string& what, const efb::Tensor* t, LoggedTensor* out) {
   if (t == nullptr) return Error(ErrorCode::kCorrupt, what + ": tensor value without a tensor");
   out->dtype = static_cast<ScalarType>(static_cast<int8_t>(t->scalar_type()));
-  out->sizes = fbutil::to_vector<int64_t>(t->sizes());
-  out->strides = fbutil::to_vector<int64_t>(t->strides());
+  out->sizes = flatbuffer_util::to_vector<int64_t>(t->sizes());
+  out->strides = flatbuffer_util::to_vector<int64_t>(t->strides());
   out->offset = t->offset();
   auto elem = element_size(out->dtype);
   if (!elem) return make_error(ErrorCode::kCorrupt, "%s: scalar type code %d is not valid", what.c_str(), static_cast<int>(out->dtype));
@@ -89,14 +89,14 @@ Result<EtDumpFile> EtDumpReader::read(std::shared_ptr<const Blob> blob) {
                                             (kind == FileKind::kUnknown ? "identifier bytes '" + printable_identifier(bytes, 8) + "'"
                                                                         : "this is " + describe_file_kind(kind)));
   }
-  if (region > fbutil::kMaxFlatBufferSize) return Error(ErrorCode::kNotSupported, name + ": ETDump over 2 GiB");
+  if (region > flatbuffer_util::kMaxFlatBufferSize) return Error(ErrorCode::kNotSupported, name + ": ETDump over 2 GiB");
   // ExecuTorch's flatcc writer aligns a size-prefixed buffer relative to the byte after the
   // prefix; FlatBuffers' C++ builder aligns relative to the prefix itself. 64-bit fields must be
   // aligned in memory, so read from an 8-aligned copy of the region in the first case, in place
   // in the second, and let the alignment-checking verifier decide which layout this file has.
   std::vector<uint8_t> aligned;
   auto verify = [&](const uint8_t* base) {
-    flatbuffers::Verifier verifier(base, region, fbutil::verifier_options());
+    flatbuffers::Verifier verifier(base, region, flatbuffer_util::verifier_options());
     return verifier.VerifyBuffer<efb::ETDump>(nullptr);
   };
   bool verified = false;
@@ -111,7 +111,7 @@ Result<EtDumpFile> EtDumpReader::read(std::shared_ptr<const Blob> blob) {
       root_base = copy;
     } else if (out.size_prefixed && reinterpret_cast<uintptr_t>(bytes.data()) % 8 == 0) {
       // Aligned relative to the prefix: verify the whole file as a size-prefixed buffer.
-      flatbuffers::Verifier whole(bytes.data(), region + 4, fbutil::verifier_options());
+      flatbuffers::Verifier whole(bytes.data(), region + 4, flatbuffer_util::verifier_options());
       verified = whole.VerifySizePrefixedBuffer<efb::ETDump>(nullptr);
       aligned.clear();
     }
@@ -152,16 +152,16 @@ Result<EtDumpFile> EtDumpReader::read(std::shared_ptr<const Blob> blob) {
       // (formats.md §4.6): a block with at most 3 slots, something in slot 2 and no events is
       // read as that layout. (A current block with allocators but no events would be mistaken
       // for it; the runtime never writes one.)
-      const uint16_t vt = fbutil::root_vtable_size(root_base, reinterpret_cast<const uint8_t*>(run));
+      const uint16_t vt = flatbuffer_util::root_vtable_size(root_base, reinterpret_cast<const uint8_t*>(run));
       if (vt <= 10 && run->allocators() != nullptr && run->events() == nullptr) {
         return Error(ErrorCode::kNotSupported,
                      name + ": ETDump in ExecuTorch 0.1's 2023 layout, which etscope does not read; re-record it with ExecuTorch 0.2 or later");
       }
       RunBlock block;
-      block.name = fbutil::to_string(run->name());
+      block.name = flatbuffer_util::to_string(run->name());
       block.bundled_input_index = run->bundled_input_index();
       if (const auto* allocators = run->allocators()) {
-        for (const auto* a : *allocators) block.allocators.push_back(a ? fbutil::to_string(a->name()) : std::string());
+        for (const auto* a : *allocators) block.allocators.push_back(a ? flatbuffer_util::to_string(a->name()) : std::string());
       }
       block.first_event = static_cast<uint32_t>(out.events.size());
       if (const auto* events = run->events()) {
@@ -182,8 +182,8 @@ Result<EtDumpFile> EtDumpReader::read(std::shared_ptr<const Blob> blob) {
             if (has_delegate) {
               DelegateRef d;
               d.id_int = p->delegate_debug_id_int();
-              d.id_str = fbutil::to_string(p->delegate_debug_id_str());
-              d.metadata = fbutil::payload_range(bytes.data(), p->delegate_debug_metadata());
+              d.id_str = flatbuffer_util::to_string(p->delegate_debug_id_str());
+              d.metadata = flatbuffer_util::payload_range(bytes.data(), p->delegate_debug_metadata());
               if (!aligned.empty()) d.metadata = {};  // offsets refer to the copy; metadata is rare
               if (p->name() != nullptr) d.name = intern(p->name());
               rec.delegate = true;
@@ -198,7 +198,7 @@ Result<EtDumpFile> EtDumpReader::read(std::shared_ptr<const Blob> blob) {
             rec.instruction = d->instruction_id();
             LoggedValue v;
             v.delegate_id_int = d->delegate_debug_id_int();
-            v.delegate_id_str = fbutil::to_string(d->delegate_debug_id_str());
+            v.delegate_id_str = flatbuffer_util::to_string(d->delegate_debug_id_str());
             if (const efb::Value* val = d->debug_entry()) {
               v.output = val->output() != nullptr && val->output()->bool_val();
               switch (val->val()) {

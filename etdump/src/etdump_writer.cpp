@@ -66,28 +66,28 @@ void EtDumpWriter::create_event_block(const char* name) {
   blocks_.push_back({name, static_cast<uint32_t>(recorded_.size()), 0, 0});
 }
 
-rt::EventHandle EtDumpWriter::start_profiling(const char* name, int32_t chain_id, uint32_t debug_handle) {
+EventHandle EtDumpWriter::start_profiling(const char* name, int32_t chain_id, uint32_t debug_handle) {
   if (chain_id == -1 && std::strncmp(name, "Method::", 8) != 0 && std::strncmp(name, "Program::", 9) != 0) {
     chain_id = this->chain_id();
     debug_handle = this->debug_handle();
   }
-  if (discarding_) return rt::kNoEvent;
+  if (discarding_) return kNoEvent;
   if (started_.size() == started_.capacity()) {
     drop_event();
-    return rt::kNoEvent;
+    return kNoEvent;
   }
   started_.push_back({name, chain_id, debug_handle, now_ticks(), false});
-  return static_cast<rt::EventHandle>(started_.size() - 1);
+  return static_cast<EventHandle>(started_.size() - 1);
 }
 
-rt::EventHandle EtDumpWriter::start_delegate_event(const char* id) {
-  const rt::EventHandle h = start_profiling(id);
-  if (h != rt::kNoEvent) started_[h].delegate = true;
+EventHandle EtDumpWriter::start_delegate_event(const char* id) {
+  const EventHandle h = start_profiling(id);
+  if (h != kNoEvent) started_[h].delegate = true;
   return h;
 }
 
-void EtDumpWriter::end_profiling(rt::EventHandle handle) {
-  if (handle == rt::kNoEvent || handle >= started_.size()) return;
+void EtDumpWriter::end_profiling(EventHandle handle) {
+  if (handle == kNoEvent || handle >= started_.size()) return;
   if (recorded_.size() == recorded_.capacity() || blocks_.empty()) {
     drop_event();
     return;
@@ -95,7 +95,7 @@ void EtDumpWriter::end_profiling(rt::EventHandle handle) {
   recorded_.push_back({Kind::kProfile, handle, now_ticks()});
 }
 
-bool EtDumpWriter::record_tensor(const rt::TensorImpl& t) {
+bool EtDumpWriter::record_tensor(const TensorImpl& t) {
   if (tensors_.size() == tensors_.capacity()) return false;
   TensorRecord r{};
   r.dtype = static_cast<int8_t>(t.dtype());
@@ -123,7 +123,7 @@ bool EtDumpWriter::record_tensor(const rt::TensorImpl& t) {
   return true;
 }
 
-void EtDumpWriter::log_evalue(const rt::EValue& value, bool output) {
+void EtDumpWriter::log_evalue(const EValue& value, bool output) {
   if (blocks_.empty() || discarding_) return;
   if (values_.size() == values_.capacity() || recorded_.size() == recorded_.capacity()) {
     drop_event();
@@ -138,17 +138,17 @@ void EtDumpWriter::log_evalue(const rt::EValue& value, bool output) {
   v.first_tensor = static_cast<uint32_t>(tensors_.size());
   bool ok = true;
   switch (value.tag) {
-    case rt::Tag::kTensor:
+    case Tag::kTensor:
       ok = record_tensor(*value.tensor);
       v.tensor_count = ok ? 1 : 0;
       break;
-    case rt::Tag::kTensorList:
-      for (rt::TensorImpl* t : value.tensor_list) ok = ok && t != nullptr && record_tensor(*t);
+    case Tag::kTensorList:
+      for (TensorImpl* t : value.tensor_list) ok = ok && t != nullptr && record_tensor(*t);
       v.tensor_count = static_cast<uint32_t>(tensors_.size()) - v.first_tensor;
       break;
-    case rt::Tag::kInt: v.scalar.i = value.scalar.i; break;
-    case rt::Tag::kDouble: v.scalar.d = value.scalar.d; break;
-    case rt::Tag::kBool: v.scalar.b = value.scalar.b; break;
+    case Tag::kInt: v.scalar.i = value.scalar.i; break;
+    case Tag::kDouble: v.scalar.d = value.scalar.d; break;
+    case Tag::kBool: v.scalar.b = value.scalar.b; break;
     default: return;  // ExecuTorch logs only tensors, tensor lists, ints, doubles and bools
   }
   if (!ok) {
@@ -162,7 +162,7 @@ void EtDumpWriter::log_evalue(const rt::EValue& value, bool output) {
   recorded_.push_back({Kind::kDebug, static_cast<uint32_t>(values_.size() - 1), 0});
 }
 
-void EtDumpWriter::log_delegate_output(const rt::EValue& value, int32_t delegate_id) {
+void EtDumpWriter::log_delegate_output(const EValue& value, int32_t delegate_id) {
   const size_t before = values_.size();
   log_evalue(value, false);
   if (values_.size() > before) values_.back().delegate_id = delegate_id;
@@ -218,13 +218,13 @@ Result<std::vector<uint8_t>> EtDumpWriter::finish() const {
         flatbuffers::Offset<efb::Double> dv;
         flatbuffers::Offset<efb::Bool> bv;
         switch (v.tag) {
-          case rt::Tag::kTensor: {
+          case Tag::kTensor: {
             type = efb::ValueType::Tensor;
             const TensorRecord& t = tensors_[v.first_tensor];
             tensor = build_tensor(b, t.dtype, t.dim, t.sizes, t.strides, t.offset);
             break;
           }
-          case rt::Tag::kTensorList: {
+          case Tag::kTensorList: {
             type = efb::ValueType::TensorList;
             std::vector<flatbuffers::Offset<efb::Tensor>> ts;
             for (uint32_t k = 0; k < v.tensor_count; ++k) {
@@ -234,15 +234,15 @@ Result<std::vector<uint8_t>> EtDumpWriter::finish() const {
             list = efb::CreateTensorList(b, b.CreateVector(ts));
             break;
           }
-          case rt::Tag::kInt:
+          case Tag::kInt:
             type = efb::ValueType::Int;
             iv = efb::CreateInt(b, v.scalar.i);
             break;
-          case rt::Tag::kDouble:
+          case Tag::kDouble:
             type = efb::ValueType::Double;
             dv = efb::CreateDouble(b, v.scalar.d);
             break;
-          case rt::Tag::kBool:
+          case Tag::kBool:
             type = efb::ValueType::Bool;
             bv = efb::CreateBool(b, v.scalar.b);
             break;

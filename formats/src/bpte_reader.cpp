@@ -6,7 +6,7 @@
 #include "etscope/formats/file_kind.h"
 #include "etscope/formats/pte_reader.h"
 #include "etscope_fb/bundled_program_generated.h"
-#include "flatbuffer_util.h"
+#include "etscope/flatbuffer_util/flatbuffer_util.h"
 
 namespace etscope {
 namespace {
@@ -38,14 +38,14 @@ Status read_value(const std::string& what, const uint8_t* base, const bfb::Value
       const bfb::Tensor* t = v->val_as_Tensor();
       out->kind = BundledValue::Kind::kTensor;
       out->dtype = static_cast<ScalarType>(static_cast<int8_t>(t->scalar_type()));
-      out->sizes = fbutil::to_vector<int32_t>(t->sizes());
-      out->dim_order = fbutil::to_vector<uint8_t>(t->dim_order());
+      out->sizes = flatbuffer_util::to_vector<int32_t>(t->sizes());
+      out->dim_order = flatbuffer_util::to_vector<uint8_t>(t->dim_order());
       uint64_t numel = 0;
-      ETSCOPE_TRY(fbutil::tensor_byte_size(what, out->dtype, out->sizes, &numel, &out->nbytes));
+      ETSCOPE_TRY(flatbuffer_util::tensor_byte_size(what, out->dtype, out->sizes, &numel, &out->nbytes));
       if (!out->dim_order.empty()) {
-        ETSCOPE_TRY(fbutil::check_dim_order(what, out->dim_order, out->sizes.size()));
+        ETSCOPE_TRY(flatbuffer_util::check_dim_order(what, out->dim_order, out->sizes.size()));
       }
-      out->data = fbutil::payload_range(base, t->data());
+      out->data = flatbuffer_util::payload_range(base, t->data());
       if (out->data.size < out->nbytes) {
         return make_error(ErrorCode::kCorrupt, "%s: tensor data holds %llu bytes, its shape needs %llu",
                           what.c_str(), static_cast<unsigned long long>(out->data.size),
@@ -83,10 +83,10 @@ Result<BundledProgram> BpteReader::read(std::shared_ptr<const Blob> blob) {
     return Error(ErrorCode::kWrongKind, name + ": not a bundled program (.bpte): this is " +
                                             describe_file_kind(kind));
   }
-  if (bytes.size() > fbutil::kMaxFlatBufferSize) {
+  if (bytes.size() > flatbuffer_util::kMaxFlatBufferSize) {
     return make_error(ErrorCode::kNotSupported, "%s: bundled programs over 2 GiB are not supported", name.c_str());
   }
-  flatbuffers::Verifier verifier(bytes.data(), bytes.size(), fbutil::verifier_options());
+  flatbuffers::Verifier verifier(bytes.data(), bytes.size(), flatbuffer_util::verifier_options());
   if (!verifier.VerifyBuffer<bfb::BundledProgram>(nullptr)) {
     return make_error(ErrorCode::kCorrupt,
                       "%s: FlatBuffer verification failed: the bundled program is truncated or corrupt",
@@ -100,13 +100,13 @@ Result<BundledProgram> BpteReader::read(std::shared_ptr<const Blob> blob) {
   if (root->program() == nullptr || root->program()->size() == 0) {
     return Error(ErrorCode::kCorrupt, name + ": bundled program has no embedded program");
   }
-  out.program_range = fbutil::payload_range(bytes.data(), root->program());
+  out.program_range = flatbuffer_util::payload_range(bytes.data(), root->program());
   if (const auto* suites = root->method_test_suites()) {
     for (size_t s = 0; s < suites->size(); ++s) {
       const bfb::BundledMethodTestSuite* suite = suites->Get(static_cast<flatbuffers::uoffset_t>(s));
       if (suite == nullptr) return make_error(ErrorCode::kCorrupt, "%s: test suite %zu is null", name.c_str(), s);
       BundledTestSuite dst;
-      dst.method_name = fbutil::to_string(suite->method_name());
+      dst.method_name = flatbuffer_util::to_string(suite->method_name());
       if (const auto* cases = suite->test_cases()) {
         for (size_t c = 0; c < cases->size(); ++c) {
           const bfb::BundledMethodTestCase* tc = cases->Get(static_cast<flatbuffers::uoffset_t>(c));

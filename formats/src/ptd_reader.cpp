@@ -6,7 +6,7 @@
 #include "etscope/formats/ptd_reader.h"
 #include "etscope_fb/flat_tensor_generated.h"
 #include "etscope_fb/flat_tensor_legacy_generated.h"
-#include "flatbuffer_util.h"
+#include "etscope/flatbuffer_util/flatbuffer_util.h"
 
 namespace etscope {
 namespace {
@@ -39,14 +39,14 @@ Status read_segments(const std::string& name, const SegmentVector* segs, TensorD
 Status read_layout(const std::string& what, int8_t dtype, const flatbuffers::Vector<int32_t>* sizes,
                    const flatbuffers::Vector<uint8_t>* dim_order, TensorLayout* out) {
   out->dtype = static_cast<ScalarType>(dtype);
-  out->sizes = fbutil::to_vector<int32_t>(sizes);
-  out->dim_order = fbutil::to_vector<uint8_t>(dim_order);
-  ETSCOPE_TRY(fbutil::tensor_byte_size(what, out->dtype, out->sizes, &out->numel, &out->nbytes));
-  return fbutil::check_dim_order(what, out->dim_order, out->sizes.size());
+  out->sizes = flatbuffer_util::to_vector<int32_t>(sizes);
+  out->dim_order = flatbuffer_util::to_vector<uint8_t>(dim_order);
+  ETSCOPE_TRY(flatbuffer_util::tensor_byte_size(what, out->dtype, out->sizes, &out->numel, &out->nbytes));
+  return flatbuffer_util::check_dim_order(what, out->dim_order, out->sizes.size());
 }
 
 Status read_current(const std::string& name, const uint8_t* data, size_t region, TensorDataFile* f) {
-  flatbuffers::Verifier verifier(data, region, fbutil::verifier_options());
+  flatbuffers::Verifier verifier(data, region, flatbuffer_util::verifier_options());
   if (!verifier.VerifyBuffer<cur::FlatTensor>(nullptr)) {
     return make_error(ErrorCode::kCorrupt,
                       "%s: FlatBuffer verification failed: the tensor table is truncated or corrupt",
@@ -88,7 +88,7 @@ Status read_current(const std::string& name, const uint8_t* data, size_t region,
 }
 
 Status read_legacy(const std::string& name, const uint8_t* data, size_t region, TensorDataFile* f) {
-  flatbuffers::Verifier verifier(data, region, fbutil::verifier_options());
+  flatbuffers::Verifier verifier(data, region, flatbuffer_util::verifier_options());
   if (!verifier.VerifyBuffer<leg::FlatTensor>(nullptr)) {
     return make_error(ErrorCode::kCorrupt,
                       "%s: FlatBuffer verification failed: the (legacy) tensor table is truncated "
@@ -195,7 +195,7 @@ Result<TensorDataFile> PtdReader::read(std::shared_ptr<const Blob> blob) {
                       name.c_str(), bytes.size(), static_cast<unsigned long long>(f.flatbuffer_offset),
                       static_cast<unsigned long long>(f.flatbuffer_size));
   }
-  if (*region > fbutil::kMaxFlatBufferSize) {
+  if (*region > flatbuffer_util::kMaxFlatBufferSize) {
     return make_error(ErrorCode::kNotSupported, "%s: FlatBuffer region exceeds 2 GiB", name.c_str());
   }
   if (!checked::range_fits(f.segment_base_offset, f.segment_data_size, bytes.size())) {

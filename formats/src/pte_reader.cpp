@@ -12,7 +12,7 @@
 #include "etscope/core/checked.h"
 #include "etscope/formats/file_kind.h"
 #include "etscope_fb/program_generated.h"
-#include "flatbuffer_util.h"
+#include "etscope/flatbuffer_util/flatbuffer_util.h"
 
 namespace etscope {
 namespace pfb = ::etscope::fb::pte;
@@ -58,13 +58,13 @@ Status read_tensor(const Ctx& ctx, const ExecutionPlan& plan, size_t index, cons
                    TensorInfo* out) {
   const std::string what = where(plan, index);
   out->dtype = static_cast<ScalarType>(static_cast<int8_t>(t.scalar_type()));
-  out->sizes = fbutil::to_vector<int32_t>(t.sizes());
-  out->dim_order = fbutil::to_vector<uint8_t>(t.dim_order());
+  out->sizes = flatbuffer_util::to_vector<int32_t>(t.sizes());
+  out->dim_order = flatbuffer_util::to_vector<uint8_t>(t.dim_order());
   out->requires_grad = t.requires_grad();
   out->data_buffer_idx = t.data_buffer_idx();
   out->dynamism = static_cast<ShapeDynamism>(static_cast<uint8_t>(t.shape_dynamism()));
-  ETSCOPE_TRY(fbutil::tensor_byte_size(what, out->dtype, out->sizes, &out->numel, &out->nbytes));
-  ETSCOPE_TRY(fbutil::check_dim_order(what, out->dim_order, out->sizes.size()));
+  ETSCOPE_TRY(flatbuffer_util::tensor_byte_size(what, out->dtype, out->sizes, &out->numel, &out->nbytes));
+  ETSCOPE_TRY(flatbuffer_util::check_dim_order(what, out->dim_order, out->sizes.size()));
   if (static_cast<uint8_t>(out->dynamism) > 2) {
     return make_error(ErrorCode::kCorrupt, "%s: unknown shape dynamism %d", what.c_str(),
                       static_cast<int>(out->dynamism));
@@ -81,7 +81,7 @@ Status read_tensor(const Ctx& ctx, const ExecutionPlan& plan, size_t index, cons
     out->allocation = alloc;
   }
   if (const pfb::ExtraTensorInfo* extra = t.extra_tensor_info()) {
-    out->fqn = fbutil::to_string(extra->fully_qualified_name());
+    out->fqn = flatbuffer_util::to_string(extra->fully_qualified_name());
     out->external = extra->location() == pfb::TensorDataLocation::EXTERNAL;
     if (static_cast<uint8_t>(extra->location()) > 1) {
       return make_error(ErrorCode::kCorrupt, "%s: unknown data location %d", what.c_str(),
@@ -228,14 +228,14 @@ Status read_value(const Ctx& ctx, const ExecutionPlan& plan, size_t index, size_
       return ok_status();
     case pfb::KernelTypes::String:
       out->kind = ValueKind::kString;
-      out->string_value = fbutil::to_string(ev->val_as_String()->string_val());
+      out->string_value = flatbuffer_util::to_string(ev->val_as_String()->string_val());
       return ok_status();
     case pfb::KernelTypes::Tensor:
       out->kind = ValueKind::kTensor;
       return read_tensor(ctx, plan, index, *ev->val_as_Tensor(), &out->tensor);
     case pfb::KernelTypes::IntList: {
       out->kind = ValueKind::kIntList;
-      out->int_list = fbutil::to_vector<int64_t>(ev->val_as_IntList()->items());
+      out->int_list = flatbuffer_util::to_vector<int64_t>(ev->val_as_IntList()->items());
       for (size_t i = 0; i < out->int_list.size(); ++i) {
         ETSCOPE_TRY(check_value_ref(plan, value_count, out->int_list[i],
                                     "value " + std::to_string(index) + " (IntList) item " + std::to_string(i)));
@@ -244,15 +244,15 @@ Status read_value(const Ctx& ctx, const ExecutionPlan& plan, size_t index, size_
     }
     case pfb::KernelTypes::DoubleList:
       out->kind = ValueKind::kDoubleList;
-      out->double_list = fbutil::to_vector<double>(ev->val_as_DoubleList()->items());
+      out->double_list = flatbuffer_util::to_vector<double>(ev->val_as_DoubleList()->items());
       return ok_status();
     case pfb::KernelTypes::BoolList:
       out->kind = ValueKind::kBoolList;
-      out->bool_list = fbutil::to_vector<uint8_t>(ev->val_as_BoolList()->items());
+      out->bool_list = flatbuffer_util::to_vector<uint8_t>(ev->val_as_BoolList()->items());
       return ok_status();
     case pfb::KernelTypes::TensorList: {
       out->kind = ValueKind::kTensorList;
-      out->tensor_list = fbutil::to_vector<int32_t>(ev->val_as_TensorList()->items());
+      out->tensor_list = flatbuffer_util::to_vector<int32_t>(ev->val_as_TensorList()->items());
       for (size_t i = 0; i < out->tensor_list.size(); ++i) {
         ETSCOPE_TRY(check_value_ref(plan, value_count, out->tensor_list[i],
                                     "value " + std::to_string(index) + " (TensorList) item " + std::to_string(i)));
@@ -261,7 +261,7 @@ Status read_value(const Ctx& ctx, const ExecutionPlan& plan, size_t index, size_
     }
     case pfb::KernelTypes::OptionalTensorList: {
       out->kind = ValueKind::kOptionalTensorList;
-      out->tensor_list = fbutil::to_vector<int32_t>(ev->val_as_OptionalTensorList()->items());
+      out->tensor_list = flatbuffer_util::to_vector<int32_t>(ev->val_as_OptionalTensorList()->items());
       for (size_t i = 0; i < out->tensor_list.size(); ++i) {
         if (out->tensor_list[i] == -1) continue;
         ETSCOPE_TRY(check_value_ref(plan, value_count, out->tensor_list[i],
@@ -297,7 +297,7 @@ Status read_instruction(const ExecutionPlan& plan, size_t chain_index, size_t in
       const auto* k = in->instr_args_as_KernelCall();
       out->kind = InstructionKind::kKernelCall;
       out->op_index = k->op_index();
-      out->args = fbutil::to_vector<int32_t>(k->args());
+      out->args = flatbuffer_util::to_vector<int32_t>(k->args());
       if (out->op_index < 0 || static_cast<size_t>(out->op_index) >= plan.operators.size()) {
         return make_error(ErrorCode::kCorrupt,
                           "plan '%s': %s: operator index %d is out of range (%zu operators)",
@@ -309,7 +309,7 @@ Status read_instruction(const ExecutionPlan& plan, size_t chain_index, size_t in
       const auto* d = in->instr_args_as_DelegateCall();
       out->kind = InstructionKind::kDelegateCall;
       out->delegate_index = d->delegate_index();
-      out->args = fbutil::to_vector<int32_t>(d->args());
+      out->args = flatbuffer_util::to_vector<int32_t>(d->args());
       if (out->delegate_index < 0 || static_cast<size_t>(out->delegate_index) >= plan.delegates.size()) {
         return make_error(ErrorCode::kCorrupt,
                           "plan '%s': %s: delegate index %d is out of range (%zu delegates)",
@@ -354,12 +354,12 @@ Status read_delegate(const Ctx& ctx, const ExecutionPlan& plan, size_t index,
                      const pfb::BackendDelegate* d, Delegate* out) {
   const std::string what = "plan '" + plan.name + "' delegate " + std::to_string(index);
   if (d == nullptr) return make_error(ErrorCode::kCorrupt, "%s is null", what.c_str());
-  out->id = fbutil::to_string(d->id());
+  out->id = flatbuffer_util::to_string(d->id());
   if (const auto* specs = d->compile_specs()) {
     for (const pfb::CompileSpec* spec : *specs) {
       if (spec == nullptr) continue;
       out->compile_specs.push_back(
-          {fbutil::to_string(spec->key()), fbutil::to_vector<uint8_t>(spec->value())});
+          {flatbuffer_util::to_string(spec->key()), flatbuffer_util::to_vector<uint8_t>(spec->value())});
     }
   }
   const pfb::BackendDelegateDataReference* ref = d->processed();
@@ -402,8 +402,8 @@ Status read_plan(const Ctx& ctx, size_t plan_index, const pfb::ExecutionPlan* in
   }
   const std::string plan_what = "plan '" + out->name + "'";
   if (const auto* meta = in->container_meta_type()) {
-    out->encoded_inputs = fbutil::to_string(meta->encoded_inp_str());
-    out->encoded_outputs = fbutil::to_string(meta->encoded_out_str());
+    out->encoded_inputs = flatbuffer_util::to_string(meta->encoded_inp_str());
+    out->encoded_outputs = flatbuffer_util::to_string(meta->encoded_out_str());
   }
   if (in->values() == nullptr) ctx.problems->push_back(plan_what + " has no values vector");
   if (in->inputs() == nullptr) ctx.problems->push_back(plan_what + " has no inputs vector");
@@ -415,7 +415,7 @@ Status read_plan(const Ctx& ctx, size_t plan_index, const pfb::ExecutionPlan* in
     ctx.problems->push_back(plan_what + " has no chain");
   }
 
-  out->non_const_buffer_sizes = fbutil::to_vector<int64_t>(in->non_const_buffer_sizes());
+  out->non_const_buffer_sizes = flatbuffer_util::to_vector<int64_t>(in->non_const_buffer_sizes());
   for (size_t i = 0; i < out->non_const_buffer_sizes.size(); ++i) {
     if (out->non_const_buffer_sizes[i] < 0) {
       return make_error(ErrorCode::kCorrupt, "%s: arena %zu has negative size %lld", plan_what.c_str(), i,
@@ -435,7 +435,7 @@ Status read_plan(const Ctx& ctx, size_t plan_index, const pfb::ExecutionPlan* in
       if (op == nullptr || op->name() == nullptr) {
         return make_error(ErrorCode::kCorrupt, "%s: operator %zu has no name", plan_what.c_str(), i);
       }
-      out->operators.push_back({op->name()->str(), fbutil::to_string(op->overload())});
+      out->operators.push_back({op->name()->str(), flatbuffer_util::to_string(op->overload())});
     }
   }
   if (const auto* delegates = in->delegates()) {
@@ -452,8 +452,8 @@ Status read_plan(const Ctx& ctx, size_t plan_index, const pfb::ExecutionPlan* in
     ETSCOPE_TRY(read_value(ctx, *out, i, nvalues, in->values()->Get(static_cast<flatbuffers::uoffset_t>(i)),
                            &out->values[i]));
   }
-  out->inputs = fbutil::to_vector<int32_t>(in->inputs());
-  out->outputs = fbutil::to_vector<int32_t>(in->outputs());
+  out->inputs = flatbuffer_util::to_vector<int32_t>(in->inputs());
+  out->outputs = flatbuffer_util::to_vector<int32_t>(in->outputs());
   for (size_t i = 0; i < out->inputs.size(); ++i) {
     ETSCOPE_TRY(check_value_ref(*out, nvalues, out->inputs[i], "input " + std::to_string(i)));
   }
@@ -467,8 +467,8 @@ Status read_plan(const Ctx& ctx, size_t plan_index, const pfb::ExecutionPlan* in
       const pfb::Chain* chain = chains->Get(static_cast<flatbuffers::uoffset_t>(c));
       if (chain == nullptr) return make_error(ErrorCode::kCorrupt, "%s: chain %zu is null", plan_what.c_str(), c);
       Chain& dst = out->chains[c];
-      dst.inputs = fbutil::to_vector<int32_t>(chain->inputs());
-      dst.outputs = fbutil::to_vector<int32_t>(chain->outputs());
+      dst.inputs = flatbuffer_util::to_vector<int32_t>(chain->inputs());
+      dst.outputs = flatbuffer_util::to_vector<int32_t>(chain->outputs());
       const size_t n = chain->instructions() ? chain->instructions()->size() : 0;
       dst.instructions.resize(n);
       for (size_t i = 0; i < n; ++i) {
@@ -488,8 +488,8 @@ Status read_plan(const Ctx& ctx, size_t plan_index, const pfb::ExecutionPlan* in
           if (frames == nullptr || frames->items() == nullptr) continue;
           for (const pfb::Frame* f : *frames->items()) {
             if (f == nullptr) continue;
-            dst.stacktrace[i].push_back({fbutil::to_string(f->filename()), f->lineno(),
-                                         fbutil::to_string(f->name()), fbutil::to_string(f->context())});
+            dst.stacktrace[i].push_back({flatbuffer_util::to_string(f->filename()), f->lineno(),
+                                         flatbuffer_util::to_string(f->name()), flatbuffer_util::to_string(f->context())});
           }
         }
       }
@@ -545,19 +545,19 @@ Status read_segments(const Ctx& ctx, const pfb::Program& root, Program* p) {
 Status read_constants(const Ctx& ctx, const pfb::Program& root, Program* p) {
   if (const auto* inline_data = root.backend_delegate_data()) {
     for (const auto* d : *inline_data) {
-      p->inline_delegate_data.push_back(d ? fbutil::payload_range(ctx.base, d->data()) : FileRange{});
+      p->inline_delegate_data.push_back(d ? flatbuffer_util::payload_range(ctx.base, d->data()) : FileRange{});
     }
   }
   size_t buffer_count = 0;
   if (const auto* buffers = root.constant_buffer()) {
     buffer_count = buffers->size();
     for (const auto* b : *buffers) {
-      FileRange r = b ? fbutil::payload_range(ctx.base, b->storage()) : FileRange{};
+      FileRange r = b ? flatbuffer_util::payload_range(ctx.base, b->storage()) : FileRange{};
       p->constant_buffers.push_back(r);
     }
   }
   if (const auto* cs = root.constant_segment()) {
-    p->constant_offsets = fbutil::to_vector<uint64_t>(cs->offsets());
+    p->constant_offsets = flatbuffer_util::to_vector<uint64_t>(cs->offsets());
     p->constant_segment_index = cs->segment_index();
   }
   if (p->constant_offsets.size() >= 2) {
@@ -586,7 +586,7 @@ Status read_constants(const Ctx& ctx, const pfb::Program& root, Program* p) {
                           "%s: mutable-data segment %zu refers to segment %u (%zu segments)",
                           ctx.name.c_str(), i, m->segment_index(), p->segments.size());
       }
-      p->mutable_data_segments.push_back({m->segment_index(), fbutil::to_vector<uint64_t>(m->offsets())});
+      p->mutable_data_segments.push_back({m->segment_index(), flatbuffer_util::to_vector<uint64_t>(m->offsets())});
     }
   }
   if (const auto* named = root.named_data()) {
@@ -695,7 +695,7 @@ Result<Program> PteReader::read(std::shared_ptr<const Blob> blob) {
     }
     region = h.program_size;
   }
-  if (region > fbutil::kMaxFlatBufferSize) {
+  if (region > flatbuffer_util::kMaxFlatBufferSize) {
     return make_error(ErrorCode::kNotSupported, "%s: FlatBuffer region of %llu bytes exceeds 2 GiB",
                       name.c_str(), static_cast<unsigned long long>(region));
   }
@@ -704,7 +704,7 @@ Result<Program> PteReader::read(std::shared_ptr<const Blob> blob) {
     return make_error(ErrorCode::kCorrupt, "%s: root table offset %u lies outside the %llu-byte program",
                       name.c_str(), p.root_offset, static_cast<unsigned long long>(region));
   }
-  flatbuffers::Verifier verifier(bytes.data(), static_cast<size_t>(region), fbutil::verifier_options());
+  flatbuffers::Verifier verifier(bytes.data(), static_cast<size_t>(region), flatbuffer_util::verifier_options());
   if (!pfb::VerifyProgramBuffer(verifier)) {
     return make_error(ErrorCode::kCorrupt,
                       "%s: FlatBuffer verification failed: the program table is truncated or corrupt",

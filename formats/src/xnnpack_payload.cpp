@@ -8,7 +8,7 @@
 
 #include "etscope/core/checked.h"
 #include "etscope_fb/xnnpack_generated.h"
-#include "flatbuffer_util.h"
+#include "etscope/flatbuffer_util/flatbuffer_util.h"
 
 namespace etscope::xnn {
 namespace fb = ::etscope::fb::xnn;
@@ -177,7 +177,7 @@ Result<std::vector<float>> read_scales(const Ctx& ctx, const flatbuffers::Vector
     }
     return out;
   }
-  return fbutil::to_vector<float>(inline_scales);
+  return flatbuffer_util::to_vector<float>(inline_scales);
 }
 
 Status read_value(Ctx& ctx, const fb::Value* v, size_t index, Graph* g) {
@@ -376,7 +376,7 @@ struct NodeReader {
   Status dims(const flatbuffers::Vector<uint32_t>* v, std::vector<uint32_t>* to, const char* name) {
     if (v == nullptr) return ctx.corrupt(what + ": its " + name + " are missing");
     if (v->size() > 6) return ctx.corrupt(what + ": " + std::to_string(v->size()) + " " + name + ", XNNPACK allows 6");
-    *to = fbutil::to_vector<uint32_t>(v);
+    *to = flatbuffer_util::to_vector<uint32_t>(v);
     return ok_status();
   }
   Status concat(const fb::Concat* t, int n) {
@@ -577,11 +577,11 @@ Result<Graph> parse_xnnpack_payload(std::span<const uint8_t> payload, const Name
     fbytes = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(aligned.data()), fbytes.size());
   }
   ctx.fb_parsed = fbytes.data();
-  flatbuffers::Verifier verifier(fbytes.data(), fbytes.size(), fbutil::verifier_options());
+  flatbuffers::Verifier verifier(fbytes.data(), fbytes.size(), flatbuffer_util::verifier_options());
   if (!verifier.VerifyBuffer<fb::Graph>(nullptr)) return ctx.corrupt("the XNNPACK graph fails flatbuffer verification");
   ctx.root = fb::GetGraph(fbytes.data());
   const fb::Graph* root = ctx.root;
-  g.version = fbutil::to_string(root->version());
+  g.version = flatbuffer_util::to_string(root->version());
   g.external_count = root->external_count();
   if (g.external_count > 4096) return ctx.corrupt(std::to_string(g.external_count) + " graph inputs and outputs (at most 4096)");
   const auto* values = root->values();

@@ -6,7 +6,7 @@
 
 #include "etscope/formats/tensor_stats.h"
 
-namespace etscope::rt {
+namespace etscope::runtime {
 
 Status load_bundled_inputs(Method& method, const BundledProgram& bundled, const BundledTestCase& test) {
   if (test.inputs.size() != method.num_inputs()) {
@@ -165,4 +165,4 @@ CaseCheck verify_bundled_outputs(const Method& method, const BundledProgram& bun
   return c;
 }
 
-}  // namespace etscope::rt
+}  // namespace etscope::runtime

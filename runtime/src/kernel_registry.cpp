@@ -3,7 +3,7 @@
 
 #include "etscope/runtime/kernel.h"
 
-namespace etscope::rt {
+namespace etscope::runtime {
 
 void KernelContext::fail(ErrorCode code, const char* format, ...) {
   if (failed_) return;
@@ -32,4 +32,4 @@ const KernelRegistry& KernelRegistry::portable() {
   return registry;
 }
 
-}  // namespace etscope::rt
+}  // namespace etscope::runtime

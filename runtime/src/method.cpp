@@ -18,7 +18,7 @@
 #include "etscope/formats/xnnpack_payload.h"
 #include "xnnpack/xnnpack_delegate.h"
 
-namespace etscope::rt {
+namespace etscope::runtime {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -796,4 +796,4 @@ Status Method::execute(const char* block) {
   return ok_status();
 }
 
-}  // namespace etscope::rt
+}  // namespace etscope::runtime

@@ -131,10 +131,10 @@ TEST_CASE("our ETDump of a run has ExecuTorch's blocks / events and debug-buffer
   EtDumpWriterOptions options;
   options.debug_buffer = {buffer + 16, sizeof(buffer) - 16};  // deliberately not 64-aligned
   EtDumpWriter writer(options);
-  writer.set_debug_level(rt::DebugLevel::kIntermediateOutputs);
-  rt::MethodOptions mo;
+  writer.set_debug_level(DebugLevel::kIntermediateOutputs);
+  runtime::MethodOptions mo;
   mo.tracer = &writer;
-  auto m = must(rt::Method::load(p, "forward", mo));
+  auto m = must(runtime::Method::load(p, "forward", mo));
   const float a[1] = {1.5f}, b[1] = {2.0f};
   REQUIRE(m->set_input(0, {reinterpret_cast<const uint8_t*>(a), 4}).ok());
   REQUIRE(m->set_input(1, {reinterpret_cast<const uint8_t*>(b), 4}).ok());
@@ -162,7 +162,7 @@ TEST_CASE("our ETDump of a run has ExecuTorch's blocks / events and debug-buffer
   for (uint32_t i = 0; i < 2; ++i) {
     const Event& in_event = f.events[run.first_event + i];
     CHECK(in_event.chain == -1);
-    CHECK(in_event.instruction == rt::kProgramInputInstruction);
+    CHECK(in_event.instruction == kProgramInputInstruction);
     const LoggedValue& input = f.values[in_event.ref];
     CHECK_FALSE(input.output);
     REQUIRE(input.tensors.size() == 1);
@@ -191,10 +191,10 @@ TEST_CASE("our ETDump of a run has ExecuTorch's blocks / events and debug-buffer
 namespace {
 
 // add.pte's forward traced by `writer`, both inputs set to 1.
-std::unique_ptr<rt::Method> add_with_ones(const Program& p, EtDumpWriter& writer) {
-  rt::MethodOptions mo;
+std::unique_ptr<runtime::Method> add_with_ones(const Program& p, EtDumpWriter& writer) {
+  runtime::MethodOptions mo;
   mo.tracer = &writer;
-  auto m = must(rt::Method::load(p, "forward", mo));
+  auto m = must(runtime::Method::load(p, "forward", mo));
   const float a[1] = {1.0f};
   REQUIRE(m->set_input(0, {reinterpret_cast<const uint8_t*>(a), 4}).ok());
   REQUIRE(m->set_input(1, {reinterpret_cast<const uint8_t*>(a), 4}).ok());
@@ -209,7 +209,7 @@ TEST_CASE("a debug buffer that is too small leaves a marker / never a partial va
   EtDumpWriterOptions options;
   options.debug_buffer = {buffer, 4};  // room for one float
   EtDumpWriter writer(options);
-  writer.set_debug_level(rt::DebugLevel::kIntermediateOutputs);
+  writer.set_debug_level(DebugLevel::kIntermediateOutputs);
   auto m = add_with_ones(p, writer);
   REQUIRE(m->execute().ok());
   CHECK(writer.debug_buffer_overflowed());

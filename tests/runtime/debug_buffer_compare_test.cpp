@@ -45,7 +45,7 @@ std::vector<Logged> last_execution(const EtDumpFile& f) {
     const Event& e = f.events[last->first_event + i];
     if (e.kind != EventKind::kDebug) continue;
     // etscope also logs the program inputs (instruction -1), which ExecuTorch's runtime does not.
-    if (e.chain == -1 && e.instruction == rt::kProgramInputInstruction) continue;
+    if (e.chain == -1 && e.instruction == kProgramInputInstruction) continue;
     const LoggedValue& v = f.values[e.ref];
     for (const auto& t : v.tensors) out.push_back({e.instruction, v.output, t});
   }
@@ -68,10 +68,10 @@ TEST_CASE("every intermediate and program output equals ExecuTorch's logged valu
     EtDumpWriterOptions options;
     options.debug_buffer = buffer;
     EtDumpWriter writer(options);
-    writer.set_debug_level(rt::DebugLevel::kIntermediateOutputs);
-    rt::MethodOptions mo;
+    writer.set_debug_level(DebugLevel::kIntermediateOutputs);
+    runtime::MethodOptions mo;
     mo.tracer = &writer;
-    auto m = must(rt::Method::load(p, "forward", mo));
+    auto m = must(runtime::Method::load(p, "forward", mo));
     NpyArray input = must(read_npy(fixture(base + ".input0.npy")));
     REQUIRE(m->set_input(0, input.data, input.shape).ok());
     REQUIRE(m->execute().ok());

@@ -30,8 +30,8 @@ T must(Result<T> r) {
   return std::move(r).value();
 }
 
-std::vector<float> floats_of(const rt::EValue& v) {
-  REQUIRE(v.tag == rt::Tag::kTensor);
+std::vector<float> floats_of(const EValue& v) {
+  REQUIRE(v.tag == Tag::kTensor);
   REQUIRE(v.tensor->dtype() == ScalarType::kFloat);
   const float* p = v.tensor->data_as<float>();
   return std::vector<float>(p, p + v.tensor->numel());
@@ -42,7 +42,7 @@ bool close(double got, double want, double rtol, double atol) {
 }
 
 // Runs `method` on one .npy input per method input.
-void run_with_npy(rt::Method& m, const std::vector<NpyArray>& inputs) {
+void run_with_npy(runtime::Method& m, const std::vector<NpyArray>& inputs) {
   REQUIRE(inputs.size() == m.num_inputs());
   for (size_t i = 0; i < inputs.size(); ++i) REQUIRE(m.set_input(i, inputs[i].data, inputs[i].shape).ok());
   Status s = m.execute();
@@ -55,12 +55,12 @@ TEST_CASE("every bundled case of the fixture programs passes", "[runtime][fixtur
   for (const char* name : {"simple_conv/simple_conv.bpte", "cifar10/cifar10.bpte", "mobilenet_v2/mobilenet_v2.bpte"}) {
     INFO(name);
     BundledProgram b = must(BpteReader::open(fixture(name)));
-    auto m = must(rt::Method::load(b.program, "forward"));
+    auto m = must(runtime::Method::load(b.program, "forward"));
     for (const BundledTestCase& c : b.suites.at(0).cases) {
-      REQUIRE(rt::load_bundled_inputs(*m, b, c).ok());
+      REQUIRE(runtime::load_bundled_inputs(*m, b, c).ok());
       REQUIRE(m->execute().ok());
       // ExecuTorch's example-runner tolerance; the errors themselves are far smaller.
-      rt::CaseCheck check = rt::verify_bundled_outputs(*m, b, c, 1e-3, 1e-5);
+      runtime::CaseCheck check = runtime::verify_bundled_outputs(*m, b, c, 1e-3, 1e-5);
       CHECK(check.passed);
       for (const auto& o : check.outputs) CHECK(o.max_abs_error < 1e-3);
     }
@@ -72,7 +72,7 @@ TEST_CASE("outputs equal the ones ExecuTorch's runtime recorded", "[runtime][fix
     INFO(name);
     const json run = load_json(fixture(std::string(name) + ".run.json"));
     Program p = must(PteReader::open(fixture(std::string(name) + ".pte")));
-    auto m = must(rt::Method::load(p, "forward"));
+    auto m = must(runtime::Method::load(p, "forward"));
     std::vector<NpyArray> inputs;
     for (size_t i = 0; i < m->num_inputs(); ++i) inputs.push_back(must(read_npy(fixture(std::string(name) + ".input" + std::to_string(i) + ".npy"))));
     run_with_npy(*m, inputs);
@@ -124,7 +124,7 @@ void compare(const std::string& fqn, const std::vector<float>& got, const std::v
 
 void check_first_step(const FirstStep& c) {
   Program p = must(PteReader::open(fixture(c.pte)));
-  auto m = must(rt::Method::load(p, "forward"));
+  auto m = must(runtime::Method::load(p, "forward"));
   run_with_npy(*m, {must(read_npy(fixture(c.x_npy))), must(read_npy(fixture(c.label_npy)))});
   const std::vector<float> loss = floats_of(m->output(0));
   REQUIRE(loss.size() == 1);
@@ -210,9 +210,9 @@ TEST_CASE("cifar10 training program: first-step loss equals ExecuTorch's / gradi
 TEST_CASE("real xor training program: gradients match finite differences", "[runtime][training][real]") {
   Program p = must(PteReader::open(real_artifact("xor_training.pte")));
   TensorDataFile weights = must(PtdReader::open(real_artifact("xor_training.ptd")));
-  rt::MethodOptions options;
+  runtime::MethodOptions options;
   options.external_data = {&weights};
-  auto m = must(rt::Method::load(p, "forward", options));
+  auto m = must(runtime::Method::load(p, "forward", options));
   const float x[2] = {1.0f, 0.0f};
   const int64_t label[1] = {1};
   REQUIRE(m->set_input(0, {reinterpret_cast<const uint8_t*>(x), sizeof(x)}).ok());

@@ -9,7 +9,7 @@
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/inspect/inspector.h"
 #include "etscope/inspect/numeric_gap.h"
-#include "etscope/runtime/runner.h"
+#include "etscope/runner/runner.h"
 #include "testing/test_util.h"
 
 using etscope::testing::fixture;
@@ -24,12 +24,12 @@ const std::string kModel = "simple_conv/simple_conv";
 // Inspector over the dump it wrote (with the ETRecord and the debug buffer).
 template <typename SetInputs>
 inspect::Inspector traced_run(const std::string& name, SetInputs&& set) {
-  rt::RunnerOptions options;
+  runner::RunnerOptions options;
   options.model = fixture(kModel + ".pte");
   options.trace = true;
-  options.debug_level = rt::DebugLevel::kIntermediateOutputs;
+  options.debug_level = DebugLevel::kIntermediateOutputs;
   options.debug_buffer_bytes = 4 << 20;
-  auto runner = rt::Runner::load(options);
+  auto runner = runner::Runner::load(options);
   REQUIRE(runner.ok());
   REQUIRE(set(**runner).ok());
   REQUIRE((*runner)->run(0, 1).ok());
@@ -57,11 +57,11 @@ const inspect::EventBlock& execute_block(const inspect::Inspector& in) {
 
 TEST_CASE("a run with the representative inputs passes the input check and matches the AOT outputs", "[gap][runner]") {
   const std::string etrecord = fixture(kModel + ".etrecord");
-  auto in = traced_run("same", [&](rt::Runner& r) { return r.set_inputs_from_etrecord(etrecord); });
+  auto in = traced_run("same", [&](runner::Runner& r) { return r.set_inputs_from_etrecord(etrecord); });
   const inspect::EventBlock& block = execute_block(in);
   // One tensor input, logged before the first instruction and kept out of the events.
   REQUIRE(block.run_inputs.size() == 1);
-  for (const auto& e : block.events) CHECK(e.instruction_id != rt::kProgramInputInstruction);
+  for (const auto& e : block.events) CHECK(e.instruction_id != kProgramInputInstruction);
 
   auto check = inspect::check_run_inputs(in);
   REQUIRE(check.ok());
@@ -83,7 +83,7 @@ TEST_CASE("a run with the representative inputs passes the input check and match
 }
 
 TEST_CASE("a run with random inputs fails the input check with the rerun hint", "[gap][runner]") {
-  auto in = traced_run("random", [](rt::Runner& r) { return r.set_random_inputs(3); });
+  auto in = traced_run("random", [](runner::Runner& r) { return r.set_random_inputs(3); });
   auto check = inspect::check_run_inputs(in);
   REQUIRE(check.ok());
   CHECK(check->outcome == inspect::InputCheck::Outcome::kDifferent);

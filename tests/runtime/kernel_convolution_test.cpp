@@ -5,7 +5,7 @@
 
 #include "runtime/kernel_test_util.h"
 
-using etscope::rt::EValue;
+using etscope::EValue;
 using etscope::testing::KernelCall;
 
 namespace {

@@ -7,7 +7,7 @@
 #include "runtime/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
+using etscope::EValue;
 using etscope::testing::KernelCall;
 
 TEST_CASE("detach_copy / _to_copy / copy / fill / empty", "[kernels][copy]") {

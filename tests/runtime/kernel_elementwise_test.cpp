@@ -6,7 +6,7 @@
 #include "runtime/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
+using etscope::EValue;
 using etscope::testing::KernelCall;
 
 TEST_CASE("ne.Scalar_out on int64 labels and le.Scalar_out on floats", "[kernels][elementwise]") {

@@ -7,7 +7,7 @@
 #include "runtime/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
+using etscope::EValue;
 using etscope::testing::KernelCall;
 
 TEST_CASE("float32 -> float16 / bfloat16 copies round to nearest even", "[kernels][half]") {

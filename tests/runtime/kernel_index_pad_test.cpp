@@ -8,7 +8,7 @@
 #include "runtime/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
+using etscope::EValue;
 using etscope::testing::KernelCall;
 
 TEST_CASE("index.Tensor selects rows with negative and broadcast indices and refuses out-of-range ones", "[kernels][index]") {

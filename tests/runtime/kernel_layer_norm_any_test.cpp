@@ -6,7 +6,7 @@
 #include "runtime/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
+using etscope::EValue;
 using etscope::testing::KernelCall;
 
 TEST_CASE("native_layer_norm normalises the trailing dims, with weight and bias", "[kernels][norm]") {

@@ -7,8 +7,8 @@
 #include "runtime/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
-using etscope::rt::Tag;
+using etscope::EValue;
+using etscope::Tag;
 using etscope::testing::KernelCall;
 
 namespace {

@@ -4,7 +4,7 @@
 #include "runtime/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
+using etscope::EValue;
 using etscope::testing::KernelCall;
 
 TEST_CASE("batch norm (no training) normalises each channel", "[kernels][norm]") {

@@ -8,7 +8,7 @@
 #include "runtime/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
+using etscope::EValue;
 using etscope::testing::KernelCall;
 
 TEST_CASE("comparisons of two tensors broadcast and mix dtypes", "[kernels][pointwise]") {

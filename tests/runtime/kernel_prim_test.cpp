@@ -4,8 +4,8 @@
 #include "runtime/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
-using etscope::rt::Tag;
+using etscope::EValue;
+using etscope::Tag;
 using etscope::testing::KernelCall;
 
 TEST_CASE("executorch_prim scalar arithmetic keeps Int and promotes to Double", "[kernels][prim]") {
@@ -43,7 +43,7 @@ TEST_CASE("executorch_prim scalar arithmetic keeps Int and promotes to Double", 
   ctx = c.run("executorch_prim::add.Scalar", {c.f32({1}), c.integer(0), c.none()});
   REQUIRE(ctx.failed());
   CHECK(std::string(ctx.message()).find("add.Scalar") != std::string::npos);
-  CHECK_FALSE(etscope::rt::KernelRegistry::portable().find("executorch_prim::add.Scalar")->codegen_wrapped);
+  CHECK_FALSE(etscope::runtime::KernelRegistry::portable().find("executorch_prim::add.Scalar")->codegen_wrapped);
 }
 
 TEST_CASE("sym_size / sym_numel and et_view", "[kernels][prim]") {

@@ -6,7 +6,7 @@
 #include "runtime/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
+using etscope::EValue;
 using etscope::testing::KernelCall;
 
 TEST_CASE("sum.IntList_out over all / one and several dims", "[kernels][reduce]") {

@@ -4,8 +4,8 @@
 #include "runtime/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
-using etscope::rt::KernelRegistry;
+using etscope::EValue;
+using etscope::runtime::KernelRegistry;
 using etscope::testing::KernelCall;
 
 TEST_CASE("every registered kernel lists the dtypes it accepts", "[kernels][registry]") {

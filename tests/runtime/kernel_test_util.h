@@ -18,7 +18,7 @@ namespace etscope::testing {
 
 /// A tensor that owns its storage. `dynamic` tensors may be resized up to `capacity` elements.
 struct TestTensor {
-  rt::TensorImpl impl;
+  TensorImpl impl;
   std::vector<uint64_t> storage;  // 8-byte aligned backing store
 
   template <typename T>
@@ -29,7 +29,7 @@ struct TestTensor {
 
 /// Read access to a kernel's tensor in checks: c.t(v).values<float>() == {...}.
 struct TensorRef {
-  rt::TensorImpl& impl;
+  TensorImpl& impl;
 
   template <typename T>
   std::vector<T> values() const {
@@ -57,7 +57,7 @@ class KernelCall {
   /// A tensor of `dtype` with `sizes` and, optionally, `dim_order`, filled with `values` (converted
   /// to the C++ type T, which must match dtype). Static unless `dynamic_capacity` > 0 elements.
   template <typename T>
-  rt::EValue* tensor(ScalarType dtype, std::vector<int64_t> sizes, std::vector<T> values = {},
+  EValue* tensor(ScalarType dtype, std::vector<int64_t> sizes, std::vector<T> values = {},
                      int64_t dynamic_capacity = 0, std::vector<uint8_t> dim_order = {}) {
     TestTensor& t = tensors_.emplace_back();
     int64_t numel = 1;
@@ -74,86 +74,86 @@ class KernelCall {
         std::memcpy(t.storage.data(), values.data(), values.size() * sizeof(T));
       }
     }
-    rt::EValue* v = &values_.emplace_back();
-    v->tag = rt::Tag::kTensor;
+    EValue* v = &values_.emplace_back();
+    v->tag = Tag::kTensor;
     v->tensor = &t.impl;
     return v;
   }
-  rt::EValue* f32(std::vector<int64_t> sizes, std::vector<float> values = {}, int64_t dyn = 0) {
+  EValue* f32(std::vector<int64_t> sizes, std::vector<float> values = {}, int64_t dyn = 0) {
     return tensor<float>(ScalarType::kFloat, std::move(sizes), std::move(values), dyn);
   }
-  rt::EValue* i64(std::vector<int64_t> sizes, std::vector<int64_t> values = {}, int64_t dyn = 0) {
+  EValue* i64(std::vector<int64_t> sizes, std::vector<int64_t> values = {}, int64_t dyn = 0) {
     return tensor<int64_t>(ScalarType::kLong, std::move(sizes), std::move(values), dyn);
   }
-  rt::EValue* boolean(std::vector<int64_t> sizes, std::vector<bool> values = {}, int64_t dyn = 0) {
+  EValue* boolean(std::vector<int64_t> sizes, std::vector<bool> values = {}, int64_t dyn = 0) {
     std::vector<uint8_t> bytes(values.begin(), values.end());
     return tensor<uint8_t>(ScalarType::kBool, std::move(sizes), std::move(bytes), dyn);
   }
-  rt::EValue* none() { return &values_.emplace_back(); }
-  rt::EValue* integer(int64_t i) {
-    rt::EValue* v = &values_.emplace_back();
-    v->tag = rt::Tag::kInt;
+  EValue* none() { return &values_.emplace_back(); }
+  EValue* integer(int64_t i) {
+    EValue* v = &values_.emplace_back();
+    v->tag = Tag::kInt;
     v->scalar.i = i;
     return v;
   }
-  rt::EValue* dbl(double d) {
-    rt::EValue* v = &values_.emplace_back();
-    v->tag = rt::Tag::kDouble;
+  EValue* dbl(double d) {
+    EValue* v = &values_.emplace_back();
+    v->tag = Tag::kDouble;
     v->scalar.d = d;
     return v;
   }
-  rt::EValue* boolean_scalar(bool b) {
-    rt::EValue* v = &values_.emplace_back();
-    v->tag = rt::Tag::kBool;
+  EValue* boolean_scalar(bool b) {
+    EValue* v = &values_.emplace_back();
+    v->tag = Tag::kBool;
     v->scalar.b = b;
     return v;
   }
-  rt::EValue* int_list(std::initializer_list<int64_t> items) {
+  EValue* int_list(std::initializer_list<int64_t> items) {
     auto& ptrs = lists_.emplace_back();
     for (int64_t i : items) ptrs.push_back(integer(i));
-    rt::EValue* v = &values_.emplace_back();
-    v->tag = rt::Tag::kIntList;
+    EValue* v = &values_.emplace_back();
+    v->tag = Tag::kIntList;
     v->int_list = {ptrs.data(), ptrs.size()};
     return v;
   }
-  rt::EValue* bool_list(std::initializer_list<bool> items) {
+  EValue* bool_list(std::initializer_list<bool> items) {
     auto& bytes = bool_lists_.emplace_back(items.begin(), items.end());
-    rt::EValue* v = &values_.emplace_back();
-    v->tag = rt::Tag::kBoolList;
+    EValue* v = &values_.emplace_back();
+    v->tag = Tag::kBoolList;
     v->bool_list = {bytes.data(), bytes.size()};
     return v;
   }
-  rt::EValue* tensor_list(std::initializer_list<rt::EValue*> items) {
+  EValue* tensor_list(std::initializer_list<EValue*> items) {
     auto& ptrs = tensor_lists_.emplace_back();
-    for (rt::EValue* e : items) ptrs.push_back(e == nullptr ? nullptr : e->tensor);
-    rt::EValue* v = &values_.emplace_back();
-    v->tag = rt::Tag::kTensorList;
+    for (EValue* e : items) ptrs.push_back(e == nullptr ? nullptr : e->tensor);
+    EValue* v = &values_.emplace_back();
+    v->tag = Tag::kTensorList;
     v->tensor_list = {ptrs.data(), ptrs.size()};
     return v;
   }
-  TensorRef t(rt::EValue* v) { return {*v->tensor}; }
+  TensorRef t(EValue* v) { return {*v->tensor}; }
 
   /// Runs the portable kernel `name` on `args` with the scratch its ScratchFn asks for. Returns
   /// the context so the test can check failed() and message().
   /// `scratch_bytes` >= 0 overrides the size (to test kernels that must refuse too little).
-  rt::KernelContext run(const std::string& name, std::vector<rt::EValue*> args, int64_t scratch_bytes = -1) {
-    const rt::Kernel* k = rt::KernelRegistry::portable().find(name);
+  runtime::KernelContext run(const std::string& name, std::vector<EValue*> args, int64_t scratch_bytes = -1) {
+    const runtime::Kernel* k = runtime::KernelRegistry::portable().find(name);
     REQUIRE(k != nullptr);
     const size_t bytes = scratch_bytes >= 0      ? static_cast<size_t>(scratch_bytes)
                          : k->scratch != nullptr ? k->scratch({args.data(), args.size()})
                                                  : 0;
     scratch_.assign(bytes / 8 + 8, 0);
-    rt::KernelContext ctx({reinterpret_cast<uint8_t*>(scratch_.data()), bytes});
+    runtime::KernelContext ctx({reinterpret_cast<uint8_t*>(scratch_.data()), bytes});
     k->run(ctx, {args.data(), args.size()});
     return ctx;
   }
 
  private:
   std::deque<TestTensor> tensors_;
-  std::deque<rt::EValue> values_;
-  std::deque<std::vector<rt::EValue*>> lists_;
+  std::deque<EValue> values_;
+  std::deque<std::vector<EValue*>> lists_;
   std::deque<std::vector<uint8_t>> bool_lists_;
-  std::deque<std::vector<rt::TensorImpl*>> tensor_lists_;
+  std::deque<std::vector<TensorImpl*>> tensor_lists_;
   std::vector<uint64_t> scratch_;
 };
 

@@ -9,8 +9,8 @@
 #include "runtime/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
-using etscope::rt::Tag;
+using etscope::EValue;
+using etscope::Tag;
 using etscope::testing::KernelCall;
 
 namespace {
@@ -22,7 +22,7 @@ EValue string_value(const char* s) {
   return v;
 }
 
-bool mentions(const etscope::rt::KernelContext& ctx, const char* what) {
+bool mentions(const etscope::runtime::KernelContext& ctx, const char* what) {
   return std::string(ctx.message()).find(what) != std::string::npos;
 }
 

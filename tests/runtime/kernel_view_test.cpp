@@ -3,7 +3,7 @@
 #include "runtime/kernel_test_util.h"
 
 using etscope::ScalarType;
-using etscope::rt::EValue;
+using etscope::EValue;
 using etscope::testing::KernelCall;
 
 TEST_CASE("permute_copy transposes matrices of sizes that do not divide the tile", "[kernels][view]") {
@@ -44,8 +44,8 @@ TEST_CASE("permute_copy of a 4-D int64 and a bool tensor", "[kernels][view]") {
 
 TEST_CASE("view_copy refuses negative sizes and sizes whose product overflows", "[kernels][view]") {
   etscope::testing::KernelCall c;
-  etscope::rt::EValue* x = c.f32({2, 3});
-  etscope::rt::EValue* out = c.f32({6});
+  etscope::EValue* x = c.f32({2, 3});
+  etscope::EValue* out = c.f32({6});
   REQUIRE(c.run("aten::view_copy.out", {x, c.int_list({-2, -3}), out, out}).failed());
   REQUIRE(c.run("aten::view_copy.out", {x, c.int_list({int64_t{1} << 62, 4, -1}), out, out}).failed());
   REQUIRE_FALSE(c.run("aten::view_copy.out", {x, c.int_list({-1}), out, out}).failed());

@@ -22,8 +22,8 @@ Program load_program(const std::string& name) {
   return std::move(p).value();
 }
 
-std::unique_ptr<rt::Method> load_method(const Program& program, rt::MethodOptions options = {}) {
-  auto m = rt::Method::load(program, "forward", options);
+std::unique_ptr<runtime::Method> load_method(const Program& program, runtime::MethodOptions options = {}) {
+  auto m = runtime::Method::load(program, "forward", options);
   if (!m.ok()) FAIL(m.error().message());
   return std::move(m).value();
 }
@@ -32,28 +32,28 @@ std::span<const uint8_t> bytes_of(const std::vector<float>& v) {
   return {reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float)};
 }
 
-std::vector<float> floats_of(const rt::EValue& v) {
-  REQUIRE(v.tag == rt::Tag::kTensor);
+std::vector<float> floats_of(const EValue& v) {
+  REQUIRE(v.tag == Tag::kTensor);
   const float* p = v.tensor->data_as<float>();
   return std::vector<float>(p, p + v.tensor->numel());
 }
 
 // Records every hook call as a line of text.
-class RecordingTracer final : public rt::EventTracer {
+class RecordingTracer final : public EventTracer {
  public:
   std::vector<std::string> log;
   void create_event_block(const char* name) override { log.push_back(std::string("block ") + name); }
-  rt::EventHandle start_profiling(const char* name, int32_t chain, uint32_t handle) override {
+  EventHandle start_profiling(const char* name, int32_t chain, uint32_t handle) override {
     if (chain == -1 && std::strncmp(name, "Method::", 8) != 0 && std::strncmp(name, "Program::", 9) != 0) {
       chain = chain_id();
       handle = debug_handle();
     }
     names_.push_back(std::string(name) + " " + std::to_string(chain) + ":" + std::to_string(handle));
-    return static_cast<rt::EventHandle>(names_.size() - 1);
+    return static_cast<EventHandle>(names_.size() - 1);
   }
-  void end_profiling(rt::EventHandle h) override { log.push_back("event " + names_[h]); }
-  void log_evalue(const rt::EValue& v, bool output) override {
-    log.push_back(std::string(output ? "output " : "value ") + rt::to_string(v.tag) + " " + std::to_string(chain_id()) +
+  void end_profiling(EventHandle h) override { log.push_back("event " + names_[h]); }
+  void log_evalue(const EValue& v, bool output) override {
+    log.push_back(std::string(output ? "output " : "value ") + to_string(v.tag) + " " + std::to_string(chain_id()) +
                   ":" + std::to_string(debug_handle()));
   }
 
@@ -93,7 +93,7 @@ TEST_CASE("external weights from a legacy .ptd: x @ W^T + b", "[runtime][real]")
   Program p = load_program("linear_external.pte");
   auto ptd = PtdReader::open(real_artifact("linear_external_legacy.ptd"));
   REQUIRE(ptd.ok());
-  rt::MethodOptions options;
+  runtime::MethodOptions options;
   options.external_data = {&*ptd};
   auto m = load_method(p, options);
   std::vector<float> x = {1, 2, 3, -1, 0, 1, 0.5f, 0.25f, -2};
@@ -120,25 +120,25 @@ TEST_CASE("every bundled case of bundled_program.bpte passes exactly", "[runtime
   auto m = load_method(b->program);
   REQUIRE(b->suites.size() == 1);
   for (const BundledTestCase& c : b->suites[0].cases) {
-    REQUIRE(rt::load_bundled_inputs(*m, *b, c).ok());
+    REQUIRE(runtime::load_bundled_inputs(*m, *b, c).ok());
     REQUIRE(m->execute().ok());
-    rt::CaseCheck check = rt::verify_bundled_outputs(*m, *b, c, 0.0, 0.0);
+    runtime::CaseCheck check = runtime::verify_bundled_outputs(*m, *b, c, 0.0, 0.0);
     CHECK(check.passed);
   }
   // A wrong expectation is caught: compare case 0's outputs against case 1's data.
   auto other = b->suites[0].cases[1];
-  REQUIRE(rt::load_bundled_inputs(*m, *b, b->suites[0].cases[0]).ok());
+  REQUIRE(runtime::load_bundled_inputs(*m, *b, b->suites[0].cases[0]).ok());
   REQUIRE(m->execute().ok());
   const auto& c0 = b->suites[0].cases[0];
   const auto& c9 = b->suites[0].cases[9];
   bool differ = std::memcmp(b->bytes(c0.expected_outputs[0].data).data(), b->bytes(c9.expected_outputs[0].data).data(), 16) != 0;
-  if (differ) CHECK_FALSE(rt::verify_bundled_outputs(*m, *b, c9, 0.0, 0.0).passed);
+  if (differ) CHECK_FALSE(runtime::verify_bundled_outputs(*m, *b, c9, 0.0, 0.0).passed);
   (void)other;
 }
 
 TEST_CASE("missing kernels are all reported at load", "[runtime][errors]") {
   Program p = load_program("cadence_quantized_conv.pte");
-  auto m = rt::Method::load(p, "forward");
+  auto m = runtime::Method::load(p, "forward");
   REQUIRE_FALSE(m.ok());
   CHECK(m.error().code() == ErrorCode::kNotSupported);
   CHECK_THAT(m.error().message(),
@@ -148,17 +148,17 @@ TEST_CASE("missing kernels are all reported at load", "[runtime][errors]") {
 
 TEST_CASE("load and input errors name the file and the problem", "[runtime][errors]") {
   Program ext = load_program("linear_external.pte");
-  auto no_ptd = rt::Method::load(ext, "forward");
+  auto no_ptd = runtime::Method::load(ext, "forward");
   REQUIRE_FALSE(no_ptd.ok());
   CHECK_THAT(no_ptd.error().message(), Catch::Contains("external tensor 'linear.weight' not found (no .ptd given"));
   auto wrong_ptd = PtdReader::open(real_artifact("xor_training.ptd"));
   REQUIRE(wrong_ptd.ok());
-  rt::MethodOptions options;
+  runtime::MethodOptions options;
   options.external_data = {&*wrong_ptd};
-  CHECK_FALSE(rt::Method::load(ext, "forward", options).ok());
+  CHECK_FALSE(runtime::Method::load(ext, "forward", options).ok());
 
   Program p = load_program("add.pte");
-  auto bad_name = rt::Method::load(p, "backward");
+  auto bad_name = runtime::Method::load(p, "backward");
   REQUIRE_FALSE(bad_name.ok());
   CHECK_THAT(bad_name.error().message(), Catch::Contains("no method named 'backward' (methods: forward)"));
   auto m = load_method(p);
@@ -177,8 +177,8 @@ TEST_CASE("load and input errors name the file and the problem", "[runtime][erro
 TEST_CASE("the tracer sees ExecuTorch's hook sequence", "[runtime][tracer]") {
   Program p = load_program("add.pte");
   RecordingTracer tracer;
-  tracer.set_debug_level(rt::DebugLevel::kIntermediateOutputs);
-  rt::MethodOptions options;
+  tracer.set_debug_level(DebugLevel::kIntermediateOutputs);
+  runtime::MethodOptions options;
   options.tracer = &tracer;
   auto m = load_method(p, options);
   std::vector<float> a = {1.0f};
@@ -203,8 +203,8 @@ TEST_CASE("the tracer sees ExecuTorch's hook sequence", "[runtime][tracer]") {
 
   // At the method-only profiling level, and without debug logging, only method events remain.
   tracer.log.clear();
-  tracer.set_profiling_level(rt::ProfilingLevel::kMethodOnly);
-  tracer.set_debug_level(rt::DebugLevel::kNone);
+  tracer.set_profiling_level(ProfilingLevel::kMethodOnly);
+  tracer.set_debug_level(DebugLevel::kNone);
   REQUIRE(m->execute().ok());
   CHECK(tracer.log == std::vector<std::string>{"block Execute", "event Method::execute -1:0"});
 }
@@ -215,7 +215,7 @@ TEST_CASE("execute() allocates nothing on the heap", "[runtime][alloc]") {
   Program p = load_program("linear_external.pte");
   auto legacy = PtdReader::open(real_artifact("linear_external_legacy.ptd"));
   REQUIRE(legacy.ok());
-  rt::MethodOptions options;
+  runtime::MethodOptions options;
   options.external_data = {&*legacy};
   auto m = load_method(p, options);
   std::vector<float> x(9, 0.5f);

@@ -47,10 +47,10 @@ struct Tolerance {
 // Float outputs within 1e-4 relative + 1e-5 absolute, or the model's `suggested_tolerance` (16-bit
 // programs: one unit in the last place); non-finite values must be identical; every other dtype
 // byte for byte.
-void check_output(const rt::EValue& got, const NpyArray& want, const std::string& what, Tolerance tol) {
+void check_output(const EValue& got, const NpyArray& want, const std::string& what, Tolerance tol) {
   INFO(what);
-  REQUIRE(got.tag == rt::Tag::kTensor);
-  const rt::TensorImpl& t = *got.tensor;
+  REQUIRE(got.tag == Tag::kTensor);
+  const TensorImpl& t = *got.tensor;
   REQUIRE(t.dtype() == want.dtype);
   REQUIRE(std::vector<int64_t>(t.sizes().begin(), t.sizes().end()) == want.shape);
   REQUIRE(t.nbytes() == want.data.size());
@@ -86,7 +86,7 @@ std::vector<std::string> zoo_models() {
 }
 
 // Sets every input of `m` from <prefix>.input<i>.npy.
-void set_inputs(rt::Method& m, const std::string& prefix) {
+void set_inputs(runtime::Method& m, const std::string& prefix) {
   for (size_t i = 0; i < m.num_inputs(); ++i) {
     NpyArray in = must(read_npy(fixture(prefix + ".input" + std::to_string(i) + ".npy")));
     Status s = m.set_input(i, in.data, in.shape);
@@ -95,7 +95,7 @@ void set_inputs(rt::Method& m, const std::string& prefix) {
 }
 
 // Runs one call of a loaded method on <prefix>.input<i>.npy and checks <prefix>.output<o>.npy.
-void run_call(rt::Method& m, const std::string& prefix, const json& entry, Tolerance tol) {
+void run_call(runtime::Method& m, const std::string& prefix, const json& entry, Tolerance tol) {
   INFO(prefix);
   REQUIRE(m.num_inputs() == entry["inputs"].size());
   set_inputs(m, prefix);
@@ -113,7 +113,7 @@ void run_call(rt::Method& m, const std::string& prefix, const json& entry, Toler
 // listed under "steps" follow on the same loaded method, each depending on the ones before.
 void run_method(const Program& p, const std::string& name, const std::string& method, const json& meta, Tolerance tol) {
   INFO(name << ":" << method);
-  auto m = must(rt::Method::load(p, method));
+  auto m = must(runtime::Method::load(p, method));
   run_call(*m, "models/" + name + (method == "forward" ? "" : "." + method), meta["methods"][method], tol);
   if (method != "forward" || !meta.contains("steps")) return;
   for (const json& step : meta["steps"]) run_call(*m, "models/" + step["files"].get<std::string>(), step, tol);
@@ -137,7 +137,7 @@ TEST_CASE("the model zoo runs as in ExecuTorch, or is refused naming what is mis
         // Refused at load (missing kernels) or, for an unsupported variant of a kernel that
         // exists (transposed convolution), at the first execution.
         std::string error;
-        auto m = rt::Method::load(p, "forward");
+        auto m = runtime::Method::load(p, "forward");
         if (!m.ok()) {
           error = m.error().message();
         } else {

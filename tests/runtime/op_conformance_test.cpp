@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "etscope/runtime/kernel.h"
-#include "etscope/runtime/runner.h"
+#include "etscope/runner/runner.h"
 #include "testing/test_json.h"
 #include "testing/test_util.h"
 
@@ -73,9 +73,9 @@ CaseResult run_case(const std::string& name, const nlohmann::json& entry) {
   r.dtype = entry.value("dtype", "");
   for (const auto& op : entry["ops"]) r.ops.push_back(op.get<std::string>());
   const std::string path = fixture("ops/" + name + ".bpte");
-  rt::RunnerOptions options;
+  runner::RunnerOptions options;
   options.model = path;
-  auto runner = rt::Runner::load(options);
+  auto runner = runner::Runner::load(options);
   if (!runner.ok()) {
     r.reason = "load: " + without_dir(runner.error().message(), path);
     return r;
@@ -127,7 +127,7 @@ const std::map<std::string, std::string>& missing_reasons() {
 
 std::string render_page(const nlohmann::json& manifest, const std::vector<CaseResult>& results,
                         const std::map<std::string, OpSummary>& by_op) {
-  const rt::KernelRegistry& registry = rt::KernelRegistry::portable();
+  const runtime::KernelRegistry& registry = runtime::KernelRegistry::portable();
   const std::vector<std::string> kernels = registry.names();
   const std::set<std::string> registered(kernels.begin(), kernels.end());
 

@@ -1,4 +1,4 @@
-// rt::Runner: the library behind `etscope run` (inputs, timed executions, bundled checks of every
+// runner::Runner: the library behind `etscope run` (inputs, timed executions, bundled checks of every
 // method, outputs, the trace).
 #include <catch2/catch.hpp>
 
@@ -7,7 +7,7 @@
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/formats/npy.h"
 #include "etscope/inspect/inspector.h"
-#include "etscope/runtime/runner.h"
+#include "etscope/runner/runner.h"
 #include "testing/test_json.h"
 #include "testing/test_util.h"
 
@@ -18,9 +18,9 @@ using namespace etscope;
 
 namespace {
 
-std::unique_ptr<rt::Runner> load(const std::string& model, rt::RunnerOptions options = {}) {
+std::unique_ptr<runner::Runner> load(const std::string& model, runner::RunnerOptions options = {}) {
   options.model = model;
-  auto r = rt::Runner::load(options);
+  auto r = runner::Runner::load(options);
   INFO((r.ok() ? std::string() : r.error().message()));
   REQUIRE(r.ok());
   return std::move(r).value();
@@ -90,7 +90,7 @@ TEST_CASE("bundled cases of every method are checked, not only forward's", "[run
 }
 
 TEST_CASE("the trace records warm-up executions in Warmup blocks", "[runner]") {
-  rt::RunnerOptions options;
+  runner::RunnerOptions options;
   options.trace = true;
   auto runner = load(real_artifact("add.pte"), options);
   REQUIRE(runner->set_ones_inputs().ok());

@@ -34,10 +34,10 @@ T must(Result<T> r) {
 
 const std::string kConv = "simple_conv_xnnpack/simple_conv_xnnpack";
 
-std::unique_ptr<rt::Method> load_with_input(const Program& p, const NpyArray& input, rt::EventTracer* tracer = nullptr) {
-  rt::MethodOptions mo;
+std::unique_ptr<runtime::Method> load_with_input(const Program& p, const NpyArray& input, EventTracer* tracer = nullptr) {
+  runtime::MethodOptions mo;
   mo.tracer = tracer;
-  auto m = must(rt::Method::load(p, "forward", mo));
+  auto m = must(runtime::Method::load(p, "forward", mo));
   REQUIRE(m->set_input(0, input.data, input.shape).ok());
   return m;
 }
@@ -104,7 +104,7 @@ TEST_CASE("xnnpack simple_conv_xnnpack runs and matches ExecuTorch's XNNPACK out
   NpyArray input = must(read_npy(fixture(kConv + ".input0.npy")));
   auto m = load_with_input(p, input);
   REQUIRE(m->execute().ok());
-  const rt::TensorImpl& out = *m->output(0).tensor;
+  const TensorImpl& out = *m->output(0).tensor;
   // ExecuTorch's runtime (XNNPACK backend) on the same input, as summarised by the export script.
   const nlohmann::json want = load_json(fixture(kConv + ".run.json"))["runtime_outputs"][0];
   REQUIRE(out.numel() == want["numel"].get<int64_t>());
@@ -148,7 +148,7 @@ TEST_CASE("xnnpack payloads with any byte flipped or cut load cleanly or fail wi
       bytes[off] ^= flip;
       auto p = PteReader::read(etscope::testing::blob_of(bytes, "mutant.pte"));
       if (!p.ok()) continue;
-      auto m = rt::Method::load(*p, "forward");
+      auto m = runtime::Method::load(*p, "forward");
       if (!m.ok()) {
         ++refused;
         INFO(m.error().message());
@@ -197,7 +197,7 @@ bool exists(const std::string& path) {
 }
 
 // Sets a method's inputs from `<prefix>.input<i>.npy`.
-void set_inputs(rt::Method& m, const std::string& prefix) {
+void set_inputs(runtime::Method& m, const std::string& prefix) {
   for (size_t i = 0; i < m.num_inputs(); ++i) {
     NpyArray in = must(read_npy(fixture(prefix + ".input" + std::to_string(i) + ".npy")));
     REQUIRE(m.set_input(i, in.data, in.shape).ok());
@@ -205,10 +205,10 @@ void set_inputs(rt::Method& m, const std::string& prefix) {
 }
 
 // Loads `forward` of a fixture program (Program kept alive by the caller) with its stored inputs.
-std::unique_ptr<rt::Method> load_fixture(const Program& p, const std::string& base, rt::EventTracer* tracer = nullptr) {
-  rt::MethodOptions mo;
+std::unique_ptr<runtime::Method> load_fixture(const Program& p, const std::string& base, EventTracer* tracer = nullptr) {
+  runtime::MethodOptions mo;
   mo.tracer = tracer;
-  auto m = must(rt::Method::load(p, "forward", mo));
+  auto m = must(runtime::Method::load(p, "forward", mo));
   set_inputs(*m, base);
   return m;
 }
@@ -216,10 +216,10 @@ std::unique_ptr<rt::Method> load_fixture(const Program& p, const std::string& ba
 // The method's outputs against ExecuTorch's `<prefix>.output<o>.npy`: same dtype and shape, f32
 // within 1e-4 relative (+1e-5 absolute); f16 within a few units in the last place (XNNPACK
 // accumulates in f16, etscope in f32 rounded to f16 after each node).
-void check_outputs(const rt::Method& m, const std::string& prefix) {
+void check_outputs(const runtime::Method& m, const std::string& prefix) {
   for (size_t o = 0; o < m.num_outputs(); ++o) {
     NpyArray want = must(read_npy(fixture(prefix + ".output" + std::to_string(o) + ".npy")));
-    const rt::TensorImpl& got = *m.output(o).tensor;
+    const TensorImpl& got = *m.output(o).tensor;
     REQUIRE(got.dtype() == want.dtype);
     REQUIRE(std::vector<int64_t>(got.sizes().begin(), got.sizes().end()) == want.shape);
     const bool half = got.dtype() == ScalarType::kHalf;
@@ -238,7 +238,7 @@ void check_outputs(const rt::Method& m, const std::string& prefix) {
 }
 
 // Executes the method and checks its outputs against `<prefix>.output<o>.npy`.
-void execute_and_check(rt::Method& m, const std::string& prefix) {
+void execute_and_check(runtime::Method& m, const std::string& prefix) {
   Status s = m.execute();
   if (!s.ok()) FAIL(prefix << ": " << s.error().message());
   check_outputs(m, prefix);
@@ -348,11 +348,11 @@ namespace {
 
 // Runs the method and compares its output with ExecuTorch's (`want`), in output quantization
 // steps: none may differ when `steps` is 0, none by more than `steps` otherwise.
-void check_within_steps(rt::Method& m, const std::string& want_path, double steps) {
+void check_within_steps(runtime::Method& m, const std::string& want_path, double steps) {
   Status s = m.execute();
   if (!s.ok()) FAIL(s.error().message());
   NpyArray want = must(read_npy(want_path));
-  const rt::TensorImpl& got = *m.output(0).tensor;
+  const TensorImpl& got = *m.output(0).tensor;
   REQUIRE(got.dtype() == ScalarType::kFloat);
   REQUIRE(static_cast<size_t>(got.numel()) * 4 == want.data.size());
   // The output's step: the smallest gap between distinct values ExecuTorch produced.
@@ -457,7 +457,7 @@ size_t field_offset(const std::vector<uint8_t>& bytes, const void* table, uint16
 // Loads the program in `bytes` and checks that it is refused with one line that names the node.
 void expect_refused(const std::vector<uint8_t>& bytes, const std::string& node, const std::string& says) {
   Program p = must(PteReader::read(etscope::testing::blob_of(bytes, "hostile.pte")));
-  auto m = rt::Method::load(p, "forward");
+  auto m = runtime::Method::load(p, "forward");
   REQUIRE_FALSE(m.ok());
   INFO(m.error().message());
   CHECK(m.error().message().rfind("hostile.pte", 0) == 0);

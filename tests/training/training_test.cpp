@@ -44,7 +44,7 @@ struct Setup {
 // A reference program of tests/fixtures/executorch/training, loaded with its data.
 Setup load_reference(const json& ref, const std::string& ptd_override = "") {
   const json& prog = ref["program"];
-  rt::RunnerOptions o;
+  runner::RunnerOptions o;
   o.model = fixture("training/" + prog["pte"].get<std::string>());
   if (!ptd_override.empty()) o.ptd_files = {ptd_override};
   else if (prog.contains("ptd") && !prog["ptd"].is_null()) o.ptd_files = {fixture("training/" + prog["ptd"].get<std::string>())};
@@ -160,7 +160,7 @@ TEST_CASE("xor and cifar10 fixtures: 20 SGD steps (momentum 0 and 0.9) as ExecuT
     const json training = load_json(fixture("xor/xor.training.json"));
     for (const char* run : {"xor_train.sgd", "xor_train.sgd_momentum0.9"}) {
       INFO(run);
-      rt::RunnerOptions o;
+      runner::RunnerOptions o;
       o.model = fixture("xor/xor_train.pte");
       Setup s;
       s.trainer = must(Trainer::load(o));
@@ -191,7 +191,7 @@ TEST_CASE("xor and cifar10 fixtures: 20 SGD steps (momentum 0 and 0.9) as ExecuT
     const json training = load_json(fixture("cifar10/cifar10.training.json"));
     for (const char* run : {"cifar10_train_nodropout.sgd", "cifar10_train_nodropout.sgd_momentum0.9"}) {
       INFO(run);
-      rt::RunnerOptions o;
+      runner::RunnerOptions o;
       o.model = fixture("cifar10/cifar10_train_nodropout.pte");
       Setup s;
       s.trainer = must(Trainer::load(o));
@@ -424,7 +424,7 @@ TEST_CASE("training data that does not fit the program is refused naming the fil
 }
 
 TEST_CASE("a program that is not a training program is refused", "[training][fixtures]") {
-  rt::RunnerOptions o;
+  runner::RunnerOptions o;
   o.model = fixture("models/mlp_layernorm.pte");
   auto t = Trainer::load(o);
   REQUIRE_FALSE(t.ok());

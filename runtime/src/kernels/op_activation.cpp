@@ -4,7 +4,7 @@
 #include "kernels/register.h"
 #include "kernels/util/elementwise_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // relu.out(self, out)
@@ -131,4 +131,4 @@ void register_activation_kernels(KernelRegistry& r) {
   r.add("aten::neg.out", kernel(neg_out, kRealDtypes | kHalfDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

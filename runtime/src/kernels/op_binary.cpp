@@ -7,7 +7,7 @@
 #include "kernels/register.h"
 #include "kernels/util/elementwise_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // Scalar operands do not promote a tensor's dtype (ATen's "wrapped number" rule): compute with
@@ -111,4 +111,4 @@ void register_binary_kernels(KernelRegistry& r) {
   r.add("aten::div.Scalar_out", kernel(div_scalar_out, kRealBoolDtypes | kHalfDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -6,7 +6,7 @@
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // <cmp>.Scalar_out(self, other, out): out (usually bool) = self <cmp> other. An integral tensor
@@ -177,4 +177,4 @@ void register_compare_kernels(KernelRegistry& r) {
   r.add("aten::where.self_out", half_kernel<where_self_out>(kRealBoolDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

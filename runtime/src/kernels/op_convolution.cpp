@@ -16,7 +16,7 @@
 #include "kernels/util/gemm.h"
 #include "kernels/util/kernel_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 struct ConvParams {
@@ -663,4 +663,4 @@ void register_convolution_kernels(KernelRegistry& r) {
   r.add("aten::convolution_backward.out", half_kernel<convolution_backward_out, convolution_backward_scratch>(kFloatDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

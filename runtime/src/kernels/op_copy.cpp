@@ -7,7 +7,7 @@
 #include "kernels/util/elementwise_util.h"
 #include "kernels/util/random.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // Calls f(in_index, out_index) for every element of two tensors of the same sizes, each laid
@@ -531,4 +531,4 @@ void register_copy_kernels(KernelRegistry& r) {
   r.add("aten::scalar_tensor.out", half_kernel<scalar_tensor_out>(kRealBoolDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -11,7 +11,7 @@
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 template <typename T>
@@ -125,4 +125,4 @@ void register_distance_kernels(KernelRegistry& r) {
   r.add("aten::_pdist_forward.out", half_kernel<pdist_forward_out>(kFloatDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

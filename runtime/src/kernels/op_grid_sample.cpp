@@ -10,7 +10,7 @@
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // Reflects x into [low, high] given doubled bounds (so that half-pixel bounds stay integral).
@@ -121,4 +121,4 @@ void register_grid_sample_kernels(KernelRegistry& r) {
   r.add("aten::grid_sampler_2d.out", half_kernel<grid_sampler_2d_out>(kFloatDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

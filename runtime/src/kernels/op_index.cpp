@@ -9,7 +9,7 @@
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // Checks ATen's shape rule for gather/scatter: index has self's rank (a 0-dim tensor counts as
@@ -766,4 +766,4 @@ void register_index_kernels(KernelRegistry& r) {
   r.add("aten::index_put_", kernel(index_put_out, kRealBoolDtypes | kHalfDtypes, index_put_scratch));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -11,7 +11,7 @@
 #include "kernels/util/gemm.h"
 #include "kernels/util/kernel_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 bool float_dtypes(KernelContext& ctx, const char* name, std::initializer_list<const TensorImpl*> ts) {
@@ -248,4 +248,4 @@ void register_linear_algebra_kernels(KernelRegistry& r) {
   r.add("aten::bmm.out", half_kernel<bmm_out, mm_scratch>(kFloatDtypes | kIntDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -8,7 +8,7 @@
 #include "kernels/util/kernel_util.h"
 #include "kernels/util/random.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // Fails the call unless every given tensor has in's dtype.
@@ -387,4 +387,4 @@ void register_norm_kernels(KernelRegistry& r) {
   r.add("aten::native_dropout.out", half_kernel<native_dropout_out>(kFloatDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

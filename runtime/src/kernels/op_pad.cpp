@@ -9,7 +9,7 @@
 #include "kernels/register.h"
 #include "kernels/util/elementwise_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 template <int K, bool Reflect>
@@ -105,4 +105,4 @@ void register_pad_kernels(KernelRegistry& r) {
   r.add("aten::replication_pad3d.out", kernel(pad_out<3, false>, bytes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -12,7 +12,7 @@
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // The two operands of a `Tensor other` (args[1]) or `Scalar other` overload; out at args[2].
@@ -408,4 +408,4 @@ void register_pointwise_kernels(KernelRegistry& r) {
   r.add("aten::rsub.Scalar_out", kernel(rsub_scalar_out, kRealDtypes | kHalfDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -9,7 +9,7 @@
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/kernel_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 struct PoolParams {
@@ -340,4 +340,4 @@ void register_pool_kernels(KernelRegistry& r) {
   r.add("aten::_adaptive_avg_pool2d.out", half_kernel<adaptive_avg_pool2d_out>(kFloatDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

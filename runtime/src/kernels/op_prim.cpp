@@ -10,7 +10,7 @@
 #include "kernels/util/elementwise_util.h"
 #include "kernels/util/kernel_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 bool is_number(const EValue& v) { return v.tag == Tag::kInt || v.tag == Tag::kDouble || v.tag == Tag::kBool; }
@@ -271,4 +271,4 @@ void register_prim_kernels(KernelRegistry& r) {
   r.add("aten::_local_scalar_dense", {local_scalar_dense, nullptr, false, any_tensor});
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

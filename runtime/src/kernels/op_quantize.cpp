@@ -15,7 +15,7 @@
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/kernel_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // Calls f(TypeTag<Q>{}) for the integer dtypes a quantised tensor may have.
@@ -400,4 +400,4 @@ void register_quantize_kernels(KernelRegistry& r) {
   r.add("quantized_decomposed::dequantize_per_token.out", kernel(per_token<false>, q));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -16,7 +16,7 @@
 #include "kernels/util/elementwise_util.h"
 #include "kernels/util/kernel_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 bool is_float_or_half(ScalarType t) {
@@ -375,4 +375,4 @@ void register_quantized_weight_kernels(KernelRegistry& r) {
   r.add("quantized_decomposed::add.out", kernel(quantized_add_out, kIntDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -8,7 +8,7 @@
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // Which dimensions of a contiguous input are reduced, and the walk over them.
@@ -492,4 +492,4 @@ void register_reduce_kernels(KernelRegistry& r) {
   r.add("aten::_softmax.out", half_kernel<softmax_out>(kFloatDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

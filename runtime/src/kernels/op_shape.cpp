@@ -13,7 +13,7 @@
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 bool same_dtype(KernelContext& ctx, const char* op, const TensorImpl& in, const TensorImpl& out) {
@@ -790,4 +790,4 @@ void register_shape_kernels(KernelRegistry& r) {
   r.add("aten::argmin.out", half_kernel<extremum_dim<false, false>>(kRealBoolDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -9,7 +9,7 @@
 #include "kernels/register.h"
 #include "kernels/util/kernel_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 struct DimView {
@@ -414,4 +414,4 @@ void register_slice_kernels(KernelRegistry& r) {
   r.add("aten::select_scatter.out", kernel(select_scatter_out, all));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

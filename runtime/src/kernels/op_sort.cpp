@@ -15,7 +15,7 @@
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 size_t topk_scratch(Args args) {
@@ -135,4 +135,4 @@ void register_sort_kernels(KernelRegistry& r) {
   r.add("aten::topk.values", half_kernel<topk_values, topk_scratch>(kRealBoolDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

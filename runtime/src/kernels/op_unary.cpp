@@ -14,7 +14,7 @@
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // float for float / integral / bool elements, double for double.
@@ -466,4 +466,4 @@ void register_unary_kernels(KernelRegistry& r) {
   r.add("aten::pow.Scalar_out", kernel(pow_scalar_out, kRealBoolDtypes | kHalfDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

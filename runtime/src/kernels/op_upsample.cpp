@@ -14,7 +14,7 @@
 #include "kernels/util/elementwise_util.h"
 #include "kernels/util/kernel_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 struct UpsampleShape {
@@ -257,4 +257,4 @@ void register_upsample_kernels(KernelRegistry& r) {
   r.add("aten::upsample_nearest2d.vec_out", half_kernel<upsample_nearest2d_out>(kFloatDtypes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -7,7 +7,7 @@
 #include "kernels/register.h"
 #include "kernels/util/kernel_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 // view_copy.out(self, size, out): same bytes, new shape; one size may be -1.
@@ -277,4 +277,4 @@ void register_view_kernels(KernelRegistry& r) {
   r.add("aten::unfold_copy.out", kernel(unfold_copy_out, bytes));
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -4,7 +4,7 @@
 
 #include "etscope/runtime/kernel.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 
 /// Kernel::dtypes bit of one element type, and the sets kernels commonly accept.
 constexpr uint32_t dtype_bit(ScalarType t) { return uint32_t{1} << static_cast<int>(t); }
@@ -46,4 +46,4 @@ void register_distance_kernels(KernelRegistry& r);        // op_distance.cpp
 void register_grid_sample_kernels(KernelRegistry& r);     // op_grid_sample.cpp
 void register_quantized_weight_kernels(KernelRegistry& r);  // op_quantized_weight.cpp
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -1,6 +1,6 @@
 #include "kernels/register.h"
 
-namespace etscope::rt {
+namespace etscope::runtime {
 
 void register_portable_kernels(KernelRegistry& registry) {
   kernels::register_binary_kernels(registry);
@@ -28,4 +28,4 @@ void register_portable_kernels(KernelRegistry& registry) {
   kernels::register_quantized_weight_kernels(registry);
 }
 
-}  // namespace etscope::rt
+}  // namespace etscope::runtime

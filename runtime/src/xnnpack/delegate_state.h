@@ -25,7 +25,7 @@
 #include "etscope/formats/xnnpack_payload.h"
 #include "kernels/util/broadcast_util.h"
 
-namespace etscope::rt::xnnpack {
+namespace etscope::runtime::xnnpack {
 
 using xnn::ElementType;
 using xnn::Node;
@@ -250,4 +250,4 @@ inline float quantize_raw(float scaled, float zero_point, float qmin, float qmax
 /// payload reader (channel axis inside the rank, one scale per channel or block).
 Status dequantize_constant(const xnn::TensorValue& v, float* out, const std::string& what);
 
-}  // namespace etscope::rt::xnnpack
+}  // namespace etscope::runtime::xnnpack

@@ -8,7 +8,7 @@
 
 #include "xnnpack/delegate_state.h"
 
-namespace etscope::rt::xnnpack {
+namespace etscope::runtime::xnnpack {
 
 /// Clamps node n's output 0 to the node's output range, unless that range is unbounded.
 void apply_output_range(const DelegateState& m, const Node& n);
@@ -60,4 +60,4 @@ void run_binary(DelegateState& m, const Node& n) {
   apply_output_range(m, n);
 }
 
-}  // namespace etscope::rt::xnnpack
+}  // namespace etscope::runtime::xnnpack

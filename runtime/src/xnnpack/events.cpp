@@ -5,7 +5,7 @@
 #include "xnnpack/nhwc_windows.h"
 #include "xnnpack/node_table.h"
 
-namespace etscope::rt::xnnpack {
+namespace etscope::runtime::xnnpack {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -281,4 +281,4 @@ bool DelegateState::log_output(Logged& l) {
   return true;
 }
 
-}  // namespace etscope::rt::xnnpack
+}  // namespace etscope::runtime::xnnpack

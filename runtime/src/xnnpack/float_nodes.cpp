@@ -15,7 +15,7 @@
 #include "xnnpack/nhwc_windows.h"
 #include "xnnpack/node_table.h"
 
-namespace etscope::rt::xnnpack {
+namespace etscope::runtime::xnnpack {
 
 // ---------------------------------------------------------------------------------------------
 // [elementwise]
@@ -397,4 +397,4 @@ void run_resize_bilinear(DelegateState& m, const Node& n) {
   apply_output_range(m, n);
 }
 
-}  // namespace etscope::rt::xnnpack
+}  // namespace etscope::runtime::xnnpack

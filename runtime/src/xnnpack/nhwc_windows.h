@@ -11,7 +11,7 @@
 
 #include "xnnpack/delegate_state.h"
 
-namespace etscope::rt::xnnpack {
+namespace etscope::runtime::xnnpack {
 
 /// One group's im2col matrix of an NHWC convolution over one image: a row per output pixel
 /// (oy, ox), a column per (ky, kx, channel of the group); taps in the padding are zero.
@@ -67,4 +67,4 @@ inline bool pointwise_conv(const xnn::ConvParams& c) {
          c.groups == 1;
 }
 
-}  // namespace etscope::rt::xnnpack
+}  // namespace etscope::runtime::xnnpack

@@ -11,7 +11,7 @@
 #include "kernels/util/gemm.h"
 #include "xnnpack/node_table.h"
 
-namespace etscope::rt::xnnpack {
+namespace etscope::runtime::xnnpack {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -465,4 +465,4 @@ Status check_resize_bilinear(DelegateState& m, size_t i, Scratch*) {
   return m.set_out(i, want);
 }
 
-}  // namespace etscope::rt::xnnpack
+}  // namespace etscope::runtime::xnnpack

@@ -6,7 +6,7 @@
 
 #include "xnnpack/elementwise_ops.h"
 
-namespace etscope::rt::xnnpack {
+namespace etscope::runtime::xnnpack {
 namespace {
 
 using K = NodeKind;
@@ -78,4 +78,4 @@ static_assert(rows_in_kind_order(), "kNodeTable's row k must describe NodeKind k
 
 const NodeOps& node_ops(NodeKind kind) { return kNodeTable[static_cast<size_t>(kind)]; }
 
-}  // namespace etscope::rt::xnnpack
+}  // namespace etscope::runtime::xnnpack

@@ -9,7 +9,7 @@
 
 #include "xnnpack/delegate_state.h"
 
-namespace etscope::rt::xnnpack {
+namespace etscope::runtime::xnnpack {
 
 /// Checks node i (its type checks common to all kinds already passed) and infers its outputs'
 /// shapes (DelegateState::set_out); grows `scratch` to what the node needs.
@@ -93,4 +93,4 @@ std::string conv_transpose2d_event(const DelegateState& m, const Node& n);
 std::string fully_connected_event(const DelegateState& m, const Node& n);
 std::string multiply_event(const DelegateState& m, const Node& n);
 
-}  // namespace etscope::rt::xnnpack
+}  // namespace etscope::runtime::xnnpack

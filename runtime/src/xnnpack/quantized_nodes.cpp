@@ -16,7 +16,7 @@
 #include "xnnpack/nhwc_windows.h"
 #include "xnnpack/node_table.h"
 
-namespace etscope::rt::xnnpack {
+namespace etscope::runtime::xnnpack {
 namespace {
 
 bool per_tensor_int8(const xnn::TensorValue& v) {
@@ -467,4 +467,4 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
   }
 }
 
-}  // namespace etscope::rt::xnnpack
+}  // namespace etscope::runtime::xnnpack

@@ -11,7 +11,7 @@
 #include "kernels/util/half.h"
 #include "xnnpack/node_table.h"
 
-namespace etscope::rt::xnnpack {
+namespace etscope::runtime::xnnpack {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -390,4 +390,4 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
   return ok_status();
 }
 
-}  // namespace etscope::rt::xnnpack
+}  // namespace etscope::runtime::xnnpack

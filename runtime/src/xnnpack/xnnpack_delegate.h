@@ -22,7 +22,7 @@
 #include "etscope/formats/program.h"
 #include "etscope/formats/xnnpack_payload.h"
 
-namespace etscope::rt::xnnpack {
+namespace etscope::runtime::xnnpack {
 
 struct DelegateState;  // delegate_state.h, private to runtime/src/xnnpack/
 
@@ -50,4 +50,4 @@ class XnnpackDelegate {
   std::unique_ptr<DelegateState> impl_;
 };
 
-}  // namespace etscope::rt::xnnpack
+}  // namespace etscope::runtime::xnnpack

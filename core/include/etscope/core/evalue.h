@@ -7,7 +7,7 @@
 
 #include "etscope/core/tensor.h"
 
-namespace etscope::rt {
+namespace etscope {
 
 enum class Tag : uint8_t {
   kNone, kInt, kDouble, kBool, kString, kTensor, kIntList, kDoubleList, kBoolList, kTensorList,
@@ -43,4 +43,4 @@ struct EValue {
   }
 };
 
-}  // namespace etscope::rt
+}  // namespace etscope

@@ -9,7 +9,7 @@
 
 #include "etscope/core/evalue.h"
 
-namespace etscope::rt {
+namespace etscope {
 
 /// What gets logged as debug values (ExecuTorch's EventTracerDebugLogLevel).
 enum class DebugLevel : uint8_t { kNone = 0, kProgramOutputs = 1, kIntermediateOutputs = 2 };
@@ -136,4 +136,4 @@ inline void log_program_input(EventTracer* tracer, const EValue& value) {
   tracer->set_instruction(-1, 0);
 }
 
-}  // namespace etscope::rt
+}  // namespace etscope

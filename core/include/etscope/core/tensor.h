@@ -11,7 +11,7 @@
 #include "etscope/core/result.h"
 #include "etscope/core/scalar_type.h"
 
-namespace etscope::rt {
+namespace etscope {
 
 /// ExecuTorch's kTensorDimensionLimit.
 constexpr int kMaxDims = 16;
@@ -67,4 +67,4 @@ class TensorImpl {
   void* data_ = nullptr;
 };
 
-}  // namespace etscope::rt
+}  // namespace etscope

@@ -32,20 +32,20 @@ struct EtDumpWriterOptions {
   size_t debug_alignment = 64;
 };
 
-class EtDumpWriter final : public rt::EventTracer {
+class EtDumpWriter final : public EventTracer {
  public:
   explicit EtDumpWriter(const EtDumpWriterOptions& options);
 
   void create_event_block(const char* name) override;
-  rt::EventHandle start_profiling(const char* name, int32_t chain_id = -1, uint32_t debug_handle = 0) override;
+  EventHandle start_profiling(const char* name, int32_t chain_id = -1, uint32_t debug_handle = 0) override;
   /// Recorded as ExecuTorch records a delegate's profiling event: no name, the id as
   /// delegate_debug_id_str, delegate_debug_id_int -1 and empty metadata.
-  rt::EventHandle start_delegate_event(const char* id) override;
-  void end_profiling(rt::EventHandle handle) override;
-  void log_evalue(const rt::EValue& value, bool output) override;
+  EventHandle start_delegate_event(const char* id) override;
+  void end_profiling(EventHandle handle) override;
+  void log_evalue(const EValue& value, bool output) override;
   /// A debug event with delegate_debug_id_int = `delegate_id`, as ExecuTorch records a delegate's
   /// intermediate output.
-  void log_delegate_output(const rt::EValue& value, int32_t delegate_id) override;
+  void log_delegate_output(const EValue& value, int32_t delegate_id) override;
 
   /// Serializes everything recorded so far. Event names must still be alive (the runtime's names
   /// live as long as the Method that produced them).
@@ -81,11 +81,11 @@ class EtDumpWriter final : public rt::EventTracer {
     int8_t dtype;
     uint8_t dim;
     int64_t offset;
-    int64_t sizes[rt::kMaxDims];
-    int64_t strides[rt::kMaxDims];
+    int64_t sizes[kMaxDims];
+    int64_t strides[kMaxDims];
   };
   struct ValueRecord {
-    rt::Tag tag;
+    Tag tag;
     bool output;
     int32_t chain;
     uint32_t handle;
@@ -109,7 +109,7 @@ class EtDumpWriter final : public rt::EventTracer {
     uint64_t ticks;  ///< now_ticks()
     uint64_t ns;     ///< steady_clock, nanoseconds
   };
-  bool record_tensor(const rt::TensorImpl& t);
+  bool record_tensor(const TensorImpl& t);
   /// The time-stamp counter where there is one, else steady_clock nanoseconds.
   static uint64_t now_ticks();
   static Clock clock_pair();

@@ -8,7 +8,7 @@
 #include "etscope/formats/bundled_program.h"
 #include "etscope/runtime/method.h"
 
-namespace etscope::rt {
+namespace etscope::runtime {
 
 /// Sets every input of `method` from test case `test`. The bundled program must outlive the
 /// next execute() (unplanned inputs borrow its bytes). Errors name the case and input.
@@ -32,4 +32,4 @@ struct CaseCheck {
 CaseCheck verify_bundled_outputs(const Method& method, const BundledProgram& bundled, const BundledTestCase& test,
                                  double rtol, double atol);
 
-}  // namespace etscope::rt
+}  // namespace etscope::runtime

@@ -19,7 +19,7 @@
 #include "etscope/core/result.h"
 #include "etscope/core/evalue.h"
 
-namespace etscope::rt {
+namespace etscope::runtime {
 
 class KernelContext {
  public:
@@ -86,4 +86,4 @@ class KernelRegistry {
 /// Adds etscope's portable kernels to `registry` (kernels/register_kernels.cpp).
 void register_portable_kernels(KernelRegistry& registry);
 
-}  // namespace etscope::rt
+}  // namespace etscope::runtime

@@ -20,7 +20,7 @@
 #include "etscope/core/evalue.h"
 #include "etscope/runtime/kernel.h"
 
-namespace etscope::rt {
+namespace etscope::runtime {
 
 struct MethodOptions {
   /// Tensor-data files searched, in order, for external tensors. Must outlive the Method.
@@ -90,4 +90,4 @@ class Method {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace etscope::rt
+}  // namespace etscope::runtime

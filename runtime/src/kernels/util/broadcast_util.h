@@ -7,7 +7,7 @@
 
 #include "etscope/core/tensor.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 
 /// The broadcast shape of `a` and `b`; false when they are incompatible.
 inline bool broadcast_shape(std::span<const int64_t> a, std::span<const int64_t> b,
@@ -58,4 +58,4 @@ class BroadcastIndex {
   std::array<int64_t, kMaxDims> counter_{};
 };
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

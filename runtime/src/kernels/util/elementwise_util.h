@@ -10,7 +10,7 @@
 #include "kernels/util/half.h"
 #include "kernels/util/kernel_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 
 inline bool is_floating(ScalarType t) {
   return t == ScalarType::kFloat || t == ScalarType::kDouble || t == ScalarType::kHalf || t == ScalarType::kBFloat16;
@@ -176,4 +176,4 @@ bool unary_elementwise(KernelContext& ctx, const TensorImpl& a, TensorImpl& out,
   return true;
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace {
 
 using Eigen::Index;
@@ -94,4 +94,4 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const
   gemm_impl(ta, tb, m, n, k, alpha, a, b, beta, c, workspace);
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

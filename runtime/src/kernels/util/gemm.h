@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 
 /// Bytes of workspace gemm() needs for an m x n x k product of `element_size`-byte elements
 /// (4 or 8), including alignment slack. Deterministic, so a ScratchFn can call it at load time.
@@ -27,4 +27,4 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
 /// Rounds a scratch offset up to the 64-byte alignment gemm()'s workspace (and SIMD loads) want.
 constexpr size_t align64(size_t bytes) { return (bytes + 63) & ~size_t{63}; }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

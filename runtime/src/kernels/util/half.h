@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 
 inline float bits_to_float(uint32_t bits) {
   float f;
@@ -56,4 +56,4 @@ inline uint16_t float_to_bfloat16(float f) {
   return static_cast<uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

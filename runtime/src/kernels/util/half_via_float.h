@@ -17,7 +17,7 @@
 #include "kernels/register.h"
 #include "kernels/util/elementwise_util.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 namespace half_detail {
 
 constexpr size_t kMaxArgs = 32;
@@ -178,4 +178,4 @@ Kernel half_kernel(uint32_t dtypes) {
   return kernel(via_float<F>, dtypes | kHalfDtypes, via_float_scratch<S>);
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -11,7 +11,7 @@
 
 #include "etscope/runtime/kernel.h"
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 
 template <typename T>
 struct TypeTag {
@@ -144,4 +144,4 @@ inline To convert(From v) {
   }
 }
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-namespace etscope::rt::kernels {
+namespace etscope::runtime::kernels {
 
 inline std::atomic<uint64_t>& random_state() {
   static std::atomic<uint64_t> state{[] {
@@ -50,4 +50,4 @@ class RandomDraws {
   uint64_t start_;
 };
 
-}  // namespace etscope::rt::kernels
+}  // namespace etscope::runtime::kernels

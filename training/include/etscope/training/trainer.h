@@ -15,7 +15,7 @@
 #include "etscope/core/result.h"
 #include "etscope/formats/tensor_data_file.h"
 #include "etscope/formats/training.h"
-#include "etscope/runtime/runner.h"
+#include "etscope/runner/runner.h"
 #include "etscope/training/dataset.h"
 #include "etscope/training/optimizer.h"
 
@@ -34,12 +34,12 @@ class Trainer {
  public:
   /// Loads the program (and .ptd files) of `options`; its method must be a training method whose
   /// parameters live in writable (planned) memory. Errors name the file and what is missing.
-  static Result<std::unique_ptr<Trainer>> load(const rt::RunnerOptions& options);
+  static Result<std::unique_ptr<Trainer>> load(const runner::RunnerOptions& options);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
-  rt::Runner& runner();
+  runner::Runner& runner();
   const TrainingLayout& layout() const;
   /// The program's inputs (dtype, planned shape): what the data must provide.
   const std::vector<InputSpec>& inputs() const;

@@ -394,7 +394,7 @@ Result<Inspector> Inspector::build(std::shared_ptr<const etdump::EtDumpFile> dum
         drops.add(file.names[e.ref], e.end);
         continue;
       }
-      if (e.kind == etdump::EventKind::kDebug && e.chain == -1 && e.instruction == rt::kProgramInputInstruction &&
+      if (e.kind == etdump::EventKind::kDebug && e.chain == -1 && e.instruction == kProgramInputInstruction &&
           !file.values[e.ref].output) {
         inputs.push_back(e.ref);  // The program's inputs, as etscope's runtime logs them.
         continue;

@@ -22,8 +22,8 @@ namespace etscope::training {
 /// One trainable parameter: its name, its tensor (updated in place) and its gradient.
 struct Parameter {
   std::string name;
-  rt::TensorImpl* value = nullptr;
-  const rt::TensorImpl* grad = nullptr;
+  TensorImpl* value = nullptr;
+  const TensorImpl* grad = nullptr;
 };
 
 struct SgdOptions {

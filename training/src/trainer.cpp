@@ -18,16 +18,16 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point a) { return std::chrono::duration<double, std::milli>(Clock::now() - a).count(); }
 
-int64_t integer_at(const rt::TensorImpl& t, int64_t i) { return label_at(t.dtype(), t.data(), i); }
+int64_t integer_at(const TensorImpl& t, int64_t i) { return label_at(t.dtype(), t.data(), i); }
 
-double float_at(const rt::TensorImpl& t, int64_t i) {
+double float_at(const TensorImpl& t, int64_t i) {
   return t.dtype() == ScalarType::kDouble ? t.data_as<double>()[i] : static_cast<double>(t.data_as<float>()[i]);
 }
 
 }  // namespace
 
 struct Trainer::Impl {
-  std::unique_ptr<rt::Runner> runner;
+  std::unique_ptr<runner::Runner> runner;
   TrainingLayout layout;
   std::vector<InputSpec> inputs;
   std::vector<Parameter> params;
@@ -50,14 +50,14 @@ struct Trainer::Impl {
 
 Trainer::Trainer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Trainer::~Trainer() = default;
-rt::Runner& Trainer::runner() { return *impl_->runner; }
+runner::Runner& Trainer::runner() { return *impl_->runner; }
 const TrainingLayout& Trainer::layout() const { return impl_->layout; }
 const std::vector<InputSpec>& Trainer::inputs() const { return impl_->inputs; }
 std::span<const Parameter> Trainer::parameters() const { return impl_->params; }
 
-Result<std::unique_ptr<Trainer>> Trainer::load(const rt::RunnerOptions& options) {
+Result<std::unique_ptr<Trainer>> Trainer::load(const runner::RunnerOptions& options) {
   auto impl = std::make_unique<Impl>();
-  ETSCOPE_ASSIGN_OR_RETURN(impl->runner, rt::Runner::load(options));
+  ETSCOPE_ASSIGN_OR_RETURN(impl->runner, runner::Runner::load(options));
   const Program& program = impl->runner->program();
   const std::string& method = impl->runner->method_name();
   const auto layout = training_layout(program, method);
@@ -72,15 +72,15 @@ Result<std::unique_ptr<Trainer>> Trainer::load(const rt::RunnerOptions& options)
   if (layout->forward_outputs() == 0 || layout->gradient_count() != layout->parameter_count()) {
     return Error(ErrorCode::kInvalidArgument, where + ": needs a loss output and one gradient per parameter");
   }
-  rt::Method& m = impl->runner->method();
-  const rt::EValue& loss = m.output(0);
-  if (loss.tag != rt::Tag::kTensor || loss.tensor->numel() != 1 ||
+  runtime::Method& m = impl->runner->method();
+  const EValue& loss = m.output(0);
+  if (loss.tag != Tag::kTensor || loss.tensor->numel() != 1 ||
       (loss.tensor->dtype() != ScalarType::kFloat && loss.tensor->dtype() != ScalarType::kDouble)) {
     return Error(ErrorCode::kInvalidArgument, where + ": output 0 is not a floating-point scalar loss");
   }
   for (size_t i = 0; i < m.num_inputs(); ++i) {
-    const rt::EValue& in = m.input(i);
-    if (in.tag != rt::Tag::kTensor) {
+    const EValue& in = m.input(i);
+    if (in.tag != Tag::kTensor) {
       return Error(ErrorCode::kNotSupported, where + ": input " + std::to_string(i) + " is not a tensor");
     }
     impl->inputs.push_back({in.tensor->dtype(), std::vector<int64_t>(in.tensor->sizes().begin(), in.tensor->sizes().end())});
@@ -90,9 +90,9 @@ Result<std::unique_ptr<Trainer>> Trainer::load(const rt::RunnerOptions& options)
     const size_t out = layout->parameters_begin + i;
     const size_t grad = layout->gradients_begin + i;
     const std::string& name = layout->parameter_names[i];
-    const rt::EValue& p = m.output(out);
-    const rt::EValue& g = m.output(grad);
-    if (p.tag != rt::Tag::kTensor || g.tag != rt::Tag::kTensor) {
+    const EValue& p = m.output(out);
+    const EValue& g = m.output(grad);
+    if (p.tag != Tag::kTensor || g.tag != Tag::kTensor) {
       return Error(ErrorCode::kInvalidArgument, where + ": parameter '" + name + "' or its gradient is not a tensor");
     }
     const TensorDataKind kind = plan->values[static_cast<size_t>(plan->outputs[out])].tensor.data_kind;
@@ -116,7 +116,7 @@ Result<std::unique_ptr<Trainer>> Trainer::load(const rt::RunnerOptions& options)
 
 // One forward-backward pass: loss and accuracy, whatever the loss's value.
 Result<StepResult> Trainer::Impl::pass(const std::vector<std::vector<uint8_t>>& batch, const char* block) {
-  rt::Method& method = runner->method();
+  runtime::Method& method = runner->method();
   if (batch.size() != inputs.size()) {
     return Error(ErrorCode::kInvalidArgument, where() + ": " + std::to_string(batch.size()) + " inputs given, it takes " +
                                                   std::to_string(inputs.size()));
@@ -138,8 +138,8 @@ Result<StepResult> Trainer::Impl::pass(const std::vector<std::vector<uint8_t>>& 
                                        ", lie in [" + std::to_string(lo) + ", " + std::to_string(hi) + "])");
   }
   r.loss = float_at(*method.output(0).tensor, 0);
-  if (layout.forward_outputs() >= 2 && label_input >= 0 && method.output(1).tag == rt::Tag::kTensor) {
-    const rt::TensorImpl& pred = *method.output(1).tensor;
+  if (layout.forward_outputs() >= 2 && label_input >= 0 && method.output(1).tag == Tag::kTensor) {
+    const TensorImpl& pred = *method.output(1).tensor;
     const int64_t b = label_count;
     const bool indices = is_label_dtype(pred.dtype()) && pred.numel() == b;
     const bool logits = (pred.dtype() == ScalarType::kFloat || pred.dtype() == ScalarType::kDouble) && pred.dim() == 2 &&
@@ -196,7 +196,7 @@ Result<StepResult> Trainer::step(const std::vector<std::vector<uint8_t>>& batch,
   m.have_backup = true;
   const auto a = Clock::now();
   {
-    rt::MethodScope scope(m.runner->tracer(), events::kOptimizerStep.data());
+    MethodScope scope(m.runner->tracer(), events::kOptimizerStep.data());
     optimizer.step(m.params);
   }
   r.optimizer_ms = ms_since(a);
@@ -208,7 +208,7 @@ bool Trainer::rolled_back() const { return impl_->rolled_back; }
 Result<std::vector<uint8_t>> Trainer::parameters_ptd() const {
   std::vector<PtdTensor> tensors;
   for (const Parameter& p : impl_->params) {
-    const rt::TensorImpl& t = *p.value;
+    const TensorImpl& t = *p.value;
     tensors.push_back({p.name, t.dtype(), std::vector<int32_t>(t.sizes().begin(), t.sizes().end()),
                        std::vector<uint8_t>(t.dim_order().begin(), t.dim_order().end()),
                        std::span<const uint8_t>(static_cast<const uint8_t*>(t.data()), t.nbytes())});
@@ -222,7 +222,7 @@ Status Trainer::load_parameters(const TensorDataFile& file) {
   for (const Parameter& p : impl_->params) {
     const TensorDataEntry* e = file.find(p.name);
     if (e == nullptr) return Error(ErrorCode::kInvalidArgument, file.name() + ": no entry '" + p.name + "'");
-    const rt::TensorImpl& t = *p.value;
+    const TensorImpl& t = *p.value;
     const std::vector<int32_t> sizes(t.sizes().begin(), t.sizes().end());
     if (!e->layout || e->layout->dtype != t.dtype() || e->layout->sizes != sizes || e->data.size != t.nbytes()) {
       return Error(ErrorCode::kInvalidArgument, file.name() + ": '" + p.name + "' has another dtype or shape than the parameter");

@@ -1,4 +1,4 @@
-#include "etscope/runtime/runner.h"
+#include "etscope/runner/runner.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,7 +19,7 @@
 #include "etscope/inspect/inspector.h"
 #include "etscope/runtime/bundled.h"
 
-namespace etscope::rt {
+namespace etscope::runner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -435,4 +435,4 @@ Result<TraceFiles> Runner::write_trace(const std::string& etdump_path, const std
   return files;
 }
 
-}  // namespace etscope::rt
+}  // namespace etscope::runner

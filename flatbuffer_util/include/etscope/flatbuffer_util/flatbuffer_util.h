@@ -12,7 +12,7 @@
 #include "etscope/formats/program.h"
 #include "etscope/core/result.h"
 
-namespace etscope::fbutil {
+namespace etscope::flatbuffer_util {
 
 /// The largest FlatBuffer region the flatbuffers library can verify.
 constexpr uint64_t kMaxFlatBufferSize = FLATBUFFERS_MAX_BUFFER_SIZE - 1;
@@ -60,4 +60,4 @@ Status tensor_byte_size(const std::string& what, ScalarType dtype, std::span<con
 /// Checks that `dim_order` is a permutation of 0..rank-1.
 Status check_dim_order(const std::string& what, std::span<const uint8_t> dim_order, size_t rank);
 
-}  // namespace etscope::fbutil
+}  // namespace etscope::flatbuffer_util

@@ -22,7 +22,7 @@
 #include "etscope/formats/program.h"
 #include "etscope/runtime/method.h"
 
-namespace etscope::rt {
+namespace etscope::runner {
 
 struct RunnerOptions {
   std::string model;                   ///< A .pte or a .bpte.
@@ -117,4 +117,4 @@ class Runner {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace etscope::rt
+}  // namespace etscope::runner

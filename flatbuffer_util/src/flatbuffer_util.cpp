@@ -1,8 +1,8 @@
-#include "flatbuffer_util.h"
+#include "etscope/flatbuffer_util/flatbuffer_util.h"
 
 #include "etscope/core/checked.h"
 
-namespace etscope::fbutil {
+namespace etscope::flatbuffer_util {
 
 flatbuffers::Verifier::Options verifier_options() {
   flatbuffers::Verifier::Options options;
@@ -64,4 +64,4 @@ Status check_dim_order(const std::string& what, std::span<const uint8_t> dim_ord
   return ok_status();
 }
 
-}  // namespace etscope::fbutil
+}  // namespace etscope::flatbuffer_util

@@ -30,7 +30,7 @@ Status check_parameters(std::span<const Parameter> params, const char* kind) {
   return ok_status();
 }
 
-std::vector<int32_t> sizes_of(const rt::TensorImpl& t) {
+std::vector<int32_t> sizes_of(const TensorImpl& t) {
   return std::vector<int32_t>(t.sizes().begin(), t.sizes().end());
 }
 

@@ -112,7 +112,7 @@ struct EventBlock {
   std::vector<uint32_t> runs;            ///< Indices into EtDumpFile::blocks grouped here.
   std::vector<uint32_t> run_outputs;     ///< EtDumpFile::values logged as outputs (first run).
   /// EtDumpFile::values logged as the program's inputs (first run; etscope's runtime logs them
-  /// at intermediate-output level under instruction id rt::kProgramInputInstruction).
+  /// at intermediate-output level under instruction id kProgramInputInstruction).
   std::vector<uint32_t> run_inputs;
   /// What etscope's ETDump writer could not record in these runs, from its overflow markers
   /// (core/event_names.h; never events), summed over the runs: logged values whose bytes did not
