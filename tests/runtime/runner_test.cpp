@@ -78,7 +78,7 @@ TEST_CASE("output summaries give each tensor output's dtype, sizes, count and fi
   const auto summaries = runner->output_summaries(6);
   REQUIRE(summaries.size() == runner->method().num_outputs());
   REQUIRE(summaries[0].has_value());
-  const runtime::TensorSummary& out = *summaries[0];
+  const runner::TensorSummary& out = *summaries[0];
   CHECK(out.dtype == ScalarType::kFloat);
   CHECK(out.sizes == std::vector<int64_t>{1});
   CHECK(out.count == 1);
