@@ -279,7 +279,7 @@ TEST_CASE("inspect refuses files of different programs unless --force and leaves
 
 TEST_CASE("etscope-synth-etdump --help prints its usage instead of writing a file named --help", "[cli][errors]") {
   const std::string dir = etscope::testing::temp_dir("synth_help");
-  const std::string tool = (std::filesystem::path(ETSCOPE_CLI_PATH).parent_path() / "etscope-synth-etdump").string();
+  const std::string tool = (std::filesystem::path(etscope::testing::cli_path()).parent_path() / "etscope-synth-etdump").string();
   const std::string out = dir + "/out.txt";
   const int help = std::system(("cd " + dir + " && " + tool + " --help >" + out + " 2>&1").c_str());
   CHECK(WIFEXITED(help));

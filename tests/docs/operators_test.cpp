@@ -14,6 +14,8 @@
 #include "etscope/runtime/kernel.h"
 #include "testing/kernel_sources.h"
 
+#include "testing/test_util.h"
+
 namespace fs = std::filesystem;
 using etscope::testing::kernel_source_dir;
 using etscope::testing::registered_operator_files;
@@ -28,7 +30,7 @@ std::string read_text(const fs::path& p) {
 }
 
 std::string operators_page() {
-  return read_text(fs::path(ETSCOPE_TEST_DATA_DIR).parent_path().parent_path() / "docs" / "operators.md");
+  return read_text(fs::path(etscope::testing::test_data_dir()).parent_path().parent_path() / "docs" / "operators.md");
 }
 
 }  // namespace

@@ -136,7 +136,7 @@ TEST_CASE("screenshot of the compare view", "[gui][screenshot]") {
 }
 
 TEST_CASE("screenshot of the training view", "[gui][screenshot]") {
-  check_screenshot("training", std::string(ETSCOPE_TEST_DATA_DIR) + "/gui/convnet_ce.curve.json", 0.2);
+  check_screenshot("training", std::string(etscope::testing::test_data_dir()) + "/gui/convnet_ce.curve.json", 0.2);
 }
 
 TEST_CASE("a file that cannot be read shows the error dialog and exits 1", "[gui][screenshot]") {

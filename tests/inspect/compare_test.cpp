@@ -15,7 +15,7 @@ using namespace etscope::inspect;
 using etscope::median;
 
 TEST_CASE("Mann-Whitney U equals scipy's on exact and asymptotic cases with and without ties", "[inspect][compare]") {
-  std::ifstream in(std::string(ETSCOPE_TEST_DATA_DIR) + "/stats/mannwhitneyu.json");
+  std::ifstream in(std::string(etscope::testing::test_data_dir()) + "/stats/mannwhitneyu.json");
   REQUIRE(in.good());
   const auto ref = nlohmann::json::parse(in);
   REQUIRE(ref["cases"].size() >= 10);

@@ -15,6 +15,8 @@
 #include "etscope/inspect/memory_plan.h"
 #include "etscope/inspect/memory_svg.h"
 
+#include "testing/test_util.h"
+
 using namespace etscope;
 using namespace etscope::inspect;
 
@@ -168,7 +170,7 @@ bool read_trace(const nlohmann::json& j, std::vector<TraceAllocation>& out) {
 // tree at configure time (tests/CMakeLists.txt).
 std::vector<fs::path> fixture_roots() {
   std::vector<fs::path> roots;
-  for (const char* dir : {ETSCOPE_FIXTURE_DIR, ETSCOPE_FIXTURE_EXTRACTED_DIR}) {
+  for (const std::string& dir : {etscope::testing::fixture_dir(), etscope::testing::fixture_extracted_dir()}) {
     if (fs::exists(dir)) roots.push_back(dir);
   }
   return roots;
@@ -217,7 +219,7 @@ TEST_CASE("planned offsets / sizes and lifetimes agree with ExecuTorch's memory 
       }
       INFO(entry.path().string() << " vs " << pte->string());
       auto program = PteReader::open(pte->string());
-      if (!program.ok() && pte->string().find(ETSCOPE_FIXTURE_DIR) != 0) {
+      if (!program.ok() && pte->string().find(etscope::testing::fixture_dir()) != 0) {
         WARN("extracted " << *pte << " does not read (" << program.error().message() << "); skipped");
         continue;
       }

@@ -16,7 +16,7 @@ using etscope::testing::temp_dir;
 
 namespace {
 
-std::string repro(const std::string& name) { return std::string(ETSCOPE_TEST_DATA_DIR) + "/repros/" + name; }
+std::string repro(const std::string& name) { return std::string(etscope::testing::test_data_dir()) + "/repros/" + name; }
 
 // One line on stderr, starting with "etscope: <file>:" and holding `problem`; exit code 1.
 void expect_refusal(const std::string& args, const std::string& file, const std::string& problem) {

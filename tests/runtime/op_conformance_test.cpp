@@ -287,7 +287,7 @@ TEST_CASE("operator conformance: every program ExecuTorch exported runs as Execu
   std::cout << results.size() - failed << "/" << results.size() << " conformance programs pass\n";
 
   const std::string page = render_page(manifest, results, by_op);
-  const fs::path doc = fs::path(ETSCOPE_TEST_DATA_DIR).parent_path().parent_path() / "docs" / "operators.md";
+  const fs::path doc = fs::path(etscope::testing::test_data_dir()).parent_path().parent_path() / "docs" / "operators.md";
   const char* update = std::getenv("ETSCOPE_UPDATE_DOCS");
   if (update != nullptr && std::string(update) == "1") {
     std::ofstream(doc) << page;

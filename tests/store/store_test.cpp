@@ -81,7 +81,7 @@ store::ImportRequest cifar10_request() {
 
 std::string synth(const std::string& dir, const std::string& name, const std::string& args) {
   const std::string path = dir + "/" + name;
-  const std::string cmd = std::string(ETSCOPE_BINARY_DIR) + "/bin/etscope-synth-etdump " + path + " " + args + " > /dev/null";
+  const std::string cmd = std::string(etscope::testing::binary_dir()) + "/bin/etscope-synth-etdump " + path + " " + args + " > /dev/null";
   REQUIRE(std::system(cmd.c_str()) == 0);
   return path;
 }
@@ -271,7 +271,7 @@ TEST_CASE("a store that is not one or damaged or newer or locked gives one line"
 TEST_CASE("an import killed with SIGKILL leaves the store as it was", "[store]") {
   const std::string dir = temp_dir("store_kill");
   const std::string big = synth(dir, "big.etdp", "--events 400000 --ops-per-run 400 --seed 3");
-  const std::string bin = std::string(ETSCOPE_BINARY_DIR) + "/bin/etscope";
+  const std::string bin = std::string(etscope::testing::binary_dir()) + "/bin/etscope";
   auto start_import = [&](const std::string& location) {
     const pid_t pid = fork();
     REQUIRE(pid >= 0);
@@ -353,7 +353,7 @@ namespace {
 // Runs `etscope store add` on each dump into `location`, all at once, and checks that every
 // process exits 0.
 void import_at_once(const std::string& location, const std::vector<std::string>& dumps) {
-  const std::string bin = std::string(ETSCOPE_BINARY_DIR) + "/bin/etscope";
+  const std::string bin = std::string(etscope::testing::binary_dir()) + "/bin/etscope";
   std::vector<pid_t> pids;
   for (const std::string& dump : dumps) {
     const pid_t pid = fork();
@@ -506,7 +506,7 @@ TEST_CASE("a training curve goes in and comes back with its time split and valid
 
 TEST_CASE("a store of schema version 1 is migrated when opened and keeps its runs", "[store]") {
   const std::string copy = temp_dir("store_v1") + "/v1.sqlite";
-  std::filesystem::copy_file(std::string(ETSCOPE_TEST_DATA_DIR) + "/store/v1.sqlite", copy);
+  std::filesystem::copy_file(std::string(etscope::testing::test_data_dir()) + "/store/v1.sqlite", copy);
   auto s = store::Store::open(copy);
   INFO((s.ok() ? "" : s.error().message()));
   REQUIRE(s.ok());

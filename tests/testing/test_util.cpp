@@ -11,6 +11,12 @@
 
 namespace etscope::testing {
 
+std::string test_data_dir() { return ETSCOPE_TEST_DATA_DIR; }
+std::string fixture_dir() { return ETSCOPE_FIXTURE_DIR; }
+std::string fixture_extracted_dir() { return ETSCOPE_FIXTURE_EXTRACTED_DIR; }
+std::string binary_dir() { return ETSCOPE_BINARY_DIR; }
+std::string cli_path() { return ETSCOPE_CLI_PATH; }
+
 std::string real_artifact(const std::string& name) { return std::string(ETSCOPE_TEST_DATA_DIR) + "/real/" + name; }
 
 std::string fixture(const std::string& relative) {

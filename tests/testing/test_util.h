@@ -10,6 +10,14 @@
 
 namespace etscope::testing {
 
+// Paths the build configures. Only test_util.cpp is compiled with them, so that every other test
+// file's compile line is the same in any clone and a fresh clone's build reuses it from ccache.
+std::string test_data_dir();          ///< tests/data
+std::string fixture_dir();            ///< tests/fixtures/executorch (committed, some xz-packed)
+std::string fixture_extracted_dir();  ///< the build's unpacked copy of the packed fixtures
+std::string binary_dir();             ///< the build directory
+std::string cli_path();               ///< the etscope binary
+
 /// Path of a file in tests/data/real (copies of ../shared/real-artifacts).
 std::string real_artifact(const std::string& name);
 
