@@ -232,13 +232,14 @@ Result<MemoryPlan> MemoryPlan::build(const Program& program, const ExecutionPlan
   }
 
   // Mutable buffers without an initial value (ExecuTorch's KV caches): a planned tensor that is no
-  // input, no view and that nothing writes before an instruction reads it holds what the previous
-  // execution left there. Buffers of either kind are state that lives across executions, so,
+  // input and no view, and that its first instruction reads (index_put.out or update_cache.out
+  // reading the cache; copy_ writes it back later, if at all), holds what the previous execution
+  // left there. Buffers of either kind are state that lives across executions, so,
   // as in ExecuTorch's planner, they are live over the whole method: in every step's live bytes,
   // in the peak, and never space a better plan could reuse.
   size_t uninitialised_buffers = 0;
   for (PlannedTensor& t : m.tensors_) {
-    if (t.role == TensorRole::kActivation && t.producer < 0 && t.view_of < 0 && !t.lifetime.empty() &&
+    if (t.role == TensorRole::kActivation && t.view_of < 0 && !t.lifetime.empty() &&
         t.lifetime.start >= 0 && t.lifetime.start < T &&
         reads_before_writing(plan, *timeline.instructions[static_cast<size_t>(t.lifetime.start)], t.value)) {
       t.role = TensorRole::kBuffer;
@@ -250,9 +251,10 @@ Result<MemoryPlan> MemoryPlan::build(const Program& program, const ExecutionPlan
   }
   if (uninitialised_buffers > 0) {
     m.notes_.push_back(std::to_string(uninitialised_buffers) +
-                       (uninitialised_buffers == 1 ? " planned tensor is" : " planned tensors are") +
-                       " read before any instruction writes it: mutable buffers (a KV cache) holding what the "
-                       "previous execution left, live over the whole method");
+                       (uninitialised_buffers == 1 ? " planned tensor is read before any instruction writes it"
+                                                   : " planned tensors are read before any instruction writes them") +
+                       ": mutable buffers (a KV cache) holding what the previous execution left, live over the "
+                       "whole method");
   }
 
   // Same-start groups.
