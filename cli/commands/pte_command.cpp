@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "commands/command.h"
+#include "etscope/formats/bool_constants.h"
 #include "etscope/core/machine.h"
 #include "etscope/formats/ptd_reader.h"
 #include "etscope/formats/training.h"
@@ -44,6 +45,9 @@ class PteCommand final : public Command {
     const ExecutionPlan* only = nullptr;
     if (!plan_.empty()) {
       ETSCOPE_ASSIGN_OR_RETURN(only, find_plan(program, plan_));
+    }
+    for (const NonBinaryBool& b : non_binary_bool_tensors(program)) {
+      std::cerr << "etscope: " << file_ << ": warning: " << b.message << "\n";
     }
     if (tensor_ >= 0) return show_tensor(program, only ? *only : first_plan(program));
     if (kernels_) return show_kernels(program, only);

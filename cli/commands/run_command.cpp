@@ -11,6 +11,7 @@
 
 #include "commands/command.h"
 #include "commands/store_options.h"
+#include "etscope/formats/bool_constants.h"
 #include "etscope/formats/blob.h"
 #include "etscope/formats/tensor_stats.h"
 #include "etscope/inspect/program_description.h"
@@ -98,12 +99,18 @@ class RunCommand final : public Command {
     say("%s: method %s, %zu instructions, %zu inputs, %zu outputs\n", model_.c_str(), runner_->method_name().c_str(),
                 method.instruction_count(), method.num_inputs(), method.num_outputs());
     say("load       %.2f ms (read, verify, arenas, kernels)\n", runner_->load_ms());
+    Json warnings = Json::array();
+    for (const NonBinaryBool& b : non_binary_bool_tensors(runner_->program())) {
+      std::fprintf(stderr, "etscope: %s: warning: %s\n", model_.c_str(), b.message.c_str());
+      warnings.push_back(b.message);
+    }
     report_["file"] = model_;
     report_["method"] = runner_->method_name();
     report_["instructions"] = method.instruction_count();
     report_["inputs"] = method.num_inputs();
     report_["outputs"] = method.num_outputs();
     report_["load_ms"] = runner_->load_ms();
+    report_["warnings"] = warnings;
 
     int code = 0;
     if (bundled_option_->count() > 0) {

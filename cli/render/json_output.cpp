@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "etscope/formats/bool_constants.h"
 #include "etscope/formats/op_signatures.h"
 #include "etscope/inspect/program_description.h"
 #include "render/format.h"
@@ -196,6 +197,9 @@ Json program_json(const Program& p, const ExecutionPlan* only_plan) {
   }
   j["named_data"] = std::move(named);
   j["problems"] = p.problems;
+  Json warnings = Json::array();
+  for (const NonBinaryBool& b : non_binary_bool_tensors(p)) warnings.push_back(b.message);
+  j["warnings"] = std::move(warnings);
   Json plans = Json::array();
   for (const ExecutionPlan& plan : p.plans) {
     if (only_plan == nullptr || only_plan == &plan) plans.push_back(plan_json(plan));

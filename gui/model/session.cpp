@@ -1,5 +1,6 @@
 #include "model/session.h"
 
+#include "etscope/formats/bool_constants.h"
 #include "etscope/formats/bpte_reader.h"
 #include "etscope/formats/file_kind.h"
 #include "etscope/formats/pte_reader.h"
@@ -339,6 +340,11 @@ std::unique_ptr<Session> load_session(const OpenRequest& request, const Session*
   load_store_and_baseline(request, *s, progress);
 
   if (s->program) {
+    // A bool constant whose bytes are neither 0 nor 1 runs (non-zero is true), but the export
+    // looks broken: the dialog names it and its readers, as `etscope pte` and `run` do.
+    for (const NonBinaryBool& b : non_binary_bool_tensors(*s->program)) {
+      s->errors.push_back("warning: " + s->program_path + ": " + b.message);
+    }
     const size_t n = s->program->plans.size();
     for (size_t p = 0; p < n; ++p) {
       report(progress, 0.5f + 0.1f * static_cast<float>(p) / static_cast<float>(n),

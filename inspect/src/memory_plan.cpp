@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "etscope/core/checked.h"
+#include "etscope/formats/op_signatures.h"
 #include "etscope/formats/training.h"
 #include "etscope/inspect/greedy_planner.h"
 #include "etscope/inspect/program_description.h"
@@ -40,6 +41,30 @@ uint64_t union_bytes(std::vector<std::pair<uint64_t, uint64_t>>& intervals) {
 
 std::string lifetime_text(const Lifetime& l) {
   return std::to_string(l.start) + ".." + std::to_string(l.end);
+}
+
+// True when instruction `in` reads value `v` (directly or as an item of a list it reads), as a
+// kernel input, a move's source or a jump's condition. Delegate calls do not say which of their
+// arguments they read, so they never count.
+bool reads_before_writing(const ExecutionPlan& plan, const Instruction& in, int32_t v) {
+  auto holds = [&](int32_t a) {
+    if (a == v) return true;
+    if (a < 0 || static_cast<size_t>(a) >= plan.values.size()) return false;
+    const Value& value = plan.values[static_cast<size_t>(a)];
+    const bool list = value.kind == ValueKind::kTensorList || value.kind == ValueKind::kOptionalTensorList;
+    return list && std::find(value.tensor_list.begin(), value.tensor_list.end(), v) != value.tensor_list.end();
+  };
+  switch (in.kind) {
+    case InstructionKind::kKernelCall: {
+      const KernelArgs args = split_kernel_args(plan, in);
+      return std::any_of(args.inputs.begin(), args.inputs.end(), holds);
+    }
+    case InstructionKind::kMoveCall: return holds(in.move_from);
+    case InstructionKind::kJumpFalse: return in.cond_value == v;
+    case InstructionKind::kDelegateCall:
+    case InstructionKind::kFree: return false;
+  }
+  return false;
 }
 
 }  // namespace
@@ -204,6 +229,32 @@ Result<MemoryPlan> MemoryPlan::build(const Program& program, const ExecutionPlan
       view.name = "%" + std::to_string(view.value) + " view of %" + std::to_string(m.tensors_[root].value);
       m.tensors_[root].lifetime = m.tensors_[root].lifetime.merged(view.lifetime);
     }
+  }
+
+  // Mutable buffers without an initial value (ExecuTorch's KV caches): a planned tensor that is no
+  // input and no view, and that its first instruction reads (index_put.out or update_cache.out
+  // reading the cache; copy_ writes it back later, if at all), holds what the previous execution
+  // left there. Buffers of either kind are state that lives across executions, so,
+  // as in ExecuTorch's planner, they are live over the whole method: in every step's live bytes,
+  // in the peak, and never space a better plan could reuse.
+  size_t uninitialised_buffers = 0;
+  for (PlannedTensor& t : m.tensors_) {
+    if (t.role == TensorRole::kActivation && t.view_of < 0 && !t.lifetime.empty() &&
+        t.lifetime.start >= 0 && t.lifetime.start < T &&
+        reads_before_writing(plan, *timeline.instructions[static_cast<size_t>(t.lifetime.start)], t.value)) {
+      t.role = TensorRole::kBuffer;
+      t.op_name = to_string(t.role);
+      t.name = "%" + std::to_string(t.value) + " " + (t.fqn.empty() ? std::string("mutable buffer") : t.fqn);
+      ++uninitialised_buffers;
+    }
+    if (t.role == TensorRole::kBuffer) t.lifetime = t.lifetime.merged(Lifetime{-1, T});
+  }
+  if (uninitialised_buffers > 0) {
+    m.notes_.push_back(std::to_string(uninitialised_buffers) +
+                       (uninitialised_buffers == 1 ? " planned tensor is read before any instruction writes it"
+                                                   : " planned tensors are read before any instruction writes them") +
+                       ": mutable buffers (a KV cache) holding what the previous execution left, live over the "
+                       "whole method");
   }
 
   // Same-start groups.

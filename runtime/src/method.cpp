@@ -15,6 +15,7 @@
 #include "etscope/core/event_names.h"
 #include "etscope/core/machine.h"
 #include "etscope/core/text.h"
+#include "etscope/formats/bool_constants.h"
 #include "etscope/formats/op_signatures.h"
 #include "etscope/formats/xnnpack_payload.h"
 #include "xnnpack/xnnpack_delegate.h"
@@ -302,12 +303,23 @@ Status Method::Impl::load_values(const MethodOptions& options) {
           return Error(ErrorCode::kCorrupt, what + ": its data holds " + std::to_string(source.size()) + " bytes, the tensor needs " +
                                                 std::to_string(ti.nbytes));
         }
-        if (has_source && ti.dtype == ScalarType::kBool &&
-            std::any_of(source.begin(), source.begin() + static_cast<std::ptrdiff_t>(ti.nbytes), [](uint8_t b) { return b > 1; })) {
-          return Error(ErrorCode::kCorrupt, what + ": a bool constant holds a byte other than 0 or 1");
+        // ExecuTorch's kernels read a bool byte as non-zero = true, and run programs whose bool
+        // constants hold other bytes (the LLM exporter's attention mask). A C++ bool must hold
+        // 0 or 1, so such bytes are read once here, into memory the method owns, as 0 or 1; the
+        // front ends warn (formats/bool_constants.h).
+        const bool non_binary_bool =
+            has_source && ti.dtype == ScalarType::kBool &&
+            !std::all_of(source.begin(), source.begin() + static_cast<std::ptrdiff_t>(ti.nbytes), is_binary_bool_byte);
+        if (non_binary_bool && planned == nullptr) {
+          ETSCOPE_ASSIGN_OR_RETURN(uint8_t* copy, own(ti.nbytes, what + " (a bool constant read as 0 or 1)"));
+          for (size_t k = 0; k < ti.nbytes; ++k) copy[k] = source[k] != 0 ? 1 : 0;
+          source = std::span<const uint8_t>(copy, ti.nbytes);
         }
         if (planned != nullptr) {
           if (has_source && ti.nbytes > 0) std::memcpy(planned, source.data(), ti.nbytes);
+          if (non_binary_bool) {
+            for (size_t k = 0; k < ti.nbytes; ++k) planned[k] = planned[k] != 0 ? 1 : 0;
+          }
           t.set_data(planned);
           storage[i] = Storage::kWritable;
         } else if (has_source) {

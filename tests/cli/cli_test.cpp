@@ -8,6 +8,7 @@
 
 #include "etscope/formats/npy.h"
 
+#include "inspect/crafted_programs.h"
 #include "testing/test_util.h"
 
 using etscope::testing::real_artifact;
@@ -583,4 +584,23 @@ TEST_CASE("run --store without --etdump stores the trace from memory, writing no
   size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) files += entry.path().filename().string().rfind("runs.sqlite", 0) != 0;
   CHECK(files == 0);
+}
+
+// Issue 28 item 9: ExecuTorch runs a program whose bool constant holds bytes other than 0/1
+// (non-zero is true); so does etscope, and pte and run name the constant and its reader.
+TEST_CASE("pte and run warn about a bool constant holding bytes other than 0 or 1 and run it", "[cli][issue28]") {
+  const std::string path = etscope::testing::temp_dir("cli_bool_mask") + "/mask.pte";
+  const auto bytes = etscope::testing::bool_mask_program_bytes({0x00, 0x93, 0x01, 0x7f});
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                              static_cast<std::streamsize>(bytes.size()));
+  const std::string warning = "etscope: " + path + ": warning: method 'forward' value 0 (bool[4] constant): 2 of 4 bytes";
+  auto pte = run_etscope("pte " + path);
+  REQUIRE(pte.exit_code == 0);
+  CHECK_THAT(pte.err, Catch::Contains(warning) && Catch::Contains("read by instruction 0 aten::where.self_out"));
+  auto run = run_etscope("run --ones --iterations 1 " + path);
+  CHECK(run.exit_code == 0);
+  CHECK_THAT(run.err, Catch::Contains(warning));
+  auto json = run_etscope("pte --json " + path);
+  REQUIRE(json.exit_code == 0);
+  CHECK(nlohmann::json::parse(json.out)["warnings"].size() == 1);
 }

@@ -144,3 +144,19 @@ TEST_CASE("several arenas share the width by size with a floor for small ones", 
   CHECK(cols[1].x1 - cols[1].x0 >= (cols[0].x1 - cols[0].x0) * 0.08);  // never a sliver
   CHECK(cols[1].rects.empty());
 }
+
+TEST_CASE("an LLM's KV caches are buffers drawn over every step (issue 28)", "[gui][memory][issue28]") {
+  const Program program = open_program(etscope::testing::fixture("models/kv_cache_decoder.pte"));
+  auto built = MemoryModel::build(program, plan_index(program, "forward"));
+  REQUIRE(built.ok());
+  const int64_t T = built->plan().instruction_count();
+  size_t buffers = 0;
+  for (const MemoryRect& r : built->rects()) {
+    if (r.role != inspect::TensorRole::kBuffer) continue;
+    ++buffers;
+    CHECK(r.first_step == -1);
+    CHECK(r.last_step == T);
+  }
+  CHECK(buffers > 0);
+  CHECK(built->role_counts()[static_cast<size_t>(inspect::TensorRole::kBuffer)] == buffers);
+}

@@ -11,6 +11,7 @@
 #include "etscope/inspect/compare.h"
 #include "etscope/store/store.h"
 #include "model/session.h"
+#include "inspect/crafted_programs.h"
 #include "testing/test_util.h"
 
 using namespace etscope;
@@ -327,4 +328,14 @@ TEST_CASE("stored runs open from the run store: the run, its curve and a stored 
   CHECK(n->errors[0] == dir + "/absent.sqlite: no such run store (etscope train/run/store add --store create one)");
   std::error_code ec;
   CHECK_FALSE(std::filesystem::exists(dir + "/absent.sqlite", ec));  // not created by looking
+}
+
+TEST_CASE("a bool constant holding bytes other than 0 or 1 is a warning in the dialog (issue 28)", "[gui][session][issue28]") {
+  const auto bytes = etscope::testing::bool_mask_program_bytes({0x00, 0x93, 0x01, 0x7f});
+  const std::string path = write_file("mask.pte", std::string(bytes.begin(), bytes.end()));
+  auto s = load_session({path}, nullptr, nullptr);
+  REQUIRE(s->program);
+  REQUIRE(s->errors.size() == 1);
+  CHECK_THAT(s->errors[0], Catch::StartsWith("warning: " + path + ": method 'forward' value 0 (bool[4] constant)") &&
+                               Catch::Contains("aten::where.self_out"));
 }

@@ -47,6 +47,31 @@ inline ExecutionPlan chain_plan(Allocation x_at, Allocation y_at, Allocation z_a
   return plan;
 }
 
+/// forward(x, y) = where(mask, x, y) with `mask` a bool[4] constant holding `mask_bytes` (issue
+/// 28: ExecuTorch's LLM exporter writes masks whose bytes are neither 0 nor 1). Values: 0 mask,
+/// 1 x, 2 y, 3 out (f32[4], planned in one 48-byte arena). Step 0 is aten::where.self_out.
+inline std::vector<uint8_t> bool_mask_program_bytes(std::vector<uint8_t> mask_bytes) {
+  ExecutionPlan plan;
+  plan.name = "forward";
+  Value mask = crafted_tensor({4}, std::nullopt, ScalarType::kBool);
+  mask.tensor.data_buffer_idx = 1;
+  plan.values = {mask, crafted_tensor({4}, Allocation{1, 0}), crafted_tensor({4}, Allocation{1, 16}),
+                 crafted_tensor({4}, Allocation{1, 32})};
+  plan.inputs = {1, 2};
+  plan.outputs = {3};
+  plan.operators = {{"aten::where", "self_out"}};
+  Chain chain;
+  chain.instructions = {crafted_kernel(0, {0, 1, 2, 3, 3})};
+  plan.chains = {chain};
+  plan.non_const_buffer_sizes = {0, 48};
+  ProgramSpec spec;
+  spec.plans = {plan};
+  spec.constants = {std::move(mask_bytes)};
+  auto bytes = PteWriter::write(spec);
+  REQUIRE(bytes.ok());
+  return std::move(bytes).value();
+}
+
 /// Serializes `plan` as the only method of a program.
 inline std::vector<uint8_t> crafted_bytes(const ExecutionPlan& plan) {
   ProgramSpec spec;

@@ -128,3 +128,21 @@ TEST_CASE("etscope memory rejects unknown methods and unreadable files", "[cli][
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Catch::StartsWith("etscope: "));
 }
+
+TEST_CASE("etscope memory shows an LLM's KV caches as buffers live over the whole method (issue 28)", "[cli][memory][issue28]") {
+  const std::string pte = etscope::testing::fixture("models/kv_cache_decoder.pte");
+  auto r = run_etscope("memory --json " + pte);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  size_t buffers = 0;
+  for (const auto& t : j["plans"][0]["tensors"]) {
+    if (t["value"] != 12 && t["value"] != 13) continue;
+    CHECK(t["role"] == "buffer");
+    CHECK(t["lifetime"]["start"] == -1);
+    CHECK(t["lifetime"]["end"] == 73);
+    ++buffers;
+  }
+  CHECK(buffers == 2);
+  auto text = run_etscope("memory " + pte);
+  CHECK_THAT(text.out, Catch::Contains("note: 2 planned tensors are read before any instruction writes them"));
+}

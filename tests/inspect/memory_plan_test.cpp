@@ -339,3 +339,70 @@ TEST_CASE("dynamic_seq.pte: bounded-dynamic tensors are planned for their upper 
   CHECK(m.notes().front().find("the plan (arena sizes, byte ranges, peaks) is for the upper bounds") != std::string::npos);
   CHECK(tensor_type_text(m.tensors().front().dtype, {1, 32, 8}, ShapeDynamism::kDynamicBound) == "f32[<=1,<=32,<=8]");
 }
+
+namespace {
+
+// forward(x) in the shape of an LLM's KV cache (issue 28 item 3): step 0 update_cache(x, cache)
+// writes into the cache it is given (a mutated input, not an out argument) and produces tmp;
+// step 1 z = cache * x; step 2 w = z + x, the output. The planner kept the cache for the whole
+// method: x [0,16), cache [16,32), tmp and z [32,48), w [48,64).
+ExecutionPlan kv_cache_plan() {
+  using etscope::testing::crafted_kernel;
+  using etscope::testing::crafted_tensor;
+  ExecutionPlan plan;
+  plan.name = "forward";
+  plan.values = {crafted_tensor({4}, Allocation{1, 0}), crafted_tensor({4}, Allocation{1, 16}),
+                 crafted_tensor({4}, Allocation{1, 32}), crafted_tensor({4}, Allocation{1, 32}),
+                 crafted_tensor({4}, Allocation{1, 48})};
+  plan.inputs = {0};
+  plan.outputs = {4};
+  plan.operators = {{"llama::update_cache", "out"}, {"aten::mul", "out"}, {"aten::add", "out"}};
+  Chain chain;
+  chain.instructions = {crafted_kernel(0, {0, 1, 2, 2}), crafted_kernel(1, {1, 0, 3, 3}), crafted_kernel(2, {3, 0, 4, 4})};
+  plan.chains = {chain};
+  plan.non_const_buffer_sizes = {0, 64};
+  return plan;
+}
+
+}  // namespace
+
+TEST_CASE("a KV cache read before anything writes it is a mutable buffer live over the whole method",
+          "[inspect][memory][issue28]") {
+  Program p = etscope::testing::crafted_program(kv_cache_plan());
+  MemoryPlan m = build_first(p);
+  const PlannedTensor& cache = *m.find(1);
+  CHECK(cache.role == TensorRole::kBuffer);
+  CHECK(cache.name == "%1 mutable buffer");
+  CHECK(same(cache.lifetime, steps(-1, 3)));
+  // tmp is written by the call that updates the cache: an activation.
+  CHECK(m.find(2)->role == TensorRole::kActivation);
+  REQUIRE(m.arenas().size() == 1);
+  const Arena& a = m.arenas()[0];
+  // In the peak (x, cache, z and w at step 2), never space to save, and the plan is sound.
+  CHECK(a.peak_bytes == 64);
+  CHECK(a.live_bytes[0] == 32);  // before the first instruction: x and the cache
+  CHECK(a.greedy_bytes == 64);
+  CHECK(a.potential_saving() == 0);
+  CHECK(m.conflicts().empty());
+}
+
+TEST_CASE("the KV caches of a real LLM export are mutable buffers and the plan stays sound", "[inspect][memory][issue28]") {
+  for (const char* name : {"models/kv_cache_decoder.pte", "models/llm_quantized_decoder.pte"}) {
+    INFO(name);
+    auto program = PteReader::open(etscope::testing::fixture(name));
+    REQUIRE(program.ok());
+    MemoryPlan m = build_first(*program);
+    size_t buffers = 0;
+    for (const PlannedTensor& t : m.tensors()) {
+      if (t.role != TensorRole::kBuffer) continue;
+      ++buffers;
+      CHECK(same(t.lifetime, steps(-1, m.instruction_count())));
+    }
+    CHECK(buffers > 0);
+    CHECK(m.conflicts().empty());
+    // Every buffer counts in its arena's peak.
+    for (const PlannedTensor& t : m.tensors()) {
+      if (t.role == TensorRole::kBuffer) CHECK(t.lifetime.contains(m.arenas().at(t.memory_id - 1).peak_step));
+    }
+  }
+}

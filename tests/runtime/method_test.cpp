@@ -8,6 +8,7 @@
 #include "etscope/formats/pte_reader.h"
 #include "etscope/runtime/bundled.h"
 #include "etscope/runtime/method.h"
+#include "inspect/crafted_programs.h"
 #include "testing/alloc_counter.h"
 #include "testing/test_util.h"
 
@@ -226,4 +227,18 @@ TEST_CASE("execute() allocates nothing on the heap", "[runtime][alloc]") {
   const size_t allocations = etscope::testing::stop_counting_allocations();
   REQUIRE(s.ok());
   CHECK(allocations == 0);
+}
+
+// Issue 28 item 9: a bool constant holding bytes other than 0/1 loads (ExecuTorch runs such
+// programs), and its bytes are read as ExecuTorch's kernels read them: non-zero is true.
+TEST_CASE("a bool constant with bytes other than 0 or 1 is read as non-zero is true", "[method][issue28]") {
+  auto program = PteReader::read(etscope::testing::blob_of(
+      etscope::testing::bool_mask_program_bytes({0x00, 0x93, 0x01, 0x7f}), "mask.pte"));
+  REQUIRE(program.ok());
+  auto method = load_method(*program);
+  const std::vector<float> x = {1, 2, 3, 4}, y = {-1, -2, -3, -4};
+  REQUIRE(method->set_input(0, bytes_of(x)).ok());
+  REQUIRE(method->set_input(1, bytes_of(y)).ok());
+  REQUIRE(method->execute().ok());
+  CHECK(floats_of(method->output(0)) == std::vector<float>{-1, 2, 3, 4});
 }

@@ -34,7 +34,11 @@ namespace etscope::inspect {
 enum class TensorRole : uint8_t {
   kInput,       ///< A method input.
   kWeight,      ///< Planned with an initial value and trainable (requires_grad) or from a .ptd.
-  kBuffer,      ///< Planned with an initial value, not trainable (a mutable buffer).
+  /// A mutable buffer: state that lives across executions (a KV cache, batch norm's running
+  /// statistics). Planned with an initial value and not trainable, or, with no initial value,
+  /// read by an instruction before any writes it and no view of another tensor. Live over the
+  /// whole method (steps -1..T), as ExecuTorch's planner keeps mutable buffers.
+  kBuffer,
   kGradient,    ///< A training gradient output (between the __et_training_*_index markers).
   kOutput,      ///< Another method output.
   kActivation,  ///< Everything else: intermediate results.
