@@ -43,7 +43,8 @@ void print_program_header(std::ostream& out, const Program& p, bool list_named_d
   if (folded > 0) out << "    " << count_text(folded, "segment") << " of named data, " << bytes_text(folded_bytes) << "\n";
   out << "  constants     " << d.constants << "\n";
   if (!d.mutable_data.empty()) out << "  mutable data  " << d.mutable_data << "\n";
-  out << "  named data    " << d.named_data_summary;
+  // Listing every key below, the summary line names none of them (each key appears once).
+  out << "  named data    " << (list_named_data ? d.named_data_totals : d.named_data_summary);
   if (!list_named_data && d.named_data.size() > 3) out << " (--named-data lists them)";
   out << "\n";
   if (list_named_data) {

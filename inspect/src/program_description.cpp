@@ -353,10 +353,11 @@ ProgramDescription ProgramDescription::describe(const Program& p) {
     }
   }
   if (d.named_data.empty()) {
-    d.named_data_summary = "none";
+    d.named_data_totals = d.named_data_summary = "none";
   } else {
     constexpr size_t kExamples = 3;
-    d.named_data_summary = count_text(d.named_data.size(), "key") + ", " + bytes_text(d.named_data_bytes) + ", ";
+    d.named_data_totals = count_text(d.named_data.size(), "key") + ", " + bytes_text(d.named_data_bytes);
+    d.named_data_summary = d.named_data_totals + ", ";
     d.named_data_summary += d.named_data.size() <= kExamples ? "" : "e.g. ";
     for (size_t i = 0; i < d.named_data.size() && i < kExamples; ++i) {
       d.named_data_summary += (i ? ", '" : "'") + d.named_data[i].key + "'";

@@ -29,8 +29,9 @@ size_t lines_matching(const std::string& text, const std::regex& re) {
   return n;
 }
 
-// A decimal number with more than four digits after the point, such as 152.64642949999998.
-const std::regex kLongDecimal{R"(\d\.\d{5,})"};
+// A number with more than four significant digits after the point, such as 152.64642949999998
+// (but not 0.00415, three significant figures of a small value).
+const std::regex kLongDecimal{R"(\d\.0*[1-9]\d{4,})"};
 
 }  // namespace
 

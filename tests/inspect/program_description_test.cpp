@@ -41,6 +41,7 @@ TEST_CASE("issue 28: named data is summarised and delegate calls counted per bac
     CHECK(d.segments.at(nd.segment).named_data_only);
   }
   CHECK(d.named_data_bytes == bytes);
+  CHECK(d.named_data_totals == "12 keys, " + bytes_text(bytes));
   CHECK(d.named_data_summary == "12 keys, " + bytes_text(bytes) + ", e.g. '" + d.named_data[0].key + "', '" +
                                     d.named_data[1].key + "', '" + d.named_data[2].key + "'");
   size_t only = 0;

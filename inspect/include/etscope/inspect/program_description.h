@@ -137,6 +137,8 @@ struct ProgramDescription {
   std::vector<NamedData> named_data;
   /// Bytes of all named-data entries together.
   uint64_t named_data_bytes = 0;
+  /// "42 keys, 11.2 MiB", or "none".
+  std::string named_data_totals;
   /// Named data at a glance, each key at most once: "none", or "42 keys, 11.2 MiB, e.g. 'a1b2...',
   /// 'c3d4...', 'e5f6...'" (the first three keys in file order; `etscope pte --named-data` lists all).
   std::string named_data_summary;
