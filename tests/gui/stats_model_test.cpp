@@ -175,6 +175,6 @@ TEST_CASE("raw events lead to their Inspector event, module and user stack frame
 TEST_CASE("issue 28: the viewer writes durations as the CLI does", "[gui][stats][issue28]") {
   CHECK(StatsModel::time_text(3557.866) == "3.56 ms");
   CHECK(StatsModel::time_text(845.2) == "845 us");
-  CHECK(StatsModel::time_text(0.05) == "50 ns");
+  CHECK(StatsModel::time_text(0.05) == "50.0 ns");
   CHECK(StatsModel::time_text(3557.866) == duration_text_ms(3.557866));
 }
