@@ -63,30 +63,38 @@ class HistoryCommand final : public Command {
     sub->add_option("--op", op_, "An operator's event name, e.g. convolution.out (default: the method total)");
     sub->add_option("--plot", plot_, "Also write an SVG of the medians");
     add_table_format(sub, format_);
+    sub->add_option("--time-unit", time_unit_, "Unit of the medians in the table: auto (default: 3 significant figures), ns, us, ms or s")
+        ->check(CLI::IsMember({"auto", "ns", "us", "ms", "s"}));
     add_store_option(sub, location_);
     return sub;
   }
 
   Result<int> run() override {
+    ETSCOPE_ASSIGN_OR_RETURN(const TimeUnit unit, parse_time_unit(time_unit_));
     ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(location_));
     ETSCOPE_ASSIGN_OR_RETURN(auto pts, store->history(program_, op_));
     TextTable t;
-    t.columns = {"run", "created_utc", "median_ms", "samples"};
+    // People read durations by the one policy (three significant figures, --time-unit); CSV and
+    // JSON keep the stored milliseconds at full precision.
+    const bool table = format_ == "table";
+    t.columns = {"run", "created_utc", table ? "median" : "median_ms", "samples"};
     t.numeric = {true, false, true, true};
     std::vector<double> medians;
     for (const auto& p : pts) {
-      t.rows.push_back({std::to_string(p.run_id), p.created_at, number_text(p.median_ms), std::to_string(p.samples)});
+      t.rows.push_back({std::to_string(p.run_id), p.created_at, table ? duration_text_ms(p.median_ms, unit) : number_text(p.median_ms),
+                        std::to_string(p.samples)});
       medians.push_back(p.median_ms);
     }
     std::fputs(render_table(t, format_).c_str(), stdout);
     const std::string what = program_ + (op_.empty() ? " (Method::execute)" : " (" + op_ + ")");
-    if (format_ == "table") std::printf("%s  %s, %zu runs\n", sparkline(medians).c_str(), what.c_str(), pts.size());
+    if (table) std::printf("%s  %s, %s\n", sparkline(medians).c_str(), what.c_str(), count_text(pts.size(), "run").c_str());
     if (!plot_.empty()) ETSCOPE_TRY(write_file_text(plot_, plot_svg(pts, what + ": median per run")));
     return 0;
   }
 
  private:
   std::string program_, op_, plot_, location_, format_ = "table";
+  std::string time_unit_ = "auto";
 };
 
 }  // namespace

@@ -26,6 +26,8 @@ class InspectCommand final : public Command {
     sub->add_option("--top", top_, "Show at most N rows per block (0: all)")->check(CLI::NonNegativeNumber);
     sub->add_option("--block", block_, "Only blocks with this name (e.g. Execute)");
     sub->add_flag("--operator-calls", operator_calls_, "Keep " + std::string(events::kOperatorCall) + " rows (ExecuTorch's table drops them)");
+    sub->add_flag("--debug-events", debug_events_, "Keep debug events without timings (n = 0, e.g. intermediate outputs "
+                                                   "a delegate logged, named 1, 3, 4) in the table; CSV, TSV and JSON always have them");
     sub->add_flag("--by-type", by_type_, "Summary by operator type (count, total, share of the run)");
     sub->add_flag("--modules", modules_, "Module tree with totals (needs --etrecord)");
     sub->add_option("--aot-intermediates", aot_, "AOT intermediate outputs (.ptd, index FILE.json beside it) to compare the run with "
@@ -42,6 +44,7 @@ class InspectCommand final : public Command {
     opt.sort = sort_ == "avg" ? EventSort::kAvg : sort_ == "total" ? EventSort::kTotal : sort_ == "name" ? EventSort::kName : EventSort::kOrder;
     opt.top = top_;
     opt.operator_calls = operator_calls_;
+    opt.debug_events = debug_events_;
     opt.block = block_;
     if (!block_.empty()) {
       bool any = false;
@@ -105,7 +108,7 @@ class InspectCommand final : public Command {
   std::string aot_, aot_index_, gap_;
   std::string format_ = "table", sort_ = "order", block_;
   size_t top_ = 0;
-  bool operator_calls_ = false, by_type_ = false, modules_ = false;
+  bool operator_calls_ = false, debug_events_ = false, by_type_ = false, modules_ = false;
 };
 
 }  // namespace

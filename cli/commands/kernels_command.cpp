@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands/command.h"
+#include "etscope/core/text.h"
 #include "etscope/runtime/kernel.h"
 
 namespace etscope::cli {
@@ -37,7 +38,7 @@ class KernelsCommand final : public Command {
       for (ScalarType t : registry.find(name)->dtype_list()) dtypes += (dtypes.empty() ? "" : " ") + scalar_type_short_name(t);
       std::cout << name << std::string(width - name.size() + 2, ' ') << (dtypes.empty() ? "-" : dtypes) << "\n";
     }
-    std::cout << names.size() << " kernels\n";
+    std::cout << count_text(names.size(), "kernel") << "\n";
     return 0;
   }
 

@@ -29,6 +29,8 @@ class PteCommand final : public Command {
     sub->add_option("--method,--plan", plan_, "Show only this method (execution plan); --plan is the old name");
     sub->add_flag("--values", values_, "List every value: kind, dtype, shape, where its data lives");
     sub->add_flag("--instructions", instructions_, "List every instruction with its arguments");
+    sub->add_flag("--named-data", named_data_, "List every named-data key with its segment and size "
+                                               "(by default: their count, bytes and a few keys)");
     sub->add_option("--tensor", tensor_, "Statistics and first values of constant or external tensor INDEX")
         ->check(CLI::NonNegativeNumber);
     sub->add_option("--ptd", ptd_, "Tensor-data file (.ptd) holding the program's external tensors");
@@ -61,7 +63,7 @@ class PteCommand final : public Command {
       std::cout << dump_json(j) << "\n";
       return 0;
     }
-    print_program_header(std::cout, program);
+    print_program_header(std::cout, program, named_data_);
     for (const ExecutionPlan& plan : program.plans) {
       if (only != nullptr && only != &plan) continue;
       const inspect::PlanDescription d = inspect::PlanDescription::describe(plan);
@@ -120,19 +122,21 @@ class PteCommand final : public Command {
         plans.push_back(Json{{"name", plan.name}, {"operators", std::move(ops)}, {"missing", missing}, {"delegates", std::move(delegates)}});
         continue;
       }
-      std::cout << "method " << plan.name << ": " << plan.operators.size() << " operators, " << (plan.operators.size() - missing.size())
-                << " with a kernel";
+      std::cout << "method " << plan.name << ": " << count_text(plan.operators.size(), "operator") << ", "
+                << (plan.operators.size() - missing.size()) << " with a kernel";
       if (!missing.empty()) std::cout << ", " << missing.size() << " missing";
-      if (!plan.delegates.empty()) std::cout << ", " << plan.delegates.size() << " delegate" << (plan.delegates.size() == 1 ? "" : "s");
+      if (!plan.delegates.empty()) std::cout << ", " << count_text(plan.delegates.size(), "delegate");
       std::cout << "\n";
       for (const Json& op : ops) {
         std::cout << "  " << (op["kernel"].get<bool>() ? "yes      " : "MISSING  ") << op["name"].get<std::string>() << "  x"
                   << op["calls"].get<size_t>() << "\n";
       }
-      for (const Json& d : delegates) {
-        const bool xnnpack = d["backend"].get<std::string>() == xnn::kBackendId;
-        std::cout << "  DELEGATE " << d["backend"].get<std::string>() << "  x" << d["calls"].get<size_t>()
-                  << (xnnpack ? "  (executed node by node; node kinds are checked when the method loads)"
+      // One line per backend: a program lowered in 24 pieces calls one kind of delegate 24 times.
+      for (const inspect::DelegateCalls& d : inspect::delegate_call_counts(plan)) {
+        const bool xnnpack = d.backend == xnn::kBackendId;
+        std::cout << "  DELEGATE " << d.backend << "  x" << d.calls;
+        if (d.delegates > 1) std::cout << " (" << count_text(d.delegates, "delegate") << ")";
+        std::cout << (xnnpack ? "  (executed node by node; node kinds are checked when the method loads)"
                               : "  (etscope's runtime executes only XNNPACK delegates)")
                   << "\n";
       }
@@ -231,6 +235,7 @@ class PteCommand final : public Command {
   ReportFormat report_format_;
   bool values_ = false;
   bool instructions_ = false;
+  bool named_data_ = false;
   long long tensor_ = -1;
 };
 

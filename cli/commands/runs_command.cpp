@@ -54,7 +54,7 @@ class RunsCommand final : public Command {
       t.rows.push_back(std::move(row));
     }
     std::fputs(render_table(t, format_).c_str(), stdout);
-    if (format_ == "table") std::printf("%zu runs in %s\n", runs.size(), store->location().c_str());
+    if (format_ == "table") std::printf("%s in %s\n", count_text(runs.size(), "run").c_str(), store->location().c_str());
     return 0;
   }
 

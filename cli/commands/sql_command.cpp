@@ -1,8 +1,10 @@
 // etscope sql: one read-only SELECT over the run store's documented views (docs/store.md).
 #include <cstdio>
+#include <cstdlib>
 
 #include "commands/command.h"
 #include "commands/store_options.h"
+#include "etscope/core/text.h"
 #include "render/table.h"
 
 namespace etscope::cli {
@@ -32,6 +34,17 @@ class SqlCommand final : public Command {
         char* end = nullptr;
         std::strtod(row[c]->c_str(), &end);
         if (row[c]->empty() || end == nullptr || *end != '\0') t.numeric[c] = false;
+      }
+    }
+    // A real number reads as every etscope number does (three significant figures) in the table;
+    // CSV and JSON keep what the store holds. Integers (ids, counts, bytes) stay exact.
+    if (format_ == "table") {
+      for (auto& row : t.rows) {
+        for (size_t c = 0; c < row.size(); ++c) {
+          if (c < t.numeric.size() && t.numeric[c] && row[c] && row[c]->find_first_of(".eE") != std::string::npos) {
+            row[c] = significant_text(std::strtod(row[c]->c_str(), nullptr));
+          }
+        }
       }
     }
     std::fputs(render_table(t, format_).c_str(), stdout);

@@ -19,11 +19,16 @@ std::string unit(const inspect::Inspector& in) { return inspect::to_string(in.op
 
 bool block_selected(const EventBlock& b, const InspectTableOptions& opt) { return opt.block.empty() || b.name == opt.block; }
 
+// A debug event with no timing (n = 0), such as an intermediate output a delegate logged under
+// its debug identifier.
+bool untimed(const Event& e) { return !e.perf || e.perf->raw.empty(); }
+
 // Indices of the rows to show for one block: filtered, sorted, cut to --top.
 std::vector<size_t> rows_of(const EventBlock& b, const InspectTableOptions& opt) {
   std::vector<size_t> rows;
   for (size_t i = 0; i < b.events.size(); ++i) {
     if (!opt.operator_calls && b.events[i].is_operator_call()) continue;
+    if (!opt.debug_events && untimed(b.events[i])) continue;
     rows.push_back(i);
   }
   auto avg = [&](size_t i) { return b.events[i].perf ? b.events[i].perf->avg : -1.0; };
@@ -95,11 +100,10 @@ std::string block_title(const inspect::Inspector& in, size_t bi) {
   const bool multi = in.record() != nullptr && in.record()->maps.size() > 1;
   const bool named = !b.method.empty() && (multi || b.method != "forward");
   std::string s = "block " + std::to_string(bi) + " '" + b.name + "'" + (named ? " (method " + b.method + ")" : "") +
-                  ": " + std::to_string(b.runs.size()) + (b.runs.size() == 1 ? " run, " : " runs, ") +
-                  std::to_string(b.events.size()) + " events";
+                  ": " + count_text(b.runs.size(), "run") + ", " + count_text(b.events.size(), "event");
   if (b.bundled_input_index >= 0) s += ", bundled input " + std::to_string(b.bundled_input_index);
   if (const inspect::RunTime t = in.run_time(bi); t.source != inspect::RunTimeSource::kNone) {
-    s += "; run time " + fixed(t.value) + " " + unit(in) + " (" + inspect::to_string(t.source) + ")";
+    s += "; run time " + significant_text(t.value) + " " + unit(in) + " (" + inspect::to_string(t.source) + ")";
   }
   return s;
 }
@@ -197,8 +201,9 @@ void print_module_node(std::ostream& out, const inspect::ModuleNode& n, int dept
   const std::string type = inspect::short_type_name(n.type);
   std::string left = std::string(static_cast<size_t>(depth) * 2, ' ') + label + (type.empty() ? "" : " (" + type + ")");
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-56s %12s %s %6.1f%%  %llu events\n", left.c_str(), fixed(n.total).c_str(), u.c_str(),
-                100.0 * n.share, static_cast<unsigned long long>(n.events));
+  // Durations and shares with three significant figures, as every other etscope text.
+  std::snprintf(buf, sizeof buf, "  %-56s %10s %s %6s%%  %s\n", left.c_str(), significant_text(n.total).c_str(), u.c_str(),
+                significant_text(100.0 * n.share).c_str(), count_text(n.events, "event").c_str());
   out << buf;
   for (const auto& c : n.children) print_module_node(out, c, depth + 1, u);
 }
@@ -208,12 +213,17 @@ void print_module_node(std::ostream& out, const inspect::ModuleNode& n, int dept
 void render_event_table(const inspect::Inspector& in, const InspectTableOptions& opt, std::ostream& out) {
   const std::string u = " (" + unit(in) + ")";
   bool first = true;
+  size_t hidden = 0;
   for (size_t bi = 0; bi < in.blocks().size(); ++bi) {
     const EventBlock& b = in.blocks()[bi];
     if (!block_selected(b, opt)) continue;
     if (!first) out << "\n";
     first = false;
     out << block_title(in, bi) << "\n";
+    if (!opt.debug_events) {
+      // Untimed debug events bury the timed rows (108 of 283 on an intermediate-level dump).
+      hidden += static_cast<size_t>(std::count_if(b.events.begin(), b.events.end(), untimed));
+    }
     const inspect::RunTime run = in.run_time(bi);
     std::vector<std::vector<std::string>> rows;
     for (size_t i : rows_of(b, opt)) {
@@ -234,6 +244,9 @@ void render_event_table(const inspect::Inspector& in, const InspectTableOptions&
     print_table(out, {"#", "event", "instr", "n", "avg" + u, "p10", "p50", "p90", "min", "max", "total", "share", "op_types", "module", "backend"},
                 {true, false, true, true, true, true, true, true, true, true, true, true, false, false, false}, rows);
   }
+  if (hidden > 0) {
+    out << "\n(" << count_text(hidden, "debug event") << " without timings not shown: --debug-events lists them)\n";
+  }
 }
 
 void render_event_rows(const inspect::Inspector& in, const InspectTableOptions& opt, char sep, std::ostream& out) {
@@ -244,9 +257,11 @@ void render_event_rows(const inspect::Inspector& in, const InspectTableOptions& 
                                          "start_time"};
   for (size_t c = 0; c < headers.size(); ++c) out << (c ? std::string(1, sep) : "") << delimited_cell(headers[c], sep);
   out << "\n";
+  InspectTableOptions every = opt;
+  every.debug_events = true;  // A data file keeps every event, as ExecuTorch's dataframe does.
   for (const EventBlock& b : in.blocks()) {
     if (!block_selected(b, opt)) continue;
-    for (size_t i : rows_of(b, opt)) {
+    for (size_t i : rows_of(b, every)) {
       const Event& e = b.events[i];
       std::vector<std::string> r{b.name, e.name, std::to_string(e.instruction_id), std::to_string(e.chain), std::to_string(e.perf ? e.perf->raw.size() : 0)};
       if (e.perf) {
@@ -320,7 +335,7 @@ void render_module_tree(const inspect::Inspector& in, const InspectTableOptions&
   std::vector<std::string> top = in.top_level_modules();
   if (!top.empty()) {
     out << "\nfind_total_for_module (all blocks, " << unit(in) << "):\n";
-    for (const std::string& m : top) out << "  " << m << "  " << number_text(in.find_total_for_module(m)) << "\n";
+    for (const std::string& m : top) out << "  " << m << "  " << significant_text(in.find_total_for_module(m)) << "\n";
   }
 }
 
@@ -392,6 +407,7 @@ Json inspector_json(const inspect::Inspector& in, const InspectTableOptions& opt
     Json events = Json::array();
     InspectTableOptions all = opt;
     all.operator_calls = true;
+    all.debug_events = true;
     for (size_t i : rows_of(b, all)) events.push_back(event_json(in, b.events[i]));
     bj["events"] = events;
     Json outs = Json::array();

@@ -19,9 +19,14 @@ struct InspectTableOptions {
   size_t top = 0;                 ///< 0: every row.
   bool operator_calls = false;    ///< Keep OPERATOR_CALL rows (ExecuTorch's table drops them).
   std::string block;              ///< Only blocks with this name ("" = all).
+  /// Keep, in the text table, debug events that carry no timing (n = 0: intermediate outputs
+  /// logged under a delegate's debug identifier, rows named `1`, `3`, `4`). CSV, TSV and JSON
+  /// always keep them, as ExecuTorch's to_dataframe does.
+  bool debug_events = false;
 };
 
-/// The event table, one section per block, columns aligned.
+/// The event table, one section per block, columns aligned; untimed debug events are left out
+/// (and counted under the table) unless opt.debug_events.
 void render_event_table(const inspect::Inspector& in, const InspectTableOptions& opt, std::ostream& out);
 
 /// One row per event with every column ExecuTorch's to_dataframe has (lists as JSON text),

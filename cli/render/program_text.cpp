@@ -18,7 +18,7 @@ void print_io(std::ostream& out, const char* title, const std::vector<inspect::I
 
 }  // namespace
 
-void print_program_header(std::ostream& out, const Program& p) {
+void print_program_header(std::ostream& out, const Program& p, bool list_named_data) {
   const inspect::ProgramDescription d = inspect::ProgramDescription::describe(p);
   out << d.file << ": ExecuTorch program " << p.file_identifier << ", " << p.file_size << " bytes ("
       << bytes_text(p.file_size) << ")\n";
@@ -26,18 +26,28 @@ void print_program_header(std::ostream& out, const Program& p) {
   out << "  flatbuffer    " << p.flatbuffer_size << " B, schema version " << p.version << "\n";
   out << "  segments      " << d.segments.size() << "\n";
   char buf[256];
+  size_t folded = 0;
+  uint64_t folded_bytes = 0;
   for (size_t i = 0; i < d.segments.size(); ++i) {
-    std::snprintf(buf, sizeof(buf), "    #%-3zu @ +%-10llu %12s  %s\n", i,
-                  static_cast<unsigned long long>(d.segments[i].offset), bytes_text(d.segments[i].size).c_str(),
-                  d.segments[i].role.c_str());
+    const inspect::ProgramDescription::Segment& s = d.segments[i];
+    // A named-data segment's key is listed under "named data": never twice.
+    if (s.named_data_only && !list_named_data) {
+      ++folded;
+      folded_bytes += s.size;
+      continue;
+    }
+    std::snprintf(buf, sizeof(buf), "    #%-3zu @ +%-10llu %12s  %s\n", i, static_cast<unsigned long long>(s.offset),
+                  bytes_text(s.size).c_str(), s.named_data_only ? "named data" : s.role.c_str());
     out << buf;
   }
+  if (folded > 0) out << "    " << count_text(folded, "segment") << " of named data, " << bytes_text(folded_bytes) << "\n";
   out << "  constants     " << d.constants << "\n";
   if (!d.mutable_data.empty()) out << "  mutable data  " << d.mutable_data << "\n";
-  if (d.named_data.empty()) {
-    out << "  named data    none\n";
-  } else {
-    out << "  named data    " << d.named_data.size() << "\n";
+  // Listing every key below, the summary line names none of them (each key appears once).
+  out << "  named data    " << (list_named_data ? d.named_data_totals : d.named_data_summary);
+  if (!list_named_data && d.named_data.size() > 3) out << " (--named-data lists them)";
+  out << "\n";
+  if (list_named_data) {
     for (const auto& nd : d.named_data) {
       out << "    '" << nd.key << "'  segment " << nd.segment << ", " << bytes_text(nd.size) << "\n";
     }

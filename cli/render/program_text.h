@@ -10,7 +10,9 @@
 namespace etscope::cli {
 
 /// File-level facts: identifier, sizes, header, segments, constants, named data, methods.
-void print_program_header(std::ostream& out, const Program& program);
+/// Named data is summarised (count, bytes, a few keys; its segments folded into one line) unless
+/// `list_named_data`, which lists every key once with its segment and size.
+void print_program_header(std::ostream& out, const Program& program, bool list_named_data = false);
 
 /// One plan: inputs/outputs, operators with call counts, delegates, arenas, instruction count.
 void print_plan_summary(std::ostream& out, const inspect::PlanDescription& plan);

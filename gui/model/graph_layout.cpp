@@ -4,6 +4,7 @@
 #include <graphviz/gvc.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <mutex>
 
@@ -33,30 +34,12 @@ void set(void* object, const char* name, const std::string& value) {
   agsafeset(object, const_cast<char*>(name), const_cast<char*>(value.c_str()), const_cast<char*>(""));
 }
 
-}  // namespace
-
-GraphLayout layout_graph(const LayoutRequest& request) {
-  GraphLayout out;
-  out.items = request.items;
-  out.boxes.resize(request.items.size());
-  out.clusters.resize(request.clusters.size());
-  out.cluster_info = request.clusters;
-  if (request.items.empty()) return out;
-  if (request.items.size() > kMaxLayoutItems) {
-    out.error = std::to_string(request.items.size()) + " boxes are more than the " + std::to_string(kMaxLayoutItems) +
-                " the viewer lays out (with an ETRecord, collapse modules to draw fewer)";
-    return out;
-  }
-
-  std::lock_guard<std::mutex> lock(graphviz_lock());
-  const auto start = std::chrono::steady_clock::now();
-  GVC_t* gvc = graphviz_context();
-  if (gvc == nullptr) {
-    out.error = "Graphviz could not start (gvContext failed)";
-    return out;
-  }
+// One dot layout of `request` into `out` (boxes, edges, clusters, size) in direction `rankdir`
+// ("TB" or "LR"); false with out.error set when Graphviz fails. The caller holds the lock.
+bool run_dot(GVC_t* gvc, const LayoutRequest& request, const char* rankdir, GraphLayout& out) {
+  out.edges.clear();
   Agraph_t* g = agopen(const_cast<char*>("program"), Agdirected, nullptr);
-  set(g, "rankdir", "TB");
+  set(g, "rankdir", rankdir);
   set(g, "nodesep", "0.25");
   set(g, "ranksep", "0.35");
   set(g, "fontsize", "11");
@@ -107,7 +90,7 @@ GraphLayout layout_graph(const LayoutRequest& request) {
   if (gvLayout(gvc, g, "dot") != 0) {
     out.error = "Graphviz's dot layout failed";
     agclose(g);
-    return out;
+    return false;
   }
   // Graphviz's y grows upwards from the bottom of the bounding box; ours grows down from the top.
   const boxf bb = GD_bb(g);
@@ -144,6 +127,45 @@ GraphLayout layout_graph(const LayoutRequest& request) {
   }
   gvFreeLayout(gvc, g);
   agclose(g);
+  return true;
+}
+
+}  // namespace
+
+double aspect_ratio(const GraphLayout& layout) {
+  return layout.width > 0 && layout.height > 0 ? static_cast<double>(layout.width) / layout.height : 1.0;
+}
+
+GraphLayout layout_graph(const LayoutRequest& request) {
+  GraphLayout out;
+  out.items = request.items;
+  out.boxes.resize(request.items.size());
+  out.clusters.resize(request.clusters.size());
+  out.cluster_info = request.clusters;
+  if (request.items.empty()) return out;
+  if (request.items.size() > kMaxLayoutItems) {
+    out.error = std::to_string(request.items.size()) + " boxes are more than the " + std::to_string(kMaxLayoutItems) +
+                " the viewer lays out (with an ETRecord, collapse modules to draw fewer)";
+    return out;
+  }
+
+  std::lock_guard<std::mutex> lock(graphviz_lock());
+  const auto start = std::chrono::steady_clock::now();
+  GVC_t* gvc = graphviz_context();
+  if (gvc == nullptr) {
+    out.error = "Graphviz could not start (gvContext failed)";
+    return out;
+  }
+  if (run_dot(gvc, request, "TB", out) && aspect_ratio(out) > kMaxAspectRatio) {
+    // A few ranks of many boxes (mobilenet_v3's XNNPACK graph put 18 in one row): fitted to a
+    // window its labels shrink to a few pixels. Laid out left to right the same graph is tall and
+    // narrow instead; keep whichever shape is nearer a window's.
+    GraphLayout across = out;
+    if (run_dot(gvc, request, "LR", across) &&
+        std::abs(std::log(aspect_ratio(across) / kWindowAspectRatio)) < std::abs(std::log(aspect_ratio(out) / kWindowAspectRatio))) {
+      out = std::move(across);
+    }
+  }
   out.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

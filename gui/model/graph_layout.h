@@ -68,7 +68,17 @@ struct GraphLayout {
 /// viewer must not hang on a hostile or gigantic program.
 inline constexpr size_t kMaxLayoutItems = 20000;
 
-/// Lays out `request` top to bottom with dot. Box sizes follow the labels' lengths. More than
+/// A layout wider than this many times its height is laid out again left to right.
+inline constexpr double kMaxAspectRatio = 3.0;
+/// The shape layout_graph() aims for when it has to choose: a typical viewer window's.
+inline constexpr double kWindowAspectRatio = 1.6;
+
+/// Width over height of a laid-out graph (1 when empty).
+double aspect_ratio(const GraphLayout& layout);
+
+/// Lays out `request` with dot, top to bottom; when that is wider than kMaxAspectRatio (few ranks
+/// of many boxes, whose labels would shrink to a few pixels in a window), left to right instead if
+/// that shape is nearer kWindowAspectRatio. Box sizes follow the labels' lengths. More than
 /// kMaxLayoutItems boxes: nothing is laid out and `error` says so.
 GraphLayout layout_graph(const LayoutRequest& request);
 

@@ -79,8 +79,8 @@ StatsModel StatsModel::build(const inspect::Inspector& inspector) {
     }
     out.summary = inspector.summary_by_type(b);
     out.modules = inspector.module_tree(b);
-    out.label = "#" + std::to_string(b) + " " + block.name + ": " + std::to_string(out.runs) +
-                (out.runs == 1 ? " run, " : " runs, ") + std::to_string(block.events.size()) + " events";
+    out.label = "#" + std::to_string(b) + " " + block.name + ": " + count_text(out.runs, "run") + ", " +
+                count_text(block.events.size(), "event");
     // row_of's answers: the first kernel or delegate event of each instruction, else its first
     // wrapper.
     std::unordered_map<uint64_t, uint32_t> index;

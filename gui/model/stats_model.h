@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <string>
+
+#include "etscope/core/text.h"
 #include <unordered_map>
 #include <vector>
 
@@ -66,6 +68,9 @@ class StatsModel {
   size_t default_block() const { return default_block_; }
   /// The unit of every duration: "us".
   const char* unit() const { return inspect::to_string(inspect::TimeScale::kUs); }
+  /// A duration of the model (microseconds) as the CLI writes it, by core/text.h's one policy:
+  /// three significant figures in the unit that suits it ("3.56 ms", "845 us"), never "3,557.866".
+  static std::string time_text(double us) { return duration_text_us(us); }
   /// Whether any event has a module path (an ETRecord with module metadata was loaded).
   bool has_modules() const { return has_modules_; }
 

@@ -118,8 +118,11 @@ void Fit(const GraphLayout& layout, ImVec2 size, GraphViewState& gv, bool readab
   gv.cx = layout.width * 0.5, gv.cy = layout.height * 0.5;
   const double zx = (size.x - 20) / std::max(1.0f, layout.width), zy = (size.y - 20) / std::max(1.0f, layout.height);
   gv.zoom = std::clamp(std::min(zx, zy), 0.005, 1.5);
-  if (readable && gv.zoom < 0.6) {
-    gv.zoom = std::clamp(zx, 0.6, 1.0);
+  // Labels below ~11 px (zoom 0.85 of the 13 px font) are not read but guessed: a graph that small
+  // opens at full legibility and is panned instead.
+  constexpr double kReadableZoom = 0.85;
+  if (readable && gv.zoom < kReadableZoom) {
+    gv.zoom = std::clamp(zx, kReadableZoom, 1.0);
     gv.cx = std::min<double>(layout.width * 0.5, (size.x * 0.5 - 10) / gv.zoom);
     gv.cy = (size.y * 0.5 - 10) / gv.zoom;
   }

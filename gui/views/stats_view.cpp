@@ -15,7 +15,8 @@
 namespace etscope::gui {
 namespace {
 
-std::string Num(double v) { return fixed_text(v, 3); }
+// Every duration by core/text.h's policy, with its unit in the cell (the column headers name none).
+std::string Num(double us) { return StatsModel::time_text(us); }
 
 void ShareCell(double share) {
   // A bar under the percentage, so the heavy rows stand out while scanning.
@@ -34,7 +35,6 @@ void DrawEventTable(const StatsModel& model, const StatsBlock& block, size_t blo
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable | ImGuiTableFlags_Hideable |
                                 ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable("events", kColumns, flags, ImVec2(0, height))) return;
-  char unit[32];
   ImGui::TableSetupScrollFreeze(1, 1);
   ImGui::TableSetupColumn("event", ImGuiTableColumnFlags_WidthStretch, 0, static_cast<ImGuiID>(StatsColumn::kName));
   ImGui::TableSetupColumn("instr", ImGuiTableColumnFlags_WidthFixed, 0, static_cast<ImGuiID>(StatsColumn::kInstruction));
@@ -50,10 +50,9 @@ void DrawEventTable(const StatsModel& model, const StatsBlock& block, size_t blo
                        {"p90", StatsColumn::kP90}, {"min", StatsColumn::kMin}, {"max", StatsColumn::kMax},
                        {"total", StatsColumn::kTotal}};
   for (const Col& c : timed) {
-    std::snprintf(unit, sizeof unit, "%s (%s)", c.name, model.unit());
     ImGuiTableColumnFlags f = ImGuiTableColumnFlags_PreferSortDescending;
     if (c.id == StatsColumn::kTotal) f |= ImGuiTableColumnFlags_DefaultSort;
-    ImGui::TableSetupColumn(unit, f, 0, static_cast<ImGuiID>(c.id));
+    ImGui::TableSetupColumn(c.name, f, 0, static_cast<ImGuiID>(c.id));
   }
   ImGui::TableSetupColumn("share of run", ImGuiTableColumnFlags_PreferSortDescending | ImGuiTableColumnFlags_WidthFixed,
                           110.0f, static_cast<ImGuiID>(StatsColumn::kShare));
@@ -114,20 +113,17 @@ void DrawEventTable(const StatsModel& model, const StatsBlock& block, size_t blo
   ImGui::EndTable();
 }
 
-void DrawSummary(const StatsModel& model, const StatsBlock& block) {
+void DrawSummary(const StatsBlock& block) {
   ImGui::TextUnformatted("Summary by operator type");
   if (!ImGui::BeginTable("summary", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV |
                                            ImGuiTableFlags_SizingFixedFit)) {
     return;
   }
-  char total[32], avg[32];
-  std::snprintf(total, sizeof total, "total (%s)", model.unit());
-  std::snprintf(avg, sizeof avg, "avg (%s)", model.unit());
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("type", ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableSetupColumn("count");
-  ImGui::TableSetupColumn(total);
-  ImGui::TableSetupColumn(avg);
+  ImGui::TableSetupColumn("total");
+  ImGui::TableSetupColumn("avg");
   ImGui::TableSetupColumn("share", ImGuiTableColumnFlags_WidthFixed, 100.0f);
   ImGui::TableHeadersRow();
   for (const inspect::TypeSummary& s : block.summary) {
@@ -167,7 +163,7 @@ void DrawModuleNode(const inspect::ModuleNode& node, bool is_root) {
   }
 }
 
-void DrawModules(const StatsModel& model, const StatsBlock& block, bool have_record) {
+void DrawModules(const StatsBlock& block, bool have_record) {
   ImGui::TextUnformatted("Module tree");
   if (!have_record) {
     ImGui::TextDisabled("Load the model's ETRecord to attribute time to modules.");
@@ -181,12 +177,10 @@ void DrawModules(const StatsModel& model, const StatsBlock& block, bool have_rec
                                            ImGuiTableFlags_SizingFixedFit)) {
     return;
   }
-  char total[32];
-  std::snprintf(total, sizeof total, "total (%s)", model.unit());
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("module", ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableSetupColumn("type");
-  ImGui::TableSetupColumn(total);
+  ImGui::TableSetupColumn("total");
   ImGui::TableSetupColumn("events");
   ImGui::TableSetupColumn("share", ImGuiTableColumnFlags_WidthFixed, 100.0f);
   ImGui::TableHeadersRow();
@@ -225,19 +219,19 @@ void DrawStatsView(const Session& session, ViewState& state) {
   ImGui::EndDisabled();
   ImGui::SameLine(0, 20);
   sv.query.filter = sv.filter;
-  ImGui::TextDisabled("%zu of %zu events; run time %s %s (%s)", model.rows(sv.block, sv.query).size(), block.rows.size(),
-                      Num(block.run_time_us).c_str(), model.unit(), block.run_time_source.c_str());
+  ImGui::TextDisabled("%zu of %s; run time %s (%s)", model.rows(sv.block, sv.query).size(), count_text(block.rows.size(), "event").c_str(),
+                      Num(block.run_time_us).c_str(), block.run_time_source.c_str());
 
   const float avail = ImGui::GetContentRegionAvail().y;
   DrawEventTable(model, block, sv.block, state, std::max(160.0f, avail * 0.55f));
   ImGui::Spacing();
   const float half = ImGui::GetContentRegionAvail().x * 0.5f - 4;
   ImGui::BeginChild("summary_pane", ImVec2(half, 0));
-  DrawSummary(model, block);
+  DrawSummary(block);
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("module_pane", ImVec2(0, 0));
-  DrawModules(model, block, session.record != nullptr);
+  DrawModules(block, session.record != nullptr);
   ImGui::EndChild();
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <map>
 
 #include "etscope/formats/blob.h"
@@ -277,6 +278,27 @@ std::vector<OperatorCalls> operator_call_counts(const ExecutionPlan& plan) {
   return counts;
 }
 
+std::vector<DelegateCalls> delegate_call_counts(const ExecutionPlan& plan) {
+  std::vector<DelegateCalls> rows;
+  std::vector<size_t> row_of(plan.delegates.size());
+  for (size_t i = 0; i < plan.delegates.size(); ++i) {
+    const std::string& id = plan.delegates[i].id;
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const DelegateCalls& r) { return r.backend == id; });
+    if (it == rows.end()) it = rows.insert(rows.end(), DelegateCalls{id, 0, 0});
+    ++it->delegates;
+    row_of[i] = static_cast<size_t>(it - rows.begin());
+  }
+  for (const Chain& chain : plan.chains) {
+    for (const Instruction& in : chain.instructions) {
+      if (in.kind == InstructionKind::kDelegateCall && in.delegate_index >= 0 &&
+          static_cast<size_t>(in.delegate_index) < row_of.size()) {
+        ++rows[row_of[static_cast<size_t>(in.delegate_index)]].calls;
+      }
+    }
+  }
+  return rows;
+}
+
 std::vector<std::pair<std::string, size_t>> value_kind_counts(const ExecutionPlan& plan) {
   std::map<std::string, size_t> kinds;
   for (const Value& v : plan.values) ++kinds[to_string(v.kind)];
@@ -324,6 +346,22 @@ ProgramDescription ProgramDescription::describe(const Program& p) {
   }
   for (const NamedDataEntry& nd : p.named_data) {
     d.named_data.push_back({nd.key, nd.segment_index, p.segments[nd.segment_index].size});
+    d.named_data_bytes += p.segments[nd.segment_index].size;
+    // A role of exactly "named data '<key>'" means nothing else refers to the segment.
+    if (nd.segment_index < d.segments.size() && d.segments[nd.segment_index].role == "named data '" + nd.key + "'") {
+      d.segments[nd.segment_index].named_data_only = true;
+    }
+  }
+  if (d.named_data.empty()) {
+    d.named_data_totals = d.named_data_summary = "none";
+  } else {
+    constexpr size_t kExamples = 3;
+    d.named_data_totals = count_text(d.named_data.size(), "key") + ", " + bytes_text(d.named_data_bytes);
+    d.named_data_summary = d.named_data_totals + ", ";
+    d.named_data_summary += d.named_data.size() <= kExamples ? "" : "e.g. ";
+    for (size_t i = 0; i < d.named_data.size() && i < kExamples; ++i) {
+      d.named_data_summary += (i ? ", '" : "'") + d.named_data[i].key + "'";
+    }
   }
   for (const ExecutionPlan& plan : p.plans) d.methods.push_back(plan.name);
   return d;

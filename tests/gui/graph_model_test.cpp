@@ -201,3 +201,40 @@ TEST_CASE("a graph too big to lay out is refused with a message, not a hang", "[
   CHECK(l.error == "20001 boxes are more than the 20000 the viewer lays out (with an ETRecord, collapse modules to draw fewer)");
   CHECK(l.edges.empty());
 }
+
+// Issue 28: mobilenet_v3's XNNPACK graph put 18 boxes in one row, whose labels a window showed at
+// ~7 px. A graph of few ranks and many boxes is laid out left to right instead.
+TEST_CASE("issue 28: a wide graph is laid out with a window's aspect ratio", "[gui][graph][issue28]") {
+  LayoutRequest r;
+  auto add = [&](const std::string& label) {
+    LayoutItem item;
+    item.index = static_cast<uint32_t>(r.items.size());
+    item.label = label;
+    item.detail = "f32[1,16,112,112]";
+    r.items.push_back(item);
+    return item.index;
+  };
+  const uint32_t in = add("input"), out = add("output");
+  for (int i = 0; i < 18; ++i) {
+    const uint32_t op = add("hardswish.out");
+    r.edges.push_back({in, op});
+    r.edges.push_back({op, out});
+  }
+  const GraphLayout l = layout_graph(r);
+  REQUIRE(l.error.empty());
+  CHECK(aspect_ratio(l) <= kMaxAspectRatio);
+  CHECK(l.edges.size() == r.edges.size());
+  check_layout(l, r);
+  // A deep graph keeps its top-to-bottom layout.
+  LayoutRequest chain;
+  for (uint32_t i = 0; i < 12; ++i) {
+    LayoutItem item;
+    item.index = i;
+    item.label = "convolution";
+    chain.items.push_back(item);
+    if (i > 0) chain.edges.push_back({i - 1, i});
+  }
+  const GraphLayout deep = layout_graph(chain);
+  REQUIRE(deep.error.empty());
+  for (size_t i = 1; i < deep.boxes.size(); ++i) CHECK(deep.boxes[i].y > deep.boxes[i - 1].y);
+}

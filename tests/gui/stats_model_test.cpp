@@ -170,3 +170,11 @@ TEST_CASE("raw events lead to their Inspector event, module and user stack frame
   CHECK(found_conv);
   CHECK(lookup.find(static_cast<uint32_t>(dump.events.size())) == nullptr);
 }
+
+// Issue 28: the viewer printed "3,557.866 us" where the CLI prints "3.56 ms".
+TEST_CASE("issue 28: the viewer writes durations as the CLI does", "[gui][stats][issue28]") {
+  CHECK(StatsModel::time_text(3557.866) == "3.56 ms");
+  CHECK(StatsModel::time_text(845.2) == "845 us");
+  CHECK(StatsModel::time_text(0.05) == "50.0 ns");
+  CHECK(StatsModel::time_text(3557.866) == duration_text_ms(3.557866));
+}

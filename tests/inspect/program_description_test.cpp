@@ -28,3 +28,35 @@ TEST_CASE("sizes computed at run time are marked instead of printing their place
   // Constants and inputs are never "set at run time".
   for (int32_t in : plan.inputs) CHECK_FALSE(plan.values.at(static_cast<size_t>(in)).written_at_run_time);
 }
+
+// Issue 28: named data and delegate calls are counted once, so front ends can summarise them.
+TEST_CASE("issue 28: named data is summarised and delegate calls counted per backend", "[inspect][program][issue28]") {
+  auto program = PteReader::open(fixture("xnnpack/xnn_qcnn.pte"));
+  REQUIRE(program.ok());
+  const inspect::ProgramDescription d = inspect::ProgramDescription::describe(*program);
+  REQUIRE(d.named_data.size() == 12);
+  uint64_t bytes = 0;
+  for (const auto& nd : d.named_data) {
+    bytes += nd.size;
+    CHECK(d.segments.at(nd.segment).named_data_only);
+  }
+  CHECK(d.named_data_bytes == bytes);
+  CHECK(d.named_data_totals == "12 keys, " + bytes_text(bytes));
+  CHECK(d.named_data_summary == "12 keys, " + bytes_text(bytes) + ", e.g. '" + d.named_data[0].key + "', '" +
+                                    d.named_data[1].key + "', '" + d.named_data[2].key + "'");
+  size_t only = 0;
+  for (const auto& s : d.segments) only += s.named_data_only;
+  CHECK(only == 12);  // the delegate's own segment is not among them
+
+  auto add = PteReader::open(testing::real_artifact("add.pte"));
+  REQUIRE(add.ok());
+  CHECK(inspect::ProgramDescription::describe(*add).named_data_summary == "none");
+
+  auto transformer = PteReader::open(fixture("xnnpack/xnn_transformer.pte"));
+  REQUIRE(transformer.ok());
+  const std::vector<inspect::DelegateCalls> calls = inspect::delegate_call_counts(transformer->plans.at(0));
+  REQUIRE(calls.size() == 1);
+  CHECK(calls[0].backend == "XnnpackBackend");
+  CHECK(calls[0].delegates == 15);
+  CHECK(calls[0].calls == 15);
+}

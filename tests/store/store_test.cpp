@@ -454,7 +454,7 @@ TEST_CASE("etscope compare finds a slowed operator and exits 1 and passes an unc
     auto hist = run_etscope("history mlp_mse.pte --plot " + dir + "/h.svg --store " + quoted(location));
     INFO(hist.err);
     REQUIRE(hist.exit_code == 0);
-    CHECK_THAT(hist.out, Catch::Contains("mlp_mse.pte (Method::execute), 1 runs"));
+    CHECK_THAT(hist.out, Catch::Contains("mlp_mse.pte (Method::execute), 1 run\n"));  // issue 28: "1 run"
     CHECK(std::filesystem::file_size(dir + "/h.svg") > 200);
     auto by_op = run_etscope("history mlp_mse.pte --op addmm.out --format json --store " + quoted(location));
     REQUIRE(by_op.exit_code == 0);

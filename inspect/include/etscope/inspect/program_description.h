@@ -92,6 +92,16 @@ struct OperatorCalls {
 /// Every operator with its KernelCall count, in the file's operator order.
 std::vector<OperatorCalls> operator_call_counts(const ExecutionPlan& plan);
 
+struct DelegateCalls {
+  std::string backend;   ///< "XnnpackBackend".
+  size_t delegates = 0;  ///< The plan's delegates with this backend.
+  size_t calls = 0;      ///< DelegateCalls to any of them.
+};
+
+/// Delegate calls per backend, in order of each backend's first delegate: a plan lowered to
+/// XNNPACK in 24 pieces is one row "XnnpackBackend, 24 delegates, 24 calls".
+std::vector<DelegateCalls> delegate_call_counts(const ExecutionPlan& plan);
+
 /// Values per kind name ("Int", "Tensor", ...), in name order.
 std::vector<std::pair<std::string, size_t>> value_kind_counts(const ExecutionPlan& plan);
 
@@ -106,6 +116,9 @@ struct ProgramDescription {
     uint64_t offset = 0;  ///< Relative to the segment base, as stored.
     uint64_t size = 0;
     std::string role;     ///< See segment_roles().
+    /// The segment holds named data and nothing else (its key is in `named_data`), so a summary
+    /// can fold it into the named-data line instead of repeating the key.
+    bool named_data_only = false;
   };
   struct NamedData {
     std::string key;
@@ -122,6 +135,13 @@ struct ProgramDescription {
   std::string mutable_data;
   std::vector<Segment> segments;
   std::vector<NamedData> named_data;
+  /// Bytes of all named-data entries together.
+  uint64_t named_data_bytes = 0;
+  /// "42 keys, 11.2 MiB", or "none".
+  std::string named_data_totals;
+  /// Named data at a glance, each key at most once: "none", or "42 keys, 11.2 MiB, e.g. 'a1b2...',
+  /// 'c3d4...', 'e5f6...'" (the first three keys in file order; `etscope pte --named-data` lists all).
+  std::string named_data_summary;
   std::vector<std::string> methods;
 
   static ProgramDescription describe(const Program& program);
