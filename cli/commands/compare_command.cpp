@@ -1,11 +1,17 @@
-// etscope compare: two runs operator by operator (median delta, Mann-Whitney U p-value and effect
-// size from libinspect's compare_runs), exit 1 when a significant regression passes the threshold.
+// etscope compare: two runs operator by operator (median change, Mann-Whitney U p-value, its
+// Benjamini-Hochberg adjustment and the effect size from libinspect's compare_runs), exit 1 when
+// the method total or an operator regressed both significantly and by a practical amount.
+// ETDump files are read directly and stay out of any store unless --store is given.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 
 #include "commands/command.h"
 #include "commands/store_options.h"
 #include "etscope/core/text.h"
+#include "etscope/inspect/profile.h"
 #include "render/format.h"
 #include "render/json_output.h"
 #include "render/table.h"
@@ -31,11 +37,17 @@ class CompareCommand final : public Command {
     CLI::App* sub = app.add_subcommand("compare", "Compare two runs operator by operator; exit 1 on a significant regression");
     sub->add_option("a", a_, "Baseline: a run id, key=value (the newest run with that tag), or an ETDump file")->required();
     sub->add_option("b", b_, "Candidate, likewise")->required();
-    sub->add_option("--threshold", threshold_, "Smallest change of the median that counts, e.g. 5% or 0.05 (default 5%)");
-    sub->add_option("--alpha", alpha_, "Significance level of the Mann-Whitney U test (default 0.05)");
+    sub->add_option("--threshold", threshold_, "Smallest relative change of the median that counts, e.g. 5% or 0.05 (default 5%)");
+    sub->add_option("--min-change-us", min_change_us_,
+                    "Smallest absolute change of the median that counts, microseconds (default 5; both this and --threshold must be "
+                    "exceeded)");
+    sub->add_option("--alpha", alpha_,
+                    "False-discovery rate of the operators' verdicts (Benjamini-Hochberg over the operators of the comparison) and "
+                    "significance level of the method total (default 0.05)");
     sub->add_flag("--all", all_, "List every operator, not only the changed ones");
     add_table_format(sub, format_);
-    add_store_option(sub, location_);
+    add_store_option(sub, location_)->description(
+        "Run store the runs are read from and ETDump files imported into (without it, files are compared without any store)");
     return sub;
   }
 
@@ -45,37 +57,38 @@ class CompareCommand final : public Command {
     if (pct) t.pop_back();
     char* end = nullptr;
     double threshold = std::strtod(t.c_str(), &end);
-    if (t.empty() || *end != '\0' || !(threshold >= 0) || !std::isfinite(threshold) || !(alpha_ > 0 && alpha_ < 1)) {
-      std::fprintf(stderr, "etscope compare: --threshold takes a percentage or fraction such as 5%% or 0.05, --alpha a number in (0, 1)\n");
+    if (t.empty() || *end != '\0' || !(threshold >= 0) || !std::isfinite(threshold) || !(alpha_ > 0 && alpha_ < 1) ||
+        !(min_change_us_ >= 0) || !std::isfinite(min_change_us_)) {
+      std::fprintf(stderr, "etscope compare: --threshold takes a percentage or fraction such as 5%% or 0.05, --alpha a number in (0, 1), "
+                           "--min-change-us a number of microseconds >= 0\n");
       return 2;
     }
     if (pct) threshold /= 100;
-    ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(location_));
-    const store::Environment env = store::this_machine();
-    ETSCOPE_ASSIGN_OR_RETURN(int64_t ia, store->resolve(a_, env));
-    ETSCOPE_ASSIGN_OR_RETURN(int64_t ib, store->resolve(b_, env));
-    ETSCOPE_ASSIGN_OR_RETURN(store::RunRow ra, store->run(ia));
-    ETSCOPE_ASSIGN_OR_RETURN(store::RunRow rb, store->run(ib));
-    ETSCOPE_ASSIGN_OR_RETURN(inspect::RunSamples sa, store->samples(ia));
-    ETSCOPE_ASSIGN_OR_RETURN(inspect::RunSamples sb, store->samples(ib));
+    ETSCOPE_ASSIGN_OR_RETURN(Side sa, side(a_));
+    ETSCOPE_ASSIGN_OR_RETURN(Side sb, side(b_));
     inspect::CompareOptions o;
     o.threshold = threshold;
     o.alpha = alpha_;
-    o.same_program = same_program(ra, rb, sa, sb);
-    const inspect::Comparison c = inspect::compare_runs(sa, sb, o);
+    o.min_change_ms = min_change_us_ / 1000;
+    o.same_program = same_program(sa, sb);
+    const inspect::Comparison c = inspect::compare_runs(sa.samples, sb.samples, o);
 
     TextTable table;
     table.columns = {"operator", "instruction", "n_a", "n_b", format_ == "table" ? "median_a" : "median_a_ms",
-                     format_ == "table" ? "median_b" : "median_b_ms", "delta", "p", "effect", "verdict"};
-    table.numeric = {false, true, true, true, true, true, true, true, true, false};
+                     format_ == "table" ? "median_b" : "median_b_ms", format_ == "table" ? "change" : "change_ms", "delta", "p", "q",
+                     "effect", "verdict"};
+    table.numeric = {false, true, true, true, true, true, true, true, true, true, true, false};
     auto add = [&](const inspect::CompareRow& r) {
       const bool both = r.n_a > 0 && r.n_b > 0;
       table.rows.push_back({r.name, r.instruction >= 0 ? std::optional<std::string>(std::to_string(r.instruction)) : std::nullopt,
                             std::to_string(r.n_a), std::to_string(r.n_b),
                             r.n_a ? std::optional<std::string>(ms_text(r.median_a_ms)) : std::nullopt,
                             r.n_b ? std::optional<std::string>(ms_text(r.median_b_ms)) : std::nullopt,
+                            both ? std::optional<std::string>(change_text(r.change_ms)) : std::nullopt,
                             both ? std::optional<std::string>(format_ == "table" ? percent(r.delta) : number_text(r.delta)) : std::nullopt,
                             both ? std::optional<std::string>(format_ == "table" ? p_text(r.test.p) : number_text(r.test.p)) : std::nullopt,
+                            both ? std::optional<std::string>(format_ == "table" ? p_text(r.p_adjusted) : number_text(r.p_adjusted))
+                                 : std::nullopt,
                             both ? std::optional<std::string>(number_text(std::round(r.test.effect * 1000) / 1000)) : std::nullopt,
                             inspect::to_string(r.verdict)});
     };
@@ -84,7 +97,8 @@ class CompareCommand final : public Command {
     }
     add(c.method);
     if (format_ == "json") {
-      Json j{{"a", run_json(ra)}, {"b", run_json(rb)}, {"threshold", threshold}, {"alpha", alpha_},
+      Json j{{"a", sa.json}, {"b", sb.json}, {"threshold", threshold}, {"min_change_us", min_change_us_}, {"alpha", alpha_},
+             {"multiple_testing", "benjamini-hochberg"}, {"operators_tested", c.tests},
              {"matched_by", o.same_program ? "instruction" : "name and position"}, {"regressions", c.regressions},
              {"improvements", c.improvements}, {"gate_failed", c.gate_failed},
              {"rows", Json::parse(render_table(table, "json"))}};
@@ -92,11 +106,12 @@ class CompareCommand final : public Command {
     } else if (format_ == "csv") {
       std::fputs(render_table(table, "csv").c_str(), stdout);
     } else {
-      std::printf("A  run %lld  %s  %s%s\nB  run %lld  %s  %s%s\n", static_cast<long long>(ra.id), ra.created_at.c_str(),
-                  describe(ra).c_str(), tags(ra).c_str(), static_cast<long long>(rb.id), rb.created_at.c_str(), describe(rb).c_str(),
-                  tags(rb).c_str());
-      std::printf("operators matched by %s; threshold %s, alpha %g (Mann-Whitney U, two-sided)\n\n",
-                  o.same_program ? "instruction" : "name and position (the programs differ)", percent(threshold).c_str() + 1, alpha_);
+      std::printf("A  %s\nB  %s\n", sa.label.c_str(), sb.label.c_str());
+      std::printf("operators matched by %s; a median's change counts above %s and from %s, significant at false-discovery "
+                  "rate %g\n(Mann-Whitney U, two-sided; q: p adjusted over the %zu operators by Benjamini-Hochberg; the method "
+                  "total at level %g)\n\n",
+                  o.same_program ? "instruction" : "name and position (the programs differ)", percent(threshold).c_str() + 1,
+                  duration_text_ms(o.min_change_ms).c_str(), alpha_, c.tests, alpha_);
       std::fputs(render_table(table, "table").c_str(), stdout);
       const size_t hidden = c.rows.size() - (table.rows.size() - 1);
       if (hidden > 0 && !all_) std::printf("(%zu unchanged operators not shown; --all lists them)\n", hidden);
@@ -107,11 +122,54 @@ class CompareCommand final : public Command {
   }
 
  private:
+  // One side of the comparison: its samples, its header line and its JSON.
+  struct Side {
+    inspect::RunSamples samples;
+    std::string label;
+    Json json;
+    std::string program_hash;  ///< Stored runs only.
+  };
+
+  // A run id or key=value names a stored run; anything else is an ETDump file.
+  static bool names_stored_run(const std::string& ref) {
+    if (!ref.empty() && ref.size() < 19 && std::all_of(ref.begin(), ref.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) return true;
+    const size_t eq = ref.find('=');
+    return eq != std::string::npos && eq > 0 && !std::filesystem::exists(ref);
+  }
+
+  // Without --store an ETDump file is read as it is and no store is opened for it (issue 28:
+  // comparing two files used to import both into the default store without a word).
+  Result<Side> side(const std::string& ref) {
+    Side s;
+    if (location_.empty() && !names_stored_run(ref)) {
+      inspect::ProfileFiles files;
+      files.etdump = ref;
+      ETSCOPE_ASSIGN_OR_RETURN(inspect::Profile profile, inspect::open_profile(files));
+      for (const inspect::ProfileWarning& w : profile.warnings) {
+        std::fprintf(stderr, "etscope: %s: warning: %s\n", (w.file.empty() ? ref : w.file).c_str(), w.text.c_str());
+      }
+      s.samples = inspect::run_samples(*profile.inspector);
+      s.label = "file " + ref + "  " + std::to_string(s.samples.method_ms.size()) + " executions (not stored)";
+      s.json = Json{{"file", ref}, {"executions", s.samples.method_ms.size()}};
+      return s;
+    }
+    if (!store_) {
+      ETSCOPE_ASSIGN_OR_RETURN(store_, open_store(location_));
+    }
+    ETSCOPE_ASSIGN_OR_RETURN(int64_t id, store_->resolve(ref, store::this_machine()));
+    ETSCOPE_ASSIGN_OR_RETURN(store::RunRow r, store_->run(id));
+    ETSCOPE_ASSIGN_OR_RETURN(s.samples, store_->samples(id));
+    s.label = "run " + std::to_string(r.id) + "  " + r.created_at + "  " + describe(r) + tags(r);
+    s.json = run_json(r);
+    s.program_hash = r.program_hash;
+    return s;
+  }
+
   // The same program when the stored hashes agree; without programs, when both runs time the
   // same operators at the same instructions.
-  static bool same_program(const store::RunRow& a, const store::RunRow& b, const inspect::RunSamples& sa, const inspect::RunSamples& sb) {
+  static bool same_program(const Side& a, const Side& b) {
     if (!a.program_hash.empty() && !b.program_hash.empty()) return a.program_hash == b.program_hash;
-    return inspect::same_operators(sa, sb);
+    return inspect::same_operators(a.samples, b.samples);
   }
   static std::string describe(const store::RunRow& r) {
     return (r.program.empty() ? r.file : r.program) + " " + r.method + ", " + std::to_string(r.executions) + " executions" +
@@ -132,8 +190,16 @@ class CompareCommand final : public Command {
     return format_ == "table" ? duration_text_ms(ms) : number_text(ms);
   }
 
+  // The change of a median: signed, in the table's duration policy; the number elsewhere.
+  std::string change_text(double ms) const {
+    if (format_ != "table") return number_text(ms);
+    return (ms >= 0 ? "+" : "-") + duration_text_ms(std::fabs(ms));
+  }
+
   std::string a_, b_, location_, format_ = "table", threshold_ = "5%";
   double alpha_ = 0.05;
+  double min_change_us_ = inspect::kDefaultMinChangeUs;
+  std::unique_ptr<store::Store> store_;
   bool all_ = false;
 };
 

@@ -10,14 +10,15 @@ CompareModel::CompareModel(inspect::RunSamples baseline, std::string baseline_la
       candidate_label_(std::move(candidate_label)),
       same_program_(inspect::same_operators(baseline_, candidate_)) {}
 
-const inspect::Comparison& CompareModel::comparison(double threshold, double alpha) const {
-  if (!cached_ || threshold != threshold_ || alpha != alpha_) {
+const inspect::Comparison& CompareModel::comparison(double threshold, double alpha, double min_change_ms) const {
+  if (!cached_ || threshold != threshold_ || alpha != alpha_ || min_change_ms != min_change_ms_) {
     inspect::CompareOptions o;
     o.threshold = threshold;
     o.alpha = alpha;
+    o.min_change_ms = min_change_ms;
     o.same_program = same_program_;
     comparison_ = inspect::compare_runs(baseline_, candidate_, o);
-    cached_ = true, threshold_ = threshold, alpha_ = alpha;
+    cached_ = true, threshold_ = threshold, alpha_ = alpha, min_change_ms_ = min_change_ms;
     ++recomputations_;
   }
   return comparison_;

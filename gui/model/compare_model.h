@@ -21,8 +21,10 @@ class CompareModel {
   /// inspect::same_operators: matched by position (same program) or by name and occurrence.
   bool same_program() const { return same_program_; }
 
-  /// compare_runs(baseline, candidate) with `threshold` and `alpha`; cached under them.
-  const inspect::Comparison& comparison(double threshold, double alpha) const;
+  /// compare_runs(baseline, candidate) with `threshold`, `alpha` and `min_change_ms` (the same
+  /// verdicts `etscope compare` gives under the same options); cached under them.
+  const inspect::Comparison& comparison(double threshold, double alpha,
+                                        double min_change_ms = inspect::kDefaultMinChangeUs / 1000) const;
   size_t recomputations() const { return recomputations_; }
 
  private:
@@ -30,7 +32,7 @@ class CompareModel {
   std::string baseline_label_, candidate_label_;
   bool same_program_ = true;
   mutable bool cached_ = false;
-  mutable double threshold_ = 0, alpha_ = 0;
+  mutable double threshold_ = 0, alpha_ = 0, min_change_ms_ = 0;
   mutable inspect::Comparison comparison_;
   mutable size_t recomputations_ = 0;
 };

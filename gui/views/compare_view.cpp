@@ -159,7 +159,7 @@ void DrawTable(const CompareModel& model, const inspect::Comparison& cmp, ViewSt
   ImGui::TableSetupColumn("baseline");
   ImGui::TableSetupColumn("candidate");
   ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthFixed, 220);
-  ImGui::TableSetupColumn("p");
+  ImGui::TableSetupColumn("q");  // p adjusted across the operators (Benjamini-Hochberg)
   ImGui::TableSetupColumn("effect");
   ImGui::TableSetupColumn("verdict");
   ImGui::TableHeadersRow();
@@ -209,7 +209,8 @@ void DrawTable(const CompareModel& model, const inspect::Comparison& cmp, ViewSt
     }
     ImGui::TableNextColumn();
     if (r.n_a && r.n_b) {
-      ImGui::Text("%.3g", r.test.p);
+      ImGui::Text("%.3g", r.p_adjusted);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("p %.3g before the adjustment", r.test.p);
     } else {
       ImGui::TextDisabled("-");
     }
@@ -252,14 +253,18 @@ void DrawCompareView(const Session& session, ViewState& state) {
   cv.threshold_percent = std::clamp(cv.threshold_percent, 0.0f, 1000.0f);
   ImGui::SameLine(0, 16);
   ImGui::SetNextItemWidth(90);
-  ImGui::InputFloat("alpha", &cv.alpha, 0, 0, "%.3f");
+  ImGui::InputFloat("min change us", &cv.min_change_us, 0, 0, "%.1f");
+  cv.min_change_us = std::clamp(cv.min_change_us, 0.0f, 1e9f);
+  ImGui::SameLine(0, 16);
+  ImGui::SetNextItemWidth(90);
+  ImGui::InputFloat("FDR alpha", &cv.alpha, 0, 0, "%.3f");
   cv.alpha = std::clamp(cv.alpha, 1e-6f, 1.0f);
   ImGui::SameLine(0, 16);
   ImGui::Checkbox("changed only", &cv.changed_only);
   ImGui::SameLine(0, 16);
   ImGui::SetNextItemWidth(200);
   ImGui::InputTextWithHint("##filter", "filter operators", cv.filter, sizeof cv.filter);
-  const inspect::Comparison& cmp = model.comparison(cv.threshold_percent / 100.0, cv.alpha);
+  const inspect::Comparison& cmp = model.comparison(cv.threshold_percent / 100.0, cv.alpha, cv.min_change_us / 1000.0);
 
   // Who is compared, and the verdict on the whole method.
   ImGui::Text("baseline  %s", model.baseline_label().c_str());
@@ -278,7 +283,9 @@ void DrawCompareView(const Session& session, ViewState& state) {
     ImGui::TextDisabled("method total: not timed in both runs");
   }
   ImGui::SameLine(0, 24);
-  ImGui::TextDisabled("%zu regressions, %zu improvements", cmp.regressions, cmp.improvements);
+  ImGui::TextDisabled("%zu regressions, %zu improvements (of %zu operators: significant at FDR %.3g, Benjamini-Hochberg, "
+                      "and changed by more than %.3g%% and %.3g us)",
+                      cmp.regressions, cmp.improvements, cmp.tests, cv.alpha, cv.threshold_percent, cv.min_change_us);
 
   const bool timelines = session.baseline_timeline && session.timeline && session.store_run == 0;
   const float avail = ImGui::GetContentRegionAvail().y;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "etscope/inspect/compare.h"
 #include "model/graph_model.h"
 #include "model/instruction_ref.h"
 #include "model/stats_model.h"
@@ -84,7 +85,9 @@ struct GraphViewState {
 
 struct CompareViewState {
   float threshold_percent = 5;  ///< CompareOptions::threshold, in percent.
-  float alpha = 0.05f;
+  /// CompareOptions::min_change_ms, in microseconds.
+  float min_change_us = static_cast<float>(inspect::kDefaultMinChangeUs);
+  float alpha = 0.05f;          ///< CompareOptions::alpha: the operators' false-discovery rate.
   bool changed_only = false;    ///< Hide unchanged operators.
   char filter[256] = {};
   double t1 = 0;                ///< Shared axis of the stacked timelines: [0, t1] ticks; 0 fits.

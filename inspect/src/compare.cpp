@@ -136,8 +136,8 @@ const char* to_string(Verdict v) {
 
 namespace {
 
-CompareRow compare_samples(const std::string& name, const std::vector<double>& a, const std::vector<double>& b,
-                           const CompareOptions& o) {
+// The medians, changes and test of one operator; the verdict waits for the adjustment.
+CompareRow compare_samples(const std::string& name, const std::vector<double>& a, const std::vector<double>& b) {
   CompareRow row;
   row.name = name;
   row.n_a = a.size();
@@ -145,12 +145,19 @@ CompareRow compare_samples(const std::string& name, const std::vector<double>& a
   row.median_a_ms = median(a);
   row.median_b_ms = median(b);
   row.delta = row.median_a_ms > 0 ? (row.median_b_ms - row.median_a_ms) / row.median_a_ms : 0;
+  if (row.n_a > 0 && row.n_b > 0) row.change_ms = row.median_b_ms - row.median_a_ms;
   // B's samples first: a positive effect means B tends to be slower.
   row.test = mann_whitney_u(b, a);
-  const bool significant = row.n_a > 0 && row.n_b > 0 && row.test.p < o.alpha;
-  if (significant && row.delta > o.threshold) row.verdict = Verdict::kRegression;
-  else if (significant && row.delta < -o.threshold) row.verdict = Verdict::kImprovement;
+  row.p_adjusted = row.test.p;
   return row;
+}
+
+// The verdict of a row whose p_adjusted is final.
+void decide(CompareRow& row, const CompareOptions& o) {
+  if (row.n_a == 0 || row.n_b == 0) return;
+  row.significant = row.p_adjusted <= o.alpha;
+  row.practical = std::abs(row.delta) > o.threshold && std::abs(row.change_ms) >= o.min_change_ms;
+  if (row.significant && row.practical) row.verdict = row.change_ms > 0 ? Verdict::kRegression : Verdict::kImprovement;
 }
 
 }  // namespace
@@ -167,10 +174,10 @@ Comparison compare_runs(const RunSamples& a, const RunSamples& b, const CompareO
     auto it = in_b.find(key_of(s));
     CompareRow row;
     if (it == in_b.end()) {
-      row = compare_samples(s.name, s.samples_ms, {}, o);
+      row = compare_samples(s.name, s.samples_ms, {});
       row.verdict = Verdict::kOnlyInA;
     } else {
-      row = compare_samples(s.name, s.samples_ms, it->second->samples_ms, o);
+      row = compare_samples(s.name, s.samples_ms, it->second->samples_ms);
       used[static_cast<size_t>(it->second - b.operators.data())] = true;
     }
     row.chain = s.chain;
@@ -179,19 +186,47 @@ Comparison compare_runs(const RunSamples& a, const RunSamples& b, const CompareO
   }
   for (size_t i = 0; i < b.operators.size(); ++i) {
     if (used[i]) continue;
-    CompareRow row = compare_samples(b.operators[i].name, {}, b.operators[i].samples_ms, o);
+    CompareRow row = compare_samples(b.operators[i].name, {}, b.operators[i].samples_ms);
     row.verdict = Verdict::kOnlyInB;
     row.chain = b.operators[i].chain;
     row.instruction = b.operators[i].instruction;
     c.rows.push_back(std::move(row));
   }
-  c.method = compare_samples(std::string(events::kMethodExecute), a.method_ms, b.method_ms, o);
+  // One family: every operator both runs have.
+  std::vector<size_t> family;
+  std::vector<double> p;
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    if (c.rows[i].n_a == 0 || c.rows[i].n_b == 0) continue;
+    family.push_back(i);
+    p.push_back(c.rows[i].test.p);
+  }
+  const std::vector<double> q = benjamini_hochberg(p);
+  for (size_t k = 0; k < family.size(); ++k) c.rows[family[k]].p_adjusted = q[k];
+  for (CompareRow& r : c.rows) decide(r, o);
+  c.tests = family.size();
+  c.method = compare_samples(std::string(events::kMethodExecute), a.method_ms, b.method_ms);
+  decide(c.method, o);
   for (const CompareRow& r : c.rows) {
     c.regressions += r.verdict == Verdict::kRegression;
     c.improvements += r.verdict == Verdict::kImprovement;
   }
   c.gate_failed = c.regressions > 0 || c.method.verdict == Verdict::kRegression;
   return c;
+}
+
+std::vector<double> benjamini_hochberg(std::span<const double> p) {
+  const size_t m = p.size();
+  std::vector<size_t> order(m);
+  for (size_t i = 0; i < m; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return p[x] < p[y]; });
+  std::vector<double> q(m, 1.0);
+  double running = 1.0;
+  for (size_t rank = m; rank >= 1; --rank) {
+    const size_t i = order[rank - 1];
+    running = std::min(running, p[i] * static_cast<double>(m) / static_cast<double>(rank));
+    q[i] = std::clamp(running, 0.0, 1.0);
+  }
+  return q;
 }
 
 bool same_operators(const RunSamples& a, const RunSamples& b) {

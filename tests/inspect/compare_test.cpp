@@ -2,6 +2,8 @@
 // written by scipy 1.17 from the samples' virtualenv), and the run comparison's verdicts.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
+#include <random>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -79,6 +81,87 @@ TEST_CASE("compare_runs flags significant changes beyond the threshold and match
   CHECK(same_operators(a, RunSamples{{op("native_call_conv.out", 0, slow), op("native_call_relu.out", 1, slow), op("native_call_add.out", 2, slow)}, slow}));
   CHECK_FALSE(same_operators(a, b));
   CHECK_FALSE(same_operators(a, moved));
+}
+
+TEST_CASE("benjamini_hochberg equals R's p.adjust(p, \"BH\")", "[inspect][compare]") {
+  const std::vector<double> p = {0.01, 0.04, 0.03, 0.005, 0.5};
+  const std::vector<double> q = benjamini_hochberg(p);
+  // p.adjust(c(0.01, 0.04, 0.03, 0.005, 0.5), "BH")
+  const std::vector<double> want = {0.025, 0.05, 0.05, 0.025, 0.5};
+  REQUIRE(q.size() == want.size());
+  for (size_t i = 0; i < q.size(); ++i) CHECK(q[i] == Approx(want[i]).epsilon(1e-12));
+  CHECK(benjamini_hochberg(std::vector<double>{}).empty());
+  CHECK(benjamini_hochberg(std::vector<double>{0.9, 0.9, 0.9}) == std::vector<double>{0.9, 0.9, 0.9});
+  CHECK(benjamini_hochberg(std::vector<double>{1e-9, 0.8})[0] == Approx(2e-9));
+}
+
+namespace {
+
+// Samples of 1 ms +- 5%: deterministic (mt19937's output is specified; distributions are not).
+std::vector<double> noise(std::mt19937& rng, size_t n, double centre) {
+  std::vector<double> v;
+  for (size_t i = 0; i < n; ++i) v.push_back(centre * (0.95 + 0.1 * static_cast<double>(rng()) / 4294967296.0));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("issue 28: 160 unchanged operators raise no alarm although several have p < alpha", "[inspect][compare]") {
+  std::mt19937 rng(28);
+  RunSamples a, b;
+  for (int32_t i = 0; i < 160; ++i) {
+    OperatorSamples o;
+    o.name = "native_call_op.out";
+    o.instruction = i;
+    o.occurrence = i;
+    o.samples_ms = noise(rng, 20, 1.0);
+    a.operators.push_back(o);
+    o.samples_ms = noise(rng, 20, 1.0);
+    b.operators.push_back(o);
+  }
+  a.method_ms = noise(rng, 20, 160.0);
+  b.method_ms = noise(rng, 20, 160.0);
+  // Loose thresholds, so that only the multiple-testing control stands between noise and alarms.
+  const Comparison c = compare_runs(a, b, {.threshold = 0, .min_change_ms = 0});
+  size_t unadjusted = 0;
+  for (const CompareRow& r : c.rows) unadjusted += r.test.p < 0.05;
+  CHECK(unadjusted >= 3);  // what a per-operator test at alpha flags: about 5% of 160
+  CHECK(c.tests == 160);
+  CHECK(c.regressions + c.improvements == 0);
+  CHECK_FALSE(c.gate_failed);
+  for (const CompareRow& r : c.rows) CHECK(r.p_adjusted >= r.test.p);
+}
+
+TEST_CASE("issue 28: a change below the absolute floor is no regression however large in percent", "[inspect][compare]") {
+  // Clamp (NC) #1 50 ns -> 145 ns +190%: significant, real in its samples, and too small to matter.
+  std::mt19937 rng(1);
+  OperatorSamples clamp;
+  clamp.name = "Clamp (NC) #1";
+  clamp.instruction = 3;
+  RunSamples a{{clamp}, noise(rng, 20, 1.0)}, b{{clamp}, noise(rng, 20, 1.0)};
+  a.operators[0].samples_ms = noise(rng, 20, 50e-6);
+  b.operators[0].samples_ms = noise(rng, 20, 145e-6);
+  const Comparison c = compare_runs(a, b);
+  REQUIRE(c.rows.size() == 1);
+  const CompareRow& r = c.rows[0];
+  CHECK(r.significant);
+  CHECK_FALSE(r.practical);
+  CHECK(r.change_ms == Approx(95e-6).epsilon(0.1));
+  CHECK(r.verdict == Verdict::kUnchanged);
+  CHECK_FALSE(c.gate_failed);
+  // With the floor at 0.05 us it counts; so does a slowdown of 20% of a 100 us operator.
+  CHECK(compare_runs(a, b, {.min_change_ms = 0.05e-3}).rows[0].verdict == Verdict::kRegression);
+  a.operators[0].samples_ms = noise(rng, 20, 0.1);
+  b.operators[0].samples_ms = noise(rng, 20, 0.12);
+  CHECK(compare_runs(a, b).rows[0].verdict == Verdict::kRegression);
+  CHECK(compare_runs(a, b).gate_failed);
+  // ... and a method total that moved 20% gates by itself.
+  b.operators[0].samples_ms = a.operators[0].samples_ms;
+  b.method_ms = noise(rng, 20, 1.2);
+  const Comparison m = compare_runs(a, b);
+  CHECK(m.regressions == 0);
+  CHECK(m.method.verdict == Verdict::kRegression);
+  CHECK(m.gate_failed);
 }
 
 TEST_CASE("run_samples are milliseconds whatever unit the Inspector reports in", "[inspect][compare]") {

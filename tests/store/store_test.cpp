@@ -463,6 +463,35 @@ TEST_CASE("etscope compare finds a slowed operator and exits 1 and passes an unc
   }
 }
 
+TEST_CASE("issue 28: etscope compare of two ETDump files stores nothing unless --store is given", "[store][cli]") {
+  const std::string dir = temp_dir("store_compare_files");
+  const std::string base = synth(dir, "base.etdp", "--events 20000 --ops-per-run 40 --seed 11");
+  const std::string slow = synth(dir, "slow.etdp", "--events 20000 --ops-per-run 40 --seed 13 --slow 7:3");
+  const std::string default_store = dir + "/default/runs.sqlite";
+  setenv("ETSCOPE_STORE", default_store.c_str(), 1);
+  auto r = run_etscope("compare " + base + " " + slow + " --format json");
+  auto table = run_etscope("compare " + base + " " + base);
+  unsetenv("ETSCOPE_STORE");
+  INFO(r.out << r.err << table.out << table.err);
+  CHECK(r.exit_code == 1);
+  CHECK_FALSE(std::filesystem::exists(default_store));
+  CHECK_FALSE(std::filesystem::exists(dir + "/default"));
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["a"]["file"] == base);
+  CHECK(j["regressions"] == 1);
+  CHECK(j["multiple_testing"] == "benjamini-hochberg");
+  CHECK(j["min_change_us"] == 5.0);
+  CHECK(j["operators_tested"].get<int>() > 0);
+  CHECK(table.exit_code == 0);
+  CHECK_THAT(table.out, Catch::Contains("(not stored)"));
+  CHECK_THAT(table.out, Catch::Contains("Benjamini-Hochberg"));
+  // A missing file is one line naming it.
+  auto missing = run_etscope("compare " + dir + "/none.etdp " + base);
+  CHECK(missing.exit_code != 0);
+  CHECK_THAT(missing.err, Catch::Contains("none.etdp"));
+  CHECK_FALSE(std::filesystem::exists(default_store));
+}
+
 TEST_CASE("a training curve goes in and comes back with its time split and validation (SQLite and PostgreSQL)", "[store]") {
   for (const std::string& location : both("curve")) {
     INFO(location);

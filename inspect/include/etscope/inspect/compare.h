@@ -1,7 +1,21 @@
 // Comparing two profiled runs: the per-operator samples of a run, the Mann-Whitney U test (as
-// scipy.stats.mannwhitneyu computes it, two-sided), and the operator-by-operator comparison that
-// `etscope compare` prints and gates CI on. The store records samples; every number derived from
-// them is defined here.
+// scipy.stats.mannwhitneyu computes it, two-sided), the Benjamini-Hochberg adjustment over the
+// operators of one comparison, and the operator-by-operator comparison that `etscope compare`
+// prints and gates CI on (the viewer's Compare view shows the same verdicts). The store records
+// samples; every number derived from them is defined here.
+//
+// A verdict needs two things (issue 28: two identical runs used to show a dozen "regressions"):
+//   - significance: the operators of one comparison are ~100-200 tests at once, so their p-values
+//     are adjusted with Benjamini-Hochberg and compared with `alpha` as a false-discovery rate:
+//     among the operators flagged, the expected share of false ones is at most alpha. BH rather
+//     than Holm because the question is "which operators regressed", where a change in one
+//     kernel usually moves several of its call sites at once: Holm bounds the chance of even one
+//     false flag (family-wise), which with ~160 tests of 20 samples each hides real changes; BH
+//     keeps their power and its guarantee holds for positively dependent tests (timings of one
+//     execution share the machine's load). The method total is one test at level alpha.
+//   - a practical effect: the median must move by at least `threshold` of A's median AND by at
+//     least `min_change_ms` (an absolute floor above the timer's resolution and the tracer's own
+//     jitter, so that 50 ns -> 145 ns is not a "+190%" regression).
 #pragma once
 
 #include <cstdint>
@@ -51,17 +65,27 @@ struct RunSamples {
 RunSamples run_samples(const Inspector& inspector);
 
 enum class Verdict : uint8_t {
-  kUnchanged,    ///< Not significant, or within the threshold.
-  kRegression,   ///< B slower: significant (p < alpha) and its median more than threshold above A's.
+  kUnchanged,    ///< Not significant, or a change too small to matter (CompareRow::practical).
+  /// B slower: significant (CompareRow::significant) and its median above A's by more than
+  /// both the relative threshold and the absolute floor.
+  kRegression,
   kImprovement,  ///< B faster, likewise.
   kOnlyInA,
   kOnlyInB,
 };
 const char* to_string(Verdict v);
 
+/// The default absolute floor of CompareOptions::min_change_ms, in microseconds (`--min-change-us`).
+inline constexpr double kDefaultMinChangeUs = 5.0;
+
 struct CompareOptions {
   double threshold = 0.05;  ///< Relative change of the median that counts (0.05 = 5%).
-  double alpha = 0.05;      ///< Significance level of the Mann-Whitney U test.
+  /// Absolute change of the median that counts, milliseconds: both this and `threshold` must be
+  /// exceeded. 0 disables the floor.
+  double min_change_ms = kDefaultMinChangeUs / 1000;
+  /// False-discovery rate of the operators' verdicts (Benjamini-Hochberg over the operators
+  /// present in both runs) and significance level of the method total's test.
+  double alpha = 0.05;
   /// Match operators by chain, instruction and name (the same program); otherwise by name and
   /// occurrence (the programs differ).
   bool same_program = true;
@@ -73,7 +97,14 @@ struct CompareRow {
   size_t n_a = 0, n_b = 0;
   double median_a_ms = 0, median_b_ms = 0;  ///< 0 when absent.
   double delta = 0;                    ///< (median_b_ms - median_a_ms) / median_a_ms; 0 when median_a_ms is 0.
+  double change_ms = 0;                ///< median_b_ms - median_a_ms; 0 unless both are present.
   MannWhitney test;                    ///< effect > 0: B's samples tend to be larger (slower).
+  /// test.p adjusted for the operators of the comparison (Benjamini-Hochberg); the method total's
+  /// own p. 1 when a run lacks the operator.
+  double p_adjusted = 1;
+  bool significant = false;  ///< p_adjusted <= alpha.
+  /// |delta| > threshold and |change_ms| >= min_change_ms: a change big enough to matter.
+  bool practical = false;
   Verdict verdict = Verdict::kUnchanged;
 };
 
@@ -81,11 +112,18 @@ struct Comparison {
   std::vector<CompareRow> rows;  ///< A's operators in program order, then those only in B.
   CompareRow method;             ///< Method::execute ("method total").
   size_t regressions = 0, improvements = 0;
-  /// True when the method total or any operator is a regression: `etscope compare` exits 1.
+  size_t tests = 0;  ///< Operators present in both runs: the family the adjustment is over.
+  /// True when the method total or any operator is a regression (significant and practical):
+  /// `etscope compare` exits 1.
   bool gate_failed = false;
 };
 
 Comparison compare_runs(const RunSamples& a, const RunSamples& b, const CompareOptions& options = {});
+
+/// Benjamini-Hochberg adjusted p-values ("q-values", as R's p.adjust(p, "BH") and
+/// scipy.stats.false_discovery_control compute them): p_(i) m / i made monotone from the
+/// largest down, capped at 1; in the input's order. Rejecting those <= q controls the FDR at q.
+std::vector<double> benjamini_hochberg(std::span<const double> p);
 
 /// Whether two runs time the same operators (name) at the same chains and instructions: the
 /// test for CompareOptions::same_program when the programs themselves are not known.
