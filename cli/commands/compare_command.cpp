@@ -56,6 +56,12 @@ class CompareCommand final : public Command {
     ETSCOPE_ASSIGN_OR_RETURN(int64_t ib, store->resolve(b_, env));
     ETSCOPE_ASSIGN_OR_RETURN(store::RunRow ra, store->run(ia));
     ETSCOPE_ASSIGN_OR_RETURN(store::RunRow rb, store->run(ib));
+    // Runs timed with intermediate logging on (tagged so by the store) time the logging too.
+    for (const store::RunRow* r : {&ra, &rb}) {
+      if (r->tags.count(std::string(store::kLoggingTag)) == 0) continue;
+      std::fprintf(stderr, "etscope: run %lld (%s): warning: recorded with intermediate logging on: its timings include the logging\n",
+                   static_cast<long long>(r->id), r->file.c_str());
+    }
     ETSCOPE_ASSIGN_OR_RETURN(inspect::RunSamples sa, store->samples(ia));
     ETSCOPE_ASSIGN_OR_RETURN(inspect::RunSamples sb, store->samples(ib));
     inspect::CompareOptions o;
