@@ -231,7 +231,10 @@ class DebugCommand final : public Command {
                                                      "); give --debug-buffer-size " +
                                                      std::to_string((needed + (uint64_t{1} << 20) - 1) >> 20) + " or leave it out");
       }
-      if (buffer_option_->count() == 0) bytes = std::max<uint64_t>(needed, 1);
+      // Inside a delegate every node's output is logged too, which the plan does not describe:
+      // its size is then a lower bound, and the default at least the 256 MiB it always was.
+      const bool exact = inspect::DebugBufferPlanner::runner_bytes_exact(*plan, DebugLevel::kIntermediateOutputs);
+      if (buffer_option_->count() == 0) bytes = exact ? std::max<uint64_t>(needed, 1) : std::max(needed, bytes);
     }
     return runner.reserve_debug_buffer(bytes);
   }

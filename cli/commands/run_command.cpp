@@ -175,7 +175,10 @@ class RunCommand final : public Command {
                          bytes_text(per_execution) + " each); give --debug-buffer-size " + std::to_string(mib) +
                          " or fewer --iterations, or leave the size out");
       }
-      if (!size_given) bytes = std::max<uint64_t>(needed, 1);
+      // Inside a delegate etscope logs every node's output, which the plan does not describe: the
+      // plan's size is then a lower bound, and the default at least the 256 MiB it always was.
+      const bool exact = inspect::DebugBufferPlanner::runner_bytes_exact(*plan, level);
+      if (!size_given) bytes = exact ? std::max<uint64_t>(needed, 1) : std::max(needed, bytes);
     }
     ETSCOPE_TRY(runner_->reserve_debug_buffer(bytes));
     say("logging    %s level into a %s debug buffer (set up in %s, not part of load); the latencies include the logging\n",

@@ -79,6 +79,16 @@ DebugBufferPlan DebugBufferPlanner::plan(const ExecutionPlan& plan, uint64_t ali
   return result;
 }
 
+bool DebugBufferPlanner::runner_bytes_exact(const ExecutionPlan& plan, DebugLevel level) {
+  if (level != DebugLevel::kIntermediateOutputs) return true;
+  for (const Chain& chain : plan.chains) {
+    for (const Instruction& in : chain.instructions) {
+      if (in.kind == InstructionKind::kDelegateCall) return false;
+    }
+  }
+  return true;
+}
+
 uint64_t DebugBufferPlanner::runner_bytes(const ExecutionPlan& plan, DebugLevel level, size_t executions, uint64_t alignment) {
   if (level == DebugLevel::kNone || executions == 0) return 0;
   const DebugBufferPlan one = DebugBufferPlanner::plan(plan, alignment);

@@ -208,6 +208,7 @@ TEST_CASE("issue 28: a debug buffer for fewer executions runs out and the error 
   REQUIRE_FALSE(refused.ok());
   CHECK_THAT(refused.error().message(), Catch::Contains("(" + bytes_text(uint64_t{128} << 20) + ") is larger than the memory limit (" +
                                                         bytes_text(uint64_t{64} << 20) + ")"));
+}
 
 TEST_CASE("the runner names the engine that executes the method, and the engine runs as its method does", "[runner][engine]") {
   CHECK(std::string(runner::engine_name(runner::EngineKind::kEtscope)) == "etscope");
