@@ -158,6 +158,11 @@ class CompareCommand final : public Command {
     }
     ETSCOPE_ASSIGN_OR_RETURN(int64_t id, store_->resolve(ref, store::this_machine()));
     ETSCOPE_ASSIGN_OR_RETURN(store::RunRow r, store_->run(id));
+    // Runs timed with intermediate logging on (tagged so by the store) time the logging too.
+    if (r.tags.count(std::string(store::kLoggingTag)) != 0) {
+      std::fprintf(stderr, "etscope: run %lld (%s): warning: recorded with intermediate logging on: its timings include the logging\n",
+                   static_cast<long long>(r.id), r.file.c_str());
+    }
     ETSCOPE_ASSIGN_OR_RETURN(s.samples, store_->samples(id));
     s.label = "run " + std::to_string(r.id) + "  " + r.created_at + "  " + describe(r) + tags(r);
     s.json = run_json(r);

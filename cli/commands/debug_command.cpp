@@ -11,10 +11,13 @@
 #include "commands/command.h"
 #include "commands/inspect_inputs.h"
 #include "commands/store_options.h"
+#include "etscope/core/text.h"
 #include "etscope/formats/blob.h"
+#include "etscope/inspect/debug_buffer_planner.h"
 #include "etscope/inspect/numeric_gap.h"
 #include "etscope/runner/runner.h"
 #include "render/inspector_render.h"
+#include "render/json_output.h"
 #include "render/numeric_gap_render.h"
 
 namespace etscope::cli {
@@ -65,8 +68,13 @@ class DebugCommand final : public Command {
     sub->add_option("--gap", gap_, "Numeric gap metric: L1, MSE or SNR")->capture_default_str();
     sub->add_option("--threshold", threshold_, "A gap above this (L1, MSE) or below it (SNR, dB) is a divergence "
                                                "(default: L1 1e-3, MSE 1e-6, SNR 40)");
-    sub->add_option("--debug-buffer-size", buffer_mib_, "Debug buffer for the intermediate outputs, in MiB")
-        ->check(CLI::PositiveNumber)->capture_default_str();
+    buffer_option_ = sub->add_option("--debug-buffer-size", buffer_mib_,
+                                     "Debug buffer for the intermediate outputs, in MiB (default: what one execution logs, "
+                                     "from the memory plan; a smaller size is refused before the run)")
+                         ->check(CLI::PositiveNumber);
+    sub->add_option("--format", format_, "table (default) or json: one JSON object with the run, the numeric gap of every "
+                                         "operator, the first divergence and the profile")
+        ->check(CLI::IsMember({"table", "json"}));
     store_option_ = add_store_option(sub, store_location_)->expected(0, 1);
     sub->add_option("--tag", tags_, "With --store: key=value tags of the stored run (repeatable)");
     sub->add_option("--etdump", keep_etdump_, "Keep the run's ETDump here (for inspect, or the viewer's numeric gaps view)");
@@ -104,8 +112,14 @@ class DebugCommand final : public Command {
     std::optional<inspect::AotIntermediates> aot;
     if (!aot_path.empty()) {
       const std::string index = aot_index_.empty() ? inspect::aot_index_beside(aot_path) : aot_index_;
+      if (index.empty()) {
+        const std::string w = inspect::missing_aot_index_warning(aot_path);
+        std::fprintf(stderr, "etscope: %s: warning: %s\n", aot_path.c_str(), w.c_str());
+        warnings_.push_back(aot_path + ": " + w);
+      }
       ETSCOPE_ASSIGN_OR_RETURN(aot, inspect::load_aot_intermediates(aot_path, index));
     }
+    const bool json = format_ == "json";
 
     runner::RunnerOptions options;
     options.model = model_;
@@ -113,8 +127,8 @@ class DebugCommand final : public Command {
     options.method = method_;
     options.trace = true;
     options.debug_level = DebugLevel::kIntermediateOutputs;
-    options.debug_buffer_bytes = buffer_mib_ << 20;
     ETSCOPE_ASSIGN_OR_RETURN(auto runner, runner::Runner::load(options));
+    ETSCOPE_TRY(size_debug_buffer(*runner));
     ETSCOPE_TRY(runner->set_inputs_from_etrecord(etrecord_));
     ETSCOPE_ASSIGN_OR_RETURN(runner::Timing timing, runner->run(0, 1));
     ETSCOPE_ASSIGN_OR_RETURN(TempDir dir, TempDir::make());
@@ -123,18 +137,36 @@ class DebugCommand final : public Command {
     files.debug_buffer = keep_debug_buffer_.empty() ? dir.file("run.debug.bin") : keep_debug_buffer_;
     files.etrecord = etrecord_;
     files.method = runner->method_name();
+    files.logging_expected = true;  // said below: the profile's timings include the logging
     if (fs::path(model_).extension() == ".pte") files.pte = model_;
     ETSCOPE_TRY(runner->write_trace(files.etdump, files.debug_buffer));
     ETSCOPE_ASSIGN_OR_RETURN(inspect::Inspector in, files.load());
 
-    std::printf("%s: method '%s' run once with the representative inputs of %s (%.3f ms, intermediate outputs logged)\n\n",
-                model_.c_str(), runner->method_name().c_str(), etrecord_.c_str(), timing.samples.front());
+    const double threshold = threshold_ ? *threshold_ : inspect::default_gap_threshold(metric);
+    Json report{{"model", model_},
+                {"method", runner->method_name()},
+                {"etrecord", etrecord_},
+                {"run_ms", timing.samples.front()},
+                {"logging", Json{{"level", "intermediate"},
+                                 {"buffer_bytes", runner->debug_buffer_bytes()},
+                                 {"timings_include_logging", true}}},
+                {"aot_intermediates", aot_path.empty() ? Json() : Json(aot_path)}};
+    if (!json) {
+      std::printf("%s: method '%s' run once with the representative inputs of %s (%s, intermediate outputs logged)\n\n",
+                  model_.c_str(), runner->method_name().c_str(), etrecord_.c_str(), duration_text_ms(timing.samples.front()).c_str());
+    }
     if (aot) {
       ETSCOPE_TRY(check_gap_inputs(in, force_));
       ETSCOPE_ASSIGN_OR_RETURN(std::vector<inspect::GapRow> rows, inspect::calculate_numeric_gap(in, *aot, metric));
-      render_gap_table(rows, metric, std::cout);
-      std::cout << "\n";
-      render_first_divergence(rows, metric, threshold_ ? *threshold_ : inspect::default_gap_threshold(metric), std::cout);
+      if (json) {
+        report["gap"] = gap_json(rows, metric);
+        const std::optional<size_t> first = inspect::first_divergence(rows, metric, threshold);
+        report["first_divergence"] = Json{{"threshold", threshold}, {"row", first ? Json(*first) : Json()}};
+      } else {
+        render_gap_table(rows, metric, std::cout);
+        std::cout << "\n";
+        render_first_divergence(rows, metric, threshold, std::cout);
+      }
       for (size_t i = 0; i < rows.size(); ++i) {
         if (rows[i].gap.empty()) continue;
         std::string name;
@@ -142,14 +174,22 @@ class DebugCommand final : public Command {
         gaps_.push_back({static_cast<int64_t>(i), name, gap_, rows[i].gap.front()});
       }
     } else {
-      const std::string stem = fs::path(model_).replace_extension("").string();
-      std::cout << "no AOT intermediates (" << stem << ".aot_intermediates.ptd): make them with "
-                << "samples/export/write_aot_intermediates.py --etrecord " << etrecord_
-                << " --etdump ETDUMP --out " << stem << ", or pass --aot-intermediates\n";
+      const std::string hint = missing_aot_hint();
+      if (json) {
+        report["gap"] = Json();
+        report["hint"] = hint;
+      } else {
+        std::cout << hint << "\n";
+      }
     }
-    std::cout << "\nprofile (one run; timings include logging the intermediate outputs)\n";
-    render_event_table(in, InspectTableOptions{}, std::cout);
-    if (!keep_etdump_.empty()) {
+    if (json) {
+      report["profile"] = inspector_json(in, InspectTableOptions{});
+      if (!keep_etdump_.empty()) report["kept"] = Json{{"etdump", keep_etdump_}, {"debug_buffer", keep_debug_buffer_}};
+    } else {
+      std::cout << "\nprofile (one run; timings include logging the intermediate outputs)\n";
+      render_event_table(in, InspectTableOptions{}, std::cout);
+    }
+    if (!keep_etdump_.empty() && !json) {
       std::cout << "\nkept: " << keep_etdump_ << " and " << keep_debug_buffer_ << "; view the gaps with\n  etscope-gui "
                 << model_ << " " << keep_etdump_ << " " << etrecord_ << " " << keep_debug_buffer_
                 << (aot_path.empty() ? "" : " " + aot_path) << " --view gaps\n";
@@ -164,17 +204,65 @@ class DebugCommand final : public Command {
       req.source = "debug";
       req.gaps = gaps_;
       ETSCOPE_ASSIGN_OR_RETURN(StoredRun r, store_run(store_location_, tags_, std::move(req), *runner));
-      std::cout << "\nstore: run " << r.run_id << " in " << r.location << " (" << gaps_.size() << " gap rows)\n";
+      if (json) {
+        report["store"] = Json{{"run_id", r.run_id}, {"location", r.location}, {"gap_rows", gaps_.size()}};
+      } else {
+        std::cout << "\nstore: run " << r.run_id << " in " << r.location << " (" << gaps_.size() << " gap rows)\n";
+      }
+    }
+    if (json) {
+      report["warnings"] = warnings_;
+      std::cout << dump_json(report) << "\n";
     }
     return 0;
   }
 
  private:
+  // The debug buffer one execution logs (the memory plan's sizes), set up before the run; an
+  // explicit --debug-buffer-size that cannot hold it is refused here, naming the size needed.
+  Status size_debug_buffer(runner::Runner& runner) const {
+    uint64_t bytes = buffer_mib_ << 20;
+    const ExecutionPlan* plan = runner.program().find_plan(runner.method_name());
+    if (plan != nullptr) {
+      const uint64_t needed = inspect::DebugBufferPlanner::runner_bytes(*plan, DebugLevel::kIntermediateOutputs, 1);
+      if (buffer_option_->count() > 0 && needed > bytes) {
+        return Error(ErrorCode::kOutOfResources, model_ + ": --debug-buffer-size " + std::to_string(buffer_mib_) +
+                                                     " MiB cannot hold one execution's intermediate outputs (" + bytes_text(needed) +
+                                                     "); give --debug-buffer-size " +
+                                                     std::to_string((needed + (uint64_t{1} << 20) - 1) >> 20) + " or leave it out");
+      }
+      // Inside a delegate every node's output is logged too, which the plan does not describe:
+      // its size is then a lower bound, and the default at least the 256 MiB it always was.
+      const bool exact = inspect::DebugBufferPlanner::runner_bytes_exact(*plan, DebugLevel::kIntermediateOutputs);
+      if (buffer_option_->count() == 0) bytes = exact ? std::max<uint64_t>(needed, 1) : std::max(needed, bytes);
+    }
+    return runner.reserve_debug_buffer(bytes);
+  }
+
+  // What to do without AOT intermediates: real commands, never a placeholder. The run's dump is
+  // deleted unless --etdump kept it, so the hint names the kept files or a run that keeps them.
+  std::string missing_aot_hint() const {
+    const std::string stem = fs::path(model_).replace_extension("").string();
+    std::string etdump = keep_etdump_;
+    std::string text = "no AOT intermediates (" + stem + ".aot_intermediates.ptd beside the program); make them with\n";
+    if (etdump.empty()) {
+      etdump = stem + ".debug.etdp";
+      text += "  etscope debug " + model_ + " --etrecord " + etrecord_ + " --etdump " + etdump + " --debug-buffer " + stem +
+              ".debug.bin\n";
+    }
+    text += "  samples/export/write_aot_intermediates.py --etrecord " + etrecord_ + " --etdump " + etdump + " --out " + stem +
+            "\nor pass --aot-intermediates FILE.ptd";
+    return text;
+  }
+
   std::string model_, etrecord_, aot_, aot_index_, method_, keep_etdump_, keep_debug_buffer_;
   std::vector<std::string> ptd_files_;
-  std::string gap_ = "SNR";
+  std::string gap_ = inspect::to_string(inspect::kDefaultGapMetric);
   std::optional<double> threshold_;
   uint64_t buffer_mib_ = 256;
+  CLI::Option* buffer_option_ = nullptr;
+  std::string format_ = "table";
+  std::vector<std::string> warnings_;
   bool force_ = false;
   std::string store_location_;
   std::vector<std::string> tags_;

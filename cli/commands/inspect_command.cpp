@@ -90,7 +90,10 @@ class InspectCommand final : public Command {
     ETSCOPE_ASSIGN_OR_RETURN(inspect::GapMetric metric, inspect::parse_gap_metric(gap_.empty() ? "L1" : gap_));
     // The index written beside the .ptd (FILE.json), when present: op names and output order.
     const std::string index_path = aot_index_.empty() ? inspect::aot_index_beside(aot_) : aot_index_;
+    if (index_path.empty()) std::cerr << "etscope: " << aot_ << ": warning: " << inspect::missing_aot_index_warning(aot_) << "\n";
     ETSCOPE_ASSIGN_OR_RETURN(inspect::AotIntermediates aot, inspect::load_aot_intermediates(aot_, index_path));
+    // The gap needs the logged intermediates; their cost to the timings is beside the point here.
+    inputs_.logging_expected = true;
     ETSCOPE_ASSIGN_OR_RETURN(inspect::Inspector in, inputs_.load());
     ETSCOPE_TRY(check_gap_inputs(in, inputs_.force));
     ETSCOPE_ASSIGN_OR_RETURN(std::vector<inspect::GapRow> rows, inspect::calculate_numeric_gap(in, aot, metric));

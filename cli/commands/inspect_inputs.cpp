@@ -40,6 +40,7 @@ Result<inspect::Inspector> InspectInputs::load() const {
   options.mismatch_hint = " (--force joins them anyway)";
   ETSCOPE_ASSIGN_OR_RETURN(inspect::Profile profile, inspect::open_profile(files));
   for (const inspect::ProfileWarning& w : profile.warnings) {
+    if (logging_expected && w.kind == inspect::ProfileWarning::Kind::kLoggedTimings) continue;
     if (w.kind == inspect::ProfileWarning::Kind::kMismatch) {
       std::fprintf(stderr, "etscope: warning: %s (joined anyway: --force)\n", w.text.c_str());
     } else {

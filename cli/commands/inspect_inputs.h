@@ -19,6 +19,9 @@ struct InspectInputs {
   bool force = false;       ///< Join files that do not belong together, with a warning.
   bool include_warmup = false;
   uint32_t skip_runs = 0;
+  /// The caller logged intermediate outputs itself and says so (`debug`): no warning that the
+  /// dump's timings include the logging.
+  bool logging_expected = false;
 
   /// Declares the options on `sub`, bound to this object (which must outlive the parse).
   void add_options(CLI::App* sub);

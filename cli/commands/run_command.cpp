@@ -14,6 +14,7 @@
 #include "etscope/formats/bool_constants.h"
 #include "etscope/formats/blob.h"
 #include "etscope/formats/tensor_stats.h"
+#include "etscope/inspect/debug_buffer_planner.h"
 #include "etscope/inspect/program_description.h"
 #include "etscope/core/text.h"
 #include "etscope/runtime/method.h"
@@ -67,7 +68,9 @@ class RunCommand final : public Command {
     sub->add_option("--debug-buffer", debug_buffer_path_, "With --etdump: write logged tensors' bytes here (debug buffer)");
     sub->add_option("--debug-level", debug_level_, "With --debug-buffer: outputs (program outputs) or intermediate (every kernel output)")
         ->check(CLI::IsMember({"outputs", "intermediate"}));
-    sub->add_option("--debug-buffer-size", debug_buffer_mib_, "Debug buffer capacity in MiB (default 256)");
+    debug_size_option_ = sub->add_option("--debug-buffer-size", debug_buffer_mib_,
+                                         "Debug buffer capacity in MiB (default: what the run logs, from the memory plan; "
+                                         "a smaller size is refused before the first execution)");
     store_option_ = add_store_option(sub, store_location_)->expected(0, 1);
     sub->add_option("--tag", tags_, "With --store: key=value tags of the stored run (repeatable)");
     sub->add_option("--max-memory", max_memory_, "Most the program may allocate at load, e.g. 512M or 8G (default: the machine's memory)");
@@ -117,6 +120,7 @@ class RunCommand final : public Command {
       ETSCOPE_ASSIGN_OR_RETURN(code, run_bundled());
     } else {
       ETSCOPE_TRY(set_inputs());
+      if (options.debug_level != DebugLevel::kNone) ETSCOPE_TRY(set_up_debug_buffer(options.debug_level));
       const bool tty = isatty(STDERR_FILENO) != 0;
       double first_ms = -1;
       auto bar = [&](int done, int total, double ms) {
@@ -153,6 +157,51 @@ class RunCommand final : public Command {
   }
 
  private:
+  // Sizes the debug buffer from the memory plan for every execution this run logs (warm-up and
+  // timed), sets it up out of the load time and says that the timings include the logging. An
+  // explicit --debug-buffer-size that cannot hold them is refused here, before the first
+  // execution, naming the size needed. (Bundled checks log an unknown number of executions of
+  // several methods: the runner sets up the given size, or 256 MiB, and checks after the run.)
+  Status set_up_debug_buffer(DebugLevel level) {
+    const bool intermediate = level == DebugLevel::kIntermediateOutputs;
+    const char* level_name = intermediate ? "intermediate" : "outputs";
+    const bool size_given = debug_size_option_->count() > 0;
+    uint64_t bytes = static_cast<uint64_t>(debug_buffer_mib_) << 20;
+    uint64_t needed = 0, per_execution = 0;
+    const ExecutionPlan* plan = runner_->program().find_plan(runner_->method_name());
+    if (plan != nullptr) {
+      const size_t executions = static_cast<size_t>(warmup_) + static_cast<size_t>(iterations_);
+      needed = inspect::DebugBufferPlanner::runner_bytes(*plan, level, executions);
+      per_execution = inspect::DebugBufferPlanner::runner_bytes(*plan, level, 1);
+      if (size_given && needed > bytes) {
+        const uint64_t mib = (needed + (uint64_t{1} << 20) - 1) >> 20;
+        return Error(ErrorCode::kOutOfResources,
+                     model_ + ": --debug-buffer-size " + std::to_string(debug_buffer_mib_) + " MiB cannot hold this run's logged tensors: " +
+                         std::to_string(executions) + " executions (" + std::to_string(warmup_) + " warm-up + " +
+                         std::to_string(iterations_) + " timed) at the " + level_name + " level need " + bytes_text(needed) + " (" +
+                         bytes_text(per_execution) + " each); give --debug-buffer-size " + std::to_string(mib) +
+                         " or fewer --iterations, or leave the size out");
+      }
+      // Inside a delegate etscope logs every node's output, which the plan does not describe: the
+      // plan's size is then a lower bound, and the default at least the 256 MiB it always was.
+      const bool exact = inspect::DebugBufferPlanner::runner_bytes_exact(*plan, level);
+      if (!size_given) bytes = exact ? std::max<uint64_t>(needed, 1) : std::max(needed, bytes);
+    }
+    ETSCOPE_TRY(runner_->reserve_debug_buffer(bytes));
+    say("logging    %s level into a %s debug buffer (set up in %s, not part of load); the latencies include the logging\n",
+        level_name, bytes_text(runner_->debug_buffer_bytes()).c_str(), duration(runner_->debug_setup_ms()).c_str());
+    Json logging{{"level", level_name},
+                 {"buffer_bytes", runner_->debug_buffer_bytes()},
+                 {"setup_ms", runner_->debug_setup_ms()},
+                 {"timings_include_logging", true}};
+    if (needed > 0) {
+      logging["needed_bytes"] = needed;
+      logging["bytes_per_execution"] = per_execution;
+    }
+    report_["debug_logging"] = std::move(logging);
+    return ok_status();
+  }
+
   // Usage errors: one line on stderr and exit code 2, before any file is read or written.
   int check_usage() {
     auto usage = [](const std::string& message) {
@@ -369,6 +418,7 @@ class RunCommand final : public Command {
   std::string debug_buffer_path_;
   std::string debug_level_;
   int debug_buffer_mib_ = 256;
+  CLI::Option* debug_size_option_ = nullptr;
   std::string max_memory_;
   std::unique_ptr<runner::Runner> runner_;
   std::string store_location_;

@@ -35,6 +35,7 @@ class StoreCommand final : public Command {
     req.environment = store::this_machine();
     if (!device_.empty()) req.environment.device = device_;
     ETSCOPE_ASSIGN_OR_RETURN(store::ImportResult r, store->add(req));
+    for (const std::string& w : r.warnings) std::fprintf(stderr, "etscope: %s: warning: %s\n", etdump_.c_str(), w.c_str());
     std::printf("%s run %lld in %s\n", r.created ? "stored" : "already stored as", static_cast<long long>(r.run_id),
                 store->location().c_str());
     return 0;

@@ -70,6 +70,8 @@ inline Result<StoredRun> store_run(const std::string& location, const std::vecto
   }
   ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(location));
   ETSCOPE_ASSIGN_OR_RETURN(store::ImportResult r, store->add(request));
+  const std::string name = request.etdump.empty() ? request.pte : request.etdump;
+  for (const std::string& w : r.warnings) std::fprintf(stderr, "etscope: %s: warning: %s\n", name.c_str(), w.c_str());
   return StoredRun{r.run_id, store->location()};
 }
 

@@ -57,6 +57,12 @@ uint64_t EtDumpWriter::to_ns(uint64_t ticks, const Clock& end) const {
 #endif
 }
 
+bool EtDumpWriter::set_debug_buffer(std::span<uint8_t> buffer) {
+  if (debug_used_ > 0) return false;
+  options_.debug_buffer = buffer;
+  return true;
+}
+
 void EtDumpWriter::create_event_block(const char* name) {
   if (blocks_.size() == blocks_.capacity()) {
     ++blocks_dropped_;

@@ -381,7 +381,12 @@ std::unique_ptr<Session> load_session(const OpenRequest& request, const Session*
   options.target = inspect::TimeScale::kUs;
   options.join_mismatched = true;
   auto say = [&s](const std::vector<inspect::ProfileWarning>& warnings) {
-    for (const inspect::ProfileWarning& w : warnings) s->errors.push_back("warning: " + (w.file.empty() ? "" : w.file + ": ") + w.text);
+    for (const inspect::ProfileWarning& w : warnings) {
+      // Logged intermediates are what the Numeric gaps view reads: not a problem to raise in a
+      // dialog (the CLI's inspect, store and compare say it).
+      if (w.kind == inspect::ProfileWarning::Kind::kLoggedTimings) continue;
+      s->errors.push_back("warning: " + (w.file.empty() ? "" : w.file + ": ") + w.text);
+    }
   };
   if (!s->dump) {
     auto warnings = inspect::check_profile_parts(parts, options);

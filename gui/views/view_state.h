@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "etscope/inspect/compare.h"
+#include "model/gap_model.h"
 #include "model/graph_model.h"
 #include "model/instruction_ref.h"
 #include "model/stats_model.h"
@@ -48,7 +49,8 @@ struct StatsViewState {
 };
 
 struct GapsViewState {
-  int metric = 1;              ///< inspect::GapMetric: L1, MSE (default), SNR.
+  /// inspect::GapMetric: L1, MSE or SNR; `etscope debug`'s default (inspect::kDefaultGapMetric).
+  int metric = static_cast<int>(inspect::kDefaultGapMetric);
   double threshold = 0;
   bool threshold_set = false;  ///< False: take the metric's default on the next frame.
   size_t row = SIZE_MAX;       ///< Selected gap row; SIZE_MAX: follow the shared selection.

@@ -79,4 +79,29 @@ DebugBufferPlan DebugBufferPlanner::plan(const ExecutionPlan& plan, uint64_t ali
   return result;
 }
 
+bool DebugBufferPlanner::runner_bytes_exact(const ExecutionPlan& plan, DebugLevel level) {
+  if (level != DebugLevel::kIntermediateOutputs) return true;
+  for (const Chain& chain : plan.chains) {
+    for (const Instruction& in : chain.instructions) {
+      if (in.kind == InstructionKind::kDelegateCall) return false;
+    }
+  }
+  return true;
+}
+
+uint64_t DebugBufferPlanner::runner_bytes(const ExecutionPlan& plan, DebugLevel level, size_t executions, uint64_t alignment) {
+  if (level == DebugLevel::kNone || executions == 0) return 0;
+  const DebugBufferPlan one = DebugBufferPlanner::plan(plan, alignment);
+  DebugBufferLevel logged;
+  if (level == DebugLevel::kIntermediateOutputs) {
+    Sink inputs(plan, alignment, logged);
+    for (int32_t in : plan.inputs) inputs.log_value(in, -1, false);
+    const DebugBufferLevel& rest = one.intermediate;
+    logged.entries.insert(logged.entries.end(), rest.entries.begin(), rest.entries.end());
+  } else {
+    logged = one.program_outputs;
+  }
+  return bytes_for(logged, executions, alignment) + alignment - 1;
+}
+
 }  // namespace etscope::inspect

@@ -267,8 +267,15 @@ std::string existing(std::filesystem::path path) {
 
 }  // namespace
 
-std::string aot_index_beside(const std::string& ptd_path) {
-  return existing(std::filesystem::path(ptd_path).replace_extension(".json"));
+std::string aot_index_path(const std::string& ptd_path) {
+  return std::filesystem::path(ptd_path).replace_extension(".json").string();
+}
+
+std::string aot_index_beside(const std::string& ptd_path) { return existing(aot_index_path(ptd_path)); }
+
+std::string missing_aot_index_warning(const std::string& ptd_path) {
+  return "no index beside it (" + aot_index_path(ptd_path) +
+         "): the AOT ops column stays empty; give the index with --aot-index FILE.json";
 }
 
 std::string aot_intermediates_beside(const std::string& model_path) {

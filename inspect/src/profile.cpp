@@ -80,6 +80,12 @@ Result<std::vector<ProfileWarning>> check_profile_parts(const ProfileParts& part
   return warnings;
 }
 
+size_t logged_intermediates(const etdump::EtDumpFile& dump) {
+  size_t n = 0;
+  for (const etdump::LoggedValue& v : dump.values) n += v.output ? 0 : 1;
+  return n;
+}
+
 Result<Profile> open_profile(ProfileParts parts, const ProfileOptions& options) {
   if (!parts.dump) return Error(ErrorCode::kInvalidArgument, "a profile needs an ETDump");
   Profile profile;
@@ -95,6 +101,12 @@ Result<Profile> open_profile(ProfileParts parts, const ProfileOptions& options) 
   // What the recording lost is said, not shown as events.
   for (const std::string& loss : inspector.recording_losses()) {
     profile.warnings.push_back({ProfileWarning::Kind::kRecordingLoss, parts.dump->name(), loss});
+  }
+  if (const size_t logged = logged_intermediates(*parts.dump); logged > 0) {
+    profile.warnings.push_back({ProfileWarning::Kind::kLoggedTimings, parts.dump->name(),
+                                "recorded with intermediate logging on (" + std::to_string(logged) +
+                                    " logged values): its timings include copying them into the debug buffer; "
+                                    "time a run without --debug-level intermediate"});
   }
   profile.inspector = std::make_unique<Inspector>(std::move(inspector));
   profile.dump = std::move(parts.dump);

@@ -60,6 +60,8 @@ struct Runner::Impl {
   std::vector<std::unique_ptr<TensorDataFile>> ptds;
   std::unique_ptr<etdump::EtDumpWriter> writer;
   std::vector<uint8_t> debug_buffer;
+  bool debug_buffer_ready = false;
+  double debug_setup_ms = 0;
   std::string method_name;
   std::unique_ptr<Engine> engine;
   Method* method = nullptr;  // etscope's runtime method behind the engine (bundled checks)
@@ -74,7 +76,7 @@ struct Runner::Impl {
   Status capacity_status(const std::string& etdump_path, const std::string& debug_buffer_path) const {
     if (writer->debug_buffer_overflowed()) {
       return Error(ErrorCode::kOutOfResources,
-                   debug_buffer_path + ": the " + std::to_string(options.debug_buffer_bytes >> 20) + " MiB debug buffer ran out: " +
+                   debug_buffer_path + ": the " + bytes_text(options.debug_buffer_bytes) + " debug buffer ran out: " +
                        std::to_string(writer->values_dropped()) +
                        " logged values were not recorded (counted in the ETDump); raise --debug-buffer-size");
     }
@@ -173,19 +175,8 @@ Result<std::unique_ptr<Runner>> Runner::load(const RunnerOptions& options) {
     impl->method_name = program.find_plan("forward") ? "forward" : (program.plans.empty() ? "" : program.plans[0].name);
   }
   if (options.trace) {
+    // The debug buffer is set up apart (reserve_debug_buffer), out of the load time.
     etdump::EtDumpWriterOptions w;
-    if (options.debug_level != DebugLevel::kNone) {
-      if (options.debug_buffer_bytes > options.max_memory && options.max_memory != 0) {
-        return Error(ErrorCode::kOutOfResources, options.model + ": the debug buffer is larger than the memory limit");
-      }
-      try {
-        impl->debug_buffer.assign(static_cast<size_t>(options.debug_buffer_bytes), 0);
-      } catch (const std::bad_alloc&) {
-        return Error(ErrorCode::kOutOfResources, "cannot allocate a debug buffer of " +
-                                                     std::to_string(options.debug_buffer_bytes >> 20) + " MiB");
-      }
-      w.debug_buffer = impl->debug_buffer;
-    }
     impl->writer = std::make_unique<etdump::EtDumpWriter>(w);
     impl->writer->set_debug_level(options.debug_level);
   }
@@ -206,6 +197,38 @@ EngineKind Runner::engine() const { return impl_->engine->kind(); }
 Method& Runner::method() { return *impl_->method; }
 const Method& Runner::method() const { return *impl_->method; }
 double Runner::load_ms() const { return impl_->load_ms; }
+uint64_t Runner::debug_buffer_bytes() const { return impl_->debug_buffer.size(); }
+double Runner::debug_setup_ms() const { return impl_->debug_setup_ms; }
+
+Status Runner::reserve_debug_buffer(uint64_t bytes) {
+  Impl& m = *impl_;
+  if (!m.writer || m.options.debug_level == DebugLevel::kNone) {
+    return Error(ErrorCode::kInvalidArgument, m.options.model + ": a debug buffer needs a trace with a debug level");
+  }
+  const auto t0 = Clock::now();
+  const std::string size = bytes_text(bytes);
+  if (m.options.max_memory != 0 && bytes > m.options.max_memory) {
+    return Error(ErrorCode::kOutOfResources, m.options.model + ": the debug buffer (" + size + ") is larger than the memory limit (" +
+                                                 bytes_text(m.options.max_memory) + ")");
+  }
+  std::vector<uint8_t> buffer;
+  try {
+    buffer.assign(static_cast<size_t>(bytes), 0);
+  } catch (const std::bad_alloc&) {
+    return Error(ErrorCode::kOutOfResources, m.options.model + ": cannot allocate a debug buffer of " + size);
+  } catch (const std::length_error&) {
+    return Error(ErrorCode::kOutOfResources, m.options.model + ": cannot allocate a debug buffer of " + size);
+  }
+  if (!m.writer->set_debug_buffer(buffer)) {
+    return Error(ErrorCode::kInvalidArgument, m.options.model + ": the debug buffer already holds logged tensors");
+  }
+  // The vector's storage moves with it, so the span the writer holds stays valid.
+  m.debug_buffer = std::move(buffer);
+  m.options.debug_buffer_bytes = bytes;
+  m.debug_buffer_ready = true;
+  m.debug_setup_ms = ms_between(t0, Clock::now());
+  return ok_status();
+}
 EventTracer* Runner::tracer() { return impl_->writer.get(); }
 
 namespace {
@@ -339,6 +362,9 @@ Status Runner::set_bundled_inputs(size_t index) {
 Result<Timing> Runner::run(int warmup, int iterations, const std::function<void(int, int, double)>& progress) {
   Impl& m = *impl_;
   if (iterations < 1) return Error(ErrorCode::kInvalidArgument, "the number of timed iterations must be at least 1");
+  if (m.writer && m.options.debug_level != DebugLevel::kNone && !m.debug_buffer_ready) {
+    ETSCOPE_TRY(reserve_debug_buffer(m.options.debug_buffer_bytes));
+  }
   for (int i = 0; i < warmup; ++i) {
     ETSCOPE_TRY(m.reset_inputs());
     ETSCOPE_TRY(m.engine->execute(events::kBlockWarmup.data()));
@@ -364,6 +390,9 @@ Result<Timing> Runner::run(int warmup, int iterations, const std::function<void(
 Result<std::vector<BundledCaseResult>> Runner::check_bundled(std::optional<size_t> only, double rtol, double atol) {
   Impl& m = *impl_;
   if (!m.bundled) return Error(ErrorCode::kInvalidArgument, m.options.model + ": --bundled needs a bundled program (.bpte)");
+  if (m.writer && m.options.debug_level != DebugLevel::kNone && !m.debug_buffer_ready) {
+    ETSCOPE_TRY(reserve_debug_buffer(m.options.debug_buffer_bytes));
+  }
   std::vector<BundledCaseResult> out;
   for (const BundledTestSuite& suite : m.bundled->suites) {
     if (only && suite.method_name != m.method_name) continue;

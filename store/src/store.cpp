@@ -146,7 +146,7 @@ struct Store::Impl {
     }
     const std::string hash = sha256_hex(blob->bytes());
     ETSCOPE_ASSIGN_OR_RETURN(Rows existing, db->query("SELECT id FROM runs WHERE content_hash = $1", {hash}));
-    if (!existing.rows.empty()) return ImportResult{as_int(existing.rows[0][0]), false};
+    if (!existing.rows.empty()) return ImportResult{as_int(existing.rows[0][0]), false, {}};
 
     // Everything is read and derived before the transaction starts.
     inspect::ProfileFiles files;
@@ -159,6 +159,14 @@ struct Store::Impl {
     if (samples.method_ms.empty() && samples.operators.empty()) {
       return Error(ErrorCode::kInvalidArgument, blob->name() + ": the ETDump holds no timed execution to store");
     }
+    // A run timed with intermediate logging on is marked (a tag) so that compare can say so.
+    std::vector<std::string> warnings;
+    bool logged = false;
+    for (const inspect::ProfileWarning& w : profile.warnings) {
+      if (w.kind != inspect::ProfileWarning::Kind::kLoggedTimings) continue;
+      logged = true;
+      warnings.push_back(w.text + " (stored with the tag " + std::string(kLoggingTag) + "=intermediate)");
+    }
     const Program* program = profile.program.get();
     const std::string file = req.etdump_bytes ? blob->name() : std::filesystem::path(req.etdump).filename().string();
 
@@ -167,7 +175,7 @@ struct Store::Impl {
       ETSCOPE_TRY(db->lock_for_write());
       // Another process may have stored the same bytes while this one read them.
       ETSCOPE_ASSIGN_OR_RETURN(Rows again, db->query("SELECT id FROM runs WHERE content_hash = $1", {hash}));
-      if (!again.rows.empty()) return ImportResult{as_int(again.rows[0][0]), false};
+      if (!again.rows.empty()) return ImportResult{as_int(again.rows[0][0]), false, {}};
       Param program_id;
       if (program) {
         const std::string name = std::filesystem::path(req.pte).filename().string();
@@ -187,7 +195,9 @@ struct Store::Impl {
                                samples.method_ms.empty() ? Param() : Param(real(percentile(samples.method_ms, 90)))}));
       const std::string run_id = text(run.rows.at(0)[0]);
       std::vector<Param> tags;
-      for (const auto& [k, v] : req.tags) tags.insert(tags.end(), {run_id, k, v});
+      std::map<std::string, std::string> all_tags = req.tags;
+      if (logged) all_tags.emplace(std::string(kLoggingTag), "intermediate");
+      for (const auto& [k, v] : all_tags) tags.insert(tags.end(), {run_id, k, v});
       ETSCOPE_TRY(insert_many("INSERT INTO run_tags (run_id, key, value)", 3, tags));
       // Operators (the method total as op -1) with their aggregates, and every sample.
       std::vector<Param> ops, raw;
@@ -241,7 +251,7 @@ struct Store::Impl {
       }
       ETSCOPE_TRY(insert_many("INSERT INTO numeric_gaps (run_id, op, name, metric, gap)", 5, gaps));
       ETSCOPE_TRY(db->commit());
-      return ImportResult{std::strtoll(run_id.c_str(), nullptr, 10), true};
+      return ImportResult{std::strtoll(run_id.c_str(), nullptr, 10), true, warnings};
     }();
     if (!done.ok() || !done->created) db->rollback();
     return done;

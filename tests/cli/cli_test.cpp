@@ -1,6 +1,7 @@
 // End-to-end: the etscope binary on real artifacts, checking output text, JSON and exit codes.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -603,4 +604,46 @@ TEST_CASE("pte and run warn about a bool constant holding bytes other than 0 or 
   auto json = run_etscope("pte --json " + path);
   REQUIRE(json.exit_code == 0);
   CHECK(nlohmann::json::parse(json.out)["warnings"].size() == 1);
+TEST_CASE("issue 28: run sizes the debug buffer from the memory plan and says the timings include logging", "[cli][run][etdump]") {
+  const std::string dir = etscope::testing::temp_dir("run_debug_size");
+  const std::string model = etscope::testing::fixture("cifar10/cifar10.pte");
+  const std::string logged = " --debug-level intermediate --etdump " + dir + "/t.etdp --debug-buffer " + dir + "/d.bin";
+  // A size too small for the run is refused before the first execution, naming what is needed.
+  auto small = run_etscope("run " + model + " --iterations 20" + logged + " --debug-buffer-size 1");
+  CHECK(small.exit_code != 0);
+  CHECK_THAT(small.err, Catch::StartsWith("etscope: " + model + ": --debug-buffer-size 1 MiB cannot hold"));
+  CHECK_THAT(small.err, Catch::Contains("21 executions (1 warm-up + 20 timed)"));
+  CHECK_THAT(small.err, Catch::Contains("give --debug-buffer-size "));
+  CHECK(std::count(small.err.begin(), small.err.end(), '\n') == 1);
+  CHECK_FALSE(std::filesystem::exists(dir + "/t.etdp"));  // nothing ran
+  // Left out, the size is what the run logs: every value fits, and the summary says so.
+  auto sized = run_etscope("run " + model + " --iterations 20 --format json" + logged);
+  INFO(sized.err);
+  REQUIRE(sized.exit_code == 0);
+  const auto j = nlohmann::json::parse(sized.out);
+  const auto& logging = j["debug_logging"];
+  CHECK(logging["level"] == "intermediate");
+  CHECK(logging["timings_include_logging"] == true);
+  CHECK(logging["buffer_bytes"] == logging["needed_bytes"]);
+  CHECK(logging["needed_bytes"].get<uint64_t>() > 21 * logging["bytes_per_execution"].get<uint64_t>() - 21 * 64);
+  CHECK(j["debug_buffer"]["bytes"].get<uint64_t>() <= logging["needed_bytes"].get<uint64_t>());
+  auto table = run_etscope("run " + model + " --iterations 2" + logged);
+  REQUIRE(table.exit_code == 0);
+  CHECK_THAT(table.out, Catch::Contains("logging    intermediate level into a"));
+  CHECK_THAT(table.out, Catch::Contains("the latencies include the logging"));
+  // inspect warns that the dump's timings include the logging; the store tags the run so that
+  // compare warns too.
+  auto in = run_etscope("inspect --etdump " + dir + "/t.etdp");
+  REQUIRE(in.exit_code == 0);
+  CHECK_THAT(in.err, Catch::Contains("etscope: " + dir + "/t.etdp: warning: recorded with intermediate logging on"));
+  const std::string store = dir + "/runs.sqlite";
+  auto stored = run_etscope("store add " + dir + "/t.etdp --store " + store);
+  REQUIRE(stored.exit_code == 0);
+  CHECK_THAT(stored.err, Catch::Contains("warning: recorded with intermediate logging on"));
+  auto plain = run_etscope("run " + model + " --iterations 2 --etdump " + dir + "/p.etdp --store " + store);
+  REQUIRE(plain.exit_code == 0);
+  CHECK_THAT(plain.err, !Catch::Contains("logging"));
+  auto cmp = run_etscope("compare 1 2 --store " + store);
+  CHECK_THAT(cmp.err, Catch::Contains("run 1 (t.etdp): warning: recorded with intermediate logging on"));
+  CHECK_THAT(cmp.err, !Catch::Contains("run 2"));
 }

@@ -271,3 +271,53 @@ TEST_CASE("etscope debug reports the numeric gap per node inside XNNPACK delegat
   CHECK_THAT(dyn_tr.out, Catch::Contains(" 6            view_1                   6                                  6                f32[4,5,8]"));
   CHECK_THAT(dyn_tr.out, Catch::Contains("first divergence (SNR < 40): none of 29 operators"));
 }
+
+TEST_CASE("issue 28: debug says what is missing with real commands, and writes JSON", "[cli][gap]") {
+  // Without AOT intermediates the hint names files and commands that exist or can be run, never a
+  // placeholder for the dump debug has already deleted.
+  const std::string lone = temp_dir("debug_hint");
+  std::filesystem::copy_file(model(), lone + "/m.pte");
+  auto bare = run_etscope("debug " + lone + "/m.pte --etrecord " + etrecord());
+  INFO(bare.err);
+  REQUIRE(bare.exit_code == 0);
+  CHECK_THAT(bare.out, !Catch::Contains("ETDUMP"));
+  CHECK_THAT(bare.out, Catch::Contains("etscope debug " + lone + "/m.pte --etrecord " + etrecord() + " --etdump " + lone +
+                                       "/m.debug.etdp --debug-buffer " + lone + "/m.debug.bin"));
+  CHECK_THAT(bare.out, Catch::Contains("--etdump " + lone + "/m.debug.etdp --out " + lone + "/m"));
+  // With --etdump the kept dump is the one named.
+  auto kept = run_etscope("debug " + lone + "/m.pte --etrecord " + etrecord() + " --etdump " + lone + "/k.etdp --debug-buffer " +
+                          lone + "/k.bin");
+  REQUIRE(kept.exit_code == 0);
+  CHECK_THAT(kept.out, Catch::Contains("write_aot_intermediates.py --etrecord " + etrecord() + " --etdump " + lone + "/k.etdp"));
+
+  // A .ptd without its index beside it: the AOT-op column stays empty, and both verbs say so.
+  std::filesystem::copy_file(aot(), lone + "/split.ptd");
+  auto split = run_etscope("debug " + model() + " --etrecord " + etrecord() + " --aot-intermediates " + lone + "/split.ptd");
+  REQUIRE(split.exit_code == 0);
+  CHECK_THAT(split.err, Catch::Contains("etscope: " + lone + "/split.ptd: warning: no index beside it (" + lone + "/split.json)"));
+  CHECK_THAT(split.err, Catch::Contains("--aot-index"));
+  auto inspected = run_etscope("inspect --etdump " + lone + "/k.etdp --etrecord " + etrecord() + " --debug-buffer " + lone +
+                               "/k.bin --aot-intermediates " + lone + "/split.ptd --gap SNR");
+  REQUIRE(inspected.exit_code == 0);
+  CHECK_THAT(inspected.err, Catch::Contains("warning: no index beside it"));
+  CHECK_THAT(inspected.err, !Catch::Contains("logging"));  // the gap needs the logging: no timing warning
+  auto indexed = run_etscope("debug " + model() + " --etrecord " + etrecord());
+  CHECK(indexed.err.empty());  // the index beside the fixture's .ptd is found
+
+  // --format json: one object with the run, the gap rows, the first divergence and the profile.
+  auto j = run_etscope("debug " + model() + " --etrecord " + etrecord() + " --format json");
+  INFO(j.err);
+  REQUIRE(j.exit_code == 0);
+  const auto json = nlohmann::json::parse(j.out);
+  CHECK(json["method"] == "forward");
+  CHECK(json["logging"]["timings_include_logging"] == true);
+  CHECK(json["gap"]["metric"] == "SNR");
+  REQUIRE(json["gap"]["rows"].size() == 2);
+  CHECK(json["first_divergence"]["threshold"] == 40.0);
+  CHECK(json["first_divergence"]["row"].is_null());
+  CHECK(json["profile"].is_object());
+  CHECK(json["warnings"].empty());
+  auto none = nlohmann::json::parse(run_etscope("debug " + lone + "/m.pte --etrecord " + etrecord() + " --format json").out);
+  CHECK(none["gap"].is_null());
+  CHECK_THAT(none["hint"].get<std::string>(), Catch::Contains("etscope debug " + lone + "/m.pte"));
+}

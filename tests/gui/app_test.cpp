@@ -236,3 +236,9 @@ TEST_CASE("files opened later (menu, drop) add to what is loaded and go to the r
   imgui.Frame(app);
   CHECK(app.session() == nullptr);
 }
+
+TEST_CASE("issue 28: the gaps view starts with debug's metric, SNR", "[gui][gaps]") {
+  const GapsViewState state;
+  CHECK(state.metric == static_cast<int>(inspect::GapMetric::kSNR));
+  CHECK(state.metric == static_cast<int>(inspect::kDefaultGapMetric));
+}

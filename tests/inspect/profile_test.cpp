@@ -62,7 +62,9 @@ TEST_CASE("an opened profile holds its files, the method and an Inspector built 
   CHECK(profile->method == "forward");
   CHECK(profile->inspector->options().method == "forward");
   CHECK(profile->inspector->options().target == TimeScale::kUs);
-  CHECK(profile->warnings.empty());
+  // simple_conv's dump logged intermediate outputs: that is the only thing to say.
+  REQUIRE(profile->warnings.size() == 1);
+  CHECK(profile->warnings[0].kind == ProfileWarning::Kind::kLoggedTimings);
 }
 
 TEST_CASE("an ETDump given as bytes opens as the same file does", "[profile]") {
@@ -141,10 +143,34 @@ TEST_CASE("recording losses and undecoded ETRecord parts are warnings naming the
   parts.record_name = "x.etrecord";
   auto profile = open_profile(std::move(parts), ProfileOptions{});
   REQUIRE(profile.ok());
-  REQUIRE(profile->warnings.size() == 1);
+  // simple_conv's dump was recorded by ExecuTorch with intermediate logging: that comes last.
+  REQUIRE(profile->warnings.size() == 2);
   CHECK(profile->warnings[0].kind == ProfileWarning::Kind::kUndecoded);
   CHECK(profile->warnings[0].file == "x.etrecord");
   CHECK(profile->warnings[0].text == "not decoded: a (and 2 more)");
+  CHECK(profile->warnings[1].kind == ProfileWarning::Kind::kLoggedTimings);
+}
+
+TEST_CASE("issue 28: a dump recorded with intermediate logging warns that its timings include it", "[profile]") {
+  auto dump = etdump::EtDumpReader::open(fixture("simple_conv/simple_conv.etdp"));
+  REQUIRE(dump.ok());
+  etdump::EtDumpFile logged = std::move(dump).value();
+  const size_t intermediates = logged_intermediates(logged);
+  REQUIRE(intermediates > 0);
+  etdump::EtDumpFile outputs_only = logged;
+  std::erase_if(outputs_only.values, [](const etdump::LoggedValue& v) { return !v.output; });
+  CHECK(logged_intermediates(outputs_only) == 0);
+
+  ProfileParts parts;
+  parts.dump = std::make_shared<const etdump::EtDumpFile>(std::move(logged));
+  auto profile = open_profile(std::move(parts), ProfileOptions{});
+  REQUIRE(profile.ok());
+  auto w = std::find_if(profile->warnings.begin(), profile->warnings.end(),
+                        [](const ProfileWarning& x) { return x.kind == ProfileWarning::Kind::kLoggedTimings; });
+  REQUIRE(w != profile->warnings.end());
+  CHECK(w->file == fixture("simple_conv/simple_conv.etdp"));
+  CHECK(w->text.find(std::to_string(intermediates) + " logged values") != std::string::npos);
+  CHECK(w->text.find("timings include") != std::string::npos);
 }
 
 TEST_CASE("the main block holds the executions: Execute first, then most runs", "[profile]") {

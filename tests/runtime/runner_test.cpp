@@ -8,6 +8,8 @@
 #include "etscope/formats/npy.h"
 #include "etscope/formats/pte_reader.h"
 #include "etscope/core/stats.h"
+#include "etscope/core/text.h"
+#include "etscope/inspect/debug_buffer_planner.h"
 #include "etscope/inspect/inspector.h"
 #include "etscope/runner/runner.h"
 #include "testing/test_json.h"
@@ -155,6 +157,57 @@ TEST_CASE("transposed convolutions in every configuration match ExecuTorch's run
       CHECK(r.max_abs_error < 1e-5);
     }
   }
+}
+
+TEST_CASE("issue 28: the debug buffer is set up apart from load, at the size the memory plan gives", "[runner][debug_buffer]") {
+  for (const char* stem : {"simple_conv/simple_conv", "cifar10/cifar10", "mobilenet_v2/mobilenet_v2"}) {
+    INFO(stem);
+    for (DebugLevel level : {DebugLevel::kIntermediateOutputs, DebugLevel::kProgramOutputs}) {
+      runner::RunnerOptions options;
+      options.trace = true;
+      options.debug_level = level;
+      auto runner = load(fixture(std::string(stem) + ".pte"), options);
+      CHECK(runner->debug_buffer_bytes() == 0);  // nothing allocated while loading
+      const ExecutionPlan* plan = runner->program().find_plan(runner->method_name());
+      REQUIRE(plan != nullptr);
+      const uint64_t needed = inspect::DebugBufferPlanner::runner_bytes(*plan, level, 3);
+      REQUIRE(runner->reserve_debug_buffer(needed).ok());
+      CHECK(runner->debug_buffer_bytes() == needed);
+      CHECK(runner->debug_setup_ms() >= 0);
+      REQUIRE(runner->set_random_inputs(1).ok());
+      REQUIRE(runner->run(1, 2).ok());
+      const std::string dir = temp_dir("runner_debug_size");
+      auto files = runner->write_trace(dir + "/t.etdp", dir + "/t.bin");
+      INFO((files.ok() ? std::string() : files.error().message()));
+      REQUIRE(files.ok());  // every value of the three executions fit
+      // The plan is exact up to where the buffer starts relative to a 64-byte boundary.
+      CHECK(files->debug_bytes <= needed);
+      CHECK(files->debug_bytes + 2 * 64 > needed);
+    }
+  }
+}
+
+TEST_CASE("issue 28: a debug buffer for fewer executions runs out and the error names its size", "[runner][debug_buffer]") {
+  runner::RunnerOptions options;
+  options.trace = true;
+  options.debug_level = DebugLevel::kIntermediateOutputs;
+  auto runner = load(fixture("cifar10/cifar10.pte"), options);
+  const uint64_t one = inspect::DebugBufferPlanner::runner_bytes(*runner->program().find_plan("forward"), options.debug_level, 1);
+  REQUIRE(runner->reserve_debug_buffer(one).ok());
+  REQUIRE(runner->set_random_inputs(1).ok());
+  REQUIRE(runner->run(0, 2).ok());
+  CHECK_FALSE(runner->reserve_debug_buffer(one).ok());  // values were already logged into it
+  const std::string dir = temp_dir("runner_debug_small");
+  auto files = runner->write_trace(dir + "/t.etdp", dir + "/t.bin");
+  REQUIRE_FALSE(files.ok());
+  CHECK_THAT(files.error().message(), Catch::Contains("the " + bytes_text(one) + " debug buffer ran out"));
+  // Past the memory limit, the set-up is refused naming both sizes.
+  options.max_memory = uint64_t{64} << 20;
+  auto limited = load(fixture("cifar10/cifar10.pte"), options);
+  auto refused = limited->reserve_debug_buffer(uint64_t{128} << 20);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message(), Catch::Contains("(" + bytes_text(uint64_t{128} << 20) + ") is larger than the memory limit (" +
+                                                        bytes_text(uint64_t{64} << 20) + ")"));
 }
 
 TEST_CASE("the runner names the engine that executes the method, and the engine runs as its method does", "[runner][engine]") {

@@ -566,3 +566,19 @@ TEST_CASE("a store of schema version 1 is migrated when opened and keeps its run
   REQUIRE(c2.ok());
   CHECK(c2->optimizer_ms == std::vector<double>{0.5});
 }
+
+TEST_CASE("issue 28: a run timed with intermediate logging is tagged and warned about; a profile run is not", "[store]") {
+  auto s = must(store::Store::open(fresh_sqlite("logging")));
+  const store::ImportResult logged = must(s->add(cifar10_request()));  // ExecuTorch's run logged every output
+  REQUIRE(logged.warnings.size() == 1);
+  CHECK(logged.warnings[0].find("recorded with intermediate logging on") != std::string::npos);
+  CHECK(logged.warnings[0].find("logging=intermediate") != std::string::npos);
+  store::ImportRequest plain = cifar10_request();
+  plain.etdump = fixture("cifar10/cifar10.profile.etdp");
+  const store::ImportResult timed = must(s->add(plain));
+  CHECK(timed.warnings.empty());
+  const store::RunRow a = must(s->run(logged.run_id)), b = must(s->run(timed.run_id));
+  CHECK(a.tags.at(std::string(store::kLoggingTag)) == "intermediate");
+  CHECK(a.tags.at("device") == "ci");  // the caller's tags stay
+  CHECK(b.tags.count(std::string(store::kLoggingTag)) == 0);
+}

@@ -47,6 +47,11 @@ class EtDumpWriter final : public EventTracer {
   /// intermediate output.
   void log_delegate_output(const EValue& value, int32_t delegate_id) override;
 
+  /// Gives the writer its debug buffer after construction, before the first tensor is logged (the
+  /// runner sets the buffer up after loading, so that load time does not include it). Returns
+  /// false, keeping the old buffer, once a tensor has been written to it.
+  bool set_debug_buffer(std::span<uint8_t> buffer);
+
   /// Serializes everything recorded so far. Event names must still be alive (the runtime's names
   /// live as long as the Method that produced them).
   Result<std::vector<uint8_t>> finish() const;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "etscope/core/event_tracer.h"
 #include "etscope/formats/program.h"
 
 namespace etscope::inspect {
@@ -48,6 +49,18 @@ class DebugBufferPlanner {
   /// Lays out one execution of `plan` at both levels. Never fails; non-tensor values (ints,
   /// lists of ints) are not written to the buffer and are skipped.
   static DebugBufferPlan plan(const ExecutionPlan& plan, uint64_t alignment = 64);
+
+  /// The buffer etscope's runner needs to log `executions` runs of `plan` at `level` (0 for
+  /// DebugLevel::kNone), so that `etscope run` can size it, or refuse, before the first one. It
+  /// is bytes_for() of the level's plan plus what etscope logs beyond ExecuTorch: at the
+  /// intermediate level every program input first (instruction -1, for the numeric gap's input
+  /// check), and alignment - 1 bytes for a buffer that does not start aligned.
+  /// A lower bound only when the plan calls a delegate at the intermediate level: etscope's
+  /// XNNPACK delegate also logs the output of every node inside it (docs/xnnpack.md), which the
+  /// plan does not describe (runner_bytes_exact() says which).
+  static uint64_t runner_bytes(const ExecutionPlan& plan, DebugLevel level, size_t executions, uint64_t alignment = 64);
+  /// Whether runner_bytes() is exact for `plan` at `level` (no delegate call at the intermediate level).
+  static bool runner_bytes_exact(const ExecutionPlan& plan, DebugLevel level);
 };
 
 }  // namespace etscope::inspect

@@ -82,9 +82,13 @@ struct AotIntermediates {
 /// (no entries at all).
 Result<AotIntermediates> load_aot_intermediates(const std::string& ptd_path,
                                                 const std::string& index_json_path);
-/// The index written beside a .ptd by samples/export/write_aot_intermediates.py (X.json for
-/// X.ptd) when that file exists, else "".
+/// Where samples/export/write_aot_intermediates.py writes the index of a .ptd: X.json for X.ptd.
+std::string aot_index_path(const std::string& ptd_path);
+/// aot_index_path() when that file exists, else "".
 std::string aot_index_beside(const std::string& ptd_path);
+/// The warning a front end gives when a .ptd is compared without its index: one line saying
+/// where the index was looked for and that the AOT-op column stays empty.
+std::string missing_aot_index_warning(const std::string& ptd_path);
 /// The AOT intermediates of a program by the same script's naming (M.aot_intermediates.ptd
 /// beside M.pte or M.bpte) when that file exists, else "".
 std::string aot_intermediates_beside(const std::string& model_path);
@@ -95,6 +99,10 @@ Result<AotIntermediates> load_aot_intermediates(std::shared_ptr<const TensorData
                                                 const std::string& index_name = "index.json");
 
 enum class GapMetric : uint8_t { kL1, kMSE, kSNR };
+
+/// The metric `etscope debug` and the viewer's Numeric gaps view start with: SNR (dB) reads the
+/// same for tensors of any scale, where L1 and MSE grow with the values' magnitude.
+inline constexpr GapMetric kDefaultGapMetric = GapMetric::kSNR;
 
 /// "L1", "MSE", "SNR".
 const char* to_string(GapMetric metric);

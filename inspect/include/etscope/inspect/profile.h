@@ -74,6 +74,9 @@ struct ProfileWarning {
     kMismatch,       ///< Files that do not belong together, joined (ProfileOptions::join_mismatched).
     kUndecoded,      ///< ETRecord parts that could not be decoded (reports lack what they hold).
     kRecordingLoss,  ///< What the ETDump writer could not record (Inspector::recording_losses).
+    /// Intermediate outputs were logged while the run was timed (logged_intermediates() > 0):
+    /// every timing includes copying them into the debug buffer.
+    kLoggedTimings,
   };
   Kind kind = Kind::kMismatch;
   std::string file;  ///< The file it is about; "" for a mismatch, whose text names both files.
@@ -90,9 +93,16 @@ struct Profile {
   /// The method the profile is read as (profile_method()); the Inspector links blocks that
   /// their kernels do not place with this method's maps.
   std::string method;
-  /// Mismatches joined anyway, then undecoded ETRecord parts, then recording losses.
+  /// Mismatches joined anyway, then undecoded ETRecord parts, then recording losses, then timings
+  /// taken with intermediate logging on.
   std::vector<ProfileWarning> warnings;
 };
+
+/// How many values the dump logged that are not program outputs (intermediate outputs, delegate
+/// arguments, program inputs): a dump recorded with intermediate logging on (`run --debug-level
+/// intermediate`, `debug`), whose timings include the logging. Output-level logging (0 here) copies
+/// only the program outputs once per execution and leaves the operators' timings alone.
+size_t logged_intermediates(const etdump::EtDumpFile& dump);
 
 /// The one rule for the method a profile is read as:
 ///   1. `requested` when it is not empty (the user's --method);

@@ -35,7 +35,8 @@ struct RunnerOptions {
   /// Record the load and every execution as an ETDump (written by write_trace()).
   bool trace = false;
   /// Logged values: kNone (profile only), program outputs or every kernel output; anything but
-  /// kNone needs a debug buffer of `debug_buffer_bytes`.
+  /// kNone needs a debug buffer of `debug_buffer_bytes`, set up by reserve_debug_buffer() or at
+  /// the first execution, never as part of load (load_ms() leaves it out).
   DebugLevel debug_level = DebugLevel::kNone;
   uint64_t debug_buffer_bytes = uint64_t{256} << 20;
 };
@@ -90,8 +91,18 @@ class Runner {
   /// directly).
   runtime::Method& method();
   const runtime::Method& method() const;
-  /// Wall time of reading, verifying and loading, in milliseconds.
+  /// Wall time of reading, verifying and loading, in milliseconds (the debug buffer's set-up is
+  /// not part of it: debug_setup_ms()).
   double load_ms() const;
+  /// Allocates the debug buffer (`bytes`, which replaces RunnerOptions::debug_buffer_bytes) and
+  /// hands it to the ETDump writer, before any execution; run() does it with the options' size
+  /// when it was not done. Errors: no debug level or no trace (kInvalidArgument), a buffer larger
+  /// than the memory limit or that cannot be allocated (kOutOfResources, naming the size), an
+  /// execution already logged into the old buffer (kInvalidArgument).
+  Status reserve_debug_buffer(uint64_t bytes);
+  /// The debug buffer's size (0 until it is set up) and the wall time its set-up took (ms).
+  uint64_t debug_buffer_bytes() const;
+  double debug_setup_ms() const;
   /// The ETDump writer recording the run when RunnerOptions::trace is set, else null; callers
   /// may add their own events to the current block (the trainer's optimizer step).
   EventTracer* tracer();

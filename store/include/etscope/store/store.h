@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "etscope/core/result.h"
@@ -67,9 +68,16 @@ struct ImportRequest {
   std::vector<GapPoint> gaps;
 };
 
+/// The tag add() gives a run whose ETDump was recorded with intermediate logging on (its value:
+/// "intermediate"): its timings include the logging, and compare says so.
+inline constexpr std::string_view kLoggingTag = "logging";
+
 struct ImportResult {
   int64_t run_id = 0;
   bool created = false;  ///< False when the same ETDump was already stored.
+  /// What the caller should say about the stored run, one line each (e.g. timings taken with
+  /// intermediate logging on: such a run is tagged logging=intermediate, which compare warns of).
+  std::vector<std::string> warnings;
 };
 
 struct RunRow {
