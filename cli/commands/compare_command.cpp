@@ -2,6 +2,7 @@
 // size from libinspect's compare_runs), exit 1 when a significant regression passes the threshold.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "commands/command.h"
 #include "commands/store_options.h"
@@ -50,7 +51,10 @@ class CompareCommand final : public Command {
       return 2;
     }
     if (pct) threshold /= 100;
-    ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(location_));
+    // Runs named by id or tag are only read: a store that is not there is an error, not a new one.
+    std::error_code ec;
+    const bool imports = std::filesystem::is_regular_file(a_, ec) || std::filesystem::is_regular_file(b_, ec);
+    ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(location_, imports ? store::OpenMode::kCreate : store::OpenMode::kExisting));
     const store::Environment env = store::this_machine();
     ETSCOPE_ASSIGN_OR_RETURN(int64_t ia, store->resolve(a_, env));
     ETSCOPE_ASSIGN_OR_RETURN(int64_t ib, store->resolve(b_, env));
