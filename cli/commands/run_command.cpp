@@ -23,6 +23,12 @@
 namespace etscope::cli {
 namespace {
 
+// Which runtime produced the timings (the table's "engine" line and the JSON's "engine").
+constexpr const char* kEngine = "etscope";
+constexpr const char* kEngineDescription =
+    "etscope's own kernels, XNNPACK delegate graphs run node by node by etscope (named with XNNPACK's operator names); "
+    "not ExecuTorch's runtime";
+
 // How many first values of each output the report shows.
 constexpr size_t kPreviewValues = 6;
 
@@ -94,10 +100,18 @@ class RunCommand final : public Command {
       options.debug_buffer_bytes = static_cast<uint64_t>(debug_buffer_mib_) << 20;
     }
     ETSCOPE_ASSIGN_OR_RETURN(runner_, runner::Runner::load(options));
+    const bool bundled = bundled_option_->count() > 0;
+    // Inputs are set before anything is printed: an input error is the only line the user sees.
+    if (!bundled) ETSCOPE_TRY(set_inputs());
     const runtime::Method& method = runner_->method();
     say("%s: method %s, %zu instructions, %zu inputs, %zu outputs\n", model_.c_str(), runner_->method_name().c_str(),
                 method.instruction_count(), method.num_inputs(), method.num_outputs());
     say("load       %.2f ms (read, verify, arenas, kernels)\n", runner_->load_ms());
+    // The timings are etscope's runtime, not ExecuTorch's: say so wherever they are shown.
+    say("engine     %s: %s\n", kEngine, kEngineDescription);
+    if (!inputs_line_.empty()) say("%s\n", inputs_line_.c_str());
+    report_["engine"] = kEngine;
+    report_["engine_description"] = kEngineDescription;
     report_["file"] = model_;
     report_["method"] = runner_->method_name();
     report_["instructions"] = method.instruction_count();
@@ -106,10 +120,9 @@ class RunCommand final : public Command {
     report_["load_ms"] = runner_->load_ms();
 
     int code = 0;
-    if (bundled_option_->count() > 0) {
+    if (bundled) {
       ETSCOPE_ASSIGN_OR_RETURN(code, run_bundled());
     } else {
-      ETSCOPE_TRY(set_inputs());
       const bool tty = isatty(STDERR_FILENO) != 0;
       double first_ms = -1;
       auto bar = [&](int done, int total, double ms) {
@@ -180,6 +193,8 @@ class RunCommand final : public Command {
     return 0;
   }
 
+  // Sets the inputs the options ask for; the line that describes them is kept in inputs_line_,
+  // printed after the header once everything the run needs is known to be there.
   Status set_inputs() {
     if (!input_files_.empty()) {
       report_["input_source"] = input_files_;
@@ -187,25 +202,25 @@ class RunCommand final : public Command {
     }
     if (!etrecord_inputs_.empty()) {
       ETSCOPE_TRY(runner_->set_inputs_from_etrecord(etrecord_inputs_));
-      say("inputs     representative inputs of %s\n", etrecord_inputs_.c_str());
+      inputs_line_ = "inputs     representative inputs of " + etrecord_inputs_;
       report_["input_source"] = "etrecord " + etrecord_inputs_;
       return ok_status();
     }
     if (runner_->bundled() != nullptr && !ones_ && seed_ == 0) {
       // A .bpte without --bundled runs its first test case's inputs.
       if (runner_->set_bundled_inputs(0).ok()) {
-        say("inputs     bundled test case 0\n");
+        inputs_line_ = "inputs     bundled test case 0";
         report_["input_source"] = "bundled test case 0";
         return ok_status();
       }
     }
     if (ones_) {
       ETSCOPE_TRY(runner_->set_ones_inputs());
-      say("inputs     ones\n");
+      inputs_line_ = "inputs     ones";
       report_["input_source"] = "ones";
     } else {
       ETSCOPE_TRY(runner_->set_random_inputs(seed_));
-      say("inputs     random (seed %llu)\n", static_cast<unsigned long long>(seed_));
+      inputs_line_ = "inputs     random (seed " + std::to_string(seed_) + ")";
       report_["input_source"] = "random seed " + std::to_string(seed_);
     }
     return ok_status();
@@ -345,6 +360,7 @@ class RunCommand final : public Command {
   }
 
   std::string model_;
+  std::string inputs_line_;
   std::string method_;
   std::vector<std::string> ptd_files_;
   std::vector<std::string> input_files_;
