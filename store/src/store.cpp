@@ -330,6 +330,8 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& location, OpenMode
     if (exists && !S_ISREG(st.st_mode)) {
       return Error(ErrorCode::kWrongKind, location + ": not a regular file, so not an etscope store");
     }
+    // Opening an empty file as a store would write SQLite's header (WAL mode) into it.
+    if (exists && st.st_size == 0 && !create) return Error(ErrorCode::kNotFound, location + ": holds no etscope run store (an empty file)");
     ETSCOPE_ASSIGN_OR_RETURN(impl->db, open_sqlite(location));
   }
   ETSCOPE_TRY(migrate(*impl->db, location, create));
@@ -522,7 +524,7 @@ Result<std::vector<HistoryPoint>> Store::history(const std::string& program, con
     sql += "o.op = -1";
   } else {
     // "convolution.out" finds "native_call_convolution.out"; the first such operator of each run.
-    sql += "o.op = (SELECT MIN(o2.op) FROM operators o2 WHERE o2.run_id = r.id AND o2.op >= 0 AND (o2.name = $3 OR o2.name = $4))";
+    sql += "o.op = (SELECT MIN(o2.op) FROM operators o2 WHERE o2.run_id = r.id AND o2.op >= 0 AND (o2.name = $2 OR o2.name = $3))";
     params.push_back(op);
     params.push_back(std::string(events::kNativeCallPrefix) + op);
   }

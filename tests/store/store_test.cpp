@@ -538,7 +538,7 @@ TEST_CASE("a store of schema version 1 is migrated when opened and keeps its run
   CHECK(c2->optimizer_ms == std::vector<double>{0.5});
 }
 
-TEST_CASE("issue 28: a program given as a file is its hash; a name shared by two programs is ambiguous (SQLite and PostgreSQL)", "[store][cli]") {
+TEST_CASE("issue 28: a program given as a file is its hash, a name shared by two programs is ambiguous (SQLite and PostgreSQL)", "[store][cli]") {
   // An XNNPACK and a portable export of one model, both called prog.pte: they are no one trend.
   const std::string dir = temp_dir("store_program_identity");
   for (const char* sub : {"/xnnpack", "/portable", "/renamed", "/other"}) std::filesystem::create_directories(dir + sub);
@@ -609,9 +609,9 @@ TEST_CASE("issue 28: a program given as a file is its hash; a name shared by two
 TEST_CASE("issue 28: read-only verbs never create a store (SQLite and PostgreSQL)", "[store][cli]") {
   const std::string dir = temp_dir("store_read_only");
   const std::string typo = dir + "/sub/typo.sqlite";
-  for (const std::string& verb : {"runs", "history prog.pte", "sql \"SELECT 1\"", "compare 1 2"}) {
+  for (const char* verb : {"runs", "history prog.pte", "sql \"SELECT 1\"", "compare 1 2"}) {
     INFO(verb);
-    auto r = run_etscope(verb + " --store " + quoted(typo));
+    auto r = run_etscope(std::string(verb) + " --store " + quoted(typo));
     CHECK(r.exit_code == 1);
     CHECK(r.out.empty());
     CHECK(r.err == "etscope: " + typo + ": no run store here (run, train or debug --store, or etscope store add, make one)\n");
