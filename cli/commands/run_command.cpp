@@ -18,7 +18,7 @@
 #include "etscope/runtime/method.h"
 #include "etscope/runner/runner.h"
 #include "render/format.h"
-#include "render/program_json.h"
+#include "render/json_output.h"
 
 namespace etscope::cli {
 namespace {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "etscope/core/text.h"
+
 namespace etscope::gui {
 
 ProgramModel ProgramModel::build(const Program& program, size_t plan_index) {
@@ -12,10 +14,10 @@ ProgramModel ProgramModel::build(const Program& program, size_t plan_index) {
 
   auto fact = [&](std::string label, std::string value) { m.facts_.emplace_back(std::move(label), std::move(value)); };
   fact("file", file.file);
-  fact("size", inspect::bytes_text(program.file_size) + " (" + std::to_string(program.file_size) + " B)");
+  fact("size", bytes_text(program.file_size) + " (" + std::to_string(program.file_size) + " B)");
   fact("identifier", program.file_identifier + ", schema version " + std::to_string(program.version));
   fact("header", file.header);
-  fact("flatbuffer", inspect::bytes_text(program.flatbuffer_size));
+  fact("flatbuffer", bytes_text(program.flatbuffer_size));
   fact("segments", std::to_string(file.segments.size()));
   fact("constants", file.constants);
   if (!file.mutable_data.empty()) fact("mutable data", file.mutable_data);

@@ -19,6 +19,7 @@
 #include "etscope/core/stats.h"
 #include "etscope/core/text.h"
 #include "etscope/runtime/bundled.h"
+#include "etscope/runner/engine.h"
 
 namespace etscope::runner {
 
@@ -60,7 +61,8 @@ struct Runner::Impl {
   std::unique_ptr<etdump::EtDumpWriter> writer;
   std::vector<uint8_t> debug_buffer;
   std::string method_name;
-  std::unique_ptr<Method> method;
+  std::unique_ptr<Engine> engine;
+  Method* method = nullptr;  // etscope's runtime method behind the engine (bundled checks)
   double load_ms = 0;
   // The inputs as last set, kept to set them again before every execution.
   std::vector<std::vector<uint8_t>> inputs;
@@ -104,9 +106,9 @@ struct Runner::Impl {
   }
   // Sets tensor input i from bytes (shape `sizes`), keeping them for later executions.
   Status set_tensor(size_t i, std::vector<uint8_t> bytes, std::vector<int64_t> sizes) {
-    inputs.resize(method->num_inputs());
-    input_sizes.resize(method->num_inputs());
-    ETSCOPE_TRY(method->set_input(i, bytes, sizes));
+    inputs.resize(engine->num_inputs());
+    input_sizes.resize(engine->num_inputs());
+    ETSCOPE_TRY(engine->set_input(i, bytes, sizes));
     inputs[i] = std::move(bytes);
     input_sizes[i] = std::move(sizes);
     return ok_status();
@@ -117,24 +119,24 @@ struct Runner::Impl {
       return load_bundled_inputs(*method, *bundled, s->cases[*bundled_case]);
     }
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (method->input(i).tag != Tag::kTensor) continue;
-      ETSCOPE_TRY(method->set_input(i, inputs[i], input_sizes[i]));
+      if (engine->input(i).tag != Tag::kTensor) continue;
+      ETSCOPE_TRY(engine->set_input(i, inputs[i], input_sizes[i]));
     }
     return ok_status();
   }
   // Scalar inputs must equal the exported value: pass that value back.
   Status set_scalars() {
-    for (size_t i = 0; i < method->num_inputs(); ++i) {
-      const EValue& slot = method->input(i);
-      if (slot.tag != Tag::kTensor) ETSCOPE_TRY(method->set_scalar_input(i, slot));
+    for (size_t i = 0; i < engine->num_inputs(); ++i) {
+      const EValue& slot = engine->input(i);
+      if (slot.tag != Tag::kTensor) ETSCOPE_TRY(engine->set_scalar_input(i, slot));
     }
     return ok_status();
   }
   Status fill_inputs(const std::function<double(const TensorImpl&)>& value) {
     bundled_case.reset();
     ETSCOPE_TRY(set_scalars());
-    for (size_t i = 0; i < method->num_inputs(); ++i) {
-      const EValue& slot = method->input(i);
+    for (size_t i = 0; i < engine->num_inputs(); ++i) {
+      const EValue& slot = engine->input(i);
       if (slot.tag != Tag::kTensor) continue;
       const TensorImpl& t = *slot.tensor;
       std::vector<uint8_t> bytes(t.nbytes(), 0);
@@ -187,7 +189,12 @@ Result<std::unique_ptr<Runner>> Runner::load(const RunnerOptions& options) {
     impl->writer = std::make_unique<etdump::EtDumpWriter>(w);
     impl->writer->set_debug_level(options.debug_level);
   }
-  ETSCOPE_ASSIGN_OR_RETURN(impl->method, Method::load(program, impl->method_name, impl->method_options()));
+  switch (options.engine) {
+    case EngineKind::kEtscope:
+      ETSCOPE_ASSIGN_OR_RETURN(impl->engine, load_etscope_engine(program, impl->method_name, impl->method_options()));
+      break;
+  }
+  impl->method = impl->engine->method();
   impl->load_ms = ms_between(t0, Clock::now());
   return std::unique_ptr<Runner>(new Runner(std::move(impl)));
 }
@@ -195,6 +202,7 @@ Result<std::unique_ptr<Runner>> Runner::load(const RunnerOptions& options) {
 const Program& Runner::program() const { return impl_->program(); }
 const BundledProgram* Runner::bundled() const { return impl_->bundled.get(); }
 const std::string& Runner::method_name() const { return impl_->method_name; }
+EngineKind Runner::engine() const { return impl_->engine->kind(); }
 Method& Runner::method() { return *impl_->method; }
 const Method& Runner::method() const { return *impl_->method; }
 double Runner::load_ms() const { return impl_->load_ms; }
@@ -229,14 +237,14 @@ Result<NpyArray> narrow_to_bfloat16(NpyArray a, const std::string& path) {
 
 Status Runner::set_inputs_from_files(const std::vector<std::string>& paths) {
   Impl& m = *impl_;
-  if (paths.size() != m.method->num_inputs()) {
+  if (paths.size() != m.engine->num_inputs()) {
     return make_error(ErrorCode::kInvalidArgument, "%s takes %zu inputs, %zu input files given", m.where().c_str(),
-                      m.method->num_inputs(), paths.size());
+                      m.engine->num_inputs(), paths.size());
   }
   m.bundled_case.reset();
   ETSCOPE_TRY(m.set_scalars());
   for (size_t i = 0; i < paths.size(); ++i) {
-    const EValue& slot = m.method->input(i);
+    const EValue& slot = m.engine->input(i);
     if (slot.tag != Tag::kTensor) continue;
     const TensorImpl& t = *slot.tensor;
     const std::vector<int64_t> planned(t.sizes().begin(), t.sizes().end());
@@ -291,7 +299,7 @@ Status Runner::set_inputs_from_etrecord(const std::string& etrecord_path) {
   ETSCOPE_ASSIGN_OR_RETURN(const std::vector<etrecord::TensorValue>* recorded, record.representative_inputs_of(m.method_name));
   const std::vector<etrecord::TensorValue>& values = *recorded;
   size_t tensor_inputs = 0;
-  for (size_t i = 0; i < m.method->num_inputs(); ++i) tensor_inputs += m.method->input(i).tag == Tag::kTensor;
+  for (size_t i = 0; i < m.engine->num_inputs(); ++i) tensor_inputs += m.engine->input(i).tag == Tag::kTensor;
   if (values.size() != tensor_inputs) {
     return make_error(ErrorCode::kInvalidArgument, "%s: %zu representative inputs, %s takes %zu tensors", etrecord_path.c_str(),
                       values.size(), m.where().c_str(), tensor_inputs);
@@ -299,8 +307,8 @@ Status Runner::set_inputs_from_etrecord(const std::string& etrecord_path) {
   m.bundled_case.reset();
   ETSCOPE_TRY(m.set_scalars());
   size_t next = 0;
-  for (size_t i = 0; i < m.method->num_inputs(); ++i) {
-    const EValue& slot = m.method->input(i);
+  for (size_t i = 0; i < m.engine->num_inputs(); ++i) {
+    const EValue& slot = m.engine->input(i);
     if (slot.tag != Tag::kTensor) continue;
     const etrecord::TensorValue& v = values[next++];
     const TensorImpl& t = *slot.tensor;
@@ -333,14 +341,14 @@ Result<Timing> Runner::run(int warmup, int iterations, const std::function<void(
   if (iterations < 1) return Error(ErrorCode::kInvalidArgument, "the number of timed iterations must be at least 1");
   for (int i = 0; i < warmup; ++i) {
     ETSCOPE_TRY(m.reset_inputs());
-    ETSCOPE_TRY(m.method->execute(events::kBlockWarmup.data()));
+    ETSCOPE_TRY(m.engine->execute(events::kBlockWarmup.data()));
   }
   Timing timing;
   timing.samples.reserve(static_cast<size_t>(iterations));
   for (int i = 0; i < iterations; ++i) {
     const auto a = Clock::now();
     ETSCOPE_TRY(m.reset_inputs());
-    ETSCOPE_TRY(m.method->execute());
+    ETSCOPE_TRY(m.engine->execute(events::kBlockExecute.data()));
     timing.samples.push_back(ms_between(a, Clock::now()));
     if (progress) progress(i + 1, iterations, timing.samples.back());
   }
@@ -361,7 +369,7 @@ Result<std::vector<BundledCaseResult>> Runner::check_bundled(std::optional<size_
     if (only && suite.method_name != m.method_name) continue;
     // The runner's own method, or another one loaded for its cases.
     std::unique_ptr<Method> other;
-    Method* method = m.method.get();
+    Method* method = m.method;
     if (suite.method_name != m.method_name) {
       ETSCOPE_ASSIGN_OR_RETURN(other, Method::load(m.program(), suite.method_name, m.method_options()));
       method = other.get();
@@ -397,8 +405,8 @@ Result<std::vector<BundledCaseResult>> Runner::check_bundled(std::optional<size_
 
 std::vector<std::optional<TensorSummary>> Runner::output_summaries(size_t first_n) const {
   std::vector<std::optional<TensorSummary>> out;
-  for (size_t i = 0; i < impl_->method->num_outputs(); ++i) {
-    const EValue& v = impl_->method->output(i);
+  for (size_t i = 0; i < impl_->engine->num_outputs(); ++i) {
+    const EValue& v = impl_->engine->output(i);
     if (v.tag != Tag::kTensor || v.tensor == nullptr) {
       out.emplace_back();
       continue;
@@ -421,8 +429,8 @@ Result<size_t> Runner::write_outputs(const std::string& dir) const {
   std::filesystem::create_directories(dir, ec);
   if (ec) return Error(ErrorCode::kIo, dir + ": cannot create directory: " + ec.message());
   size_t written = 0;
-  for (size_t i = 0; i < impl_->method->num_outputs(); ++i) {
-    const EValue& v = impl_->method->output(i);
+  for (size_t i = 0; i < impl_->engine->num_outputs(); ++i) {
+    const EValue& v = impl_->engine->output(i);
     if (v.tag != Tag::kTensor || v.tensor->data() == nullptr) continue;
     const TensorImpl& t = *v.tensor;
     const std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());

@@ -6,6 +6,7 @@
 
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/formats/npy.h"
+#include "etscope/formats/pte_reader.h"
 #include "etscope/core/stats.h"
 #include "etscope/inspect/inspector.h"
 #include "etscope/runner/runner.h"
@@ -77,7 +78,7 @@ TEST_CASE("output summaries give each tensor output's dtype, sizes, count and fi
   const auto summaries = runner->output_summaries(6);
   REQUIRE(summaries.size() == runner->method().num_outputs());
   REQUIRE(summaries[0].has_value());
-  const runtime::TensorSummary& out = *summaries[0];
+  const runner::TensorSummary& out = *summaries[0];
   CHECK(out.dtype == ScalarType::kFloat);
   CHECK(out.sizes == std::vector<int64_t>{1});
   CHECK(out.count == 1);
@@ -154,4 +155,44 @@ TEST_CASE("transposed convolutions in every configuration match ExecuTorch's run
       CHECK(r.max_abs_error < 1e-5);
     }
   }
+}
+
+TEST_CASE("the runner names the engine that executes the method, and the engine runs as its method does", "[runner][engine]") {
+  CHECK(std::string(runner::engine_name(runner::EngineKind::kEtscope)) == "etscope");
+  CHECK(std::string(runner::engine_description(runner::EngineKind::kEtscope)).find("not ExecuTorch's timings") != std::string::npos);
+  auto parsed = runner::parse_engine("etscope");
+  REQUIRE(parsed.ok());
+  CHECK(*parsed == runner::EngineKind::kEtscope);
+  auto unknown = runner::parse_engine("executorch-typo");
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.error().message() == "unknown engine 'executorch-typo' (engines: etscope)");
+
+  auto r = load(fixture("cifar10/cifar10.pte"));
+  CHECK(r->engine() == runner::EngineKind::kEtscope);
+  REQUIRE(r->set_ones_inputs().ok());
+  REQUIRE(r->run(0, 1).ok());
+  const std::vector<uint8_t> via_runner(static_cast<const uint8_t*>(r->method().output(0).tensor->data()),
+                                        static_cast<const uint8_t*>(r->method().output(0).tensor->data()) +
+                                            r->method().output(0).tensor->nbytes());
+
+  // The same program and inputs through the engine interface directly.
+  auto program = PteReader::open(fixture("cifar10/cifar10.pte"));
+  REQUIRE(program.ok());
+  auto engine = runner::load_etscope_engine(*program, "forward", {});
+  REQUIRE(engine.ok());
+  runner::Engine& e = **engine;
+  CHECK(e.kind() == runner::EngineKind::kEtscope);
+  REQUIRE(e.method() != nullptr);
+  REQUIRE(e.num_inputs() == r->method().num_inputs());
+  for (size_t i = 0; i < e.num_inputs(); ++i) {
+    const TensorImpl& t = *e.input(i).tensor;
+    REQUIRE(t.dtype() == ScalarType::kFloat);
+    const std::vector<float> ones(static_cast<size_t>(t.numel()), 1.0f);
+    REQUIRE(e.set_input(i, {reinterpret_cast<const uint8_t*>(ones.data()), ones.size() * sizeof(float)}, {}).ok());
+  }
+  REQUIRE(e.execute("Execute").ok());
+  REQUIRE(e.num_outputs() == r->method().num_outputs());
+  const TensorImpl& out = *e.output(0).tensor;
+  const std::vector<uint8_t> via_engine(static_cast<const uint8_t*>(out.data()), static_cast<const uint8_t*>(out.data()) + out.nbytes());
+  CHECK(via_engine == via_runner);
 }

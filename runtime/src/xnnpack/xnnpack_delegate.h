@@ -24,6 +24,8 @@
 
 namespace etscope::runtime::xnnpack {
 
+struct DelegateState;  // delegate_state.h, private to runtime/src/xnnpack/
+
 /// Takes bytes from the method's memory budget, or explains why it cannot.
 using Reserve = std::function<Status(uint64_t bytes, const std::string& what)>;
 
@@ -44,9 +46,8 @@ class XnnpackDelegate {
   Status execute(std::span<EValue* const> args, EventTracer* tracer);
 
  private:
-  struct Impl;
-  explicit XnnpackDelegate(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  explicit XnnpackDelegate(std::unique_ptr<DelegateState> impl);
+  std::unique_ptr<DelegateState> impl_;
 };
 
 }  // namespace etscope::runtime::xnnpack

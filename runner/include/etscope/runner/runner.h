@@ -21,6 +21,7 @@
 #include "etscope/formats/bundled_program.h"
 #include "etscope/formats/program.h"
 #include "etscope/formats/tensor_stats.h"
+#include "etscope/runner/engine.h"
 #include "etscope/runtime/method.h"
 
 namespace etscope::runner {
@@ -29,6 +30,7 @@ struct RunnerOptions {
   std::string model;                   ///< A .pte or a .bpte.
   std::vector<std::string> ptd_files;  ///< External tensors, searched in order.
   std::string method;                  ///< "" means "forward", else the program's first method.
+  EngineKind engine = EngineKind::kEtscope;  ///< What executes the method (engine.h).
   uint64_t max_memory = 0;             ///< Method::load's limit; 0 means the machine's memory.
   /// Record the load and every execution as an ETDump (written by write_trace()).
   bool trace = false;
@@ -82,6 +84,10 @@ class Runner {
   /// The bundled program when the model is a .bpte, else null.
   const BundledProgram* bundled() const;
   const std::string& method_name() const;
+  /// The engine executing the method: every timing the runner reports is this engine's.
+  EngineKind engine() const;
+  /// etscope's runtime method behind the etscope engine (training and output inspection drive it
+  /// directly).
   runtime::Method& method();
   const runtime::Method& method() const;
   /// Wall time of reading, verifying and loading, in milliseconds.

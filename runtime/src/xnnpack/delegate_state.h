@@ -1,0 +1,253 @@
+// DelegateState: what one loaded XNNPACK delegate call holds (its graph, value shapes and
+// buffers, scratch, integer layers, profiling events, logged outputs), shared by the files of
+// runtime/src/xnnpack/ and private to them:
+//   xnnpack_delegate.cpp  load and execute
+//   node_table.cpp        one row per node kind: its check, its run functions, its event name
+//   node_checks.cpp       load-time validation and shape inference, per node kind
+//   float_nodes.cpp       nodes computed on floats
+//   quantized_nodes.cpp   int8 layers computed in integers, constants, rounding to a value's grid
+//   events.cpp            profiling event names and grouping, intermediate-output logging
+//
+// Layout conventions are XNNPACK's: images are NHWC; convolution filters are OHWI (output
+// channels, kernel rows, kernel columns, input channels of the group), depthwise filters 1HWO,
+// fully connected filters [outputs, inputs] (transposed when flag 1 is set).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "etscope/core/evalue.h"
+#include "etscope/core/result.h"
+#include "etscope/formats/xnnpack_payload.h"
+#include "kernels/util/broadcast_util.h"
+
+namespace etscope::runtime::xnnpack {
+
+using xnn::ElementType;
+using xnn::Node;
+using xnn::NodeKind;
+
+constexpr uint32_t kFlagTransposeB = 1;  // fully connected: weights are [inputs, outputs]; bmm: b is [.., N, K]
+constexpr uint32_t kFlagLegacyResize = 4;
+constexpr uint32_t kFlagAlignCorners = 8;
+constexpr uint32_t kFlagKeepDims = 0x40;  // pools: keep the reduced dimensions (a no-op for 4-D pools)
+constexpr int kMaxRank = 6;
+
+/// A value's shape in memory order. XNNPACK's values have at most 6 dimensions, so a shape lives
+/// inline (no allocation while shapes are propagated at run time).
+struct Shape {
+  int rank = 0;
+  int64_t d[kMaxRank] = {};
+  /// Saturates at INT64_MAX: shapes propagated from a hostile graph's attributes may not fit, and
+  /// a saturated count never fits a value's declared elements.
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int i = 0; i < rank; ++i) {
+      if (__builtin_mul_overflow(n, d[i], &n)) return INT64_MAX;
+    }
+    return n;
+  }
+  bool operator==(const Shape& o) const { return rank == o.rank && std::equal(d, d + rank, o.d); }
+  std::string text() const {
+    std::string s = "[";
+    for (int i = 0; i < rank; ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+    return s + "]";
+  }
+};
+
+/// Scratch the nodes need, found while checking them (the largest of any node).
+struct Scratch {
+  size_t floats = 0;   // im2col / temporaries
+  size_t doubles = 0;  // the same for integer-exact quantized convolutions
+  size_t gemm = 0;     // bytes of GEMM workspace
+};
+
+/// A quantized convolution or fully connected layer computed as XNNPACK computes it: integer
+/// products summed exactly (in doubles, which hold any int8 x int8 sum of this size), plus the
+/// int32 bias, then requantized in float: acc * (input scale * filter scale / output scale),
+/// rounded to nearest even, clamped, plus the output zero point.
+struct QuantizedLayer {
+  float in_scale = 1;
+  int32_t in_zero = 0;
+  float out_scale = 1;
+  int32_t out_zero = 0;
+  float qmin = -128, qmax = 127;       // the output range, fused activation included
+  std::vector<double> weights;         // integer filter values, the float filter's layout
+  // The same as floats instead (weights then empty) when no sum of products can leave the range
+  // where floats hold every integer (2^24), whatever the input: the float GEMM is then exact too.
+  std::vector<float> fweights;
+  std::vector<double> bias;            // integer bias per output channel (0 without one)
+  std::vector<float> scale;            // requantization scale per output channel
+  // Add: XNNPACK's fixed-point form, out = (rounding + a * a_mult + b * b_mult) >> shift
+  // (a and b less their zero points), with multipliers of 21 bits at most.
+  float a_scale = 1, b_scale = 1;
+  int32_t a_mult = 0, b_mult = 0, rounding = 0;
+  uint32_t shift = 0;
+};
+
+struct DelegateState {
+  xnn::Graph graph;
+  std::string where;
+  // Shapes in memory order. A graph whose DelegateCall arguments are dynamic tensors declares
+  // its values at their upper bounds (as ExecuTorch serializes them): `declared` holds those,
+  // and every value's buffer is sized for them. `shapes` are the current ones: propagated from
+  // the arguments' shapes through every node (reshape()) whenever those change, each checked to
+  // fit its value's declared elements. A static graph's inferred shapes must equal the declared.
+  std::vector<Shape> declared;
+  std::vector<Shape> shapes;
+  bool dynamic = false;
+  std::vector<Shape> last_inputs;  // the argument shapes `shapes` were propagated from
+  std::vector<std::vector<float>> owned;  // per value: internal buffers and float constants
+  std::vector<float*> data;               // per value, external ones set per execution
+  // Profiling events: XNNPACK's runtime fuses some nodes into one operator (a Clamp into its
+  // producer, a dynamic-quantization Convert into the layer it feeds, two reshapes in a row, a
+  // transpose into the matrix product it feeds), so its dump has one event for them; etscope
+  // does the same. Event e covers the nodes
+  // event_first[e]..event_first[e + 1] - 1 and is named event_names[e].
+  std::vector<std::string> event_names;
+  std::vector<uint32_t> event_first;
+  void group_events();
+  std::vector<int> consumers;             // per value: how many node inputs read it
+  std::vector<uint32_t> reads, writes;    // DelegateCall argument positions
+  std::vector<float> scratch;
+  std::vector<double> qscratch;
+  std::vector<uint8_t> gemm_workspace;
+  std::vector<int32_t> quantized_of_node;  // per node: index into quantized, or -1
+  std::vector<QuantizedLayer> quantized;
+  /// True when node n is a convolution or fully connected layer with int8 activations per tensor
+  /// and int8 filters (per tensor or per channel), an int8 Add or an int8 mean: it runs in integers.
+  bool integer_layer(const Node& n) const;
+  Status plan_quantized(size_t i);
+  /// The Clamp node that alone reads node i's only output (not a graph output), or null.
+  const Node* sole_clamp_consumer(size_t i) const;
+
+  // Intermediate outputs for the debug buffer: the last node carrying each edge-graph debug handle
+  // logs its output under that handle, in the edge graph's (logical) dimension order: `order[v]`
+  // maps value v's memory dimensions to logical ones (NHWC values inside the graph are
+  // channels-last views of NCHW tensors), quantized values as the floats they stand for.
+  struct Logged {
+    uint32_t node = 0;
+    int32_t handle = 0;
+    bool permute = false;
+    TensorImpl tensor;
+    EValue value;
+  };
+  std::vector<std::array<uint8_t, kMaxRank>> order;
+  std::vector<Logged> logged;
+  std::vector<int32_t> logged_of_node;  // per node: index into logged, or -1
+  std::vector<float> log_scratch;
+  void plan_logging(std::span<EValue* const> args);
+  bool log_output(Logged& l);  // false when it cannot be logged
+
+  std::string node_where(size_t i) const {
+    return where + ": XNNPACK node " + std::to_string(i) + " (" + xnn::to_string(graph.nodes[i].kind) + ")";
+  }
+  Error bad(size_t node, const std::string& text) const { return Error(ErrorCode::kCorrupt, node_where(node) + ": " + text); }
+  const Shape& in_shape(const Node& n, size_t k) const { return shapes[static_cast<size_t>(n.inputs[k])]; }
+  const Shape& out_shape(const Node& n, size_t k = 0) const { return shapes[static_cast<size_t>(n.outputs[k])]; }
+  const xnn::TensorValue& value(int32_t v) const { return graph.values[static_cast<size_t>(v)]; }
+  const float* input(const Node& n, size_t k) const { return data[static_cast<size_t>(n.inputs[k])]; }
+  float* output(const Node& n, size_t k = 0) const { return data[static_cast<size_t>(n.outputs[k])]; }
+  /// Checks node i's types and attributes and infers its outputs' shapes; grows `scratch` to
+  /// what the node needs. Run at load and, in a dynamic graph, whenever input shapes change.
+  Status check_node(size_t i, Scratch* scratch);
+  /// Sets node i's output k to `want`: in a static graph it must be the declared shape, in a
+  /// dynamic one of the declared rank and within the declared elements.
+  Status set_out(size_t i, const Shape& want, size_t k = 0);
+  /// Propagates the arguments' current shapes through the graph (dynamic graphs) and resizes
+  /// the output arguments.
+  Status reshape(std::span<EValue* const> args);
+  std::string event_name(const Node& n) const;
+  /// Computes node i: in integers when it is an integer layer, else on floats, then rounds its
+  /// outputs to their values' grids.
+  void run_node(size_t i);
+  /// Rounds the outputs of a node whose values are quantized (or f16) to their grid.
+  void quantize_outputs(const Node& n);
+};
+
+/// What most nodes read and write: input 0 and output 0, with their current shapes.
+struct NodeOperands {
+  const Shape& sx;
+  const Shape& so;
+  const float* x;
+  float* out;
+};
+inline NodeOperands operands(const DelegateState& m, const Node& n) {
+  return {m.in_shape(n, 0), m.out_shape(n), m.input(n, 0), m.output(n)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arithmetic shared by float and integer nodes.
+
+inline float clampf(float v, float lo, float hi) { return std::min(std::max(v, lo), hi); }
+
+/// Row-major strides of a shape.
+inline void strides_of(const Shape& s, int64_t* st) {
+  int64_t acc = 1;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    st[d] = acc;
+    acc *= s.d[d];
+  }
+}
+
+/// Visits the elements of shape `s` in row-major order, calling f(i, offset) for the i-th, where
+/// `offset` moves by step[d] along dimension d (a permuted or strided view of another buffer).
+template <typename F>
+void walk_strided(const Shape& s, const int64_t* step, F f) {
+  int64_t idx[kMaxRank] = {};
+  int64_t off = 0;
+  const int64_t count = s.numel();
+  for (int64_t i = 0; i < count; ++i) {
+    f(i, off);
+    for (int d = s.rank - 1; d >= 0; --d) {
+      off += step[d];
+      if (++idx[d] < s.d[d]) break;
+      off -= step[d] * s.d[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+/// out[i] = f(a[...], b[...]) over the broadcast output `so`, with the kernels' broadcast walk
+/// (kernels/util/broadcast_util.h) for shapes that differ in more than a scalar operand.
+template <typename F>
+void binary_broadcast(const Shape& sa, const float* a, const Shape& sb, const float* b, const Shape& so, float* out, F f) {
+  const int64_t n = so.numel();
+  if (sa == so && sb == so) {
+    for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+    return;
+  }
+  if (sb.numel() == 1 && sa == so) {
+    const float bv = b[0];
+    for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], bv);
+    return;
+  }
+  const std::span<const int64_t> out_sizes{so.d, static_cast<size_t>(so.rank)};
+  kernels::BroadcastIndex ia(out_sizes, {sa.d, static_cast<size_t>(sa.rank)});
+  kernels::BroadcastIndex ib(out_sizes, {sb.d, static_cast<size_t>(sb.rank)});
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = f(a[ia.index()], b[ib.index()]);
+    ia.advance();
+    ib.advance();
+  }
+}
+
+/// The raw quantized value of `scaled` (a float already divided by the scale): rounded to nearest
+/// even, the zero point added, clamped to [qmin, qmax]. NaN has no integer and would pass a
+/// min/max clamp untouched into an undefined cast. It becomes qmax, as in XNNPACK's x86 kernels,
+/// whose clamp (minps against the upper bound) returns the bound for NaN: ExecuTorch's outputs
+/// for int8 programs fed NaN agree with this and with neither qmin nor the zero point.
+inline float quantize_raw(float scaled, float zero_point, float qmin, float qmax) {
+  if (std::isnan(scaled)) return qmax;
+  return std::min(std::max(std::nearbyint(scaled) + zero_point, qmin), qmax);
+}
+
+/// Dequantizes a constant into `out` (numel floats). Quantization parameters were checked by the
+/// payload reader (channel axis inside the rank, one scale per channel or block).
+Status dequantize_constant(const xnn::TensorValue& v, float* out, const std::string& what);
+
+}  // namespace etscope::runtime::xnnpack

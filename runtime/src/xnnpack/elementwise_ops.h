@@ -1,0 +1,63 @@
+// Elementwise XNNPACK nodes on floats: one small inline function per operation, and the two
+// node runners the table instantiates with them (run_unary<op_exp>, run_binary<op_add>).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "xnnpack/delegate_state.h"
+
+namespace etscope::runtime::xnnpack {
+
+/// Clamps node n's output 0 to the node's output range, unless that range is unbounded.
+void apply_output_range(const DelegateState& m, const Node& n);
+
+// Binary operations: (a, b).
+inline float op_add(float a, float b) { return a + b; }
+inline float op_subtract(float a, float b) { return a - b; }
+inline float op_multiply(float a, float b) { return a * b; }
+inline float op_divide(float a, float b) { return a / b; }
+inline float op_minimum(float a, float b) { return std::fmin(a, b); }
+inline float op_maximum(float a, float b) { return std::fmax(a, b); }
+inline float op_prelu(float a, float slope) { return a < 0 ? a * slope : a; }
+
+// Unary operations: (value, the node's alpha), alpha read by ELU and LeakyReLU only.
+inline float op_sigmoid(float v, float) { return 1.0f / (1.0f + std::exp(-v)); }
+inline float op_tanh(float v, float) { return std::tanh(v); }
+inline float op_hardswish(float v, float) { return v * std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f; }
+inline float op_gelu(float v, float) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); }
+inline float op_abs(float v, float) { return std::fabs(v); }
+inline float op_negate(float v, float) { return -v; }
+inline float op_square(float v, float) { return v * v; }
+inline float op_sqrt(float v, float) { return std::sqrt(v); }
+inline float op_rsqrt(float v, float) { return 1.0f / std::sqrt(v); }
+inline float op_exp(float v, float) { return std::exp(v); }
+inline float op_log(float v, float) { return std::log(v); }
+inline float op_floor(float v, float) { return std::floor(v); }
+inline float op_ceil(float v, float) { return std::ceil(v); }
+inline float op_sin(float v, float) { return std::sin(v); }
+inline float op_cos(float v, float) { return std::cos(v); }
+inline float op_elu(float v, float alpha) { return v < 0 ? alpha * std::expm1(v) : v; }
+inline float op_leaky_relu(float v, float slope) { return v < 0 ? v * slope : v; }
+
+/// out = Op(x, n.alpha) per element, then the node's output range.
+template <float (*Op)(float, float)>
+void run_unary(DelegateState& m, const Node& n) {
+  const float* x = m.input(n, 0);
+  float* out = m.output(n);
+  const float alpha = n.alpha;
+  const int64_t count = m.out_shape(n).numel();
+  for (int64_t i = 0; i < count; ++i) out[i] = Op(x[i], alpha);
+  apply_output_range(m, n);
+}
+
+/// out = Op(a, b) with broadcasting, then the node's output range.
+template <float (*Op)(float, float)>
+void run_binary(DelegateState& m, const Node& n) {
+  binary_broadcast(m.in_shape(n, 0), m.input(n, 0), m.in_shape(n, 1), m.input(n, 1), m.out_shape(n), m.output(n),
+                   [](float a, float b) { return Op(a, b); });
+  apply_output_range(m, n);
+}
+
+}  // namespace etscope::runtime::xnnpack

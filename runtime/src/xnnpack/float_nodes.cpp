@@ -1,0 +1,400 @@
+// XNNPACK nodes computed on floats (quantized values are held as the floats they stand for and
+// rounded to their grid after the node, DelegateState::quantize_outputs). Each function applies
+// its node's output range (a fused activation). Sections: [elementwise] [convolution and matrix
+// products] [pooling] [data movement]
+//
+// Softmax and pooling stay apart from the ATen kernels' (kernels/op_reduce.cpp, op_pool.cpp):
+// those walk NCHW planes and start a row's maximum at -inf, where XNNPACK starts at its first
+// element (a leading NaN then wins), and the results must stay XNNPACK's bit for bit.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/util/gemm.h"
+#include "xnnpack/elementwise_ops.h"
+#include "xnnpack/nhwc_windows.h"
+#include "xnnpack/node_table.h"
+
+namespace etscope::runtime::xnnpack {
+
+// ---------------------------------------------------------------------------------------------
+// [elementwise]
+
+void apply_output_range(const DelegateState& m, const Node& n) {
+  const float lo = n.output_min, hi = n.output_max;
+  if (std::isinf(lo) && lo < 0 && std::isinf(hi) && hi > 0) return;
+  float* out = m.output(n);
+  const int64_t count = m.out_shape(n).numel();
+  for (int64_t i = 0; i < count; ++i) out[i] = clampf(out[i], lo, hi);
+}
+
+void run_clamp(DelegateState& m, const Node& n) {
+  const float* x = m.input(n, 0);
+  float* out = m.output(n);
+  const int64_t count = m.out_shape(n).numel();
+  for (int64_t i = 0; i < count; ++i) out[i] = clampf(x[i], n.output_min, n.output_max);
+}
+
+// Copy, Convert (rounded to its output's grid afterwards) and Reshape.
+void run_copy(DelegateState& m, const Node& n) {
+  const float* x = m.input(n, 0);
+  float* out = m.output(n);
+  if (out != x) std::memmove(out, x, static_cast<size_t>(m.out_shape(n).numel()) * 4);
+  apply_output_range(m, n);
+}
+
+void run_softmax(DelegateState& m, const Node& n) {
+  const float* x = m.input(n, 0);
+  float* out = m.output(n);
+  const Shape& so = m.out_shape(n);
+  const int64_t count = so.numel();
+  const int64_t c = so.d[so.rank - 1];
+  for (int64_t r = 0; r + c <= count && c > 0; r += c) {
+    float mx = x[r];
+    for (int64_t j = 1; j < c; ++j) mx = std::max(mx, x[r + j]);
+    float sum = 0;
+    for (int64_t j = 0; j < c; ++j) sum += (out[r + j] = std::exp(x[r + j] - mx));
+    for (int64_t j = 0; j < c; ++j) out[r + j] /= sum;
+  }
+  apply_output_range(m, n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// [convolution and matrix products]
+
+namespace {
+
+// What a convolution node reads and writes: NHWC input x (H x W x C per image), filter w,
+// bias (null without one), output (OH x OW x CO per image).
+struct ConvOperands {
+  const Shape& sx;
+  const Shape& so;
+  const float* x;
+  float* out;
+  const float* w;
+  const float* bias;
+  int64_t H, W, C, OH, OW, CO;
+};
+
+ConvOperands conv_operands(const DelegateState& m, const Node& n) {
+  const Shape& sx = m.in_shape(n, 0);
+  const Shape& so = m.out_shape(n);
+  return {sx, so, m.input(n, 0), m.output(n), m.input(n, 1), n.inputs[2] >= 0 ? m.input(n, 2) : nullptr,
+          sx.d[1], sx.d[2], sx.d[3], so.d[1], so.d[2], so.d[3]};
+}
+
+}  // namespace
+
+void run_conv2d(DelegateState& m, const Node& n) {
+  const xnn::ConvParams& c = n.conv;
+  const float lo = n.output_min, hi = n.output_max;
+  const auto [sx, so, x, out, w, bias, H, W, C, OH, OW, CO] = conv_operands(m, n);
+  const int64_t kk = int64_t{c.kernel_h} * c.kernel_w * c.group_in, pixels = OH * OW;
+  const int64_t og = c.group_out;
+  float* col = m.scratch.data();
+  float* tmp = col + pixels * kk;
+  const bool direct = pointwise_conv(c);
+  for (int64_t b = 0; b < sx.d[0]; ++b) {
+    const float* img = x + b * H * W * C;
+    float* dst = out + b * pixels * CO;
+    for (uint32_t g = 0; g < c.groups; ++g) {
+      const float* a = img;
+      if (!direct) {
+        im2col(img, sx, so, c, g, col);
+        a = col;
+      }
+      float* c_out = c.groups == 1 ? dst : tmp;
+      kernels::gemm(false, true, pixels, og, kk, 1.0f, a, w + g * og * kk, 0.0f, c_out, m.gemm_workspace.data());
+      if (c.groups != 1) {
+        for (int64_t p = 0; p < pixels; ++p) std::memcpy(dst + p * CO + g * og, tmp + p * og, static_cast<size_t>(og) * 4);
+      }
+    }
+    for (int64_t p = 0; p < pixels; ++p) {
+      float* px = dst + p * CO;
+      for (int64_t o = 0; o < CO; ++o) px[o] = clampf(px[o] + (bias ? bias[o] : 0.0f), lo, hi);
+    }
+  }
+}
+
+void run_depthwise_conv2d(DelegateState& m, const Node& n) {
+  const xnn::ConvParams& c = n.conv;
+  const float lo = n.output_min, hi = n.output_max;
+  const auto [sx, so, x, out, w, bias, H, W, C, OH, OW, CO] = conv_operands(m, n);
+  const int64_t mult = c.group_out;
+  for (int64_t b = 0; b < sx.d[0]; ++b) {
+    for (int64_t oy = 0; oy < OH; ++oy) {
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        float* px = out + ((b * OH + oy) * OW + ox) * CO;
+        for (int64_t o = 0; o < CO; ++o) px[o] = bias ? bias[o] : 0.0f;
+        for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
+          const float* in = x + (b * H * W + pixel) * C;
+          const float* wk = w + k * CO;
+          if (mult == 1) {
+            for (int64_t o = 0; o < CO; ++o) px[o] += in[o] * wk[o];  // the common case, vectorised
+          } else {
+            for (int64_t o = 0; o < CO; ++o) px[o] += in[o / mult] * wk[o];
+          }
+        });
+        for (int64_t o = 0; o < CO; ++o) px[o] = clampf(px[o], lo, hi);
+      }
+    }
+  }
+}
+
+// Each input pixel scatters into the output pixels its filter taps reach.
+void run_conv_transpose2d(DelegateState& m, const Node& n) {
+  const xnn::ConvParams& c = n.conv;
+  const float lo = n.output_min, hi = n.output_max;
+  const auto [sx, so, x, out, w, bias, H, W, C, OH, OW, CO] = conv_operands(m, n);
+  const int64_t cg = c.group_in, og = c.group_out;
+  for (int64_t p = 0; p < so.numel(); ++p) out[p] = bias ? bias[p % CO] : 0.0f;
+  for (int64_t b = 0; b < sx.d[0]; ++b) {
+    for (int64_t iy = 0; iy < H; ++iy) {
+      for (int64_t ix = 0; ix < W; ++ix) {
+        const float* in = x + ((b * H + iy) * W + ix) * C;
+        for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+          const int64_t oy = iy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
+          if (oy < 0 || oy >= OH) continue;
+          for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+            const int64_t ox = ix * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
+            if (ox < 0 || ox >= OW) continue;
+            float* px = out + ((b * OH + oy) * OW + ox) * CO;
+            for (uint32_t g = 0; g < c.groups; ++g) {
+              for (int64_t o = 0; o < og; ++o) {
+                const float* wr = w + (((g * og + o) * c.kernel_h + ky) * c.kernel_w + kx) * cg;
+                float acc = 0;
+                for (int64_t ci = 0; ci < cg; ++ci) acc += in[g * cg + ci] * wr[ci];
+                px[g * og + o] += acc;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  for (int64_t p = 0; p < so.numel(); ++p) out[p] = clampf(out[p], lo, hi);
+}
+
+void run_fully_connected(DelegateState& m, const Node& n) {
+  const float lo = n.output_min, hi = n.output_max;
+  float* out = m.output(n);
+  const Shape& sw = m.in_shape(n, 1);
+  const bool t = (n.flags & kFlagTransposeB) != 0;
+  const int64_t k = t ? sw.d[0] : sw.d[1], nout = t ? sw.d[1] : sw.d[0];
+  const int64_t rows = k > 0 ? m.in_shape(n, 0).numel() / k : 0;
+  const float* bias = n.inputs[2] >= 0 ? m.input(n, 2) : nullptr;
+  kernels::gemm(false, !t, rows, nout, k, 1.0f, m.input(n, 0), m.input(n, 1), 0.0f, out, m.gemm_workspace.data());
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t o = 0; o < nout; ++o) out[r * nout + o] = clampf(out[r * nout + o] + (bias ? bias[o] : 0.0f), lo, hi);
+  }
+}
+
+void run_batch_matmul(DelegateState& m, const Node& n) {
+  const Shape& sa = m.in_shape(n, 0);
+  const Shape& sb = m.in_shape(n, 1);
+  const Shape& so = m.out_shape(n);
+  const float* a = m.input(n, 0);
+  const float* b = m.input(n, 1);
+  float* out = m.output(n);
+  const bool tb = (n.flags & kFlagTransposeB) != 0;
+  const int64_t rows = sa.d[sa.rank - 2], k = sa.d[sa.rank - 1], cols = so.d[so.rank - 1];
+  Shape batch = so, ba = sa, bb = sb;
+  batch.rank -= 2;
+  ba.rank -= 2;
+  bb.rank -= 2;
+  const int64_t batches = batch.numel();
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    // The batch index of each input (broadcast dimensions stay at 0).
+    int64_t idx[kMaxRank] = {}, rem = bi;
+    for (int d = batch.rank - 1; d >= 0; --d) {
+      idx[d] = rem % batch.d[d];
+      rem /= batch.d[d];
+    }
+    int64_t ia = 0, ib = 0;
+    for (int d = 0; d < batch.rank; ++d) {
+      const int da = ba.rank - batch.rank + d, db = bb.rank - batch.rank + d;
+      if (da >= 0) ia = ia * ba.d[da] + (ba.d[da] == 1 ? 0 : idx[d]);
+      if (db >= 0) ib = ib * bb.d[db] + (bb.d[db] == 1 ? 0 : idx[d]);
+    }
+    kernels::gemm(false, tb, rows, cols, k, 1.0f, a + ia * rows * k, b + ib * k * cols, 0.0f, out + bi * rows * cols,
+                  m.gemm_workspace.data());
+  }
+  apply_output_range(m, n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// [pooling]
+
+void run_global_avg_pool(DelegateState& m, const Node& n) {
+  const float lo = n.output_min, hi = n.output_max;
+  const Shape& sx = m.in_shape(n, 0);
+  const float* x = m.input(n, 0);
+  float* out = m.output(n);
+  const int64_t hw = sx.d[1] * sx.d[2], C = sx.d[3];
+  for (int64_t b = 0; b < sx.d[0]; ++b) {
+    float* o = out + b * C;
+    std::fill(o, o + C, 0.0f);
+    for (int64_t p = 0; p < hw; ++p) {
+      const float* in = x + (b * hw + p) * C;
+      for (int64_t ch = 0; ch < C; ++ch) o[ch] += in[ch];
+    }
+    for (int64_t ch = 0; ch < C; ++ch) o[ch] = clampf(hw > 0 ? o[ch] / static_cast<float>(hw) : 0.0f, lo, hi);
+  }
+}
+
+// AvgPool2d (without dilation; padding does not count) and MaxPool2d.
+void run_pool(DelegateState& m, const Node& n) {
+  const xnn::ConvParams& c = n.conv;
+  const float lo = n.output_min, hi = n.output_max;
+  const bool is_max = n.kind == NodeKind::kMaxPool2d;
+  const uint32_t dh = is_max ? c.dilation_h : 1, dw = is_max ? c.dilation_w : 1;
+  const auto [sx, so, x, out] = operands(m, n);
+  const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2];
+  for (int64_t b = 0; b < sx.d[0]; ++b) {
+    for (int64_t oy = 0; oy < OH; ++oy) {
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        float* px = out + ((b * OH + oy) * OW + ox) * C;
+        std::fill(px, px + C, is_max ? -std::numeric_limits<float>::infinity() : 0.0f);
+        int64_t cells = 0;
+        for_each_tap(c, dh, dw, H, W, oy, ox, [&](int64_t pixel, int64_t) {
+          const float* in = x + (b * H * W + pixel) * C;
+          ++cells;
+          for (int64_t ch = 0; ch < C; ++ch) px[ch] = is_max ? std::max(px[ch], in[ch]) : px[ch] + in[ch];
+        });
+        for (int64_t ch = 0; ch < C; ++ch) {
+          px[ch] = clampf(is_max ? px[ch] : (cells > 0 ? px[ch] / static_cast<float>(cells) : 0.0f), lo, hi);
+        }
+      }
+    }
+  }
+}
+
+void run_argmax_pool(DelegateState& m, const Node& n) {
+  // As XNNPACK's kernels: a padded position reads the nearest input pixel (the window is
+  // clamped to the image); window positions are visited column by column (index = x * window
+  // height + y, XNNPACK's indirection order); the first maximum wins (a later value must be
+  // greater), so a NaN counts only in the first position.
+  const xnn::ConvParams& c = n.conv;
+  const auto [sx, so, x, out] = operands(m, n);
+  float* index = m.output(n, 1);
+  const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2];
+  const int64_t kh = c.kernel_h, kw = c.kernel_w;
+  for (int64_t b = 0; b < sx.d[0]; ++b) {
+    for (int64_t oy = 0; oy < OH; ++oy) {
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        const int64_t o = ((b * OH + oy) * OW + ox) * C;
+        for (int64_t kx = 0; kx < kw; ++kx) {
+          const int64_t ix = std::min(std::max<int64_t>(ox * kw + kx - c.padding[3], 0), W - 1);
+          for (int64_t ky = 0; ky < kh; ++ky) {
+            const int64_t iy = std::min(std::max<int64_t>(oy * kh + ky - c.padding[0], 0), H - 1);
+            const float* in = x + ((b * H + iy) * W + ix) * C;
+            const int64_t k = kx * kh + ky;
+            for (int64_t ch = 0; ch < C; ++ch) {
+              if (k == 0 || in[ch] > out[o + ch]) {
+                out[o + ch] = in[ch];
+                index[o + ch] = static_cast<float>(k);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// [data movement]
+
+void run_transpose(DelegateState& m, const Node& n) {
+  const auto [sx, so, x, out] = operands(m, n);
+  int64_t sti[kMaxRank], st[kMaxRank];
+  strides_of(sx, sti);
+  for (int d = 0; d < so.rank; ++d) st[d] = sti[n.dims_a[static_cast<size_t>(d)]];
+  walk_strided(so, st, [&](int64_t i, int64_t off) { out[i] = x[off]; });
+  apply_output_range(m, n);
+}
+
+// Slice (offsets dims_a) and ConstantPad (dims_a before, filled with alpha).
+void run_slice_or_pad(DelegateState& m, const Node& n) {
+  const auto [sx, so, x, out] = operands(m, n);
+  const int64_t count = so.numel();
+  const bool pad = n.kind == NodeKind::kConstantPad;
+  int64_t sti[kMaxRank], idx[kMaxRank] = {};
+  strides_of(sx, sti);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t off = 0;
+    bool inside = true;
+    for (int d = 0; d < so.rank; ++d) {
+      const int64_t pos = pad ? idx[d] - n.dims_a[static_cast<size_t>(d)] : idx[d] + n.dims_a[static_cast<size_t>(d)];
+      if (pos < 0 || pos >= sx.d[d]) inside = false;
+      off += pos * sti[d];
+    }
+    out[i] = inside ? x[off] : n.alpha;
+    for (int d = so.rank - 1; d >= 0; --d) {
+      if (++idx[d] < so.d[d]) break;
+      idx[d] = 0;
+    }
+  }
+  apply_output_range(m, n);
+}
+
+// Concat2 to Concat5.
+void run_concat(DelegateState& m, const Node& n) {
+  const Shape& so = m.out_shape(n);
+  float* out = m.output(n);
+  int64_t outer = 1, inner = 1;
+  for (uint32_t d = 0; d < n.axis; ++d) outer *= so.d[d];
+  for (int d = static_cast<int>(n.axis) + 1; d < so.rank; ++d) inner *= so.d[d];
+  int64_t at = 0;
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    const int64_t len = m.in_shape(n, k).d[n.axis] * inner;
+    const float* src = m.input(n, k);
+    for (int64_t o = 0; o < outer; ++o) {
+      std::memmove(out + o * so.d[n.axis] * inner + at, src + o * len, static_cast<size_t>(len) * 4);
+    }
+    at += len;
+  }
+  apply_output_range(m, n);
+}
+
+void run_resize_bilinear(DelegateState& m, const Node& n) {
+  const auto [sx, so, x, out] = operands(m, n);
+  const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2];
+  const bool corners = (n.flags & kFlagAlignCorners) != 0, legacy = (n.flags & kFlagLegacyResize) != 0;
+  auto scale = [&](int64_t in, int64_t o) {
+    return corners && o > 1 ? static_cast<float>(in - 1) / static_cast<float>(o - 1) : static_cast<float>(in) / static_cast<float>(o);
+  };
+  const float sh = scale(H, OH), sw = scale(W, OW);
+  auto source = [&](int64_t o, float s, int64_t in, int64_t* i0, int64_t* i1, float* frac) {
+    float f = corners || legacy ? static_cast<float>(o) * s : (static_cast<float>(o) + 0.5f) * s - 0.5f;
+    f = std::max(f, 0.0f);
+    *i0 = std::min<int64_t>(static_cast<int64_t>(f), in - 1);
+    *i1 = std::min<int64_t>(*i0 + 1, in - 1);
+    *frac = f - static_cast<float>(*i0);
+  };
+  for (int64_t b = 0; b < sx.d[0]; ++b) {
+    for (int64_t oy = 0; oy < OH; ++oy) {
+      int64_t y0, y1;
+      float fy;
+      source(oy, sh, H, &y0, &y1, &fy);
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        int64_t x0, x1;
+        float fx;
+        source(ox, sw, W, &x0, &x1, &fx);
+        const float* p00 = x + ((b * H + y0) * W + x0) * C;
+        const float* p01 = x + ((b * H + y0) * W + x1) * C;
+        const float* p10 = x + ((b * H + y1) * W + x0) * C;
+        const float* p11 = x + ((b * H + y1) * W + x1) * C;
+        float* px = out + ((b * OH + oy) * OW + ox) * C;
+        for (int64_t ch = 0; ch < C; ++ch) {
+          const float top = p00[ch] + (p01[ch] - p00[ch]) * fx;
+          const float bottom = p10[ch] + (p11[ch] - p10[ch]) * fx;
+          px[ch] = top + (bottom - top) * fy;
+        }
+      }
+    }
+  }
+  apply_output_range(m, n);
+}
+
+}  // namespace etscope::runtime::xnnpack

@@ -1,0 +1,70 @@
+// Window walks over NHWC images, shared by float and integer convolutions and by pooling.
+//
+// etscope's ATen kernels (kernels/op_convolution.cpp, op_pool.cpp) walk NCHW planes and build
+// their im2col matrix column-major per channel. XNNPACK's values are NHWC, and its results are
+// reproduced bit for bit only when products are summed in its order (channels innermost, a GEMM
+// row per output pixel), so these walks are XNNPACK's own rather than the kernels'.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "xnnpack/delegate_state.h"
+
+namespace etscope::runtime::xnnpack {
+
+/// One group's im2col matrix of an NHWC convolution over one image: a row per output pixel
+/// (oy, ox), a column per (ky, kx, channel of the group); taps in the padding are zero.
+template <typename T>
+void im2col(const T* img, const Shape& sx, const Shape& so, const xnn::ConvParams& c, uint32_t g, T* col) {
+  const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2];
+  const int64_t cg = c.group_in, kk = int64_t{c.kernel_h} * c.kernel_w * cg;
+  for (int64_t oy = 0; oy < OH; ++oy) {
+    for (int64_t ox = 0; ox < OW; ++ox) {
+      T* row = col + (oy * OW + ox) * kk;
+      for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+        const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
+        for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+          const int64_t ix = ox * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
+          T* cell = row + (int64_t{ky} * c.kernel_w + kx) * cg;
+          if (iy < 0 || iy >= H || ix < 0 || ix >= W) {
+            std::fill(cell, cell + cg, T{0});  // XNNPACK pads quantized inputs with their zero point
+          } else {
+            std::copy_n(img + (iy * W + ix) * C + g * cg, cg, cell);
+          }
+        }
+      }
+    }
+  }
+}
+
+/// Calls tap(pixel, k) for each window position of output pixel (oy, ox) inside the H x W image,
+/// row by row: `pixel` is the input pixel's index (iy * W + ix), `k` the filter tap's
+/// (ky * kernel_w + kx). Dilations are given apart because average pooling has none.
+template <typename Tap>
+void for_each_tap(const xnn::ConvParams& c, uint32_t dilation_h, uint32_t dilation_w, int64_t H, int64_t W, int64_t oy,
+                  int64_t ox, Tap tap) {
+  for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+    const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * dilation_h;
+    if (iy < 0 || iy >= H) continue;
+    for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+      const int64_t ix = ox * c.stride_w - c.padding[3] + int64_t{kx} * dilation_w;
+      if (ix < 0 || ix >= W) continue;
+      tap(iy * W + ix, int64_t{ky} * c.kernel_w + kx);
+    }
+  }
+}
+
+template <typename Tap>
+void for_each_tap(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t oy, int64_t ox, Tap tap) {
+  for_each_tap(c, c.dilation_h, c.dilation_w, H, W, oy, ox, tap);
+}
+
+/// A 1x1 convolution with stride 1, no padding and one group: its input already is the im2col
+/// matrix (and XNNPACK runs it as a fully connected GEMM).
+inline bool pointwise_conv(const xnn::ConvParams& c) {
+  return c.kernel_h == 1 && c.kernel_w == 1 && c.stride_h == 1 && c.stride_w == 1 && c.padding == std::array<uint32_t, 4>{} &&
+         c.groups == 1;
+}
+
+}  // namespace etscope::runtime::xnnpack

@@ -1,0 +1,470 @@
+// Quantized values in XNNPACK graphs. Sections: [constants] [rounding to a value's grid]
+// [integer layers: planning] [integer layers: running]
+//
+// Quantized values are held as the floats they stand for. Most nodes compute on those floats and
+// round their outputs to the output's grid (quantize_outputs). Convolutions, fully connected
+// layers, Add and the mean with int8 activations run in integers instead, because XNNPACK's
+// results for them are reproduced bit for bit (and tested so against ExecuTorch) only with its
+// own arithmetic: exact integer sums, requantization in float with round-to-nearest-even, Add's
+// fixed-point multipliers. That arithmetic is XNNPACK's, not the ATen kernels' (whose quantized
+// ops dequantize, compute in float and quantize), so it stays here.
+#include <cmath>
+#include <cstring>
+
+#include "kernels/util/gemm.h"
+#include "kernels/util/half.h"
+#include "xnnpack/nhwc_windows.h"
+#include "xnnpack/node_table.h"
+
+namespace etscope::runtime::xnnpack {
+namespace {
+
+bool per_tensor_int8(const xnn::TensorValue& v) {
+  return (v.type == ElementType::kQInt8 || v.type == ElementType::kQUInt8) && v.quant.kind == xnn::Quantization::Kind::kPerTensor;
+}
+
+// The dimension of a layer's filter that indexes output channels.
+size_t output_channel_axis(const Node& n) {
+  if (n.kind == NodeKind::kDepthwiseConv2d) return 3;
+  if (n.kind == NodeKind::kFullyConnected && (n.flags & kFlagTransposeB) != 0) return 1;
+  return 0;
+}
+
+// XNNPACK's quantization of a float bound into an int8 (uint8) range.
+float quantized_bound(float x, float scale, int32_t zero, float lo, float hi) {
+  if (std::isnan(x)) return lo;
+  const float q = x / scale + static_cast<float>(zero);
+  return std::min(std::max(std::nearbyint(std::min(std::max(q, lo), hi)), lo), hi);
+}
+
+// Rounds `x` to the grid of a per-tensor quantized type and back (XNNPACK rounds to nearest even).
+float fake_quant(float x, float scale, int32_t zero_point, float qmin, float qmax) {
+  const float zp = static_cast<float>(zero_point);
+  return (quantize_raw(x / scale, zp, qmin, qmax) - zp) * scale;
+}
+
+// XNNPACK's dynamic quantization of one row to int8: the range includes 0, the zero point is
+// nudged to an integer, values round to nearest even.
+void quantize_row_dynamic(const float* x, float* out, int64_t n) {
+  float lo = 0, hi = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+  }
+  const float qmin = -128, qmax = 127;
+  const float scale = lo == hi ? 1.0f : (hi - lo) / (qmax - qmin);
+  const float from_min = qmin - lo / scale, from_max = qmax - hi / scale;
+  const float error_min = qmin + lo / scale, error_max = qmax + hi / scale;
+  float zp = error_min + error_max > 0 ? from_min : from_max;
+  zp = std::min(std::max(std::nearbyint(zp), qmin), qmax);
+  const float inv = 1.0f / scale;
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = (quantize_raw(x[i] * inv, zp, qmin, qmax) - zp) * scale;
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [constants]
+
+Status dequantize_constant(const xnn::TensorValue& v, float* out, const std::string& what) {
+  using Q = xnn::Quantization::Kind;
+  const uint8_t* b = v.constant.data();
+  const int64_t n = static_cast<int64_t>(v.numel);
+  const int64_t last = v.shape.empty() ? 1 : v.shape.back();
+  // Index of element i's channel along the quantization axis.
+  int64_t inner = 1;
+  for (size_t d = v.quant.axis + 1; d < v.shape.size(); ++d) inner *= v.shape[d];
+  const int64_t channels = v.shape.empty() ? 1 : v.shape[std::min<size_t>(v.quant.axis, v.shape.size() - 1)];
+  auto channel = [&](int64_t i) { return static_cast<size_t>((i / inner) % channels); };
+  auto scale_of = [&](int64_t i) -> float {
+    if (v.quant.kind == Q::kPerTensor) return v.quant.scale;
+    if (v.quant.kind == Q::kPerChannel) return v.quant.scales[channel(i)];
+    if (v.quant.kind == Q::kPerBlock) {
+      const int64_t row = i / last, col = i % last;
+      return v.quant.scales[static_cast<size_t>(row * (last / v.quant.block_size) + col / v.quant.block_size)];
+    }
+    return 1.0f;
+  };
+  const bool needs_params = v.type != ElementType::kF32 && v.type != ElementType::kF16;
+  if (needs_params && v.quant.kind != Q::kPerTensor && v.quant.kind != Q::kPerChannel && v.quant.kind != Q::kPerBlock) {
+    return Error(ErrorCode::kCorrupt, what + ": a " + std::string(xnn::to_string(v.type)) + " constant without quantization parameters");
+  }
+  switch (v.type) {
+    case ElementType::kF32: std::memcpy(out, b, static_cast<size_t>(n) * 4); break;
+    case ElementType::kF16:
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, b + 2 * i, 2);
+        out[i] = kernels::half_to_float(h);
+      }
+      break;
+    case ElementType::kQInt8:
+    case ElementType::kQCInt8:
+      for (int64_t i = 0; i < n; ++i) out[i] = (static_cast<float>(static_cast<int8_t>(b[i])) - static_cast<float>(v.quant.zero_point)) * scale_of(i);
+      break;
+    case ElementType::kQUInt8:
+      for (int64_t i = 0; i < n; ++i) out[i] = (static_cast<float>(b[i]) - static_cast<float>(v.quant.zero_point)) * scale_of(i);
+      break;
+    case ElementType::kQInt32:
+    case ElementType::kQCInt32:
+      for (int64_t i = 0; i < n; ++i) {
+        int32_t q;
+        std::memcpy(&q, b + 4 * i, 4);
+        out[i] = static_cast<float>(q) * scale_of(i);
+      }
+      break;
+    case ElementType::kQCInt4:
+    case ElementType::kQBInt4: {
+      // Two values a byte, the even column in the low nibble; each row starts on a byte.
+      const int64_t row_bytes = (last + 1) / 2;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t row = i / last, col = i % last;
+        const uint8_t byte = b[row * row_bytes + col / 2];
+        const int nibble = (col % 2 == 0) ? (byte & 0x0f) : (byte >> 4);
+        out[i] = static_cast<float>(nibble - 8) * scale_of(i);
+      }
+      break;
+    }
+    default: return Error(ErrorCode::kNotSupported, what + ": constants of type " + std::string(xnn::to_string(v.type)));
+  }
+  return ok_status();
+}
+
+// ---------------------------------------------------------------------------------------------
+// [rounding to a value's grid]
+
+void DelegateState::quantize_outputs(const Node& n) {
+  for (int32_t o : n.outputs) {
+    const xnn::TensorValue& v = value(o);
+    float* out = data[static_cast<size_t>(o)];
+    const int64_t count = shapes[static_cast<size_t>(o)].numel();
+    if (v.type == ElementType::kQInt8 || v.type == ElementType::kQUInt8) {
+      const float qmin = v.type == ElementType::kQInt8 ? -128.0f : 0.0f, qmax = v.type == ElementType::kQInt8 ? 127.0f : 255.0f;
+      if (n.kind == NodeKind::kConvert) {
+        // XNNPACK converts floats by multiplying with the scale's inverse (not dividing).
+        const float inv = 1.0f / v.quant.scale, zp = static_cast<float>(v.quant.zero_point);
+        for (int64_t i = 0; i < count; ++i) {
+          out[i] = (quantize_raw(out[i] * inv, zp, qmin, qmax) - zp) * v.quant.scale;
+        }
+        continue;
+      }
+      for (int64_t i = 0; i < count; ++i) out[i] = fake_quant(out[i], v.quant.scale, v.quant.zero_point, qmin, qmax);
+    } else if (v.type == ElementType::kF16) {
+      for (int64_t i = 0; i < count; ++i) out[i] = kernels::half_to_float(kernels::float_to_half(out[i]));
+    } else if (v.type == ElementType::kQDInt8) {
+      // Rows are what the last `non_batch_dims` dimensions span.
+      const Shape& s = shapes[static_cast<size_t>(o)];
+      int64_t row = 1;
+      for (int d = s.rank - static_cast<int>(v.quant.non_batch_dims); d < s.rank; ++d) row *= s.d[d];
+      if (row <= 0) continue;
+      for (int64_t r = 0; r + row <= count; r += row) quantize_row_dynamic(out + r, out + r, row);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// [integer layers: planning]
+
+bool DelegateState::integer_layer(const Node& n) const {
+  if (n.kind == NodeKind::kGlobalAvgPool2d) {
+    if (n.inputs.size() != 1 || n.outputs.size() != 1) return false;
+    const xnn::TensorValue& a = value(n.inputs[0]);
+    const xnn::TensorValue& o = value(n.outputs[0]);
+    return per_tensor_int8(a) && per_tensor_int8(o) && a.type == o.type;
+  }
+  if (n.kind == NodeKind::kAdd) {
+    if (n.inputs.size() != 2 || n.outputs.size() != 1) return false;
+    const xnn::TensorValue& a = value(n.inputs[0]);
+    const xnn::TensorValue& b = value(n.inputs[1]);
+    const xnn::TensorValue& o = value(n.outputs[0]);
+    if (!per_tensor_int8(a) || !per_tensor_int8(b) || !per_tensor_int8(o) || a.type != o.type || b.type != o.type) return false;
+    // XNNPACK's fixed-point form needs input-to-output scale ratios in [2^-10, 2^8).
+    for (const xnn::TensorValue* v : {&a, &b}) {
+      const float r = v->quant.scale / o.quant.scale;
+      if (!(r >= 0x1.0p-10f && r < 0x1.0p+8f)) return false;
+    }
+    return true;
+  }
+  if (n.kind != NodeKind::kConv2d && n.kind != NodeKind::kDepthwiseConv2d && n.kind != NodeKind::kFullyConnected) return false;
+  if (n.inputs.size() < 3 || n.outputs.size() != 1 || n.inputs[1] < 0) return false;
+  const xnn::TensorValue& in = value(n.inputs[0]);
+  const xnn::TensorValue& out = value(n.outputs[0]);
+  const xnn::TensorValue& w = value(n.inputs[1]);
+  if (!per_tensor_int8(in) || !per_tensor_int8(out) || in.type != out.type || !w.is_constant) return false;
+  using Q = xnn::Quantization::Kind;
+  const bool weights_ok = (w.type == ElementType::kQInt8 && w.quant.kind == Q::kPerTensor) ||
+                          (w.type == ElementType::kQCInt8 && w.quant.kind == Q::kPerChannel && w.quant.axis == output_channel_axis(n));
+  if (!weights_ok) return false;
+  if (n.inputs[2] >= 0) {
+    const xnn::TensorValue& b = value(n.inputs[2]);
+    const bool bias_ok = b.is_constant && ((b.type == ElementType::kQInt32 && b.quant.kind == Q::kPerTensor) ||
+                                           (b.type == ElementType::kQCInt32 && b.quant.kind == Q::kPerChannel));
+    if (!bias_ok) return false;
+  }
+  return true;
+}
+
+// Integer filter and bias values and per-channel requantization scales of node i (checked by
+// check_node and integer_layer: constants that hold their whole tensor, one scale per channel).
+Status DelegateState::plan_quantized(size_t i) {
+  const Node& n = graph.nodes[i];
+  const xnn::TensorValue& in = value(n.inputs[0]);
+  const xnn::TensorValue& out = value(n.outputs[0]);
+  QuantizedLayer q;
+  q.in_scale = in.quant.scale;
+  q.in_zero = in.quant.zero_point;
+  q.out_scale = out.quant.scale;
+  q.out_zero = out.quant.zero_point;
+  const bool u8 = out.type == ElementType::kQUInt8;
+  const float lo = u8 ? 0.0f : -128.0f, hi = u8 ? 255.0f : 127.0f;
+  q.qmin = quantized_bound(n.output_min, q.out_scale, q.out_zero, lo, hi);
+  q.qmax = quantized_bound(n.output_max, q.out_scale, q.out_zero, lo, hi);
+  if (n.kind == NodeKind::kGlobalAvgPool2d) {
+    q.a_scale = in.quant.scale;
+    quantized_of_node[i] = static_cast<int32_t>(quantized.size());
+    quantized.push_back(std::move(q));
+    return ok_status();
+  }
+  if (n.kind == NodeKind::kAdd) {
+    const xnn::TensorValue& b = value(n.inputs[1]);
+    q.a_scale = in.quant.scale;
+    q.b_scale = b.quant.scale;
+    const float ra = in.quant.scale / q.out_scale, rb = b.quant.scale / q.out_scale;
+    int exponent = 0;
+    std::frexp(std::max(ra, rb), &exponent);  // max in [2^(exponent-1), 2^exponent)
+    q.shift = static_cast<uint32_t>(20 - (exponent - 1));
+    q.a_mult = static_cast<int32_t>(std::nearbyint(std::ldexp(ra, static_cast<int>(q.shift))));
+    q.b_mult = static_cast<int32_t>(std::nearbyint(std::ldexp(rb, static_cast<int>(q.shift))));
+    q.rounding = int32_t{1} << (q.shift - 1);
+    quantized_of_node[i] = static_cast<int32_t>(quantized.size());
+    quantized.push_back(std::move(q));
+    return ok_status();
+  }
+  // XNNPACK fuses a Clamp that is the only reader of a layer's output into the layer (and a
+  // Clamp after that one too): the layer then requantizes straight into the last Clamp's output,
+  // with that value's scale and zero point and the intersection of the ranges. When the Clamp's
+  // quantization differs from the layer's output, rounding once there differs from rounding
+  // twice. The Clamps still run after the layer, on values already on their grid and in their
+  // range, and leave them unchanged.
+  {
+    float fmin = n.output_min, fmax = n.output_max;
+    const xnn::TensorValue* last = &out;
+    for (size_t j = i; const Node* c = sole_clamp_consumer(j);) {
+      const xnn::TensorValue& cv = value(c->outputs[0]);
+      if (!per_tensor_int8(cv) || cv.type != out.type) break;
+      fmin = std::max(fmin, c->output_min);
+      fmax = std::min(fmax, c->output_max);
+      last = &cv;
+      j = static_cast<size_t>(c - graph.nodes.data());
+    }
+    q.out_scale = last->quant.scale;
+    q.out_zero = last->quant.zero_point;
+    q.qmin = quantized_bound(fmin, q.out_scale, q.out_zero, lo, hi);
+    q.qmax = quantized_bound(fmax, q.out_scale, q.out_zero, lo, hi);
+  }
+  const xnn::TensorValue& w = value(n.inputs[1]);
+  const size_t axis = output_channel_axis(n);
+  const size_t channels = static_cast<size_t>(w.shape.at(axis));
+  q.weights.resize(static_cast<size_t>(w.numel));
+  const int32_t wzero = w.quant.kind == xnn::Quantization::Kind::kPerTensor ? w.quant.zero_point : 0;
+  for (uint64_t k = 0; k < w.numel; ++k) {
+    const int32_t raw = w.type == ElementType::kQUInt8 ? static_cast<int32_t>(w.constant[k]) : static_cast<int32_t>(static_cast<int8_t>(w.constant[k]));
+    q.weights[k] = static_cast<double>(raw - wzero);
+  }
+  q.scale.resize(channels);
+  q.bias.assign(channels, 0.0);
+  for (size_t c = 0; c < channels; ++c) {
+    const float ws = w.quant.kind == xnn::Quantization::Kind::kPerChannel ? w.quant.scales.at(c) : w.quant.scale;
+    q.scale[c] = q.in_scale * ws / q.out_scale;
+  }
+  if (n.inputs[2] >= 0) {
+    const xnn::TensorValue& b = value(n.inputs[2]);
+    if (b.numel != channels) return bad(i, "bias size differs from the output channels");
+    for (size_t c = 0; c < channels; ++c) {
+      int32_t v;
+      std::memcpy(&v, b.constant.data() + 4 * c, 4);
+      q.bias[c] = static_cast<double>(v);
+    }
+  }
+  if (n.kind != NodeKind::kDepthwiseConv2d) {
+    // The largest |input - zero point| times the largest per-channel sum of |filter| bounds every
+    // partial sum of the GEMM, in any order.
+    const bool u8in = in.type == ElementType::kQUInt8;
+    const double max_in = std::max(std::abs((u8in ? 255.0 : 127.0) - q.in_zero), std::abs((u8in ? 0.0 : -128.0) - q.in_zero));
+    const size_t per = channels > 0 ? q.weights.size() / channels : 0;
+    const bool rows = n.kind == NodeKind::kConv2d || (n.flags & kFlagTransposeB) == 0;  // channel c's weights contiguous
+    double worst = 0;
+    for (size_t c = 0; c < channels; ++c) {
+      double sum = 0;
+      for (size_t j = 0; j < per; ++j) sum += std::abs(q.weights[rows ? c * per + j : j * channels + c]);
+      worst = std::max(worst, sum);
+    }
+    if (worst * max_in < 0x1.0p24) {
+      q.fweights.assign(q.weights.begin(), q.weights.end());
+      q.weights = {};
+    }
+  }
+  quantized_of_node[i] = static_cast<int32_t>(quantized.size());
+  quantized.push_back(std::move(q));
+  return ok_status();
+}
+
+const Node* DelegateState::sole_clamp_consumer(size_t i) const {
+  const Node& n = graph.nodes[i];
+  if (n.outputs.size() != 1) return nullptr;
+  const int32_t v = n.outputs[0];
+  if (consumers[static_cast<size_t>(v)] != 1 || (value(v).flags & xnn::kFlagExternalOutput) != 0) return nullptr;
+  for (size_t j = i + 1; j < graph.nodes.size(); ++j) {
+    const Node& c = graph.nodes[j];
+    if (std::find(c.inputs.begin(), c.inputs.end(), v) == c.inputs.end()) continue;
+    return c.kind == NodeKind::kClamp && c.inputs.size() == 1 && c.outputs.size() == 1 ? &c : nullptr;
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [integer layers: running]
+
+namespace {
+
+const QuantizedLayer& layer_of(const DelegateState& m, const Node& n) {
+  const size_t i = static_cast<size_t>(&n - m.graph.nodes.data());
+  return m.quantized[static_cast<size_t>(m.quantized_of_node[i])];
+}
+
+// An exact integer sum (plus bias) of output channel c, requantized as XNNPACK does: scaled in
+// float, clamped to the output range less the zero point, rounded to nearest even; stored as the
+// float it stands for ((quantized - zero point) * scale, as fake_quant stores it).
+float requantize(const QuantizedLayer& q, double acc, size_t c) {
+  float r = static_cast<float>(acc) * q.scale[c];
+  r = std::min(std::max(r, q.qmin - static_cast<float>(q.out_zero)), q.qmax - static_cast<float>(q.out_zero));
+  return std::nearbyint(r) * q.out_scale;
+}
+
+// A quantized convolution or fully connected layer: exact integer sums in T (float or double).
+template <typename T>
+void integer_gemm_layer(DelegateState& m, const Node& n, const QuantizedLayer& q, T* ds, const T* weights) {
+  const float* x = m.input(n, 0);
+  float* out = m.output(n);
+  const Shape& sx = m.in_shape(n, 0);
+  const Shape& so = m.out_shape(n);
+  const float inv = 1.0f / q.in_scale;
+  if (n.kind == NodeKind::kFullyConnected) {
+    const int64_t nout = so.d[so.rank - 1], k = sx.d[sx.rank - 1];
+    const int64_t rows = k > 0 ? sx.numel() / k : 0;
+    T* xi = ds;
+    T* acc = ds + sx.numel();
+    for (int64_t e = 0; e < sx.numel(); ++e) xi[e] = static_cast<T>(std::nearbyint(x[e] * inv));
+    const bool t = (n.flags & kFlagTransposeB) != 0;
+    kernels::gemm(false, !t, rows, nout, k, T{1}, xi, weights, T{0}, acc, m.gemm_workspace.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t o = 0; o < nout; ++o) {
+        out[r * nout + o] = requantize(q, static_cast<double>(acc[r * nout + o]) + q.bias[static_cast<size_t>(o)], static_cast<size_t>(o));
+      }
+    }
+    return;
+  }
+  const xnn::ConvParams& c = n.conv;
+  const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2], CO = so.d[3];
+  const int64_t kk = int64_t{c.kernel_h} * c.kernel_w * c.group_in, pixels = OH * OW;
+  const int64_t og = c.group_out;
+  // The image's integers once (not once per window tap), then im2col of those; a pointwise
+  // convolution multiplies the image itself.
+  const bool direct = pointwise_conv(c);
+  T* img = ds;
+  T* col = img + H * W * C;
+  T* res = col + (direct ? 0 : pixels * kk);
+  for (int64_t b = 0; b < sx.d[0]; ++b) {
+    const float* xb = x + b * H * W * C;
+    for (int64_t e = 0; e < H * W * C; ++e) img[e] = static_cast<T>(std::nearbyint(xb[e] * inv));
+    float* dst = out + b * pixels * CO;
+    for (uint32_t g = 0; g < c.groups; ++g) {
+      if (!direct) im2col(img, sx, so, c, g, col);
+      kernels::gemm(false, true, pixels, og, kk, T{1}, direct ? img : col, weights + g * og * kk, T{0}, res, m.gemm_workspace.data());
+      for (int64_t p = 0; p < pixels; ++p) {
+        for (int64_t o = 0; o < og; ++o) {
+          const size_t ch = static_cast<size_t>(g * og + o);
+          dst[p * CO + static_cast<int64_t>(ch)] = requantize(q, static_cast<double>(res[p * og + o]) + q.bias[ch], ch);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void run_global_avg_pool_int8(DelegateState& m, const Node& n) {
+  // XNNPACK's mean: the sum of the raw int8 values per image and channel, scaled in float
+  // with the zero points folded into one offset, rounded to nearest even in the output's
+  // raw range (ties fall where XNNPACK's do only there).
+  const QuantizedLayer& q = layer_of(m, n);
+  const float* x = m.input(n, 0);
+  float* out = m.output(n);
+  const Shape& sx = m.in_shape(n, 0);
+  const float inv = 1.0f / q.in_scale;
+  const int64_t hw = sx.d[1] * sx.d[2], C = sx.d[3];
+  const float ratio = q.a_scale / q.out_scale;
+  const float scale = ratio / static_cast<float>(hw);
+  const float offset = static_cast<float>(q.out_zero) - static_cast<float>(q.in_zero) * ratio;
+  for (int64_t b = 0; b < sx.d[0]; ++b) {
+    for (int64_t ch = 0; ch < C; ++ch) {
+      int64_t acc = 0;
+      for (int64_t p = 0; p < hw; ++p) acc += static_cast<int64_t>(std::nearbyint(x[(b * hw + p) * C + ch] * inv)) + q.in_zero;
+      const float raw = std::min(std::max(std::nearbyint(static_cast<float>(acc) * scale + offset), q.qmin), q.qmax);
+      out[b * C + ch] = (raw - static_cast<float>(q.out_zero)) * q.out_scale;
+    }
+  }
+}
+
+void run_add_int8(DelegateState& m, const Node& n) {
+  const QuantizedLayer& q = layer_of(m, n);
+  const float ia = 1.0f / q.a_scale, ib = 1.0f / q.b_scale;
+  const int32_t lo = static_cast<int32_t>(q.qmin) - q.out_zero, hi = static_cast<int32_t>(q.qmax) - q.out_zero;
+  binary_broadcast(m.in_shape(n, 0), m.input(n, 0), m.in_shape(n, 1), m.input(n, 1), m.out_shape(n), m.output(n), [&](float a, float b) {
+    const int32_t acc = q.rounding + static_cast<int32_t>(std::nearbyint(a * ia)) * q.a_mult +
+                        static_cast<int32_t>(std::nearbyint(b * ib)) * q.b_mult;
+    const int32_t shifted = acc >= 0 ? acc >> q.shift : ~(~acc >> q.shift);  // arithmetic shift
+    return static_cast<float>(std::min(std::max(shifted, lo), hi)) * q.out_scale;
+  });
+}
+
+void run_gemm_layer_int8(DelegateState& m, const Node& n) {
+  const QuantizedLayer& q = layer_of(m, n);
+  // In floats where plan_quantized proved them exact, else in doubles.
+  if (!q.fweights.empty()) {
+    integer_gemm_layer(m, n, q, m.scratch.data(), q.fweights.data());
+  } else {
+    integer_gemm_layer(m, n, q, m.qscratch.data(), q.weights.data());
+  }
+}
+
+void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
+  const QuantizedLayer& q = layer_of(m, n);
+  const xnn::ConvParams& c = n.conv;
+  const float* x = m.input(n, 0);
+  float* out = m.output(n);
+  const Shape& sx = m.in_shape(n, 0);
+  const Shape& so = m.out_shape(n);
+  const float inv = 1.0f / q.in_scale;
+  const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2], CO = so.d[3];
+  const int64_t mult = c.group_out;
+  double* acc = m.qscratch.data();
+  for (int64_t b = 0; b < sx.d[0]; ++b) {
+    for (int64_t oy = 0; oy < OH; ++oy) {
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        for (int64_t o = 0; o < CO; ++o) acc[o] = q.bias[static_cast<size_t>(o)];
+        for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
+          const float* in = x + (b * H * W + pixel) * C;
+          const double* wk = q.weights.data() + k * CO;
+          for (int64_t o = 0; o < CO; ++o) acc[o] += std::nearbyint(in[o / mult] * inv) * wk[o];
+        });
+        float* px = out + ((b * OH + oy) * OW + ox) * CO;
+        for (int64_t o = 0; o < CO; ++o) px[o] = requantize(q, acc[o], static_cast<size_t>(o));
+      }
+    }
+  }
+}
+
+}  // namespace etscope::runtime::xnnpack
