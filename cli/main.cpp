@@ -34,6 +34,22 @@ int run_verb(etscope::cli::Command& command) {
   }
 }
 
+// CLI11's message on one line: its own line breaks become spaces.
+std::string one_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  for (char& c : text) {
+    if (c == '\n') c = ' ';
+  }
+  return text;
+}
+
+// A usage error: one line, `etscope: ...` or `etscope VERB: ...`, and exit code 2.
+int usage_error(const std::string& verb, const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "etscope%s%s: %s\n", verb.empty() ? "" : " ", verb.c_str(), message.c_str());
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -62,10 +78,24 @@ int main(int argc, char** argv) {
   std::vector<std::pair<CLI::App*, Command*>> verbs;
   for (auto& c : commands) verbs.emplace_back(c->add_to(app), c.get());
 
+  // The verb comes first; a word that is none is named, with the verbs it could have been.
+  std::string verb_names;
+  CLI::App* verb = nullptr;
+  for (auto& [sub, command] : verbs) {
+    verb_names += (verb_names.empty() ? "" : ", ") + sub->get_name();
+    if (argc > 1 && sub->get_name() == argv[1]) verb = sub;
+  }
+  if (argc < 2) return usage_error("", "give a verb: " + verb_names + " (etscope --help describes them)");
+  if (verb == nullptr && argv[1][0] != '-') {
+    return usage_error("", "unknown verb '" + std::string(argv[1]) + "'; the verbs are " + verb_names + " (etscope --help describes them)");
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version: their text on stdout
+    const std::string help = verb != nullptr ? "etscope " + verb->get_name() + " --help" : "etscope --help";
+    return usage_error(verb != nullptr ? verb->get_name() : "", one_line(e.what()) + " (" + help + " lists the options)");
   }
   for (auto& [sub, command] : verbs) {
     if (!sub->parsed()) continue;

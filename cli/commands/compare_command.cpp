@@ -154,7 +154,10 @@ class CompareCommand final : public Command {
       return s;
     }
     if (!store_) {
-      ETSCOPE_ASSIGN_OR_RETURN(store_, open_store(location_));
+      // Runs named by id or tag are only read: a store that is not there is an error, not a new
+      // one; an ETDump file given with --store is imported into it.
+      const bool imports = !names_stored_run(a_) || !names_stored_run(b_);
+      ETSCOPE_ASSIGN_OR_RETURN(store_, open_store(location_, imports ? store::OpenMode::kCreate : store::OpenMode::kExisting));
     }
     ETSCOPE_ASSIGN_OR_RETURN(int64_t id, store_->resolve(ref, store::this_machine()));
     ETSCOPE_ASSIGN_OR_RETURN(store::RunRow r, store_->run(id));

@@ -59,7 +59,7 @@ class HistoryCommand final : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand("history", "A program's method (or one operator's) median over its stored runs");
-    sub->add_option("program", program_, "Program file name (as stored with --pte) or hash prefix")->required();
+    sub->add_option("program", program_, "The program: its file (found by its SHA-256, whatever its name), a hash prefix, or the file name it was stored under")->required();
     sub->add_option("--op", op_, "An operator's event name, e.g. convolution.out (default: the method total)");
     sub->add_option("--plot", plot_, "Also write an SVG of the medians");
     add_table_format(sub, format_);
@@ -71,8 +71,11 @@ class HistoryCommand final : public Command {
 
   Result<int> run() override {
     ETSCOPE_ASSIGN_OR_RETURN(const TimeUnit unit, parse_time_unit(time_unit_));
-    ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(location_));
+    ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(location_, store::OpenMode::kExisting));
     ETSCOPE_ASSIGN_OR_RETURN(auto pts, store->history(program_, op_));
+    // history has refused a name that is several programs: this is the one it followed.
+    ETSCOPE_ASSIGN_OR_RETURN(std::vector<store::StoredProgram> programs, store->programs(program_));
+    const std::string label = programs.size() == 1 ? store::program_label(programs[0]) : program_;
     TextTable t;
     // People read durations by the one policy (three significant figures, --time-unit); CSV and
     // JSON keep the stored milliseconds at full precision.
@@ -86,7 +89,7 @@ class HistoryCommand final : public Command {
       medians.push_back(p.median_ms);
     }
     std::fputs(render_table(t, format_).c_str(), stdout);
-    const std::string what = program_ + (op_.empty() ? " (Method::execute)" : " (" + op_ + ")");
+    const std::string what = label + (op_.empty() ? " (Method::execute)" : " (" + op_ + ")");
     if (table) std::printf("%s  %s, %s\n", sparkline(medians).c_str(), what.c_str(), count_text(pts.size(), "run").c_str());
     if (!plot_.empty()) ETSCOPE_TRY(write_file_text(plot_, plot_svg(pts, what + ": median per run")));
     return 0;

@@ -98,6 +98,9 @@ class RunCommand final : public Command {
       options.debug_buffer_bytes = static_cast<uint64_t>(debug_buffer_mib_) << 20;
     }
     ETSCOPE_ASSIGN_OR_RETURN(runner_, runner::Runner::load(options));
+    const bool bundled = bundled_option_->count() > 0;
+    // Inputs are set before anything is printed: an input error is the only line the user sees.
+    if (!bundled) ETSCOPE_TRY(set_inputs());
     const runtime::Method& method = runner_->method();
     say("%s: method %s, %zu instructions, %zu inputs, %zu outputs\n", model_.c_str(), runner_->method_name().c_str(),
                 method.instruction_count(), method.num_inputs(), method.num_outputs());
@@ -107,6 +110,13 @@ class RunCommand final : public Command {
       std::fprintf(stderr, "etscope: %s: warning: %s\n", model_.c_str(), b.message.c_str());
       warnings.push_back(b.message);
     }
+    // The timings are the engine's: say which wherever they are shown.
+    const char* engine = runner::engine_name(runner_->engine());
+    const char* engine_description = runner::engine_description(runner_->engine());
+    say("engine     %s: %s\n", engine, engine_description);
+    if (!inputs_line_.empty()) say("%s\n", inputs_line_.c_str());
+    report_["engine"] = engine;
+    report_["engine_description"] = engine_description;
     report_["file"] = model_;
     report_["method"] = runner_->method_name();
     report_["instructions"] = method.instruction_count();
@@ -116,10 +126,9 @@ class RunCommand final : public Command {
     report_["warnings"] = warnings;
 
     int code = 0;
-    if (bundled_option_->count() > 0) {
+    if (bundled) {
       ETSCOPE_ASSIGN_OR_RETURN(code, run_bundled());
     } else {
-      ETSCOPE_TRY(set_inputs());
       if (options.debug_level != DebugLevel::kNone) ETSCOPE_TRY(set_up_debug_buffer(options.debug_level));
       const bool tty = isatty(STDERR_FILENO) != 0;
       double first_ms = -1;
@@ -236,6 +245,8 @@ class RunCommand final : public Command {
     return 0;
   }
 
+  // Sets the inputs the options ask for; the line that describes them is kept in inputs_line_,
+  // printed after the header once everything the run needs is known to be there.
   Status set_inputs() {
     if (!input_files_.empty()) {
       report_["input_source"] = input_files_;
@@ -243,25 +254,25 @@ class RunCommand final : public Command {
     }
     if (!etrecord_inputs_.empty()) {
       ETSCOPE_TRY(runner_->set_inputs_from_etrecord(etrecord_inputs_));
-      say("inputs     representative inputs of %s\n", etrecord_inputs_.c_str());
+      inputs_line_ = "inputs     representative inputs of " + etrecord_inputs_;
       report_["input_source"] = "etrecord " + etrecord_inputs_;
       return ok_status();
     }
     if (runner_->bundled() != nullptr && !ones_ && seed_ == 0) {
       // A .bpte without --bundled runs its first test case's inputs.
       if (runner_->set_bundled_inputs(0).ok()) {
-        say("inputs     bundled test case 0\n");
+        inputs_line_ = "inputs     bundled test case 0";
         report_["input_source"] = "bundled test case 0";
         return ok_status();
       }
     }
     if (ones_) {
       ETSCOPE_TRY(runner_->set_ones_inputs());
-      say("inputs     ones\n");
+      inputs_line_ = "inputs     ones";
       report_["input_source"] = "ones";
     } else {
       ETSCOPE_TRY(runner_->set_random_inputs(seed_));
-      say("inputs     random (seed %llu)\n", static_cast<unsigned long long>(seed_));
+      inputs_line_ = "inputs     random (seed " + std::to_string(seed_) + ")";
       report_["input_source"] = "random seed " + std::to_string(seed_);
     }
     return ok_status();
@@ -401,6 +412,7 @@ class RunCommand final : public Command {
   }
 
   std::string model_;
+  std::string inputs_line_;
   std::string method_;
   std::vector<std::string> ptd_files_;
   std::vector<std::string> input_files_;

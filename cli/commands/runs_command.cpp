@@ -1,5 +1,7 @@
 // etscope runs: the stored runs, newest first, filtered by program, tag and date.
 #include <cstdio>
+#include <map>
+#include <set>
 
 #include "commands/command.h"
 #include "commands/store_options.h"
@@ -14,7 +16,7 @@ class RunsCommand final : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand("runs", "List the runs in the run store");
-    sub->add_option("--program", filter_.program, "Only runs of this program (file name or hash prefix)");
+    sub->add_option("--program", filter_.program, "Only runs of this program: its file (found by its SHA-256), a hash prefix, or the file name it was stored under");
     sub->add_option("--tag", tags_, "Only runs with this key=value tag (repeatable: all must match)");
     sub->add_option("--since", filter_.since, "Only runs stored at or after this UTC date or time (YYYY-MM-DD[ HH:MM:SS])");
     sub->add_option("--limit", filter_.limit, "At most this many (newest first)");
@@ -25,8 +27,27 @@ class RunsCommand final : public Command {
 
   Result<int> run() override {
     ETSCOPE_ASSIGN_OR_RETURN(filter_.tags, parse_tags(tags_));
-    ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(location_));
+    ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(location_, store::OpenMode::kExisting));
     ETSCOPE_ASSIGN_OR_RETURN(auto runs, store->runs(filter_));
+    // A name stored for different programs (an XNNPACK and a portable export, both prog.pte) lists
+    // runs of each: say so, and tell them apart in the table by their hashes.
+    std::set<std::string> ambiguous;
+    if (!filter_.program.empty()) {
+      ETSCOPE_ASSIGN_OR_RETURN(std::vector<store::StoredProgram> programs, store->programs(filter_.program));
+      if (programs.size() > 1) {
+        std::string list;
+        for (const auto& p : programs) list += (list.empty() ? "" : ", ") + store::program_label(p);
+        std::fprintf(stderr, "etscope: note: '%s' names %zu different programs (%s); these runs mix them, give the program file or a hash prefix for one\n",
+                     filter_.program.c_str(), programs.size(), list.c_str());
+      }
+    }
+    std::map<std::string, std::set<std::string>> hashes_of_name;
+    for (const store::RunRow& r : runs) {
+      if (!r.program.empty()) hashes_of_name[r.program].insert(r.program_hash);
+    }
+    for (const auto& [name, hashes] : hashes_of_name) {
+      if (hashes.size() > 1) ambiguous.insert(name);
+    }
     TextTable t;
     const bool table = format_ == "table";
     t.columns = {"id", "created_utc", "program", "method", "source", "executions", table ? "median" : "median_ms", "host", "device", "tags"};
@@ -39,7 +60,13 @@ class RunsCommand final : public Command {
       row.reserve(10);
       row.emplace_back(std::to_string(r.id));
       row.emplace_back(std::move(r.created_at));
-      row.emplace_back(r.program.empty() ? std::nullopt : std::optional<std::string>(std::move(r.program)));
+      if (r.program.empty()) {
+        row.emplace_back(std::nullopt);
+      } else if (table && ambiguous.count(r.program) > 0) {
+        row.emplace_back(store::program_label({0, r.program_hash, r.program, 0}));
+      } else {
+        row.emplace_back(std::move(r.program));
+      }
       row.emplace_back(std::move(r.method));
       row.emplace_back(std::move(r.source));
       row.emplace_back(std::to_string(r.executions));

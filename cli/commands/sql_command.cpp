@@ -21,7 +21,7 @@ class SqlCommand final : public Command {
   }
 
   Result<int> run() override {
-    ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(location_));
+    ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(location_, store::OpenMode::kExisting));
     ETSCOPE_ASSIGN_OR_RETURN(store::QueryResult r, store->sql(query_));
     TextTable t;
     t.columns = r.columns;

@@ -30,8 +30,11 @@ inline CLI::Option* add_store_option(CLI::App* sub, std::string& location) {
                          "~/.local/share/etscope/runs.sqlite)");
 }
 
-inline Result<std::unique_ptr<store::Store>> open_store(const std::string& location) {
-  return store::Store::open(location.empty() ? store::Store::default_location() : location);
+/// The store at `location` (default: store::Store::default_location()). Verbs that only read
+/// (runs, history, sql, compare of stored runs) pass kExisting: a missing store is one line and
+/// exit 1, never a new empty database.
+inline Result<std::unique_ptr<store::Store>> open_store(const std::string& location, store::OpenMode mode = store::OpenMode::kCreate) {
+  return store::Store::open(location.empty() ? store::Store::default_location() : location, mode);
 }
 
 /// "k=v" strings into a map; an entry without '=' or with an empty key is an error naming it.

@@ -1,6 +1,7 @@
 // etscope trace: a profiled run as a Chrome trace (Perfetto, chrome://tracing), each event
 // annotated with what the Inspector joined to it.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -33,6 +34,14 @@ class TraceCommand final : public Command {
           !s.ok()) {
         std::fprintf(stderr, "etscope trace: %s\n", s.error().message().c_str());
         return 2;
+      }
+      // Said before the inputs are read, and about the directory, not the file it would hold.
+      const std::filesystem::path dir = std::filesystem::path(output_).parent_path();
+      std::error_code ec;
+      if (!dir.empty() && !std::filesystem::is_directory(dir, ec)) {
+        return Error(ErrorCode::kNotFound, output_ + ": " +
+                                               (std::filesystem::exists(dir, ec) ? "'" + dir.string() + "' is not a directory"
+                                                                                 : "the directory '" + dir.string() + "' does not exist"));
       }
     }
     ETSCOPE_ASSIGN_OR_RETURN(inspect::Inspector in, inputs_.load());

@@ -132,6 +132,7 @@ class TrainCommand final : public Command {
     const TrainingLayout& layout = trainer->layout();
     size_t numel = 0;
     for (const auto& p : trainer->parameters()) numel += static_cast<size_t>(p.value->numel());
+    batch_size_ = data.batch_size();
     say("%s: method %s, %zu parameters (%zu values), batch %zu\n", model_.c_str(), layout.method.c_str(),
         trainer->parameters().size(), numel, data.batch_size());
     say("data       %s: %zu samples, %zu batches per epoch\n", data.description().c_str(), data.samples(), data.batches());
@@ -291,6 +292,14 @@ class TrainCommand final : public Command {
     return ok_status();
   }
 
+  // A batch's accuracy as what it counts: "7/8 right (87.5%)". The trainer's share is right/batch,
+  // so the count is recovered exactly by rounding.
+  std::string batch_accuracy_text(double accuracy) const {
+    if (batch_size_ == 0 || !std::isfinite(accuracy)) return loss_text(accuracy);
+    const auto right = static_cast<unsigned long long>(std::llround(accuracy * static_cast<double>(batch_size_)));
+    return std::to_string(right) + "/" + std::to_string(batch_size_) + " right (" + significant_text(accuracy * 100) + "%)";
+  }
+
   void report(const training::LoopSummary& s, const training::Curve& curve, const std::string& hyper) {
     auto ms = [](double v) { return duration_text_ms(v); };
     say("steps      %lld (%lld in all, %.2f epochs)\n", static_cast<long long>(s.steps), static_cast<long long>(s.total_steps), s.epochs);
@@ -298,7 +307,7 @@ class TrainCommand final : public Command {
     say("optimizer  median %s  p90 %s\n", ms(s.optimizer_ms.p50).c_str(), ms(s.optimizer_ms.p90).c_str());
     say("peak RSS   %s\n", bytes_text(s.peak_rss_bytes).c_str());
     say("loss       first %s  final %s\n", loss_text(curve.loss.front()).c_str(), loss_text(s.final_loss).c_str());
-    if (s.final_accuracy) say("accuracy   final batch %s\n", loss_text(*s.final_accuracy).c_str());
+    if (s.final_accuracy) say("accuracy   final batch %s\n", batch_accuracy_text(*s.final_accuracy).c_str());
     if (!curve.val.empty()) {
       const auto& v = curve.val.back();
       say("validation loss %s%s (after step %lld)\n", loss_text(v.loss).c_str(),
@@ -351,6 +360,7 @@ class TrainCommand final : public Command {
   }
 
   std::string model_, method_;
+  size_t batch_size_ = 0;  ///< Samples per step: what a batch accuracy counts.
   std::vector<std::string> ptd_files_, data_files_, val_files_;
   training::LoopOptions loop_;
   std::string optimizer_ = "sgd";

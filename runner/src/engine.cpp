@@ -38,8 +38,8 @@ const char* engine_name(EngineKind kind) {
 const char* engine_description(EngineKind kind) {
   switch (kind) {
     case EngineKind::kEtscope:
-      return "etscope's own runtime (its kernels; XNNPACK delegates interpreted node by node, named with XNNPACK's "
-             "operator names): not ExecuTorch's timings";
+      return "etscope's own kernels, XNNPACK delegate graphs run node by node by etscope (named with XNNPACK's "
+             "operator names); not ExecuTorch's runtime";
   }
   return "unknown engine";
 }

@@ -83,9 +83,10 @@ Result<bool> has_table(Db& db, const std::string& name) {
 
 }  // namespace
 
-Status migrate(Db& db, const std::string& location) {
+Status migrate(Db& db, const std::string& location, bool create) {
   // Reading first tells a damaged or foreign file apart before anything is written.
   ETSCOPE_ASSIGN_OR_RETURN(bool exists, has_table(db, "etscope_meta"));
+  if (!exists && !create) return Error(ErrorCode::kNotFound, location + ": holds no etscope run store");
   if (exists) {
     ETSCOPE_ASSIGN_OR_RETURN(Rows v, db.query("SELECT value FROM etscope_meta WHERE key = 'schema_version'"));
     const long version = v.rows.empty() || !v.rows[0][0] ? 0 : std::strtol(v.rows[0][0]->c_str(), nullptr, 10);

@@ -10,7 +10,8 @@ namespace etscope::store {
 
 /// Brings the database to kSchemaVersion: creates the schema in an empty database, applies each
 /// migration after the stored version, refuses a newer version (a newer etscope wrote it) and a
-/// database that holds other tables but no etscope version.
-Status migrate(Db& db, const std::string& location);
+/// database that holds other tables but no etscope version. Without `create`, a database that
+/// holds no store is refused (kNotFound) instead of given one.
+Status migrate(Db& db, const std::string& location, bool create);
 
 }  // namespace etscope::store

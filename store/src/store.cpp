@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <ctime>
@@ -18,11 +19,13 @@
 #include "db.h"
 #include "etscope/core/event_names.h"
 #include "etscope/core/stats.h"
+#include "etscope/core/text.h"
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/blob.h"
 #include "etscope/formats/training.h"
 #include "etscope/inspect/profile.h"
+#include "etscope/inspect/program_description.h"
 #include "schema.h"
 
 #ifndef ETSCOPE_VERSION_STRING
@@ -75,8 +78,20 @@ std::string text(const std::optional<std::string>& s) { return s.value_or(""); }
 
 bool is_postgres_uri(const std::string& s) { return s.rfind("postgresql://", 0) == 0 || s.rfind("postgres://", 0) == 0; }
 
+// A program's identity in the store: the SHA-256 of its bytes (for a .bpte, of the program inside).
+std::string program_hash(const Program& program) { return sha256_hex(program.blob->bytes()); }
+
+// Whether `ref` can be a hash prefix: hex digits only, and long enough that a short name made of
+// hex letters ("add", "cafe") is not taken for one.
+bool looks_like_hash_prefix(const std::string& ref) {
+  constexpr size_t kMinPrefix = 6;
+  return ref.size() >= kMinPrefix && std::all_of(ref.begin(), ref.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
 
 }  // namespace
+
+std::string program_label(const StoredProgram& p) { return p.name + " (sha256 " + p.hash.substr(0, 12) + ")"; }
 
 Environment this_machine() {
   Environment e;
@@ -97,7 +112,7 @@ struct Store::Impl {
   std::string location;
 
   Result<int64_t> insert_program(const Program& program, const std::string& name) {
-    const std::string hash = sha256_hex(program.blob->bytes());
+    const std::string hash = program_hash(program);
     ETSCOPE_ASSIGN_OR_RETURN(Rows found, db->query("SELECT id FROM programs WHERE hash = $1", {hash}));
     if (!found.rows.empty()) return as_int(found.rows[0][0]);
     nlohmann::json methods = nlohmann::json::array(), operators = nlohmann::json::object();
@@ -304,22 +319,32 @@ std::string Store::default_location() {
   return std::string(home != nullptr ? home : ".") + "/.local/share/etscope/runs.sqlite";
 }
 
-Result<std::unique_ptr<Store>> Store::open(const std::string& location) {
+Result<std::unique_ptr<Store>> Store::open(const std::string& location, OpenMode mode) {
   auto impl = std::make_unique<Impl>();
   impl->location = location;
+  const bool create = mode == OpenMode::kCreate;
   if (is_postgres_uri(location)) {
     ETSCOPE_ASSIGN_OR_RETURN(impl->db, open_postgres(location));
   } else {
-    const std::filesystem::path parent = std::filesystem::path(location).parent_path();
-    std::error_code ec;
-    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
     struct stat st{};
-    if (::stat(location.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    const bool exists = ::stat(location.c_str(), &st) == 0;
+    if (!exists && !create) {
+      // A typo in --store must not leave an empty database behind and list nothing.
+      return Error(ErrorCode::kNotFound, location + ": no run store here (run, train or debug --store, or etscope store add, make one)");
+    }
+    if (!exists) {
+      const std::filesystem::path parent = std::filesystem::path(location).parent_path();
+      std::error_code ec;
+      if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    }
+    if (exists && !S_ISREG(st.st_mode)) {
       return Error(ErrorCode::kWrongKind, location + ": not a regular file, so not an etscope store");
     }
+    // Opening an empty file as a store would write SQLite's header (WAL mode) into it.
+    if (exists && st.st_size == 0 && !create) return Error(ErrorCode::kNotFound, location + ": holds no etscope run store (an empty file)");
     ETSCOPE_ASSIGN_OR_RETURN(impl->db, open_sqlite(location));
   }
-  ETSCOPE_TRY(migrate(*impl->db, location));
+  ETSCOPE_TRY(migrate(*impl->db, location, create));
   return std::unique_ptr<Store>(new Store(std::move(impl)));
 }
 
@@ -337,9 +362,14 @@ Result<std::vector<RunRow>> Store::runs(const RunFilter& f) {
   std::vector<Param> params;
   std::vector<std::string> where;
   if (!f.program.empty()) {
-    params.push_back(f.program);
-    params.push_back(f.program + "%");
-    where.push_back("(p.name = $" + std::to_string(params.size() - 1) + " OR p.hash LIKE $" + std::to_string(params.size()) + ")");
+    ETSCOPE_ASSIGN_OR_RETURN(std::vector<StoredProgram> programs, this->programs(f.program));
+    if (programs.empty()) return std::vector<RunRow>{};
+    std::string ids;
+    for (const StoredProgram& p : programs) {
+      params.push_back(std::to_string(p.id));
+      ids += (ids.empty() ? "$" : ",$") + std::to_string(params.size());
+    }
+    where.push_back("r.program_id IN (" + ids + ")");
   }
   for (const auto& [k, v] : f.tags) {
     params.push_back(k);
@@ -456,16 +486,55 @@ Result<inspect::Curve> Store::curve(int64_t run_id) {
   return c;
 }
 
+Result<std::vector<StoredProgram>> Store::programs(const std::string& ref) {
+  std::string where;
+  std::vector<Param> params;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(ref, ec)) {
+    // A file is the program it holds, whatever it is called now or was called when stored.
+    ETSCOPE_ASSIGN_OR_RETURN(Program program, inspect::load_program(ref));
+    where = "p.hash = $1";
+    params.push_back(program_hash(program));
+  } else if (looks_like_hash_prefix(ref)) {
+    std::string prefix = ref;
+    std::transform(prefix.begin(), prefix.end(), prefix.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    where = "p.name = $1 OR p.hash LIKE $2";
+    params = {ref, prefix + "%"};
+  } else {
+    where = "p.name = $1";
+    params.push_back(ref);
+  }
+  ETSCOPE_ASSIGN_OR_RETURN(Rows rows, impl_->db->query("SELECT p.id, p.hash, p.name, (SELECT COUNT(*) FROM runs r WHERE r.program_id = p.id) AS n "
+                                                       "FROM programs p WHERE " + where + " ORDER BY n DESC, p.id", params));
+  std::vector<StoredProgram> out;
+  for (const Row& r : rows.rows) out.push_back({as_int(r[0]), text(r[1]), text(r[2]), as_int(r[3])});
+  return out;
+}
+
 Result<std::vector<HistoryPoint>> Store::history(const std::string& program, const std::string& op) {
+  ETSCOPE_ASSIGN_OR_RETURN(std::vector<StoredProgram> programs, this->programs(program));
+  if (programs.empty()) {
+    std::error_code ec;
+    return Error(ErrorCode::kNotFound, std::filesystem::is_regular_file(program, ec)
+                                           ? program + ": no stored run of this program (the store keeps programs by their SHA-256)"
+                                           : impl_->location + ": no stored run of a program named '" + program + "'");
+  }
+  if (programs.size() > 1) {
+    std::string list;
+    for (const StoredProgram& p : programs) list += (list.empty() ? "" : ", ") + program_label(p) + " " + count_text(static_cast<uint64_t>(p.runs), "run");
+    return Error(ErrorCode::kInvalidArgument, "'" + program + "' names " + std::to_string(programs.size()) +
+                                                  " different stored programs, whose runs are no one trend: " + list +
+                                                  "; give the program file or a longer hash prefix");
+  }
   std::string sql =
-      "SELECT r.id, r.created_at, o.median_ms, o.samples FROM runs r JOIN programs p ON p.id = r.program_id "
-      "JOIN operators o ON o.run_id = r.id WHERE (p.name = $1 OR p.hash LIKE $2) AND ";
-  std::vector<Param> params{program, program + "%"};
+      "SELECT r.id, r.created_at, o.median_ms, o.samples FROM runs r "
+      "JOIN operators o ON o.run_id = r.id WHERE r.program_id = $1 AND ";
+  std::vector<Param> params{std::to_string(programs[0].id)};
   if (op.empty()) {
     sql += "o.op = -1";
   } else {
     // "convolution.out" finds "native_call_convolution.out"; the first such operator of each run.
-    sql += "o.op = (SELECT MIN(o2.op) FROM operators o2 WHERE o2.run_id = r.id AND o2.op >= 0 AND (o2.name = $3 OR o2.name = $4))";
+    sql += "o.op = (SELECT MIN(o2.op) FROM operators o2 WHERE o2.run_id = r.id AND o2.op >= 0 AND (o2.name = $2 OR o2.name = $3))";
     params.push_back(op);
     params.push_back(std::string(events::kNativeCallPrefix) + op);
   }
@@ -473,10 +542,6 @@ Result<std::vector<HistoryPoint>> Store::history(const std::string& program, con
   ETSCOPE_ASSIGN_OR_RETURN(Rows rows, impl_->db->query(sql, params));
   std::vector<HistoryPoint> out;
   for (const Row& r : rows.rows) out.push_back({as_int(r[0]), text(r[1]), as_double(r[2]).value_or(0), as_int(r[3])});
-  if (out.empty()) {
-    ETSCOPE_ASSIGN_OR_RETURN(Rows known, impl_->db->query("SELECT 1 FROM programs WHERE name = $1 OR hash LIKE $2", {program, program + "%"}));
-    if (known.rows.empty()) return Error(ErrorCode::kNotFound, impl_->location + ": no stored run of a program named '" + program + "'");
-  }
   return out;
 }
 

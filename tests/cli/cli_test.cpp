@@ -647,3 +647,60 @@ TEST_CASE("issue 28: run sizes the debug buffer from the memory plan and says th
   CHECK_THAT(cmp.err, Catch::Contains("run 1 (t.etdp): warning: recorded with intermediate logging on"));
   CHECK_THAT(cmp.err, !Catch::Contains("run 2"));
 }
+
+namespace {
+size_t line_count(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+}  // namespace
+
+TEST_CASE("issue 28: an unknown verb is named with the verbs, and CLI11's errors are one etscope line", "[cli][errors]") {
+  auto unknown = run_etscope("frobnicate " + real_artifact("add.pte"));
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.out.empty());
+  CHECK(line_count(unknown.err) == 1);
+  CHECK_THAT(unknown.err, Catch::StartsWith("etscope: unknown verb 'frobnicate'; the verbs are pte, ptd,") &&
+                              Catch::Contains("history, sql"));
+  auto none = run_etscope("");
+  CHECK(none.exit_code == 2);
+  CHECK_THAT(none.err, Catch::StartsWith("etscope: give a verb: pte,"));
+  auto bad_value = run_etscope("run " + real_artifact("add.pte") + " --iterations many");
+  CHECK(bad_value.exit_code == 2);
+  CHECK(line_count(bad_value.err) == 1);
+  CHECK_THAT(bad_value.err, Catch::StartsWith("etscope run: ") && Catch::Contains("--iterations") &&
+                                Catch::Contains("(etscope run --help lists the options)"));
+  auto bad_flag = run_etscope("pte " + real_artifact("add.pte") + " --no-such-flag");
+  CHECK(bad_flag.exit_code == 2);
+  CHECK(line_count(bad_flag.err) == 1);
+  CHECK_THAT(bad_flag.err, Catch::StartsWith("etscope pte: ") && Catch::Contains("--no-such-flag"));
+  // Help and version still print their text and exit 0.
+  auto help = run_etscope("run --help");
+  CHECK(help.exit_code == 0);
+  CHECK_THAT(help.out, Catch::Contains("--iterations"));
+  CHECK(run_etscope("--version").exit_code == 0);
+}
+
+TEST_CASE("issue 28: trace -o into a missing directory names the directory", "[cli][trace][errors]") {
+  const std::string dir = etscope::testing::temp_dir("trace_missing_dir");
+  auto r = run_etscope("trace --etdump " + etscope::testing::fixture("simple_conv/simple_conv.etdp") + " -o " + dir + "/missing/x.json");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.empty());
+  CHECK(line_count(r.err) == 1);
+  CHECK_THAT(r.err, Catch::Contains("x.json: the directory '" + dir + "/missing' does not exist"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/missing"));
+}
+
+TEST_CASE("issue 28: run prints nothing before an input error and names the engine that timed it", "[cli][run]") {
+  const std::string dir = etscope::testing::temp_dir("run_input_error");
+  auto missing = run_etscope("run " + real_artifact("add.pte") + " --input " + dir + "/missing.npy --input " + dir + "/missing2.npy");
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.out.empty());
+  CHECK(line_count(missing.err) == 1);
+  CHECK_THAT(missing.err, Catch::Contains("missing.npy"));
+  auto table = run_etscope("run " + etscope::testing::fixture("simple_conv_xnnpack/simple_conv_xnnpack.pte") + " --iterations 2");
+  INFO(table.err);
+  REQUIRE(table.exit_code == 0);
+  CHECK_THAT(table.out, Catch::Contains("engine     etscope: etscope's own kernels, XNNPACK delegate graphs run node by node by etscope "
+                                        "(named with XNNPACK's operator names); not ExecuTorch's runtime"));
+  auto json = run_etscope("run " + real_artifact("add.pte") + " --iterations 2 --format json");
+  REQUIRE(json.exit_code == 0);
+  CHECK(nlohmann::json::parse(json.out)["engine"] == "etscope");
+}

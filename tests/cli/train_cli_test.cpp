@@ -2,10 +2,12 @@
 // its files (curve, plot, weights, trace), resume, and one line with a non-zero exit for every
 // kind of bad input.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 #include "etscope/formats/npy.h"
@@ -230,4 +232,12 @@ TEST_CASE("etscope train on CIFAR-10 binary data: eager PyTorch's first losses",
   const json& want = training["runs"]["cifar10_train_nodropout.sgd"]["eager"]["losses"];
   for (size_t k = 0; k < 3; ++k) CHECK(std::abs(curve["loss"][k].get<double>() - want[k].get<double>()) <= 1e-5);
   CHECK(curve["accuracy"].size() == 3);  // the program's second output is the prediction
+  // Issue 28: the final batch's accuracy says what it counts, not a bare fraction.
+  std::smatch m;
+  const std::string out = r.out;
+  REQUIRE(std::regex_search(out, m, std::regex(R"(accuracy   final batch (\d+)/(\d+) right \(([0-9.]+)%\))")));
+  const double right = std::stod(m[1].str()), batch = std::stod(m[2].str());
+  CHECK(batch > 1);
+  CHECK(std::abs(std::stod(m[3].str()) - 100 * right / batch) < 0.05 * std::max(1.0, 100 * right / batch));
+  CHECK(std::abs(curve["accuracy"][2].get<double>() - right / batch) < 1e-12);
 }

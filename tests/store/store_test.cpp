@@ -454,7 +454,7 @@ TEST_CASE("etscope compare finds a slowed operator and exits 1 and passes an unc
     auto hist = run_etscope("history mlp_mse.pte --plot " + dir + "/h.svg --store " + quoted(location));
     INFO(hist.err);
     REQUIRE(hist.exit_code == 0);
-    CHECK_THAT(hist.out, Catch::Contains("mlp_mse.pte (Method::execute), 1 run\n"));  // issue 28: "1 run"
+    CHECK_THAT(hist.out, Catch::Contains("mlp_mse.pte (sha256 ") && Catch::Contains(") (Method::execute), 1 run\n"));  // issue 28: the hash, "1 run"
     CHECK(std::filesystem::file_size(dir + "/h.svg") > 200);
     auto by_op = run_etscope("history mlp_mse.pte --op addmm.out --format json --store " + quoted(location));
     REQUIRE(by_op.exit_code == 0);
@@ -581,4 +581,102 @@ TEST_CASE("issue 28: a run timed with intermediate logging is tagged and warned 
   CHECK(a.tags.at(std::string(store::kLoggingTag)) == "intermediate");
   CHECK(a.tags.at("device") == "ci");  // the caller's tags stay
   CHECK(b.tags.count(std::string(store::kLoggingTag)) == 0);
+}
+
+TEST_CASE("issue 28: a program given as a file is its hash, a name shared by two programs is ambiguous (SQLite and PostgreSQL)", "[store][cli]") {
+  // An XNNPACK and a portable export of one model, both called prog.pte: they are no one trend.
+  const std::string dir = temp_dir("store_program_identity");
+  for (const char* sub : {"/xnnpack", "/portable", "/renamed", "/other"}) std::filesystem::create_directories(dir + sub);
+  const std::string xnnpack = dir + "/xnnpack/prog.pte", portable = dir + "/portable/prog.pte";
+  const std::string renamed = dir + "/renamed/anything.pte", other = dir + "/other/prog.pte";
+  std::filesystem::copy_file(fixture("simple_conv_xnnpack/simple_conv_xnnpack.pte"), xnnpack);
+  std::filesystem::copy_file(fixture("simple_conv/simple_conv.pte"), portable);
+  std::filesystem::copy_file(xnnpack, renamed);
+  std::filesystem::copy_file(fixture("cifar10/cifar10.pte"), other);
+  for (const std::string& location : both("identity")) {
+    INFO(location);
+    const std::string at = " --store " + quoted(location);
+    for (const std::string& program : {xnnpack, xnnpack, portable}) {
+      auto r = run_etscope("run " + program + " --iterations 3" + at);
+      INFO(r.err);
+      REQUIRE(r.exit_code == 0);
+    }
+    // The file finds its own program's runs, whatever it is called now.
+    auto by_file = run_etscope("history " + xnnpack + " --format json" + at);
+    INFO(by_file.err);
+    REQUIRE(by_file.exit_code == 0);
+    CHECK(nlohmann::json::parse(by_file.out).size() == 2);
+    auto by_other_name = run_etscope("history " + renamed + at);
+    REQUIRE(by_other_name.exit_code == 0);
+    CHECK_THAT(by_other_name.out, Catch::Contains("prog.pte (sha256 ") && Catch::Contains("2 runs"));
+    auto portable_history = run_etscope("history " + portable + " --format json" + at);
+    REQUIRE(portable_history.exit_code == 0);
+    CHECK(nlohmann::json::parse(portable_history.out).size() == 1);
+    auto runs_by_file = run_etscope("runs --program " + xnnpack + " --format json" + at);
+    REQUIRE(runs_by_file.exit_code == 0);
+    CHECK(nlohmann::json::parse(runs_by_file.out).size() == 2);
+    CHECK(runs_by_file.err.empty());
+
+    // The bare name is both programs: history refuses to draw one trend, runs lists both and says so.
+    auto ambiguous = run_etscope("history prog.pte" + at);
+    CHECK(ambiguous.exit_code == 1);
+    CHECK(ambiguous.out.empty());
+    CHECK_THAT(ambiguous.err, Catch::Contains("'prog.pte' names 2 different stored programs") && Catch::Contains(") 2 runs") &&
+                                  Catch::Contains(") 1 run") && Catch::Contains("give the program file or a longer hash prefix"));
+    auto runs_by_name = run_etscope("runs --program prog.pte" + at);
+    REQUIRE(runs_by_name.exit_code == 0);
+    CHECK_THAT(runs_by_name.out, Catch::Contains("3 runs") && Catch::Contains("prog.pte (sha256 "));
+    CHECK_THAT(runs_by_name.err, Catch::Contains("'prog.pte' names 2 different programs"));
+
+    // A program never stored: no runs, and history says it is this program that has none.
+    auto unknown_runs = run_etscope("runs --program " + other + " --format json" + at);
+    REQUIRE(unknown_runs.exit_code == 0);
+    CHECK(nlohmann::json::parse(unknown_runs.out).empty());
+    auto unknown_history = run_etscope("history " + other + at);
+    CHECK(unknown_history.exit_code == 1);
+    CHECK_THAT(unknown_history.err, Catch::Contains(other + ": no stored run of this program"));
+
+    // The library: a file is exactly one program, a name every program stored under it.
+    auto s = must(store::Store::open(location, store::OpenMode::kExisting));
+    const auto one = must(s->programs(xnnpack));
+    REQUIRE(one.size() == 1);
+    CHECK(one[0].runs == 2);
+    CHECK(one[0].name == "prog.pte");
+    CHECK(must(s->programs("prog.pte")).size() == 2);
+    CHECK(must(s->programs(one[0].hash.substr(0, 12))).size() == 1);
+    CHECK(must(s->programs("add")).empty());  // a short name made of hex letters is no hash prefix
+    const auto refused = s->history("prog.pte", "");
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().code() == ErrorCode::kInvalidArgument);
+  }
+}
+
+TEST_CASE("issue 28: read-only verbs never create a store (SQLite and PostgreSQL)", "[store][cli]") {
+  const std::string dir = temp_dir("store_read_only");
+  const std::string typo = dir + "/sub/typo.sqlite";
+  for (const char* verb : {"runs", "history prog.pte", "sql \"SELECT 1\"", "compare 1 2"}) {
+    INFO(verb);
+    auto r = run_etscope(std::string(verb) + " --store " + quoted(typo));
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err == "etscope: " + typo + ": no run store here (run, train or debug --store, or etscope store add, make one)\n");
+    CHECK_FALSE(std::filesystem::exists(dir + "/sub"));
+  }
+  // An empty file (or database) is not given a schema either.
+  const std::string empty = dir + "/empty.sqlite";
+  std::ofstream(empty).close();
+  auto on_empty = run_etscope("runs --store " + quoted(empty));
+  CHECK(on_empty.exit_code == 1);
+  CHECK_THAT(on_empty.err, Catch::Contains("holds no etscope run store"));
+  CHECK(std::filesystem::file_size(empty) == 0);
+  const std::string pg = fresh_postgres("t_read_only");
+  auto on_pg = run_etscope("runs --store " + quoted(pg));
+  CHECK(on_pg.exit_code == 1);
+  CHECK_THAT(on_pg.err, Catch::Contains("holds no etscope run store"));
+  auto still = store::Store::open(pg, store::OpenMode::kExisting);
+  REQUIRE_FALSE(still.ok());
+  CHECK(still.error().code() == ErrorCode::kNotFound);
+  // Writing verbs still make one, and then the readers read it.
+  must(store::Store::open(typo));
+  CHECK(run_etscope("runs --store " + quoted(typo)).exit_code == 0);
 }

@@ -91,10 +91,29 @@ struct RunRow {
 };
 
 struct RunFilter {
-  std::string program;  ///< Program name or hash prefix; "" = any.
+  /// A program file (matched by its hash: exactly that program, whatever its name), a hash
+  /// prefix, or a stored name (every program stored under it); "" = any.
+  std::string program;
   std::map<std::string, std::string> tags;
   std::string since;    ///< "YYYY-MM-DD" or a full timestamp; "" = any time.
   size_t limit = 0;     ///< 0 = all, newest first.
+};
+
+/// A program the store keeps: its identity is the SHA-256 of its bytes (of the program inside a
+/// .bpte); the name is the file name it was stored under, a label only.
+struct StoredProgram {
+  int64_t id = 0;
+  std::string hash, name;
+  int64_t runs = 0;  ///< Stored runs of it.
+};
+
+/// A program where its name alone could be several: "prog.pte (sha256 1a2b3c4d5e6f)".
+std::string program_label(const StoredProgram& program);
+
+/// How Store::open treats a location that holds no store yet.
+enum class OpenMode {
+  kCreate,    ///< Create it (the SQLite file, its directory, the schema): verbs that store runs.
+  kExisting,  ///< Refuse it with one line: read-only verbs (runs, history, sql) never create one.
 };
 
 struct HistoryPoint {
@@ -111,10 +130,11 @@ struct QueryResult {
 
 class Store {
  public:
-  /// Opens `location`: a postgresql:// or postgres:// URI, else an SQLite file (created with its
-  /// directory when absent). Creates or migrates the schema; refuses a newer schema, a file that
-  /// is not a store, a locked or unreachable database, with one line naming it.
-  static Result<std::unique_ptr<Store>> open(const std::string& location);
+  /// Opens `location`: a postgresql:// or postgres:// URI, else an SQLite file (with kCreate,
+  /// created with its directory when absent). Creates (kCreate) or migrates the schema; refuses a
+  /// newer schema, a file that is not a store, a locked or unreachable database, and with
+  /// kExisting a missing file or a database without a store (kNotFound), with one line naming it.
+  static Result<std::unique_ptr<Store>> open(const std::string& location, OpenMode mode = OpenMode::kCreate);
   /// $ETSCOPE_STORE, else $XDG_DATA_HOME/etscope/runs.sqlite, else ~/.local/share/etscope/runs.sqlite.
   static std::string default_location();
   ~Store();
@@ -134,8 +154,15 @@ class Store {
   Result<int64_t> resolve(const std::string& ref, const Environment& environment);
   /// The per-operator samples of a run, as inspect::compare_runs takes them.
   Result<inspect::RunSamples> samples(int64_t run_id);
-  /// The method's median per stored run of `program` (name or hash prefix), oldest first; with
-  /// `op` an operator's (event name, e.g. "native_call_convolution.out" or "convolution.out").
+  /// The stored programs `ref` names, most runs first: a program file (.pte or .bpte) by the hash
+  /// of its program (none when that program is not stored), else those whose hash starts with
+  /// `ref` or whose name is `ref` (one name may be several programs). A file that cannot be read
+  /// as a program is an error naming it.
+  Result<std::vector<StoredProgram>> programs(const std::string& ref);
+  /// The method's median per stored run of one program, oldest first; with `op` an operator's
+  /// (event name, e.g. "native_call_convolution.out" or "convolution.out"). `program` is
+  /// resolved by programs(): none is kNotFound, several (a name stored for different programs,
+  /// a short hash prefix) is kInvalidArgument listing them, since their runs are no one trend.
   Result<std::vector<HistoryPoint>> history(const std::string& program, const std::string& op);
   /// A training run's curve as it was stored (steps, loss, accuracy, step times split into
   /// forward-backward and optimizer, validation points); an empty curve for other runs.
