@@ -604,6 +604,8 @@ TEST_CASE("pte and run warn about a bool constant holding bytes other than 0 or 
   auto json = run_etscope("pte --json " + path);
   REQUIRE(json.exit_code == 0);
   CHECK(nlohmann::json::parse(json.out)["warnings"].size() == 1);
+}
+
 TEST_CASE("issue 28: run sizes the debug buffer from the memory plan and says the timings include logging", "[cli][run][etdump]") {
   const std::string dir = etscope::testing::temp_dir("run_debug_size");
   const std::string model = etscope::testing::fixture("cifar10/cifar10.pte");
