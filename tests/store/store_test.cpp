@@ -567,7 +567,7 @@ TEST_CASE("a store of schema version 1 is migrated when opened and keeps its run
   CHECK(c2->optimizer_ms == std::vector<double>{0.5});
 }
 
-TEST_CASE("issue 28: a run timed with intermediate logging is tagged and warned about; a profile run is not", "[store]") {
+TEST_CASE("issue 28: a run timed with intermediate logging is tagged and warned about, a profile run is not", "[store]") {
   auto s = must(store::Store::open(fresh_sqlite("logging")));
   const store::ImportResult logged = must(s->add(cifar10_request()));  // ExecuTorch's run logged every output
   REQUIRE(logged.warnings.size() == 1);
