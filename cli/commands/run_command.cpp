@@ -43,10 +43,15 @@ std::string tensor_preview(const runner::TensorSummary& t) {
 class RunCommand final : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
-    CLI::App* sub = app.add_subcommand("run", "Execute a program (.pte or .bpte) with etscope's runtime and time it");
+    CLI::App* sub = app.add_subcommand("run", "Execute a program (.pte or .bpte) and time it, with ExecuTorch's runtime or etscope's");
     sub->add_option("model", model_, "Program (.pte) or bundled program (.bpte)")->required();
     sub->add_option("--ptd", ptd_files_, "Tensor-data file with external tensors (repeatable)");
     sub->add_option("--method", method_, "Method to run (default: forward)");
+    sub->add_option("--engine", engine_,
+                    "executorch (ExecuTorch's own runtime from the executorch wheel: the user's timings) or etscope (etscope's "
+                    "own kernels: values inside delegates); default: executorch when this build has it, else etscope");
+    sub->add_option("--threads", threads_, "Threads of the engine (ExecuTorch's threadpool); default 1, as profiles are taken")
+        ->check(CLI::Range(1, 1024));
     auto* inputs = sub->add_option("--input", input_files_, "One file per input: .npy, or raw bytes in the input's dtype and shape");
     auto* random = sub->add_option("--random", seed_, "Random inputs from this seed (the default, seed 0): floats in [-1, 1), integers in {0, 1}");
     auto* ones = sub->add_flag("--ones", ones_, "Inputs filled with ones");
@@ -90,6 +95,18 @@ class RunCommand final : public Command {
     options.model = model_;
     options.ptd_files = ptd_files_;
     options.method = method_;
+    if (engine_.empty()) {
+      // Profiles are ExecuTorch's when this build has its runtime; values logged at every kernel
+      // (inside delegates too) are etscope's glass box.
+      const bool intermediate = !debug_buffer_path_.empty() && debug_level_ != "outputs";
+      options.engine = intermediate ? runner::EngineKind::kEtscope : runner::default_engine();
+      default_reason_ = intermediate ? " (the default for intermediate logging: values inside delegates)" : " (the default)";
+    } else {
+      ETSCOPE_ASSIGN_OR_RETURN(options.engine, runner::parse_engine(engine_));
+      Status available = runner::engine_available(options.engine);
+      if (!available.ok()) return Error(available.error().code(), model_ + ": --engine " + engine_ + ": " + available.error().message());
+    }
+    options.threads = static_cast<uint32_t>(threads_);
     if (!max_memory_.empty()) options.max_memory = *parse_byte_count(max_memory_);
     store_requested_ = sub_store_given();
     options.trace = !etdump_path_.empty() || store_requested_;
@@ -113,9 +130,14 @@ class RunCommand final : public Command {
     // The timings are the engine's: say which wherever they are shown.
     const char* engine = runner::engine_name(runner_->engine());
     const char* engine_description = runner::engine_description(runner_->engine());
-    say("engine     %s: %s\n", engine, engine_description);
+    const std::string version = runner_->engine_version();
+    const uint32_t threads = runner_->engine_threads();
+    say("engine     %s %s, %u thread%s%s: %s\n", engine, version.c_str(), threads, threads == 1 ? "" : "s",
+        default_reason_.c_str(), engine_description);
     if (!inputs_line_.empty()) say("%s\n", inputs_line_.c_str());
     report_["engine"] = engine;
+    report_["engine_version"] = version;
+    report_["engine_threads"] = threads;
     report_["engine_description"] = engine_description;
     report_["file"] = model_;
     report_["method"] = runner_->method_name();
@@ -414,6 +436,9 @@ class RunCommand final : public Command {
   std::string model_;
   std::string inputs_line_;
   std::string method_;
+  std::string engine_;
+  std::string default_reason_;  // why the engine was chosen when none was asked for
+  int threads_ = 1;
   std::vector<std::string> ptd_files_;
   std::vector<std::string> input_files_;
   std::string etrecord_inputs_;

@@ -101,6 +101,17 @@ void EtDumpWriter::end_profiling(EventHandle handle) {
   recorded_.push_back({Kind::kProfile, handle, now_ticks()});
 }
 
+void EtDumpWriter::record_timed_event(const char* name, int32_t chain_id, uint32_t debug_handle, bool delegate,
+                                      int64_t delegate_id, uint64_t start_ns, uint64_t end_ns) {
+  if (discarding_) return;
+  if (started_.size() == started_.capacity() || recorded_.size() == recorded_.capacity() || blocks_.empty()) {
+    drop_event();
+    return;
+  }
+  started_.push_back({name, chain_id, debug_handle, start_ns, delegate, delegate_id, true});
+  recorded_.push_back({Kind::kProfile, static_cast<uint32_t>(started_.size() - 1), end_ns});
+}
+
 bool EtDumpWriter::record_tensor(const TensorImpl& t) {
   if (tensors_.size() == tensors_.capacity()) return false;
   TensorRecord r{};
@@ -204,15 +215,16 @@ Result<std::vector<uint8_t>> EtDumpWriter::finish() const {
       if (rec.kind == Kind::kProfile) {
         const Started& s = started_[rec.index];
         flatbuffers::Offset<efb::ProfileEvent> pe;
+        const uint64_t start = s.timed_ns ? s.start : to_ns(s.start, now);
+        const uint64_t stop = s.timed_ns ? rec.end : to_ns(rec.end, now);
         if (s.delegate) {
-          auto id = b.CreateSharedString(s.name);
+          auto id = s.name != nullptr ? b.CreateSharedString(s.name) : flatbuffers::Offset<flatbuffers::String>();
           auto metadata = b.CreateVector(static_cast<const uint8_t*>(nullptr), 0);
-          pe = efb::CreateProfileEvent(b, flatbuffers::Offset<flatbuffers::String>(), s.chain, static_cast<int32_t>(s.handle), -1, id, metadata, to_ns(s.start, now),
-                                       to_ns(rec.end, now));
+          pe = efb::CreateProfileEvent(b, flatbuffers::Offset<flatbuffers::String>(), s.chain, static_cast<int32_t>(s.handle),
+                                       s.name != nullptr ? -1 : s.delegate_id, id, metadata, start, stop);
         } else {
           auto name = b.CreateSharedString(s.name);
-          pe = efb::CreateProfileEvent(b, name, s.chain, static_cast<int32_t>(s.handle), -1, 0, 0, to_ns(s.start, now),
-                                       to_ns(rec.end, now));
+          pe = efb::CreateProfileEvent(b, name, s.chain, static_cast<int32_t>(s.handle), -1, 0, 0, start, stop);
         }
         events.push_back(efb::CreateEvent(b, pe));
       } else if (rec.kind == Kind::kDebug) {

@@ -51,6 +51,23 @@ void store(ScalarType t, uint8_t* p, uint64_t i, double v) {
   }
 }
 
+// An engine as the target of bundled test cases.
+class EngineCases final : public runtime::CaseTarget {
+ public:
+  EngineCases(Engine& e, std::string method) : e_(e), method_(std::move(method)) {}
+  size_t case_inputs() const override { return e_.num_inputs(); }
+  const EValue& case_input(size_t i) const override { return e_.input(i); }
+  Status set_case_tensor(size_t i, std::span<const uint8_t> data, std::span<const int64_t> sizes) override {
+    return e_.set_input(i, data, sizes);
+  }
+  Status set_case_scalar(size_t i, const EValue& value) override { return e_.set_scalar_input(i, value); }
+  const std::string& case_method() const override { return method_; }
+
+ private:
+  Engine& e_;
+  std::string method_;
+};
+
 }  // namespace
 
 struct Runner::Impl {
@@ -64,12 +81,7 @@ struct Runner::Impl {
   double debug_setup_ms = 0;
   std::string method_name;
   std::unique_ptr<Engine> engine;
-  Method* method = nullptr;  // etscope's runtime method behind the engine (bundled checks)
   double load_ms = 0;
-  // The inputs as last set, kept to set them again before every execution.
-  std::vector<std::vector<uint8_t>> inputs;
-  std::vector<std::vector<int64_t>> input_sizes;
-  std::optional<size_t> bundled_case;  // inputs come from this test case instead
 
   const Program& program() const { return bundled ? bundled->program : *program_owned; }
   // A buffer or event capacity that ran out while recording, named after the files written.
@@ -106,25 +118,21 @@ struct Runner::Impl {
     }
     return nullptr;
   }
-  // Sets tensor input i from bytes (shape `sizes`), keeping them for later executions.
-  Status set_tensor(size_t i, std::vector<uint8_t> bytes, std::vector<int64_t> sizes) {
-    inputs.resize(engine->num_inputs());
-    input_sizes.resize(engine->num_inputs());
-    ETSCOPE_TRY(engine->set_input(i, bytes, sizes));
-    inputs[i] = std::move(bytes);
-    input_sizes[i] = std::move(sizes);
-    return ok_status();
+  // Sets tensor input i from bytes (shape `sizes`); the engine keeps them for later executions.
+  Status set_tensor(size_t i, const std::vector<uint8_t>& bytes, const std::vector<int64_t>& sizes) {
+    return engine->set_input(i, bytes, sizes);
   }
-  Status reset_inputs() {
-    if (bundled_case) {
-      const BundledTestSuite* s = suite(method_name);
-      return load_bundled_inputs(*method, *bundled, s->cases[*bundled_case]);
+  Result<std::unique_ptr<Engine>> load_engine(const std::string& method) const {
+    switch (options.engine) {
+      case EngineKind::kEtscope: return load_etscope_engine(program(), method, method_options());
+      case EngineKind::kExecutorch: {
+        ExecutorchEngineOptions e;
+        e.threads = options.threads;
+        for (const auto& f : ptds) e.external_data.push_back(f->blob->bytes());
+        return load_executorch_engine(program(), method, method_options(), e);
+      }
     }
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (engine->input(i).tag != Tag::kTensor) continue;
-      ETSCOPE_TRY(engine->set_input(i, inputs[i], input_sizes[i]));
-    }
-    return ok_status();
+    return Error(ErrorCode::kInternal, "unknown engine");
   }
   // Scalar inputs must equal the exported value: pass that value back.
   Status set_scalars() {
@@ -135,7 +143,6 @@ struct Runner::Impl {
     return ok_status();
   }
   Status fill_inputs(const std::function<double(const TensorImpl&)>& value) {
-    bundled_case.reset();
     ETSCOPE_TRY(set_scalars());
     for (size_t i = 0; i < engine->num_inputs(); ++i) {
       const EValue& slot = engine->input(i);
@@ -144,7 +151,7 @@ struct Runner::Impl {
       std::vector<uint8_t> bytes(t.nbytes(), 0);
       const uint64_t n = static_cast<uint64_t>(t.numel());
       for (uint64_t k = 0; k < n; ++k) store(t.dtype(), bytes.data(), k, value(t));
-      ETSCOPE_TRY(set_tensor(i, std::move(bytes), std::vector<int64_t>(t.sizes().begin(), t.sizes().end())));
+      ETSCOPE_TRY(set_tensor(i, bytes, std::vector<int64_t>(t.sizes().begin(), t.sizes().end())));
     }
     return ok_status();
   }
@@ -180,12 +187,7 @@ Result<std::unique_ptr<Runner>> Runner::load(const RunnerOptions& options) {
     impl->writer = std::make_unique<etdump::EtDumpWriter>(w);
     impl->writer->set_debug_level(options.debug_level);
   }
-  switch (options.engine) {
-    case EngineKind::kEtscope:
-      ETSCOPE_ASSIGN_OR_RETURN(impl->engine, load_etscope_engine(program, impl->method_name, impl->method_options()));
-      break;
-  }
-  impl->method = impl->engine->method();
+  ETSCOPE_ASSIGN_OR_RETURN(impl->engine, impl->load_engine(impl->method_name));
   impl->load_ms = ms_between(t0, Clock::now());
   return std::unique_ptr<Runner>(new Runner(std::move(impl)));
 }
@@ -194,8 +196,10 @@ const Program& Runner::program() const { return impl_->program(); }
 const BundledProgram* Runner::bundled() const { return impl_->bundled.get(); }
 const std::string& Runner::method_name() const { return impl_->method_name; }
 EngineKind Runner::engine() const { return impl_->engine->kind(); }
-Method& Runner::method() { return *impl_->method; }
-const Method& Runner::method() const { return *impl_->method; }
+std::string Runner::engine_version() const { return impl_->engine->version(); }
+uint32_t Runner::engine_threads() const { return impl_->engine->threads(); }
+Method& Runner::method() { return *impl_->engine->method(); }
+const Method& Runner::method() const { return *impl_->engine->method(); }
 double Runner::load_ms() const { return impl_->load_ms; }
 uint64_t Runner::debug_buffer_bytes() const { return impl_->debug_buffer.size(); }
 double Runner::debug_setup_ms() const { return impl_->debug_setup_ms; }
@@ -264,7 +268,6 @@ Status Runner::set_inputs_from_files(const std::vector<std::string>& paths) {
     return make_error(ErrorCode::kInvalidArgument, "%s takes %zu inputs, %zu input files given", m.where().c_str(),
                       m.engine->num_inputs(), paths.size());
   }
-  m.bundled_case.reset();
   ETSCOPE_TRY(m.set_scalars());
   for (size_t i = 0; i < paths.size(); ++i) {
     const EValue& slot = m.engine->input(i);
@@ -296,7 +299,7 @@ Status Runner::set_inputs_from_files(const std::vector<std::string>& paths) {
       }
     }
     const bool reshaped = sizes != planned;
-    Status s = m.set_tensor(i, std::move(bytes), sizes);
+    Status s = m.set_tensor(i, bytes, sizes);
     if (!s.ok() && reshaped) {
       return Error(s.error().code(), path + ": " + shape_text(t.dtype(), sizes) + " does not fit input " + std::to_string(i) + " (" +
                                          shape_text(t.dtype(), planned) + "): " + s.error().message());
@@ -327,7 +330,6 @@ Status Runner::set_inputs_from_etrecord(const std::string& etrecord_path) {
     return make_error(ErrorCode::kInvalidArgument, "%s: %zu representative inputs, %s takes %zu tensors", etrecord_path.c_str(),
                       values.size(), m.where().c_str(), tensor_inputs);
   }
-  m.bundled_case.reset();
   ETSCOPE_TRY(m.set_scalars());
   size_t next = 0;
   for (size_t i = 0; i < m.engine->num_inputs(); ++i) {
@@ -354,9 +356,8 @@ Status Runner::set_bundled_inputs(size_t index) {
     return make_error(ErrorCode::kInvalidArgument, "%s: test case %zu is out of range (%zu cases)", m.options.model.c_str(), index,
                       s->cases.size());
   }
-  ETSCOPE_TRY(load_bundled_inputs(*m.method, *m.bundled, s->cases[index]));
-  m.bundled_case = index;
-  return ok_status();
+  EngineCases target(*m.engine, m.method_name);
+  return load_bundled_inputs(target, *m.bundled, s->cases[index]);
 }
 
 Result<Timing> Runner::run(int warmup, int iterations, const std::function<void(int, int, double)>& progress) {
@@ -366,18 +367,17 @@ Result<Timing> Runner::run(int warmup, int iterations, const std::function<void(
     ETSCOPE_TRY(reserve_debug_buffer(m.options.debug_buffer_bytes));
   }
   for (int i = 0; i < warmup; ++i) {
-    ETSCOPE_TRY(m.reset_inputs());
-    ETSCOPE_TRY(m.engine->execute(events::kBlockWarmup.data()));
+    ETSCOPE_ASSIGN_OR_RETURN(double ms, m.engine->execute(events::kBlockWarmup.data()));
+    (void)ms;
   }
   Timing timing;
   timing.samples.reserve(static_cast<size_t>(iterations));
   for (int i = 0; i < iterations; ++i) {
-    const auto a = Clock::now();
-    ETSCOPE_TRY(m.reset_inputs());
-    ETSCOPE_TRY(m.engine->execute(events::kBlockExecute.data()));
-    timing.samples.push_back(ms_between(a, Clock::now()));
+    ETSCOPE_ASSIGN_OR_RETURN(double ms, m.engine->execute(events::kBlockExecute.data()));
+    timing.samples.push_back(ms);
     if (progress) progress(i + 1, iterations, timing.samples.back());
   }
+  ETSCOPE_TRY(m.engine->sync_outputs());
   std::vector<double> sorted = timing.samples;
   std::sort(sorted.begin(), sorted.end());
   timing.min = sorted.front();
@@ -396,27 +396,30 @@ Result<std::vector<BundledCaseResult>> Runner::check_bundled(std::optional<size_
   std::vector<BundledCaseResult> out;
   for (const BundledTestSuite& suite : m.bundled->suites) {
     if (only && suite.method_name != m.method_name) continue;
-    // The runner's own method, or another one loaded for its cases.
-    std::unique_ptr<Method> other;
-    Method* method = m.method;
+    // The runner's own engine, or another one loaded for the cases of another method.
+    std::unique_ptr<Engine> other;
+    Engine* engine = m.engine.get();
     if (suite.method_name != m.method_name) {
-      ETSCOPE_ASSIGN_OR_RETURN(other, Method::load(m.program(), suite.method_name, m.method_options()));
-      method = other.get();
+      ETSCOPE_ASSIGN_OR_RETURN(other, m.load_engine(suite.method_name));
+      engine = other.get();
     }
+    EngineCases target(*engine, suite.method_name);
     if (only && *only >= suite.cases.size()) {
       return make_error(ErrorCode::kInvalidArgument, "%s: test case '%zu' is out of range (%zu cases)", m.options.model.c_str(),
                         *only, suite.cases.size());
     }
     for (size_t c = 0; c < suite.cases.size(); ++c) {
       if (only && c != *only) continue;
-      ETSCOPE_TRY(load_bundled_inputs(*method, *m.bundled, suite.cases[c]));
-      const auto a = Clock::now();
-      ETSCOPE_TRY(method->execute());
+      ETSCOPE_TRY(load_bundled_inputs(target, *m.bundled, suite.cases[c]));
+      ETSCOPE_ASSIGN_OR_RETURN(double ms, engine->execute(events::kBlockExecute.data()));
+      ETSCOPE_TRY(engine->sync_outputs());
       BundledCaseResult r;
       r.method = suite.method_name;
       r.index = c;
-      r.ms = ms_between(a, Clock::now());
-      const CaseCheck check = verify_bundled_outputs(*method, *m.bundled, suite.cases[c], rtol, atol);
+      r.ms = ms;
+      std::vector<const EValue*> outputs;
+      for (size_t o = 0; o < engine->num_outputs(); ++o) outputs.push_back(&engine->output(o));
+      const CaseCheck check = verify_bundled_outputs(outputs, *m.bundled, suite.cases[c], rtol, atol);
       r.passed = check.passed;
       for (size_t o = 0; o < check.outputs.size(); ++o) {
         r.max_abs_error = std::max(r.max_abs_error, check.outputs[o].max_abs_error);

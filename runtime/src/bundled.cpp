@@ -8,44 +8,69 @@
 
 namespace etscope::runtime {
 
+namespace {
+
+// A Method as a case target.
+class MethodTarget final : public CaseTarget {
+ public:
+  explicit MethodTarget(Method& m) : m_(m) {}
+  size_t case_inputs() const override { return m_.num_inputs(); }
+  const EValue& case_input(size_t i) const override { return m_.input(i); }
+  Status set_case_tensor(size_t i, std::span<const uint8_t> data, std::span<const int64_t> sizes) override {
+    return m_.set_input(i, data, sizes);
+  }
+  Status set_case_scalar(size_t i, const EValue& value) override { return m_.set_scalar_input(i, value); }
+  const std::string& case_method() const override { return m_.name(); }
+
+ private:
+  Method& m_;
+};
+
+}  // namespace
+
 Status load_bundled_inputs(Method& method, const BundledProgram& bundled, const BundledTestCase& test) {
-  if (test.inputs.size() != method.num_inputs()) {
+  MethodTarget target(method);
+  return load_bundled_inputs(target, bundled, test);
+}
+
+Status load_bundled_inputs(CaseTarget& method, const BundledProgram& bundled, const BundledTestCase& test) {
+  if (test.inputs.size() != method.case_inputs()) {
     return make_error(ErrorCode::kInvalidArgument, "%s: test case has %zu inputs, method '%s' takes %zu",
-                      bundled.name().c_str(), test.inputs.size(), method.name().c_str(), method.num_inputs());
+                      bundled.name().c_str(), test.inputs.size(), method.case_method().c_str(), method.case_inputs());
   }
   for (size_t i = 0; i < test.inputs.size(); ++i) {
     const BundledValue& v = test.inputs[i];
     const std::string what = bundled.name() + ": input " + std::to_string(i);
     switch (v.kind) {
       case BundledValue::Kind::kTensor: {
-        const EValue& slot = method.input(i);
+        const EValue& slot = method.case_input(i);
         if (slot.tag == Tag::kTensor && slot.tensor->dtype() != v.dtype) {
           return Error(ErrorCode::kInvalidArgument, what + ": bundled dtype " + scalar_type_name(v.dtype) +
                                                         " differs from the method's " + scalar_type_name(slot.tensor->dtype()));
         }
         std::vector<int64_t> sizes(v.sizes.begin(), v.sizes.end());
-        ETSCOPE_TRY(method.set_input(i, bundled.bytes(v.data), sizes));
+        ETSCOPE_TRY(method.set_case_tensor(i, bundled.bytes(v.data), sizes));
         break;
       }
       case BundledValue::Kind::kInt: {
         EValue e;
         e.tag = Tag::kInt;
         e.scalar.i = v.int_value;
-        ETSCOPE_TRY(method.set_scalar_input(i, e));
+        ETSCOPE_TRY(method.set_case_scalar(i, e));
         break;
       }
       case BundledValue::Kind::kBool: {
         EValue e;
         e.tag = Tag::kBool;
         e.scalar.b = v.bool_value;
-        ETSCOPE_TRY(method.set_scalar_input(i, e));
+        ETSCOPE_TRY(method.set_case_scalar(i, e));
         break;
       }
       case BundledValue::Kind::kDouble: {
         EValue e;
         e.tag = Tag::kDouble;
         e.scalar.d = v.double_value;
-        ETSCOPE_TRY(method.set_scalar_input(i, e));
+        ETSCOPE_TRY(method.set_case_scalar(i, e));
         break;
       }
       case BundledValue::Kind::kNone:
@@ -140,19 +165,26 @@ OutputCheck check_tensor(const TensorImpl& actual, const BundledProgram& bundled
 
 CaseCheck verify_bundled_outputs(const Method& method, const BundledProgram& bundled, const BundledTestCase& test,
                                  double rtol, double atol) {
+  std::vector<const EValue*> outputs;
+  for (size_t i = 0; i < method.num_outputs(); ++i) outputs.push_back(&method.output(i));
+  return verify_bundled_outputs(outputs, bundled, test, rtol, atol);
+}
+
+CaseCheck verify_bundled_outputs(std::span<const EValue* const> outputs, const BundledProgram& bundled,
+                                 const BundledTestCase& test, double rtol, double atol) {
   CaseCheck c;
   c.passed = true;
-  if (test.expected_outputs.size() != method.num_outputs()) {
+  if (test.expected_outputs.size() != outputs.size()) {
     OutputCheck o;
     o.problem = "the case expects " + std::to_string(test.expected_outputs.size()) + " outputs, the method has " +
-                std::to_string(method.num_outputs());
+                std::to_string(outputs.size());
     c.outputs.push_back(o);
     c.passed = false;
     return c;
   }
   for (size_t i = 0; i < test.expected_outputs.size(); ++i) {
     const BundledValue& e = test.expected_outputs[i];
-    const EValue& a = method.output(i);
+    const EValue& a = *outputs[i];
     OutputCheck o;
     if (e.kind != BundledValue::Kind::kTensor || a.tag != Tag::kTensor) {
       o.problem = "only tensor outputs can be verified";

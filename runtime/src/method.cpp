@@ -118,6 +118,7 @@ struct Method::Impl {
   const Program* program = nullptr;
   const ExecutionPlan* plan = nullptr;
   EventTracer* tracer = nullptr;
+  bool validate_only = false;  // loaded to be checked, not run (MethodOptions::validate_only)
   std::vector<AlignedBuffer> arenas;  // arena k (1-based id) is arenas[k - 1]
   std::vector<TensorImpl> tensors;
   std::vector<EValue> values;
@@ -140,7 +141,7 @@ struct Method::Impl {
   /// Allocates an owned buffer of `n` bytes within the budget.
   Result<uint8_t*> own(uint64_t n, const std::string& what);
   Status load_values(const MethodOptions& options);
-  Status load_instructions(const KernelRegistry& kernels);
+  Status load_instructions(const KernelRegistry& kernels, bool validate_only);
   Status check_inputs() const;
   Status check_uses() const;
 };
@@ -356,7 +357,7 @@ Status Method::Impl::load_values(const MethodOptions& options) {
 // ---------------------------------------------------------------------------------------------
 // [load: instructions]
 
-Status Method::Impl::load_instructions(const KernelRegistry& kernels) {
+Status Method::Impl::load_instructions(const KernelRegistry& kernels, bool validate_only) {
   std::vector<std::string> missing;
   size_t arg_total = 0, out_total = 0;
   for (const Chain& c : plan->chains) {
@@ -386,6 +387,7 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels) {
           step.event_name = native_call_name(op);
           step.kernel = kernels.find(step.op_name);
           if (step.kernel == nullptr) {
+            if (validate_only) break;
             if (std::find(missing.begin(), missing.end(), step.op_name) == missing.end()) missing.push_back(step.op_name);
             break;
           }
@@ -400,6 +402,8 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels) {
         }
         case InstructionKind::kDelegateCall: {
           const Delegate& d = plan->delegates[static_cast<size_t>(in.delegate_index)];
+          step.a = -1;  // no delegate of etscope's: another engine executes it (validate_only)
+          if (d.id != xnn::kBackendId && validate_only) break;
           if (d.id != xnn::kBackendId) {
             // Collected with the missing kernels: one refusal names everything the program lacks.
             delegate_calls.push_back("instruction " + std::to_string(ii) + " calls the '" + d.id + "' delegate");
@@ -409,9 +413,11 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels) {
           const std::string at = where() + ": instruction " + std::to_string(ii) + " (delegate " +
                                  std::to_string(in.delegate_index) + ")";
           auto reserve_fn = [this](uint64_t n, const std::string& what) { return reserve(n, what); };
-          ETSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<xnnpack::XnnpackDelegate> x,
-                                   xnnpack::XnnpackDelegate::load(*program, d, {arg_pool.data() + step.arg_offset, step.arg_count},
-                                                                  reserve_fn, at));
+          auto loaded = xnnpack::XnnpackDelegate::load(*program, d, {arg_pool.data() + step.arg_offset, step.arg_count}, reserve_fn, at);
+          // A graph etscope cannot execute yet is another engine's to run; a corrupt one is refused.
+          if (!loaded.ok() && validate_only && loaded.error().code() == ErrorCode::kNotSupported) break;
+          if (!loaded.ok()) return loaded.error();
+          std::unique_ptr<xnnpack::XnnpackDelegate> x = std::move(loaded).value();
           step.a = static_cast<int32_t>(delegates.size());
           delegates.push_back(std::move(x));
           break;
@@ -448,6 +454,7 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels) {
     }
     return Error(ErrorCode::kNotSupported, where() + ": " + text);
   }
+  if (validate_only) return ok_status();
   ETSCOPE_TRY(reserve(scratch_bytes, where() + ": kernel scratch space"));
   if (!scratch.allocate(scratch_bytes)) {
     return Error(ErrorCode::kOutOfResources, where() + ": kernel scratch space: cannot allocate " + exact_bytes_text(scratch_bytes));
@@ -588,6 +595,8 @@ Status Method::Impl::check_uses() const {
           ETSCOPE_TRY(check_value(in.cond_value, false, "JumpFalse"));
           break;
         case InstructionKind::kDelegateCall: {
+          // A delegate etscope did not load (validate_only): its engine owns what it touches.
+          if (chains[c][ii].a < 0) break;
           const xnnpack::XnnpackDelegate& d = *delegates[static_cast<size_t>(chains[c][ii].a)];
           for (uint32_t a : d.read_args()) ETSCOPE_TRY(check_value(in.args[a], false, "DELEGATE_CALL"));
           for (uint32_t a : d.written_args()) ETSCOPE_TRY(check_value(in.args[a], true, "DELEGATE_CALL"));
@@ -628,7 +637,8 @@ Result<std::unique_ptr<Method>> Method::load(const Program& program, const std::
   {
     MethodScope init_scope(tracer, events::kMethodInit.data());
     ETSCOPE_TRY(impl->load_values(options));
-    ETSCOPE_TRY(impl->load_instructions(options.kernels ? *options.kernels : KernelRegistry::portable()));
+    ETSCOPE_TRY(impl->load_instructions(options.kernels ? *options.kernels : KernelRegistry::portable(), options.validate_only));
+    impl->validate_only = options.validate_only;
     ETSCOPE_TRY(impl->check_inputs());
     ETSCOPE_TRY(impl->check_uses());
   }
@@ -707,6 +717,7 @@ Status Method::set_scalar_input(size_t i, const EValue& value) {
 
 Status Method::execute(const char* block) {
   Impl& m = *impl_;
+  if (m.validate_only) return Error(ErrorCode::kInvalidArgument, m.where() + ": loaded to be validated, not run");
   EventTracer* tracer = m.tracer;
   EventHandle exec_event = 0;
   if (tracer != nullptr) {

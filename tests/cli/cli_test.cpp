@@ -10,6 +10,7 @@
 #include "etscope/formats/npy.h"
 
 #include "inspect/crafted_programs.h"
+#include "etscope/runner/engine.h"
 #include "testing/test_util.h"
 
 using etscope::testing::real_artifact;
@@ -215,7 +216,7 @@ TEST_CASE("etscope run executes XNNPACK delegates and refuses missing kernels wi
   auto delegated = run_etscope("run " + etscope::testing::fixture("simple_conv_xnnpack/simple_conv_xnnpack.bpte") + " --bundled 0");
   CHECK(delegated.exit_code == 0);
   CHECK_THAT(delegated.out, Catch::Contains("1 passed, 0 failed"));
-  auto custom = run_etscope("run " + real_artifact("cadence_quantized_conv.pte"));
+  auto custom = run_etscope("run " + real_artifact("cadence_quantized_conv.pte") + " --engine etscope");
   CHECK(custom.exit_code == 1);
   CHECK_THAT(custom.err, Catch::Contains("missing kernels: cadence::quantize_per_tensor.out"));
   auto ext = run_etscope("run " + real_artifact("xor_training.pte"));
@@ -529,7 +530,7 @@ TEST_CASE("etscope pte --kernels says before running which operators and delegat
   CHECK(j["plans"][0]["delegates"][0]["backend"] == "XnnpackBackend");
   CHECK(j["plans"][0]["delegates"][0]["calls"] == 1);
   // The refusal at load names every missing kernel and every delegate in one line.
-  auto run = run_etscope("run " + real_artifact("cadence_quantized_conv.pte"));
+  auto run = run_etscope("run " + real_artifact("cadence_quantized_conv.pte") + " --engine etscope");
   CHECK(run.exit_code == 1);
   CHECK_THAT(run.err, Catch::Contains("missing kernels: cadence::quantize_per_tensor.out, cadence::quantized_conv2d_nchw.per_tensor_out, "
                                       "cadence::dequantize_per_tensor.out"));
@@ -545,10 +546,10 @@ TEST_CASE("etscope run writes bf16 outputs as float32 and takes exact float32 in
     if (!r.ok()) FAIL(r.error().message());
     return std::move(r).value();
   };
-  auto a = run_etscope("run " + dir + "/bf16_cnn.pte --iterations 1 --input " + dir + "/input0.as_f32.npy --output-dir " + out_npy);
+  auto a = run_etscope("run " + dir + "/bf16_cnn.pte --engine etscope --iterations 1 --input " + dir + "/input0.as_f32.npy --output-dir " + out_npy);
   INFO(a.err);
   REQUIRE(a.exit_code == 0);
-  auto b = run_etscope("run " + dir + "/bf16_cnn.pte --iterations 1 --input " + dir + "/input0.bin --output-dir " + out_raw);
+  auto b = run_etscope("run " + dir + "/bf16_cnn.pte --engine etscope --iterations 1 --input " + dir + "/input0.bin --output-dir " + out_raw);
   REQUIRE(b.exit_code == 0);
   for (int i = 0; i < 2; ++i) {
     const std::string name = "/output_" + std::to_string(i) + ".npy";
@@ -697,12 +698,18 @@ TEST_CASE("issue 28: run prints nothing before an input error and names the engi
   CHECK(missing.out.empty());
   CHECK(line_count(missing.err) == 1);
   CHECK_THAT(missing.err, Catch::Contains("missing.npy"));
-  auto table = run_etscope("run " + etscope::testing::fixture("simple_conv_xnnpack/simple_conv_xnnpack.pte") + " --iterations 2");
+  auto table = run_etscope("run " + etscope::testing::fixture("simple_conv_xnnpack/simple_conv_xnnpack.pte") + " --iterations 2 --engine etscope");
   INFO(table.err);
   REQUIRE(table.exit_code == 0);
-  CHECK_THAT(table.out, Catch::Contains("engine     etscope: etscope's own kernels, XNNPACK delegate graphs run node by node by etscope "
+  CHECK_THAT(table.out, Catch::Contains("engine     etscope 0.1.0, 1 thread: etscope's own kernels, XNNPACK delegate graphs run node by node by etscope "
                                         "(named with XNNPACK's operator names); not ExecuTorch's runtime"));
-  auto json = run_etscope("run " + real_artifact("add.pte") + " --iterations 2 --format json");
+  auto json = run_etscope("run " + real_artifact("add.pte") + " --iterations 2 --format json --engine etscope");
   REQUIRE(json.exit_code == 0);
   CHECK(nlohmann::json::parse(json.out)["engine"] == "etscope");
+  CHECK(nlohmann::json::parse(json.out)["engine_threads"] == 1);
+  // Without --engine: ExecuTorch's runtime when this build has it, saying it was the default.
+  auto chosen = run_etscope("run " + real_artifact("add.pte") + " --iterations 2");
+  REQUIRE(chosen.exit_code == 0);
+  const bool have_executorch = etscope::runner::engine_available(etscope::runner::EngineKind::kExecutorch).ok();
+  CHECK_THAT(chosen.out, Catch::Contains(have_executorch ? "engine     executorch " : "engine     etscope ") && Catch::Contains("(the default)"));
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "etscope/formats/npy.h"
+#include "etscope/runner/engine.h"
 #include "etscope/runner/runner.h"
 #include "testing/test_util.h"
 
@@ -31,44 +32,60 @@ void expect_refusal(const std::string& args, const std::string& file, const std:
   CHECK(r.err.find('\n') == r.err.size() - 1);
 }
 
+// add.out writes value 0, the program's input: with ones as input, every iteration must see
+// ones again (the engine sets the input afresh before each execution).
+void expect_same_output_after_reruns(const std::string& engine) {
+  const std::string dir1 = temp_dir("repro_writes_input_1_" + engine), dir3 = temp_dir("repro_writes_input_3_" + engine);
+  const std::string run = "run --engine " + engine + " " + repro("add_writes_input.pte") + " --ones";
+  auto one = run_etscope(run + " --iterations 1 --warmup 0 --output-dir " + dir1);
+  auto three = run_etscope(run + " --iterations 3 --output-dir " + dir3);
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(three.exit_code == 0);
+  auto a = etscope::read_npy(dir1 + "/output_0.npy");
+  auto b = etscope::read_npy(dir3 + "/output_0.npy");
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a->data == b->data);
+}
+
 }  // namespace
 
 TEST_CASE("writes into constant memory are refused at load", "[repro][runtime]") {
-  expect_refusal("run " + repro("t1_out_is_constant.pte"), "t1_out_is_constant.pte",
+  expect_refusal("run --engine etscope " + repro("t1_out_is_constant.pte"), "t1_out_is_constant.pte",
                  "instruction 0 (aten::mul.out): writes value 0, a constant of the program");
-  expect_refusal("run " + repro("t5_move_constant_into_output.pte"), "t5_move_constant_into_output.pte",
+  expect_refusal("run --engine etscope " + repro("t5_move_constant_into_output.pte"), "t5_move_constant_into_output.pte",
                  "(aten::add.out): writes value 4, a constant of the program");
 }
 
 TEST_CASE("a method input that is a constant is refused at load", "[repro][runtime]") {
-  expect_refusal("run " + repro("t2_input_is_constant.pte"), "t2_input_is_constant.pte",
+  expect_refusal("run --engine etscope " + repro("t2_input_is_constant.pte"), "t2_input_is_constant.pte",
                  "input 0 is value 0, a constant of the program");
-  expect_refusal("run " + repro("fuzz_input_is_constant.pte"), "fuzz_input_is_constant.pte",
+  expect_refusal("run --engine etscope " + repro("fuzz_input_is_constant.pte"), "fuzz_input_is_constant.pte",
                  "input 0 is value 1, a constant of the program");
 }
 
 TEST_CASE("a plan that places what an instruction writes inside what it reads is refused at load", "[repro][runtime]") {
-  expect_refusal("run " + repro("fuzz_slice_output_inside_input.pte") + " --ones", "fuzz_slice_output_inside_input.pte",
+  expect_refusal("run --engine etscope " + repro("fuzz_slice_output_inside_input.pte") + " --ones", "fuzz_slice_output_inside_input.pte",
                  "instruction 1 (aten::slice_copy.Tensor_out): writes value 3 into the memory of value 2, which it reads");
 }
 
 TEST_CASE("tensors without memory never reach a kernel", "[repro][runtime]") {
-  expect_refusal("run " + repro("t3_unplanned_intermediate.pte"), "t3_unplanned_intermediate.pte",
+  expect_refusal("run --engine etscope " + repro("t3_unplanned_intermediate.pte"), "t3_unplanned_intermediate.pte",
                  "instruction 0 (aten::mul.out): value 3 has no memory");
-  expect_refusal("run " + repro("t4_free_then_use.pte"), "t4_free_then_use.pte",
+  expect_refusal("run --engine etscope " + repro("t4_free_then_use.pte"), "t4_free_then_use.pte",
                  "instruction 2 (aten::add.out): uses value 3 after a FreeCall released it");
-  expect_refusal("run " + repro("flip_constant_becomes_unplanned.pte"), "flip_constant_becomes_unplanned.pte",
+  expect_refusal("run --engine etscope " + repro("flip_constant_becomes_unplanned.pte"), "flip_constant_becomes_unplanned.pte",
                  "(aten::add.out): value 1 has no memory");
-  expect_refusal("run " + repro("flip_external_becomes_unplanned.pte") + " --ptd " + real_artifact("linear_external_legacy.ptd"),
+  expect_refusal("run --engine etscope " + repro("flip_external_becomes_unplanned.pte") + " --ptd " + real_artifact("linear_external_legacy.ptd"),
                  "flip_external_becomes_unplanned.pte", "(aten::permute_copy.out): value 0 has no memory");
 }
 
 TEST_CASE("declared sizes beyond the memory limit are refused before allocating", "[repro][runtime]") {
-  expect_refusal("run " + repro("t10_huge_arena.pte"), "t10_huge_arena.pte", "memory arena 1 needs 4503599627370496 bytes");
-  expect_refusal("run " + repro("flip_arena_abort.pte"), "flip_arena_abort.pte", "memory arena 1 needs");
+  expect_refusal("run --engine etscope " + repro("t10_huge_arena.pte"), "t10_huge_arena.pte", "memory arena 1 needs 4503599627370496 bytes");
+  expect_refusal("run --engine etscope " + repro("flip_arena_abort.pte"), "flip_arena_abort.pte", "memory arena 1 needs");
   // Its convolution's im2col matrix would hold more than 2^58 elements: the kernel refuses the
   // sizes themselves, before any scratch is sized or allocated.
-  expect_refusal("run " + repro("flip_scratch_abort.pte"), "flip_scratch_abort.pte",
+  expect_refusal("run --engine etscope " + repro("flip_scratch_abort.pte"), "flip_scratch_abort.pte",
                  "(aten::convolution.out): convolution.out: the im2col matrix of this convolution is out of range");
 }
 
@@ -99,16 +116,7 @@ TEST_CASE("an arena declared far larger than used costs neither time nor memory"
 TEST_CASE("a program that writes its input never writes the caller's bytes", "[repro][runtime]") {
   // add.out writes value 0, the program's input: with ones as input, every iteration must see
   // ones again (the input is copied into the method's own buffer before each execution).
-  const std::string dir1 = temp_dir("repro_writes_input_1"), dir3 = temp_dir("repro_writes_input_3");
-  auto one = run_etscope("run " + repro("add_writes_input.pte") + " --ones --iterations 1 --warmup 0 --output-dir " + dir1);
-  auto three = run_etscope("run " + repro("add_writes_input.pte") + " --ones --iterations 3 --output-dir " + dir3);
-  REQUIRE(one.exit_code == 0);
-  REQUIRE(three.exit_code == 0);
-  auto a = etscope::read_npy(dir1 + "/output_0.npy");
-  auto b = etscope::read_npy(dir3 + "/output_0.npy");
-  REQUIRE(a.ok());
-  REQUIRE(b.ok());
-  CHECK(a->data == b->data);
+  expect_same_output_after_reruns("etscope");
   // The bundled form: every case passes, none crashes.
   auto bundled = run_etscope("run " + repro("bpte_writes_borrowed_input.bpte") + " --bundled");
   CHECK(bundled.exit_code == 0);
@@ -116,20 +124,20 @@ TEST_CASE("a program that writes its input never writes the caller's bytes", "[r
 }
 
 TEST_CASE("hostile inputs are refused: wrapping shapes and bools that are not 0 or 1", "[repro][runtime]") {
-  expect_refusal("run " + repro("add_dynamic2d.pte") + " --input " + repro("wrap_2e62_f4.npy") + " --input " +
+  expect_refusal("run --engine etscope " + repro("add_dynamic2d.pte") + " --input " + repro("wrap_2e62_f4.npy") + " --input " +
                      repro("wrap_2e62_f4.npy"),
                  "wrap_2e62_f4.npy", "f32[1099511627776,4194304] does not fit input 0 (f32[1,1])");
-  expect_refusal("run " + repro("add_bool.pte") + " --input " + repro("bool_2.npy") + " --input " + repro("bool_2.npy"),
+  expect_refusal("run --engine etscope " + repro("add_bool.pte") + " --input " + repro("bool_2.npy") + " --input " + repro("bool_2.npy"),
                  "bool_2.npy", "bool element 0 holds the byte 2");
 }
 
 TEST_CASE("hostile kernel attributes fail the instruction without overflowing", "[repro][runtime]") {
   // max_pool2d with kernel 2^30 and dilation 2^40, and a convolution whose im2col size overflows
   // int64: the kernels check the window arithmetic before doing any of it (UBSan runs this too).
-  expect_refusal("run " + repro("maxpool_overflow.pte"), "maxpool_overflow.pte",
+  expect_refusal("run --engine etscope " + repro("maxpool_overflow.pte"), "maxpool_overflow.pte",
                  "instruction 0 (aten::max_pool2d_with_indices.out): max_pool2d_with_indices.out: kernel_size, stride, "
                  "padding or dilation out of range");
-  expect_refusal("run " + repro("fuzz_conv_scratch_overflow.pte"), "fuzz_conv_scratch_overflow.pte",
+  expect_refusal("run --engine etscope " + repro("fuzz_conv_scratch_overflow.pte"), "fuzz_conv_scratch_overflow.pte",
                  "instruction 0 (aten::convolution.out): convolution.out: sizes, padding or dilation out of range");
 }
 
@@ -190,3 +198,40 @@ TEST_CASE("memory never writes its picture or trace over the program it reads", 
   CHECK_FALSE(std::filesystem::exists(dir + "/x"));
 }
 
+
+// The ExecuTorch engine meets every hostile program only after etscope's loader validated it
+// (the same refusals), and ExecuTorch's own failures end its worker, never etscope: each repro
+// ends in a result or in one line naming the file, under either engine.
+TEST_CASE("every repro program under the ExecuTorch engine: a result or one line, never a crash", "[repro][executorch]") {
+  if (!etscope::runner::engine_available(etscope::runner::EngineKind::kExecutorch).ok()) {
+    WARN("the ExecuTorch engine is not built (scripts/dev.sh setup fetches the executorch wheel): skipped");
+    return;
+  }
+  size_t refused = 0, ran = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(etscope::testing::test_data_dir()) + "/repros")) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() != ".pte" && entry.path().extension() != ".bpte") continue;
+    INFO(name);
+    auto r = run_etscope("run --engine executorch " + entry.path().string() +
+                         (entry.path().extension() == ".bpte" ? " --bundled" : " --ones --iterations 2"));
+    INFO("stderr: " << r.err);
+    REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+    if (r.exit_code == 1) {
+      ++refused;
+      CHECK(r.err.rfind("etscope: " + entry.path().string() + ":", 0) == 0);
+      CHECK(r.err.find('\n') == r.err.size() - 1);
+    } else {
+      ++ran;
+    }
+  }
+  CHECK(refused >= 10);  // the hostile plans are refused by the loader before ExecuTorch sees them
+  CHECK(ran >= 2);
+}
+
+TEST_CASE("a program that writes its input, under the ExecuTorch engine, sees its inputs afresh each time", "[repro][executorch]") {
+  if (!etscope::runner::engine_available(etscope::runner::EngineKind::kExecutorch).ok()) {
+    WARN("the ExecuTorch engine is not built: skipped");
+    return;
+  }
+  expect_same_output_after_reruns("executorch");
+}

@@ -218,7 +218,7 @@ TEST_CASE("the runner names the engine that executes the method, and the engine 
   CHECK(*parsed == runner::EngineKind::kEtscope);
   auto unknown = runner::parse_engine("executorch-typo");
   REQUIRE_FALSE(unknown.ok());
-  CHECK(unknown.error().message() == "unknown engine 'executorch-typo' (engines: etscope)");
+  CHECK(unknown.error().message() == "unknown engine 'executorch-typo' (engines: executorch, etscope)");
 
   auto r = load(fixture("cifar10/cifar10.pte"));
   CHECK(r->engine() == runner::EngineKind::kEtscope);

@@ -35,6 +35,16 @@ class EventTracer {
   virtual EventHandle start_delegate_event(const char* id) { return start_profiling(id); }
   /// Ends the event; it is recorded now (so children precede parents).
   virtual void end_profiling(EventHandle handle) = 0;
+  /// Records an event that was timed elsewhere (in another process: the ExecuTorch engine's
+  /// worker; or by a delegate's own profiler), from `start_ns` to `end_ns` on the steady clock
+  /// (CLOCK_MONOTONIC nanoseconds, which every process of a machine shares), with the chain and
+  /// instruction given. `delegate`: raised inside a delegate, identified by `name` (its delegate
+  /// debug id string) or, when `name` is null, by `delegate_id`. `name` must live as long as the
+  /// tracer's record of it. Tracers that keep no times ignore it.
+  virtual void record_timed_event(const char* name, int32_t chain_id, uint32_t debug_handle, bool delegate,
+                                  int64_t delegate_id, uint64_t start_ns, uint64_t end_ns) {
+    (void)name, (void)chain_id, (void)debug_handle, (void)delegate, (void)delegate_id, (void)start_ns, (void)end_ns;
+  }
   /// Logs a value: a kernel output or delegate argument (`output == false`), or a method output.
   virtual void log_evalue(const EValue& value, bool output) = 0;
   /// Logs an output computed inside a delegate, identified by an integer delegate debug id

@@ -42,6 +42,10 @@ class EtDumpWriter final : public EventTracer {
   /// delegate_debug_id_str, delegate_debug_id_int -1 and empty metadata.
   EventHandle start_delegate_event(const char* id) override;
   void end_profiling(EventHandle handle) override;
+  /// Recorded with the times given (steady-clock nanoseconds), as ExecuTorch's ETDumpGen records
+  /// log_profiling_delegate: a delegate event without a name has its integer id.
+  void record_timed_event(const char* name, int32_t chain_id, uint32_t debug_handle, bool delegate, int64_t delegate_id,
+                          uint64_t start_ns, uint64_t end_ns) override;
   void log_evalue(const EValue& value, bool output) override;
   /// A debug event with delegate_debug_id_int = `delegate_id`, as ExecuTorch records a delegate's
   /// intermediate output.
@@ -75,6 +79,8 @@ class EtDumpWriter final : public EventTracer {
     uint32_t handle;
     uint64_t start;
     bool delegate = false;
+    int64_t delegate_id = -1;  ///< A delegate event without a name: its integer id.
+    bool timed_ns = false;     ///< start and the recorded end are steady-clock ns, not ticks.
   };
   enum class Kind : uint8_t { kProfile, kDebug, kMarker };
   struct Recorded {

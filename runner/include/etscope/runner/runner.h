@@ -31,6 +31,7 @@ struct RunnerOptions {
   std::vector<std::string> ptd_files;  ///< External tensors, searched in order.
   std::string method;                  ///< "" means "forward", else the program's first method.
   EngineKind engine = EngineKind::kEtscope;  ///< What executes the method (engine.h).
+  uint32_t threads = 1;                ///< Threads of the engine (ExecuTorch's threadpool); 1 for profiles.
   uint64_t max_memory = 0;             ///< Method::load's limit; 0 means the machine's memory.
   /// Record the load and every execution as an ETDump (written by write_trace()).
   bool trace = false;
@@ -87,8 +88,12 @@ class Runner {
   const std::string& method_name() const;
   /// The engine executing the method: every timing the runner reports is this engine's.
   EngineKind engine() const;
-  /// etscope's runtime method behind the etscope engine (training and output inspection drive it
-  /// directly).
+  /// The engine's version (etscope's, or the ExecuTorch library's) and thread count.
+  std::string engine_version() const;
+  uint32_t engine_threads() const;
+  /// etscope's runtime method behind the engine (training and output inspection drive it
+  /// directly); for the ExecuTorch engine, etscope's validation-only load, which describes the
+  /// inputs and outputs and refuses to execute.
   runtime::Method& method();
   const runtime::Method& method() const;
   /// Wall time of reading, verifying and loading, in milliseconds (the debug buffer's set-up is
@@ -121,10 +126,11 @@ class Runner {
   /// The inputs of test case `index` of this method's bundled suite.
   Status set_bundled_inputs(size_t index);
 
-  /// Runs `warmup` untimed and `iterations` timed executions, setting the inputs again before
-  /// each (the memory plan may reuse an input's bytes, as ExecuTorch's Module::forward assumes).
-  /// With a tracer, warm-up executions are recorded in "Warmup" blocks so that reports leave
-  /// them out. `progress(done, total, ms)` is called after each timed execution when given.
+  /// Runs `warmup` untimed and `iterations` timed executions, the engine setting the inputs again
+  /// before each (the memory plan may reuse an input's bytes, as ExecuTorch's Module::forward
+  /// assumes) and timing both in its own process. With a tracer, warm-up executions are recorded
+  /// in "Warmup" blocks so that reports leave them out. `progress(done, total, ms)` is called
+  /// after each timed execution when given. Afterwards the outputs are the last execution's.
   Result<Timing> run(int warmup, int iterations, const std::function<void(int, int, double)>& progress = {});
 
   /// Checks bundled test cases: every case of every method that has a suite, or only `only`

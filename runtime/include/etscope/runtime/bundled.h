@@ -2,6 +2,7 @@
 // outputs against the expected ones with ExecuTorch's comparison rules (formats.md §5.3).
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -10,8 +11,21 @@
 
 namespace etscope::runtime {
 
-/// Sets every input of `method` from test case `test`. The bundled program must outlive the
-/// next execute() (unplanned inputs borrow its bytes). Errors name the case and input.
+/// What bundled cases are fed to and read from: etscope's Method, or another engine executing
+/// the same method (runner/engine.h), through these few calls.
+class CaseTarget {
+ public:
+  virtual ~CaseTarget() = default;
+  virtual size_t case_inputs() const = 0;
+  virtual const EValue& case_input(size_t i) const = 0;
+  virtual Status set_case_tensor(size_t i, std::span<const uint8_t> data, std::span<const int64_t> sizes) = 0;
+  virtual Status set_case_scalar(size_t i, const EValue& value) = 0;
+  virtual const std::string& case_method() const = 0;
+};
+
+/// Sets every input of `target` from test case `test`. The bundled program must outlive the
+/// next execution (unplanned inputs borrow its bytes). Errors name the case and input.
+Status load_bundled_inputs(CaseTarget& target, const BundledProgram& bundled, const BundledTestCase& test);
 Status load_bundled_inputs(Method& method, const BundledProgram& bundled, const BundledTestCase& test);
 
 struct OutputCheck {
@@ -31,5 +45,8 @@ struct CaseCheck {
 /// rtol = atol = 0 means exact); others must be byte-identical; dtype and shape must agree.
 CaseCheck verify_bundled_outputs(const Method& method, const BundledProgram& bundled, const BundledTestCase& test,
                                  double rtol, double atol);
+/// The same for outputs given one by one (another engine's).
+CaseCheck verify_bundled_outputs(std::span<const EValue* const> outputs, const BundledProgram& bundled,
+                                 const BundledTestCase& test, double rtol, double atol);
 
 }  // namespace etscope::runtime

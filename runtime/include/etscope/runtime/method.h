@@ -33,6 +33,12 @@ struct MethodOptions {
   /// and outputs, aligned copies of misaligned constants); 0 means the machine's physical memory.
   /// A program that asks for more fails to load with kOutOfResources.
   uint64_t max_memory = 0;
+  /// Load to check, not to run: every check below is made, but operators without an etscope
+  /// kernel, delegates of other backends and XNNPACK graphs etscope cannot execute are accepted
+  /// (another engine runs the program: ExecuTorch's runtime, after this validation); execute()
+  /// refuses. Inputs can still be set (with the same checks), which is how such an engine learns
+  /// the shapes its inputs take. No kernel scratch space is allocated.
+  bool validate_only = false;
 };
 
 class Method {

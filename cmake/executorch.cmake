@@ -1,0 +1,72 @@
+# The ExecuTorch engine: found, never required.
+#
+# etscope's second engine runs programs with ExecuTorch's own C++ runtime, the one the user's
+# executorch wheel ships for standalone applications (its CMake package under
+# executorch/share/cmake). ETSCOPE_EXECUTORCH: AUTO builds the engine when a wheel is found,
+# ON insists, OFF never builds it. Where it looks, in order: ETSCOPE_EXECUTORCH_DIR (the wheel's
+# executorch/ folder), the wheel scripts/dev.sh setup unpacks into .deps/ of this checkout, the
+# executorch package of the Python on PATH. Sets ETSCOPE_HAVE_EXECUTORCH, ETSCOPE_EXECUTORCH_VERSION,
+# ETSCOPE_EXECUTORCH_LIBRARY_SHA256 and ETSCOPE_EXECUTORCH_LINK (the libraries the worker links).
+set(ETSCOPE_EXECUTORCH AUTO CACHE STRING "Build the ExecuTorch engine against an executorch wheel's C++ runtime: AUTO, ON or OFF")
+set_property(CACHE ETSCOPE_EXECUTORCH PROPERTY STRINGS AUTO ON OFF)
+set(ETSCOPE_EXECUTORCH_DIR "" CACHE PATH "The executorch wheel's executorch/ folder (holding share/cmake and lib/)")
+set(ETSCOPE_HAVE_EXECUTORCH OFF)
+
+if(NOT ETSCOPE_EXECUTORCH STREQUAL "OFF")
+  set(_et_candidates)
+  if(ETSCOPE_EXECUTORCH_DIR)
+    list(APPEND _et_candidates "${ETSCOPE_EXECUTORCH_DIR}")
+  endif()
+  file(GLOB _et_deps LIST_DIRECTORIES true "${CMAKE_SOURCE_DIR}/.deps/executorch-*/executorch")
+  list(APPEND _et_candidates ${_et_deps})
+  find_program(_et_python NAMES python3 python)
+  if(_et_python)
+    execute_process(COMMAND "${_et_python}" -c "import importlib.util as u, os; s = u.find_spec('executorch'); print(os.path.dirname(s.origin) if s and s.origin else '')"
+                    OUTPUT_VARIABLE _et_site OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    if(_et_site)
+      list(APPEND _et_candidates "${_et_site}")
+    endif()
+  endif()
+  set(_et_missing "no executorch wheel found (looked in: ${_et_candidates})")
+  foreach(_et_dir IN LISTS _et_candidates)
+    if(NOT EXISTS "${_et_dir}/share/cmake/executorch-config.cmake")
+      continue()
+    endif()
+    unset(executorch_DIR CACHE)
+    find_package(executorch CONFIG QUIET NO_DEFAULT_PATH PATHS "${_et_dir}/share/cmake")
+    set(_et_lib "${_et_dir}/lib")
+    set(_et_libs)
+    set(_et_lack)
+    foreach(_et_name executorch executorch_kernels_optimized executorch_kernels_quantized executorch_backend_xnnpack executorch_threadpool)
+      if(EXISTS "${_et_lib}/lib${_et_name}.so")
+        list(APPEND _et_libs "${_et_lib}/lib${_et_name}.so")
+      else()
+        list(APPEND _et_lack "lib${_et_name}.so")
+      endif()
+    endforeach()
+    if(NOT EXECUTORCH_FOUND OR NOT EXECUTORCH_INCLUDE_DIRS OR _et_lack)
+      set(_et_missing "${_et_dir}: not a usable ExecuTorch C++ package (missing: ${_et_lack})")
+      continue()
+    endif()
+    set(ETSCOPE_HAVE_EXECUTORCH ON)
+    set(ETSCOPE_EXECUTORCH_ROOT "${_et_dir}")
+    set(ETSCOPE_EXECUTORCH_INCLUDE_DIRS ${EXECUTORCH_INCLUDE_DIRS})
+    set(ETSCOPE_EXECUTORCH_DEFINITIONS ${EXECUTORCH_COMPILE_DEFINITIONS})
+    set(ETSCOPE_EXECUTORCH_VERSION "${EXECUTORCH_BUILD_VERSION}")
+    if(NOT ETSCOPE_EXECUTORCH_VERSION)
+      set(ETSCOPE_EXECUTORCH_VERSION "${executorch_VERSION}")
+    endif()
+    file(SHA256 "${_et_lib}/libexecutorch.so" ETSCOPE_EXECUTORCH_LIBRARY_SHA256)
+    # Kernel and backend libraries register themselves when loaded: keep them even though no
+    # symbol of theirs is referenced.
+    set(ETSCOPE_EXECUTORCH_LINK "-Wl,--push-state,--no-as-needed" ${_et_libs} "-Wl,--pop-state")
+    break()
+  endforeach()
+  if(ETSCOPE_HAVE_EXECUTORCH)
+    message(STATUS "etscope: the ExecuTorch engine is built against executorch ${ETSCOPE_EXECUTORCH_VERSION} (${ETSCOPE_EXECUTORCH_ROOT})")
+  elseif(ETSCOPE_EXECUTORCH STREQUAL "ON")
+    message(FATAL_ERROR "etscope: ETSCOPE_EXECUTORCH=ON but ${_et_missing}; run scripts/dev.sh setup or set ETSCOPE_EXECUTORCH_DIR")
+  else()
+    message(STATUS "etscope: the ExecuTorch engine is not built: ${_et_missing} (scripts/dev.sh setup fetches the wheel)")
+  endif()
+endif()
