@@ -35,6 +35,52 @@ setup() {
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
   fi
+  fetch_executorch
+}
+
+# ExecuTorch's own runtime for the ExecuTorch engine (executorch/, run --engine executorch): the
+# pinned executorch wheel, fetched without its dependencies (no torch) and unpacked into
+# .deps/executorch-<version>/ where cmake/executorch.cmake finds it. The C++ libraries inside do not
+# depend on the Python version. The build never needs it: without it, etscope builds without the
+# ExecuTorch engine and says so.
+executorch_version=1.5.1
+executorch_wheel=executorch-1.5.1-cp311-cp311-manylinux_2_28_x86_64.whl
+executorch_sha256=274c28c2fe2b76acb03f9fa381537425c40e0098dcf886baf6d97a1a55ffe300
+
+fetch_executorch() {
+  local dest=".deps/executorch-$executorch_version"
+  [ -f "$dest/executorch/share/cmake/executorch-config.cmake" ] && return 0
+  if [ "$(uname -m)" != "x86_64" ]; then
+    echo "etscope setup: the pinned executorch wheel is for x86_64; the ExecuTorch engine is not built here" >&2
+    return 0
+  fi
+  local py
+  py="$(command -v python3 || true)"
+  if [ -z "$py" ] || ! "$py" -m pip --version >/dev/null 2>&1; then
+    echo "etscope setup: installing python3-pip to fetch the executorch wheel"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3 python3-pip >/dev/null || true
+    py="$(command -v python3 || true)"
+  fi
+  mkdir -p .deps
+  if ! "$py" -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.11 \
+         --platform manylinux_2_28_x86_64 "executorch==$executorch_version" -d .deps >/dev/null 2>&1; then
+    echo "etscope setup: could not fetch executorch==$executorch_version from PyPI: the ExecuTorch engine is not built" >&2
+    return 0
+  fi
+  if ! echo "$executorch_sha256  .deps/$executorch_wheel" | sha256sum -c --quiet -; then
+    echo "etscope setup: .deps/$executorch_wheel does not have the pinned SHA-256: not used" >&2
+    rm -f ".deps/$executorch_wheel"
+    return 0
+  fi
+  rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
+  "$py" -m zipfile -e ".deps/$executorch_wheel" "$dest.tmp"
+  # Only the C++ package is used: its headers, libraries, CMake files and version.
+  mkdir -p "$dest/executorch"
+  for part in include lib share version.py; do mv "$dest.tmp/executorch/$part" "$dest/executorch/"; done
+  rm -rf "$dest.tmp" ".deps/$executorch_wheel"
+  echo "etscope setup: ExecuTorch $executorch_version's C++ runtime in $dest (for run --engine executorch)"
 }
 
 # ccache, when installed, makes rebuilds in fresh clones cheap (it is optional: nothing installs it).
