@@ -110,7 +110,7 @@ class ExecutorchEngine final : public Engine {
   Status relay(const worker::Frame& f);
   const char* intern(const std::string& s) { return names_.insert(s).first->c_str(); }
   Error failed(const Error& e, const char* what) const {
-    return Error(e.code(), where_ + ": ExecuTorch's runtime: " + what + ": " + e.message());
+    return Error(e.code(), where_ + ": " + e.message() + " (while " + what + ")");
   }
 
   std::unique_ptr<runtime::Method> validated_;
@@ -133,7 +133,7 @@ Status ExecutorchEngine::start(const Program& program, const std::string& method
     data.push_back(std::move(f));
   }
   const std::string path = executorch_worker_path();
-  auto spawned = worker::WorkerProcess::spawn(path, {}, pass, "ExecuTorch's runtime (" + path + ")");
+  auto spawned = worker::WorkerProcess::spawn(path, {}, pass, "ExecuTorch's runtime");
   if (!spawned.ok()) return Error(ErrorCode::kNotSupported, where_ + ": " + spawned.error().message());
   worker_ = std::move(spawned).value();
 
@@ -181,6 +181,7 @@ Status ExecutorchEngine::start(const Program& program, const std::string& method
 }
 
 Result<worker::Frame> ExecutorchEngine::request(MessageType type, std::span<const uint8_t> payload, const char* what) {
+  (void)worker_->new_output(0);  // what it printed before this request is not this request's
   Status sent = worker_->send(static_cast<uint32_t>(type), payload);
   if (!sent.ok()) return failed(sent.error(), what);
   for (;;) {
@@ -194,7 +195,10 @@ Result<worker::Frame> ExecutorchEngine::request(MessageType type, std::span<cons
     }
     if (t == MessageType::kError) {
       auto text = worker::decode_text(f->payload);
-      return Error(ErrorCode::kInvalidArgument, where_ + ": ExecuTorch's runtime: " + (text.ok() ? *text : std::string("an error")));
+      // ExecuTorch logs why before it returns an error code: quote its last error line.
+      const std::string said = worker::last_error_line(worker_->new_output(50));
+      return Error(ErrorCode::kInvalidArgument, where_ + ": ExecuTorch's runtime: " + (text.ok() ? *text : std::string("an error")) +
+                                                    (said.empty() ? "" : " (ExecuTorch: " + said + ")"));
     }
     return f;
   }

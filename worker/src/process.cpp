@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -37,7 +38,9 @@ std::string strip_log_prefix(const std::string& line) {
 }  // namespace
 
 std::string last_error_line(const std::string& output) {
-  std::string last_any, last_error;
+  // A fatal line (an ExecuTorch check that ended the process) is the reason; otherwise the first
+  // error line of the output (later ones detail it: "arg 0 with type id 1"), else the last line.
+  std::string last_any, first_error, last_fatal;
   size_t start = 0;
   while (start < output.size()) {
     size_t end = output.find('\n', start);
@@ -46,11 +49,13 @@ std::string last_error_line(const std::string& output) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
     if (!line.empty()) {
       last_any = line;
-      if (line.size() > 2 && (line[0] == 'E' || line[0] == 'F') && line[1] == ' ') last_error = line;
+      const bool logged = line.size() > 2 && line[1] == ' ';
+      if (logged && line[0] == 'F') last_fatal = line;
+      if (logged && line[0] == 'E' && first_error.empty()) first_error = line;
     }
     start = end + 1;
   }
-  return strip_log_prefix(last_error.empty() ? last_any : last_error);
+  return strip_log_prefix(!last_fatal.empty() ? last_fatal : !first_error.empty() ? first_error : last_any);
 }
 
 Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::string& path, const std::vector<std::string>& args,
@@ -144,12 +149,27 @@ void WorkerProcess::drain_output() {
       return;
     }
     output_.append(buf, static_cast<size_t>(n));
-    if (output_.size() > 2 * kOutputKeep) output_.erase(0, output_.size() - kOutputKeep);
+    if (output_.size() > 2 * kOutputKeep) {
+      const size_t cut = output_.size() - kOutputKeep;
+      output_.erase(0, cut);
+      seen_ = seen_ > cut ? seen_ - cut : 0;
+    }
   }
 }
 
 std::string WorkerProcess::output() const {
   return output_.size() > kOutputKeep ? output_.substr(output_.size() - kOutputKeep) : output_;
+}
+
+std::string WorkerProcess::new_output(int settle_ms) {
+  while (output_fd_ >= 0) {
+    pollfd p{output_fd_, POLLIN, 0};
+    if (poll(&p, 1, settle_ms) <= 0) break;
+    drain_output();
+  }
+  std::string out = output_.substr(std::min(seen_, output_.size()));
+  seen_ = output_.size();
+  return out;
 }
 
 Status WorkerProcess::send(uint32_t type, std::span<const uint8_t> payload) {

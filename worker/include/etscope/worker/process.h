@@ -38,6 +38,9 @@ class WorkerProcess {
 
   /// Everything the child printed so far (its last 256 KiB).
   std::string output() const;
+  /// What the child printed since the last call, after waiting up to `settle_ms` for output
+  /// still on its way (a child logs an error before it answers with it).
+  std::string new_output(int settle_ms);
   const std::string& name() const { return name_; }
 
  private:
@@ -53,11 +56,13 @@ class WorkerProcess {
   bool reaped_ = false;
   int status_ = 0;
   std::string output_;
+  size_t seen_ = 0;  ///< output_ up to here was returned by new_output()
   std::string name_;
 };
 
-/// The line worth quoting from what a child printed: ExecuTorch's last error or fatal log line
-/// (its "E ..." / "F ..." prefix and source location removed), else the last non-empty line.
+/// The line worth quoting from what a child printed: ExecuTorch's last fatal log line, else its
+/// first error line (the "F ..." / "E ..." prefix and source location removed), else the last
+/// non-empty line.
 std::string last_error_line(const std::string& output);
 
 }  // namespace etscope::worker
