@@ -1,6 +1,8 @@
 // run: loads a (mutated) program under a 64 MiB memory limit, sets every tensor input to bytes
 // of one, and executes each method twice: what `etscope run --ones` does with a stranger's
 // program; then once with NaN inputs; dynamic inputs are then shrunk and grown again. Programs that load must execute or fail with an error, never touch foreign memory.
+// Each method is first loaded as the ExecuTorch engine loads it before handing it over
+// (MethodOptions::validate_only).
 #include <vector>
 
 #include "etscope/formats/pte_reader.h"
@@ -13,6 +15,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const etscope::ExecutionPlan& plan : program->plans) {
     etscope::runtime::MethodOptions options;
     options.max_memory = uint64_t{64} << 20;
+    {
+      // The ExecuTorch engine's validation (kernels and delegates are ExecuTorch's): it must
+      // refuse or accept without touching foreign memory, and a validated method refuses to run.
+      etscope::runtime::MethodOptions check = options;
+      check.validate_only = true;
+      auto validated = etscope::runtime::Method::load(*program, plan.name, check);
+      if (validated.ok()) (void)(*validated)->execute();
+    }
     auto method = etscope::runtime::Method::load(*program, plan.name, options);
     if (!method.ok()) continue;
     etscope::runtime::Method& m = **method;
