@@ -32,3 +32,13 @@ python3 "$root/bench/time_inspector.py" --bench "$build/bin/inspector_bench" ${p
 echo
 echo "== tracer cost (cifar10 inference, profiling only, interleaved)"
 "$build/bin/inspector_bench" tracer "$build/fixtures/executorch/cifar10/cifar10.pte" --iterations 200
+echo
+echo "== engines: ExecuTorch's runtime in etscope's worker against ExecuTorch's Python runtime, and etscope's engine (interleaved, 1 thread)"
+# Programs as samples/export/export_registry.py writes them (ETSCOPE_ENGINE_BENCH_DIR, default
+# build/registry-models); skipped without them or without the venv.
+programs="${ETSCOPE_ENGINE_BENCH_DIR:-$root/build/registry-models}"
+if [ -n "$python_bin" ] && [ -d "$programs" ]; then
+  "$python_bin" "$root/bench/bench_engines.py" --build "$build" --json "$out/engines.json" "$programs" 2>/dev/null
+else
+  echo "(skipped: needs $venv and programs in $programs)"
+fi

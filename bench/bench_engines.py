@@ -1,0 +1,139 @@
+"""etscope's two engines against ExecuTorch's own Python runtime, on the same .pte, interleaved.
+
+    <venv>/bin/python bench/bench_engines.py [--build build] [--rounds 5] [--iterations 20] DIR...
+
+Each DIR holds one program as samples/export/export_registry.py writes it (model.pte,
+input<i>.npy, et_output<i>.npy, result.json); a folder of such folders is searched one level
+down. Per program and round, one after the other on one thread each:
+- ExecuTorch's Python runtime (the pybindings, threadpool reset to 1 thread): `iterations`
+  calls of run_method, timed one by one with perf_counter_ns (this includes pybind's input and
+  output conversion, a few microseconds);
+- `etscope run --engine executorch --threads 1`: the same library in etscope's worker, each
+  execution timed inside the worker (setting the inputs again plus Method::execute);
+- `etscope run --engine etscope`: etscope's own kernels.
+The figure per side is the median over all rounds of each round's median. Output: a table (and
+--json FILE) with each ratio, and whether the ExecuTorch engine's outputs equal ExecuTorch's
+recorded ones (bit for bit, or the largest difference).
+"""
+import argparse
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+
+def program_dirs(paths):
+    out = []
+    for p in paths:
+        if os.path.exists(os.path.join(p, "model.pte")):
+            out.append(p)
+        else:
+            out.extend(sorted(d for d in glob.glob(os.path.join(p, "*")) if os.path.exists(os.path.join(d, "model.pte"))))
+    return out
+
+
+def inputs_of(d):
+    return sorted(glob.glob(os.path.join(d, "input*.npy")), key=lambda p: int(os.path.basename(p)[5:-4]))
+
+
+def etscope_median(etscope, d, engine, iterations, warmup, outdir=None):
+    cmd = [etscope, "run", os.path.join(d, "model.pte"), "--engine", engine, "--threads", "1", "--iterations", str(iterations),
+           "--warmup", str(warmup), "--format", "json"]
+    for i in inputs_of(d):
+        cmd += ["--input", i]
+    if outdir:
+        cmd += ["--output-dir", outdir]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.returncode}")
+    return json.loads(r.stdout)["latency_ms"]["p50"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dirs", nargs="+")
+    ap.add_argument("--build", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build"))
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    etscope = os.path.join(args.build, "bin", "etscope")
+
+    import torch
+    from executorch.extension.pybindings import portable_lib
+    import executorch.kernels.quantized  # noqa: F401  registers quantized_decomposed::* kernels
+    torch.set_num_threads(1)
+    portable_lib._unsafe_reset_threadpool(1)
+    assert portable_lib._threadpool_get_thread_count() == 1
+
+    rows = []
+    for d in program_dirs(args.dirs):
+        name = os.path.basename(os.path.normpath(d))
+        row = {"program": name}
+        try:
+            with open(os.path.join(d, "model.pte"), "rb") as f:
+                pte = f.read()  # the module reads from this buffer: keep it alive
+            m = portable_lib._load_for_executorch_from_buffer(pte)
+            ins = tuple(torch.from_numpy(np.load(p)) for p in inputs_of(d))
+            # Outputs: the ExecuTorch engine against ExecuTorch's recorded ones.
+            with tempfile.TemporaryDirectory() as out:
+                etscope_median(etscope, d, "executorch", 1, 0, out)
+                diffs = []
+                for k, ref in enumerate(sorted(glob.glob(os.path.join(d, "et_output*.npy")))):
+                    a, e = np.load(os.path.join(out, f"output_{k}.npy")), np.load(ref)
+                    same = a.shape == e.shape and a.tobytes() == e.tobytes()
+                    diffs.append(0.0 if same else float(np.max(np.abs(a.astype(np.float64) - e.astype(np.float64)))))
+                row["outputs_max_abs_diff"] = max(diffs) if diffs else None
+            py, et, own = [], [], []
+            for _ in range(args.rounds):
+                for _ in range(args.warmup):
+                    m.run_method("forward", ins)
+                samples = []
+                for _ in range(args.iterations):
+                    t = time.perf_counter_ns()
+                    m.run_method("forward", ins)
+                    samples.append((time.perf_counter_ns() - t) / 1e6)
+                py.append(statistics.median(samples))
+                et.append(etscope_median(etscope, d, "executorch", args.iterations, args.warmup))
+                try:
+                    own.append(etscope_median(etscope, d, "etscope", args.iterations, args.warmup))
+                except RuntimeError as e:
+                    row["etscope_engine"] = str(e)
+            row["executorch_python_ms"] = statistics.median(py)
+            row["executorch_engine_ms"] = statistics.median(et)
+            row["engine_vs_python"] = row["executorch_engine_ms"] / row["executorch_python_ms"]
+            if own:
+                row["etscope_engine_ms"] = statistics.median(own)
+                row["etscope_speed"] = row["executorch_engine_ms"] / row["etscope_engine_ms"]
+        except Exception as e:  # one line per program that could not be measured
+            row["error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
+        rows.append(row)
+        print(json.dumps(row), file=sys.stderr, flush=True)
+
+    def f(v, fmt):
+        return fmt % v if isinstance(v, (int, float)) else "-"
+
+    print("| program | ExecuTorch (Python) ms | ExecuTorch engine ms | engine/Python | etscope engine ms | etscope speed vs ExecuTorch | outputs |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        if "error" in r:
+            print(f"| {r['program']} | error: {r['error']} |||||| ")
+            continue
+        diff = r.get("outputs_max_abs_diff")
+        out = "bit for bit" if diff == 0.0 else ("-" if diff is None else "max diff %.3g" % diff)
+        print(f"| {r['program']} | {f(r['executorch_python_ms'], '%.4g')} | {f(r['executorch_engine_ms'], '%.4g')} | "
+              f"{f(r['engine_vs_python'], '%.3f')} | {f(r.get('etscope_engine_ms'), '%.4g')} | {f(r.get('etscope_speed'), '%.2fx')} | {out} |")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
