@@ -42,3 +42,13 @@ if [ -n "$python_bin" ] && [ -d "$programs" ]; then
 else
   echo "(skipped: needs $venv and programs in $programs)"
 fi
+echo
+echo "== tracer cost inside ExecuTorch's runtime: etscope's streaming tracer against ExecuTorch's ETDumpGen (interleaved, 1 thread)"
+if [ -x "$build/bin/etscope-executorch" ]; then
+  for p in "$root"/tests/fixtures/executorch/xnnpack/xnn_cnn.pte "$root"/tests/fixtures/executorch/xnnpack/xnn_transformer.pte \
+           "$build"/fixtures/executorch/models/vit_tiny.pte "$root"/tests/fixtures/executorch/models/lstm_text.pte; do
+    [ -f "$p" ] && "$build/bin/etscope-executorch" --bench-tracers "$p" 200 5 2>/dev/null
+  done
+else
+  echo "(skipped: this build has no ExecuTorch engine)"
+fi

@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
     std::printf("%s\n", problem.empty() ? "ok: ExecuTorch " ETSCOPE_EXECUTORCH_VERSION : problem.c_str());
     return problem.empty() ? 0 : 3;
   }
+  if (argc == 5 && std::strcmp(argv[1], "--bench-tracers") == 0) {
+    return etscope::executorch_engine::bench_tracers(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
+  }
   const int status = etscope::executorch_engine::run_worker(etscope::worker::kWorkerSocketFd);
   std::fflush(nullptr);
   // Leave without running ExecuTorch's static destructors (and leak checks of its registries).

@@ -9,6 +9,7 @@
 #include "etscope/executorch/worker.h"
 
 #include <dlfcn.h>
+#include <executorch/devtools/etdump/etdump_flatcc.h>
 #include <executorch/extension/data_loader/buffer_data_loader.h>
 #include <executorch/extension/flat_tensor/flat_tensor_data_map.h>
 #include <executorch/extension/memory_allocator/malloc_memory_allocator.h>
@@ -25,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <cstdio>
@@ -408,7 +410,112 @@ std::string wheel_version_near(const std::string& library) {
   return {};
 }
 
+/// One loaded method for the tracer benchmark, with zero-filled inputs.
+struct BenchMethod {
+  std::unique_ptr<BufferDataLoader> loader;
+  std::optional<et::Program> program;
+  std::vector<std::vector<uint8_t>> planned;
+  std::vector<et::Span<uint8_t>> spans;
+  std::unique_ptr<et::HierarchicalAllocator> planned_allocator;
+  MallocMemoryAllocator method_allocator, temp_allocator;
+  std::unique_ptr<et::MemoryManager> memory;
+  std::optional<et::Method> method;
+  std::vector<std::unique_ptr<KeptInput>> inputs;
+
+  std::string load(const std::vector<uint8_t>& bytes, et::EventTracer* tracer) {
+    loader = std::make_unique<BufferDataLoader>(bytes.data(), bytes.size());
+    auto p = et::Program::load(loader.get(), et::Program::Verification::InternalConsistency);
+    if (!p.ok()) return failed("Program::load", p.error());
+    program.emplace(std::move(p.get()));
+    const char* name = "forward";
+    auto meta = program->method_meta(name);
+    if (!meta.ok()) return failed("method_meta('forward')", meta.error());
+    for (size_t i = 0; i < meta->num_memory_planned_buffers(); ++i) planned.emplace_back(static_cast<size_t>(meta->memory_planned_buffer_size(i).get()), 0);
+    for (auto& b : planned) spans.emplace_back(b.data(), b.size());
+    planned_allocator = std::make_unique<et::HierarchicalAllocator>(et::Span<et::Span<uint8_t>>(spans.data(), spans.size()));
+    memory = std::make_unique<et::MemoryManager>(&method_allocator, planned_allocator.get(), &temp_allocator);
+    auto m = program->load_method(name, memory.get(), tracer);
+    if (!m.ok()) return failed("load_method", m.error());
+    method.emplace(std::move(m.get()));
+    for (size_t i = 0; i < meta->num_inputs(); ++i) {
+      auto info = meta->input_tensor_meta(i);
+      if (!info.ok()) return "input " + std::to_string(i) + " is not a tensor";
+      worker::WireValue v;
+      v.tag = Tag::kTensor;
+      worker::WireTensor t;
+      t.dtype = static_cast<ScalarType>(static_cast<int8_t>(info->scalar_type()));
+      for (auto d : info->sizes()) t.sizes.push_back(d);
+      t.bytes.assign(info->nbytes(), 0);
+      v.tensors.push_back(std::move(t));
+      inputs.push_back(keep(std::move(v)));
+    }
+    return {};
+  }
+  /// Wall nanoseconds of setting the inputs and executing once.
+  uint64_t run() {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < inputs.size(); ++i) (void)method->set_input(inputs[i]->evalue(), i);
+    (void)method->execute();
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+  }
+};
+
+uint64_t median(std::vector<uint64_t> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
 }  // namespace
+
+int bench_tracers(const std::string& pte, int iterations, int rounds) {
+  et::runtime_init();
+  std::ifstream f(pte, std::ios::binary);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (bytes.empty()) {
+    std::fprintf(stderr, "%s: cannot read\n", pte.c_str());
+    return 1;
+  }
+  auto* pool = ::executorch::extension::threadpool::get_threadpool();
+  if (pool != nullptr) pool->_unsafe_reset_threadpool(1);
+  StreamingTracer streaming;
+  ::executorch::etdump::ETDumpGen etdumpgen;
+  BenchMethod plain, streamed, dumped;
+  for (auto [m, tracer] : {std::pair<BenchMethod*, et::EventTracer*>{&plain, nullptr}, {&streamed, &streaming}, {&dumped, &etdumpgen}}) {
+    const std::string err = m->load(bytes, tracer);
+    if (!err.empty()) {
+      std::fprintf(stderr, "%s: %s\n", pte.c_str(), err.c_str());
+      return 1;
+    }
+  }
+  (void)streaming.take();
+  std::vector<uint64_t> none_ns, streaming_ns, etdumpgen_ns;
+  size_t messages = 0, wire_bytes = 0;
+  const size_t dump_start = etdumpgen.get_etdump_data().size;
+  for (int r = 0; r < rounds; ++r) {
+    for (int i = 0; i < iterations; ++i) none_ns.push_back(plain.run());
+    for (int i = 0; i < iterations; ++i) {
+      streaming_ns.push_back(streamed.run());
+      for (auto& [type, payload] : streaming.take()) {
+        ++messages;
+        wire_bytes += payload.size() + 12;
+      }
+    }
+    for (int i = 0; i < iterations; ++i) {
+      etdumpgen.create_event_block("Execute");
+      etdumpgen_ns.push_back(dumped.run());
+    }
+  }
+  const auto dump = etdumpgen.get_etdump_data();
+  const double executions = static_cast<double>(iterations) * rounds;
+  std::printf("{\"program\": \"%s\", \"executions\": %d, \"none_ns\": %llu, \"etscope_tracer_ns\": %llu, \"etdumpgen_ns\": %llu, "
+              "\"events_per_execution\": %.1f, \"etscope_wire_bytes_per_execution\": %.1f, \"etdumpgen_bytes_per_execution\": %.1f}\n",
+              pte.c_str(), iterations * rounds, static_cast<unsigned long long>(median(none_ns)),
+              static_cast<unsigned long long>(median(streaming_ns)), static_cast<unsigned long long>(median(etdumpgen_ns)),
+              static_cast<double>(messages) / executions, static_cast<double>(wire_bytes) / executions,
+              static_cast<double>(dump.size > dump_start ? dump.size - dump_start : dump.size) / executions);
+  if (dump.buf != nullptr) free(dump.buf);
+  return 0;
+}
 
 std::string check_library() {
   Dl_info info{};

@@ -14,6 +14,12 @@ namespace etscope::executorch_engine {
 /// against).
 int run_worker(int socket_fd);
 
+/// The tracer benchmark (bench/, `etscope-executorch --bench-tracers PTE ITERATIONS ROUNDS`): the
+/// method `forward` of `pte` executed with no tracer, with etscope's streaming tracer and with
+/// ExecuTorch's ETDumpGen, interleaved in rounds on one thread; prints one JSON line (medians
+/// in ns, events and bytes per execution).
+int bench_tracers(const std::string& pte, int iterations, int rounds);
+
 /// Empty when the ExecuTorch runtime library this process loaded is the one etscope was built
 /// against (its SHA-256, recorded at build time), else what is wrong, naming the file.
 std::string check_library();
