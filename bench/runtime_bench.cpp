@@ -1,6 +1,7 @@
 // runtime_bench: times etscope's runtime on one program, for bench/bench_runtime.py.
 //
 //   runtime_bench MODEL.pte [--ptd FILE] [--input FILE.npy ...] [--iterations N] [--warmup N]
+//                 [--engine etscope|executorch]
 //
 // Loads and times through the runner library (the one run loop etscope run uses). Prints one
 // JSON object: load time, per-iteration latencies (ms), peak RSS and the bytes of
@@ -46,6 +47,11 @@ int main(int argc, char** argv) {
     else if (a == "--input" && i + 1 < argc) inputs.push_back(argv[++i]);
     else if (a == "--iterations" && i + 1 < argc) iterations = std::atoi(argv[++i]);
     else if (a == "--warmup" && i + 1 < argc) warmup = std::atoi(argv[++i]);
+    else if (a == "--engine" && i + 1 < argc) {
+      auto kind = runner::parse_engine(argv[++i]);
+      if (!kind.ok()) return fail(kind.error().message());
+      options.engine = *kind;
+    }
     else return fail("unknown argument " + a);
   }
   // The runner's load time covers reading, verifying and loading, as the loop here did before.
