@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "etscope/core/version.h"
+
 namespace etscope::runner {
 namespace {
 
@@ -11,6 +13,7 @@ class EtscopeEngine final : public Engine {
   explicit EtscopeEngine(std::unique_ptr<runtime::Method> method) : method_(std::move(method)) {}
 
   EngineKind kind() const override { return EngineKind::kEtscope; }
+  std::string version() const override { return std::string(etscope_version()); }
   size_t num_inputs() const override { return method_->num_inputs(); }
   size_t num_outputs() const override { return method_->num_outputs(); }
   const EValue& input(size_t i) const override { return method_->input(i); }

@@ -8,6 +8,7 @@
 #include <new>
 #include <random>
 
+#include "etscope/core/event_names.h"
 #include "etscope/etdump/etdump_writer.h"
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/blob.h"
@@ -185,6 +186,10 @@ Result<std::unique_ptr<Runner>> Runner::load(const RunnerOptions& options) {
       ETSCOPE_ASSIGN_OR_RETURN(impl->engine, load_etscope_engine(program, impl->method_name, impl->method_options()));
       break;
   }
+  // The dump says which engine made its timings (the engine opened the "Default" block).
+  if (impl->writer) {
+    impl->writer->record_marker(events::engine_marker_name(engine_name(impl->engine->kind()), impl->engine->version()));
+  }
   impl->method = impl->engine->method();
   impl->load_ms = ms_between(t0, Clock::now());
   return std::unique_ptr<Runner>(new Runner(std::move(impl)));
@@ -194,6 +199,7 @@ const Program& Runner::program() const { return impl_->program(); }
 const BundledProgram* Runner::bundled() const { return impl_->bundled.get(); }
 const std::string& Runner::method_name() const { return impl_->method_name; }
 EngineKind Runner::engine() const { return impl_->engine->kind(); }
+std::string Runner::engine_version() const { return impl_->engine->version(); }
 Method& Runner::method() { return *impl_->method; }
 const Method& Runner::method() const { return *impl_->method; }
 double Runner::load_ms() const { return impl_->load_ms; }

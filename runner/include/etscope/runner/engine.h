@@ -38,6 +38,9 @@ class Engine {
  public:
   virtual ~Engine() = default;
   virtual EngineKind kind() const = 0;
+  /// The engine's version as dumps and the store record it beside engine_name(kind()): the
+  /// etscope engine's is etscope's own (core/version.h, "0.1.0").
+  virtual std::string version() const = 0;
 
   virtual size_t num_inputs() const = 0;
   virtual size_t num_outputs() const = 0;

@@ -87,6 +87,10 @@ class Runner {
   const std::string& method_name() const;
   /// The engine executing the method: every timing the runner reports is this engine's.
   EngineKind engine() const;
+  /// That engine's version (Engine::version()). With a trace, the ETDump's "Default" block
+  /// records both as etscope's engine marker (core/event_names.h) right after the engine loaded
+  /// the method, so that every reader of the dump knows which engine timed it.
+  std::string engine_version() const;
   /// etscope's runtime method behind the etscope engine (training and output inspection drive it
   /// directly).
   runtime::Method& method();
