@@ -112,10 +112,12 @@ class RunCommand final : public Command {
     }
     // The timings are the engine's: say which wherever they are shown.
     const char* engine = runner::engine_name(runner_->engine());
+    const std::string engine_version = runner_->engine_version();
     const char* engine_description = runner::engine_description(runner_->engine());
-    say("engine     %s: %s\n", engine, engine_description);
+    say("engine     %s %s: %s\n", engine, engine_version.c_str(), engine_description);
     if (!inputs_line_.empty()) say("%s\n", inputs_line_.c_str());
     report_["engine"] = engine;
+    report_["engine_version"] = engine_version;
     report_["engine_description"] = engine_description;
     report_["file"] = model_;
     report_["method"] = runner_->method_name();
