@@ -4,11 +4,13 @@
 // with deterministic pseudo-random durations, for benchmarks of readers, the Inspector and the
 // viewer at sizes no real model gives us.
 //
-//   etscope-synth-etdump OUT.etdp [--events N] [--ops-per-run M] [--delegate-every K]
+//   etscope-synth-etdump OUT.etdp [--events N] [--ops-per-run M] [--delegate-every K] [--engine NAME[:VERSION]]
 //
 // N is the total number of profile events (default 1,000,000); M the instructions per run
 // (default 500, so 2M+1 events per run). With K > 0 every K-th instruction is a DELEGATE_CALL
-// followed by three delegate events with string ids, as XNNPACK logs them.
+// followed by three delegate events with string ids, as XNNPACK logs them. --engine ends the
+// Default block with etscope's engine marker for that engine (core/event_names.h), as etscope's
+// runner writes it; without it the dump names no engine, as ExecuTorch's own runners' do.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -38,7 +40,8 @@ const char* const kOps[] = {"convolution.out", "relu.out", "max_pool2d_with_indi
                             "_native_batch_norm_legit_no_training.out", "hardtanh.out", "mean.out", "view_copy.out", "permute_copy.out"};
 
 constexpr const char* kUsage =
-    "usage: etscope-synth-etdump OUT.etdp [--events N] [--ops-per-run M] [--delegate-every K] [--seed S] [--slow INSTR:FACTOR]\n";
+    "usage: etscope-synth-etdump OUT.etdp [--events N] [--ops-per-run M] [--delegate-every K] [--seed S] [--slow INSTR:FACTOR] "
+    "[--engine NAME[:VERSION]]\n";
 
 int usage() {
   std::fputs(kUsage, stderr);
@@ -54,7 +57,8 @@ int main(int argc, char** argv) {
     std::puts("Writes a synthetic ETDump (for the reader and Inspector benchmarks): run blocks of --ops-per-run\n"
               "kernel events until --events are written; --delegate-every K makes every K-th instruction a\n"
               "delegate call with three delegate events. --seed S draws other durations (other bytes: another\n"
-              "run for the store); --slow INSTR:FACTOR makes one instruction's kernel FACTOR times slower.");
+              "run for the store); --slow INSTR:FACTOR makes one instruction's kernel FACTOR times slower;\n"
+              "--engine NAME[:VERSION] records etscope's engine marker for that engine in the Default block.");
     return 0;
   }
   // An option where the output path belongs is a mistake, not a file name.
@@ -63,6 +67,7 @@ int main(int argc, char** argv) {
   uint64_t events = 1000000, ops = 500, delegate_every = 0, seed = 0;
   int64_t slow_instr = -1;
   double slow_factor = 1;
+  std::string engine_marker;
   for (int i = 2; i < argc; ++i) {
     auto value = [&](uint64_t* v) {
       if (i + 1 >= argc) return false;
@@ -83,6 +88,13 @@ int main(int argc, char** argv) {
         slow_factor = std::strtod(end + 1, &end);
         ok = *end == '\0' && slow_factor > 0 && slow_factor < 1e6 && slow_instr >= 0;
       }
+    }
+    else if (std::strcmp(argv[i], "--engine") == 0 && i + 1 < argc) {
+      const std::string spec = argv[++i];
+      const size_t colon = spec.find(':');
+      const std::string name = spec.substr(0, colon);
+      ok = !name.empty() && name.find(' ') == std::string::npos;
+      engine_marker = etscope::events::engine_marker_name(name, colon == std::string::npos ? "" : spec.substr(colon + 1));
     }
     if (!ok) return usage();
   }
@@ -112,6 +124,7 @@ int main(int argc, char** argv) {
     std::vector<flatbuffers::Offset<fb::Event>> ev;
     ev.push_back(profile(etscope::events::kMethodInit.data(), -1, 0, now + 100, now + 5000));
     ev.push_back(profile(etscope::events::kProgramLoadMethod.data(), -1, 0, now, now + 6000));
+    if (!engine_marker.empty()) ev.push_back(profile(engine_marker.c_str(), -1, -1, now + 6000, now + 6000));
     auto name = b.CreateString(etscope::events::kBlockDefault.data());
     auto vec = b.CreateVector(ev);
     runs.push_back(fb::CreateRunData(b, name, -1, 0, vec));

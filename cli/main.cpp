@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands/command.h"
+#include "etscope/core/version.h"
 
 namespace {
 
@@ -56,7 +57,7 @@ int main(int argc, char** argv) {
   using namespace etscope::cli;
   CLI::App app{"etscope: inspect, run and profile ExecuTorch programs", "etscope"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "etscope 0.1.0");
+  app.set_version_flag("--version", "etscope " + std::string(etscope::etscope_version()));
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(make_pte_command());
   commands.push_back(make_ptd_command());

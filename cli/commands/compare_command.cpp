@@ -11,6 +11,7 @@
 #include "commands/command.h"
 #include "commands/store_options.h"
 #include "etscope/core/text.h"
+#include "etscope/inspect/engine_identity.h"
 #include "etscope/inspect/profile.h"
 #include "render/format.h"
 #include "render/json_output.h"
@@ -45,6 +46,9 @@ class CompareCommand final : public Command {
                     "False-discovery rate of the operators' verdicts (Benjamini-Hochberg over the operators of the comparison) and "
                     "significance level of the method total (default 0.05)");
     sub->add_flag("--all", all_, "List every operator, not only the changed ones");
+    sub->add_flag("--allow-engine-mismatch", allow_engine_mismatch_,
+                  "Compare runs timed by different engines (e.g. etscope and executorch) anyway, with a warning; refused "
+                  "without it");
     add_table_format(sub, format_);
     add_store_option(sub, location_)->description(
         "Run store the runs are read from and ETDump files imported into (without it, files are compared without any store)");
@@ -66,6 +70,16 @@ class CompareCommand final : public Command {
     if (pct) threshold /= 100;
     ETSCOPE_ASSIGN_OR_RETURN(Side sa, side(a_));
     ETSCOPE_ASSIGN_OR_RETURN(Side sb, side(b_));
+    // Timings of different engines differ for that reason alone: refused unless asked for (exit 2,
+    // so that a CI gate on exit 1 never takes the refusal for a regression).
+    const inspect::EngineCheck engines = inspect::check_engines(sa.engine, sb.engine);
+    if (engines.match == inspect::EngineMatch::kDifferent && !allow_engine_mismatch_) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "etscope compare: %s; --allow-engine-mismatch compares them anyway\n", engines.text.c_str());
+      return 2;
+    }
+    if (engines.match == inspect::EngineMatch::kDifferent) std::fprintf(stderr, "etscope: warning: %s\n", engines.text.c_str());
+    if (engines.match == inspect::EngineMatch::kUnknown) std::fprintf(stderr, "etscope: note: %s\n", engines.text.c_str());
     inspect::CompareOptions o;
     o.threshold = threshold;
     o.alpha = alpha_;
@@ -99,7 +113,9 @@ class CompareCommand final : public Command {
     if (format_ == "json") {
       Json j{{"a", sa.json}, {"b", sb.json}, {"threshold", threshold}, {"min_change_us", min_change_us_}, {"alpha", alpha_},
              {"multiple_testing", "benjamini-hochberg"}, {"operators_tested", c.tests},
-             {"matched_by", o.same_program ? "instruction" : "name and position"}, {"regressions", c.regressions},
+             {"matched_by", o.same_program ? "instruction" : "name and position"},
+             {"engines", inspect::to_string(engines.match)},
+             {"regressions", c.regressions},
              {"improvements", c.improvements}, {"gate_failed", c.gate_failed},
              {"rows", Json::parse(render_table(table, "json"))}};
       std::printf("%s\n", dump_json(j).c_str());
@@ -128,6 +144,7 @@ class CompareCommand final : public Command {
     std::string label;
     Json json;
     std::string program_hash;  ///< Stored runs only.
+    inspect::EngineIdentity engine;  ///< What made its timings (unknown without an engine marker).
   };
 
   // A run id or key=value names a stored run; anything else is an ETDump file.
@@ -149,8 +166,11 @@ class CompareCommand final : public Command {
         std::fprintf(stderr, "etscope: %s: warning: %s\n", (w.file.empty() ? ref : w.file).c_str(), w.text.c_str());
       }
       s.samples = inspect::run_samples(*profile.inspector);
-      s.label = "file " + ref + "  " + std::to_string(s.samples.method_ms.size()) + " executions (not stored)";
+      s.engine = profile.engine;
+      s.label = "file " + ref + "  " + std::to_string(s.samples.method_ms.size()) + " executions (not stored), engine " +
+                s.engine.label();
       s.json = Json{{"file", ref}, {"executions", s.samples.method_ms.size()}};
+      put_engine_json(s.json, s.engine);
       return s;
     }
     if (!store_) {
@@ -170,6 +190,7 @@ class CompareCommand final : public Command {
     s.label = "run " + std::to_string(r.id) + "  " + r.created_at + "  " + describe(r) + tags(r);
     s.json = run_json(r);
     s.program_hash = r.program_hash;
+    s.engine = r.engine;
     return s;
   }
 
@@ -181,7 +202,7 @@ class CompareCommand final : public Command {
   }
   static std::string describe(const store::RunRow& r) {
     return (r.program.empty() ? r.file : r.program) + " " + r.method + ", " + std::to_string(r.executions) + " executions" +
-           (r.environment.host.empty() ? "" : ", " + r.environment.host);
+           (r.environment.host.empty() ? "" : ", " + r.environment.host) + ", engine " + r.engine.label();
   }
   static std::string tags(const store::RunRow& r) {
     std::string s;
@@ -189,8 +210,11 @@ class CompareCommand final : public Command {
     return s;
   }
   static Json run_json(const store::RunRow& r) {
-    return Json{{"id", r.id}, {"created_utc", r.created_at}, {"program", r.program}, {"method", r.method}, {"file", r.file},
-                {"executions", r.executions}, {"tags", r.tags}};
+    Json j{{"id", r.id}, {"created_utc", r.created_at}, {"program", r.program}, {"method", r.method}, {"file", r.file},
+           {"executions", r.executions}};
+    put_engine_json(j, r.engine);
+    j["tags"] = r.tags;
+    return j;
   }
 
   // Table: libinspect's duration policy (three significant figures); CSV and JSON: the number.
@@ -209,6 +233,7 @@ class CompareCommand final : public Command {
   double min_change_us_ = inspect::kDefaultMinChangeUs;
   std::unique_ptr<store::Store> store_;
   bool all_ = false;
+  bool allow_engine_mismatch_ = false;
 };
 
 }  // namespace

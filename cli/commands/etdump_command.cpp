@@ -5,6 +5,7 @@
 #include "commands/command.h"
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/core/text.h"
+#include "etscope/inspect/engine_identity.h"
 #include "render/format.h"
 #include "render/json_output.h"
 
@@ -44,6 +45,7 @@ class EtdumpCommand final : public Command {
     }
     std::printf("%s: ETDump ED00%s, %zu run blocks, %zu events\n", f.name().c_str(),
                 f.size_prefixed ? " (size-prefixed)" : "", f.blocks.size(), f.events.size());
+    std::printf("engine: %s\n", inspect::dump_engine(f).text().c_str());
     for (size_t b = 0; b < f.blocks.size(); ++b) {
       const etdump::RunBlock& block = f.blocks[b];
       std::printf("\nblock %zu %s: %u events", b, block.name.c_str(), block.event_count);
@@ -124,7 +126,10 @@ class EtdumpCommand final : public Command {
       blocks.push_back({{"name", block.name}, {"bundled_input_index", block.bundled_input_index},
                         {"allocators", block.allocators}, {"events", std::move(events)}});
     }
-    return Json{{"file", f.name()}, {"size_prefixed", f.size_prefixed}, {"version", f.version}, {"run_data", std::move(blocks)}};
+    Json j{{"file", f.name()}, {"size_prefixed", f.size_prefixed}, {"version", f.version}};
+    put_engine_json(j, inspect::dump_engine(f));
+    j["run_data"] = std::move(blocks);
+    return j;
   }
 
   std::string file_;

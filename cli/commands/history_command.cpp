@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <set>
+#include <string>
 
 #include "commands/command.h"
 #include "commands/store_options.h"
@@ -80,13 +83,38 @@ class HistoryCommand final : public Command {
     // People read durations by the one policy (three significant figures, --time-unit); CSV and
     // JSON keep the stored milliseconds at full precision.
     const bool table = format_ == "table";
-    t.columns = {"run", "created_utc", table ? "median" : "median_ms", "samples"};
-    t.numeric = {true, false, true, true};
+    // The engine that timed each run beside its date: one cell in the table, name and version
+    // apart in CSV and JSON.
+    t.columns = {"run", "created_utc", "engine"};
+    t.numeric = {true, false, false};
+    if (!table) {
+      t.columns.push_back("engine_version");
+      t.numeric.push_back(false);
+    }
+    t.columns.insert(t.columns.end(), {table ? "median" : "median_ms", "samples"});
+    t.numeric.insert(t.numeric.end(), {true, true});
     std::vector<double> medians;
+    std::set<std::string> engines;
     for (const auto& p : pts) {
-      t.rows.push_back({std::to_string(p.run_id), p.created_at, table ? duration_text_ms(p.median_ms, unit) : number_text(p.median_ms),
-                        std::to_string(p.samples)});
+      std::vector<std::optional<std::string>> row{std::to_string(p.run_id), p.created_at};
+      if (table) {
+        row.emplace_back(p.engine.label());
+      } else {
+        row.emplace_back(p.engine.known() ? std::optional<std::string>(p.engine.name) : std::nullopt);
+        row.emplace_back(p.engine.known() ? std::optional<std::string>(p.engine.version) : std::nullopt);
+      }
+      row.emplace_back(table ? duration_text_ms(p.median_ms, unit) : number_text(p.median_ms));
+      row.emplace_back(std::to_string(p.samples));
+      t.rows.push_back(std::move(row));
       medians.push_back(p.median_ms);
+      engines.insert(p.engine.known() ? p.engine.name : "unknown");
+    }
+    // Medians of different engines time different code: no one trend (compare refuses them).
+    if (engines.size() > 1) {
+      std::string list;
+      for (const std::string& e : engines) list += (list.empty() ? "" : ", ") + e;
+      std::fprintf(stderr, "etscope: note: these runs were timed by %zu engines (%s): their medians are not one trend\n", engines.size(),
+                   list.c_str());
     }
     std::fputs(render_table(t, format_).c_str(), stdout);
     const std::string what = label + (op_.empty() ? " (Method::execute)" : " (" + op_ + ")");

@@ -68,6 +68,7 @@ class InspectCommand final : public Command {
       else render_event_rows(in, opt, sep, std::cout);
       return 0;
     }
+    render_engine_line(in, std::cout);
     if (by_type_ || modules_) {
       if (by_type_) render_type_summary(in, opt, std::cout);
       if (modules_) {

@@ -129,14 +129,14 @@ class RunCommand final : public Command {
     }
     // The timings are the engine's: say which wherever they are shown.
     const char* engine = runner::engine_name(runner_->engine());
+    const std::string engine_version = runner_->engine_version();
     const char* engine_description = runner::engine_description(runner_->engine());
-    const std::string version = runner_->engine_version();
-    const uint32_t threads = runner_->engine_threads();
-    say("engine     %s %s, %u thread%s%s: %s\n", engine, version.c_str(), threads, threads == 1 ? "" : "s",
+        const uint32_t threads = runner_->engine_threads();
+    say("engine     %s %s, %u thread%s%s: %s\n", engine, engine_version.c_str(), threads, threads == 1 ? "" : "s",
         default_reason_.c_str(), engine_description);
     if (!inputs_line_.empty()) say("%s\n", inputs_line_.c_str());
     report_["engine"] = engine;
-    report_["engine_version"] = version;
+    report_["engine_version"] = engine_version;
     report_["engine_threads"] = threads;
     report_["engine_description"] = engine_description;
     report_["file"] = model_;

@@ -50,14 +50,19 @@ class RunsCommand final : public Command {
     }
     TextTable t;
     const bool table = format_ == "table";
-    t.columns = {"id", "created_utc", "program", "method", "source", "executions", table ? "median" : "median_ms", "host", "device", "tags"};
+    // The engine that made the timings: one cell in the table, name and version apart elsewhere.
+    t.columns = {"id", "created_utc", "program", "method", "source", "engine"};
+    if (!table) t.columns.push_back("engine_version");
+    for (const char* c : {"executions", table ? "median" : "median_ms", "host", "device", "tags"}) t.columns.push_back(c);
     t.rows.reserve(runs.size());
-    t.numeric = {true, false, false, false, false, true, true, false, false, false};
+    t.numeric = {true, false, false, false, false, false};
+    if (!table) t.numeric.push_back(false);
+    for (bool numeric : {true, true, false, false, false}) t.numeric.push_back(numeric);
     for (store::RunRow& r : runs) {
       std::string tags;
       for (const auto& [k, v] : r.tags) tags += (tags.empty() ? "" : " ") + k + "=" + v;
       std::vector<std::optional<std::string>> row;
-      row.reserve(10);
+      row.reserve(t.columns.size());
       row.emplace_back(std::to_string(r.id));
       row.emplace_back(std::move(r.created_at));
       if (r.program.empty()) {
@@ -69,6 +74,12 @@ class RunsCommand final : public Command {
       }
       row.emplace_back(std::move(r.method));
       row.emplace_back(std::move(r.source));
+      if (table) {
+        row.emplace_back(r.engine.label());
+      } else {
+        row.emplace_back(r.engine.known() ? std::optional<std::string>(r.engine.name) : std::nullopt);
+        row.emplace_back(r.engine.known() ? std::optional<std::string>(r.engine.version) : std::nullopt);
+      }
       row.emplace_back(std::to_string(r.executions));
       if (r.median_ms) {
         row.emplace_back(table ? duration_text_ms(*r.median_ms) : number_text(*r.median_ms));

@@ -10,6 +10,7 @@
 #include "commands/command.h"
 #include "commands/inspect_inputs.h"
 #include "etscope/formats/blob.h"
+#include "etscope/inspect/engine_identity.h"
 #include "etscope/inspect/run_trace.h"
 
 namespace etscope::cli {
@@ -62,7 +63,7 @@ class TraceCommand final : public Command {
     for (const auto& b : in.dump().blocks) names.insert(b.name);
     const size_t tracks = options.per_run_tracks ? in.dump().blocks.size() : names.size();
     std::cout << output_ << ": " << events << " events on " << tracks << (tracks == 1 ? " track" : " tracks")
-              << "; open it in https://ui.perfetto.dev or chrome://tracing\n";
+              << " (engine " << inspect::dump_engine(in.dump()).text() << "); open it in https://ui.perfetto.dev or chrome://tracing\n";
     return 0;
   }
 

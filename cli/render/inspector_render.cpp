@@ -7,13 +7,13 @@
 #include "etscope/inspect/event_index.h"
 #include "etscope/inspect/logged_tensor.h"
 #include "render/format.h"
+#include "render/json_output.h"
 
 namespace etscope::cli {
 namespace {
 
 using inspect::Event;
 using inspect::EventBlock;
-using Json = nlohmann::ordered_json;
 
 std::string unit(const inspect::Inspector& in) { return inspect::to_string(in.options().target); }
 
@@ -210,6 +210,10 @@ void print_module_node(std::ostream& out, const inspect::ModuleNode& n, int dept
 
 }  // namespace
 
+void render_engine_line(const inspect::Inspector& in, std::ostream& out) {
+  out << "engine: " << inspect::dump_engine(in.dump()).text() << "\n\n";
+}
+
 void render_event_table(const inspect::Inspector& in, const InspectTableOptions& opt, std::ostream& out) {
   const std::string u = " (" + unit(in) + ")";
   bool first = true;
@@ -391,6 +395,7 @@ Json inspector_json(const inspect::Inspector& in, const InspectTableOptions& opt
   j["etdump"] = in.dump().name();
   j["etrecord"] = in.record() ? Json(in.record()->path) : Json(nullptr);
   j["debug_buffer"] = in.debug_buffer() ? Json(in.debug_buffer()->name()) : Json(nullptr);
+  put_engine_json(j, inspect::dump_engine(in.dump()));
   j["source_time_scale"] = inspect::to_string(in.options().source);
   j["target_time_scale"] = inspect::to_string(in.options().target);
   Json blocks = Json::array();

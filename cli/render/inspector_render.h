@@ -25,6 +25,10 @@ struct InspectTableOptions {
   bool debug_events = false;
 };
 
+/// "engine: etscope 0.1.0" (or "engine: unknown (no etscope engine marker)") and a blank line:
+/// what the text reports of a dump open with, so that every timing says which engine made it.
+void render_engine_line(const inspect::Inspector& in, std::ostream& out);
+
 /// The event table, one section per block, columns aligned; untimed debug events are left out
 /// (and counted under the table) unless opt.debug_events.
 void render_event_table(const inspect::Inspector& in, const InspectTableOptions& opt, std::ostream& out);

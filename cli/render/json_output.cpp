@@ -133,6 +133,11 @@ Json bundled_value_json(const BundledValue& v) {
 
 }  // namespace
 
+void put_engine_json(Json& j, const inspect::EngineIdentity& engine) {
+  j["engine"] = engine.known() ? Json(engine.name) : Json(nullptr);
+  j["engine_version"] = engine.known() ? Json(engine.version) : Json(nullptr);
+}
+
 Json number_json(double v) {
   if (std::isfinite(v)) return v;
   return number_text(v);

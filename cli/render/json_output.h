@@ -9,6 +9,7 @@
 #include "etscope/formats/tensor_data_file.h"
 #include "etscope/formats/program.h"
 #include "etscope/formats/tensor_stats.h"
+#include "etscope/inspect/engine_identity.h"
 
 namespace etscope::cli {
 
@@ -20,6 +21,10 @@ Json plan_json(const ExecutionPlan& plan);
 Json tensor_data_file_json(const TensorDataFile& file);
 Json bundled_program_json(const BundledProgram& bundled);
 Json tensor_stats_json(const TensorStats& stats);
+
+/// Adds "engine" and "engine_version" (docs/json.md): the engine that made a run's timings, both
+/// null when the dump has no engine marker.
+void put_engine_json(Json& j, const inspect::EngineIdentity& engine);
 
 /// A number; NaN and infinities (which JSON lacks) as strings, so no number is silently lost.
 Json number_json(double v);

@@ -112,6 +112,16 @@ void EtDumpWriter::record_timed_event(const char* name, int32_t chain_id, uint32
   recorded_.push_back({Kind::kProfile, static_cast<uint32_t>(started_.size() - 1), end_ns});
 }
 
+void EtDumpWriter::record_marker(std::string_view name) {
+  if (blocks_.empty() || discarding_) return;
+  if (recorded_.size() == recorded_.capacity()) {
+    drop_event();
+    return;
+  }
+  marker_names_.emplace_back(name);
+  recorded_.push_back({Kind::kMarker, static_cast<uint32_t>(marker_names_.size() - 1), now_ticks()});
+}
+
 bool EtDumpWriter::record_tensor(const TensorImpl& t) {
   if (tensors_.size() == tensors_.capacity()) return false;
   TensorRecord r{};
@@ -273,6 +283,13 @@ Result<std::vector<uint8_t>> EtDumpWriter::finish() const {
         auto de = efb::CreateDebugEvent(b, static_cast<uint64_t>(static_cast<int64_t>(v.chain)),
                                         static_cast<int32_t>(v.handle), value, v.delegate_id);
         events.push_back(efb::CreateEvent(b, 0, 0, de));
+      } else {
+        // A marker: chain -1, instruction -1, zero length at the time it was recorded
+        // (core/event_names.h), so that readers that span a block's events are not stretched.
+        const std::string& name = marker_names_[rec.index];
+        const uint64_t at = to_ns(rec.end, now);
+        auto pe = efb::CreateProfileEvent(b, b.CreateString(name), -1, -1, -1, 0, 0, at, at);
+        events.push_back(efb::CreateEvent(b, pe));
       }
     }
     const bool last = bi + 1 == blocks_.size();

@@ -1,18 +1,21 @@
 // CompareModel: the Compare view's data: two runs' per-operator samples (each from an ETDump
 // through inspect::run_samples, or from the run store) and libinspect's compare_runs over them,
-// recomputed only when the user changes the threshold or the significance level.
+// recomputed only when the user changes the threshold or the significance level. It also holds
+// which engine timed each run and libinspect's rule on comparing them (engine_identity.h).
 #pragma once
 
 #include <string>
 
 #include "etscope/inspect/compare.h"
+#include "etscope/inspect/engine_identity.h"
 
 namespace etscope::gui {
 
 class CompareModel {
  public:
   CompareModel(inspect::RunSamples baseline, std::string baseline_label, inspect::RunSamples candidate,
-               std::string candidate_label);
+               std::string candidate_label, inspect::EngineIdentity baseline_engine = {},
+               inspect::EngineIdentity candidate_engine = {});
 
   const std::string& baseline_label() const { return baseline_label_; }
   const std::string& candidate_label() const { return candidate_label_; }
@@ -20,6 +23,12 @@ class CompareModel {
   const inspect::RunSamples& candidate() const { return candidate_; }
   /// inspect::same_operators: matched by position (same program) or by name and occurrence.
   bool same_program() const { return same_program_; }
+  /// The engines that timed the baseline (A) and the candidate (B); unknown without a marker.
+  const inspect::EngineIdentity& baseline_engine() const { return baseline_engine_; }
+  const inspect::EngineIdentity& candidate_engine() const { return candidate_engine_; }
+  /// inspect::check_engines(baseline, candidate): the view warns when they differ (the CLI
+  /// refuses such a comparison unless --allow-engine-mismatch) and notes unknown engines.
+  const inspect::EngineCheck& engines() const { return engines_; }
 
   /// compare_runs(baseline, candidate) with `threshold`, `alpha` and `min_change_ms` (the same
   /// verdicts `etscope compare` gives under the same options); cached under them.
@@ -30,6 +39,8 @@ class CompareModel {
  private:
   inspect::RunSamples baseline_, candidate_;
   std::string baseline_label_, candidate_label_;
+  inspect::EngineIdentity baseline_engine_, candidate_engine_;
+  inspect::EngineCheck engines_;
   bool same_program_ = true;
   mutable bool cached_ = false;
   mutable double threshold_ = 0, alpha_ = 0, min_change_ms_ = 0;

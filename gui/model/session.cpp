@@ -127,6 +127,7 @@ void load_store_and_baseline(const OpenRequest& request, Session& s, LoadProgres
         s.store_baseline = row->id;
         s.baseline_samples = std::move(samples).value();
         s.baseline_label = run_label(*row);
+        s.baseline_engine = row->engine;
       }
     } else {
       report(progress, 0.47f, "reading the baseline " + request.baseline);
@@ -139,6 +140,7 @@ void load_store_and_baseline(const OpenRequest& request, Session& s, LoadProgres
         s.baseline_dump = baseline->dump;
         s.baseline_samples = inspect::run_samples(*baseline->inspector);
         s.baseline_label = file_name(request.baseline);
+        s.baseline_engine = baseline->engine;
       }
     }
   }
@@ -146,7 +148,9 @@ void load_store_and_baseline(const OpenRequest& request, Session& s, LoadProgres
   if (db && s.store_run != 0 && s.baseline_samples) {
     auto row = db->run(s.store_run);
     auto samples = db->samples(s.store_run);
-    if (row.ok() && samples.ok()) s.compare.emplace(*s.baseline_samples, s.baseline_label, std::move(samples).value(), run_label(*row));
+    if (row.ok() && samples.ok()) {
+      s.compare.emplace(*s.baseline_samples, s.baseline_label, std::move(samples).value(), run_label(*row), s.baseline_engine, row->engine);
+    }
   }
 }
 
@@ -232,6 +236,7 @@ std::unique_ptr<Session> load_session(const OpenRequest& request, const Session*
     s->store_run = previous->store_run, s->store_baseline = previous->store_baseline;
     s->baseline_dump = previous->baseline_dump;
     s->baseline_samples = previous->baseline_samples, s->baseline_label = previous->baseline_label;
+    s->baseline_engine = previous->baseline_engine;
     s->baseline_timeline = previous->baseline_timeline, s->compare = previous->compare;
     s->program_path = previous->program_path, s->program = previous->program;
     s->dump_path = previous->dump_path, s->dump = previous->dump;
@@ -399,11 +404,13 @@ std::unique_ptr<Session> load_session(const OpenRequest& request, const Session*
     if (profile.ok()) {
       say(profile->warnings);
       s->inspector = std::move(profile->inspector);
+      s->engine = profile->engine;
       s->lookup = std::make_unique<EventLookup>(*s->inspector);
       report(progress, 0.9f, "computing op statistics");
       s->stats = StatsModel::build(*s->inspector);
       if (s->baseline_samples && s->store_run == 0) {
-        s->compare.emplace(*s->baseline_samples, s->baseline_label, inspect::run_samples(*s->inspector), file_name(s->dump_path));
+        s->compare.emplace(*s->baseline_samples, s->baseline_label, inspect::run_samples(*s->inspector), file_name(s->dump_path),
+                           s->baseline_engine, s->engine);
       }
       if (s->aot) {
         report(progress, 0.95f, "computing numeric gaps");

@@ -17,6 +17,7 @@
 #include "etscope/formats/blob.h"
 #include "etscope/formats/program.h"
 #include "etscope/core/result.h"
+#include "etscope/inspect/engine_identity.h"
 #include "etscope/inspect/inspector.h"
 #include "etscope/inspect/training_curve.h"
 #include "etscope/store/store.h"
@@ -86,6 +87,8 @@ struct Session {
   /// The default plan's first layout (GraphModel::default_shape) is made while loading.
   std::vector<std::shared_ptr<const GraphModel>> graphs;
   std::unique_ptr<inspect::Inspector> inspector;   ///< When an ETDump is loaded.
+  /// The engine that made the loaded ETDump's timings (its engine marker; unknown without one).
+  inspect::EngineIdentity engine;
   std::unique_ptr<EventLookup> lookup;             ///< Borrows *inspector.
   std::optional<TimelineModel> timeline;
   std::optional<StatsModel> stats;
@@ -109,6 +112,7 @@ struct Session {
   std::optional<TimelineModel> baseline_timeline;
   std::optional<inspect::RunSamples> baseline_samples;
   std::string baseline_label;
+  inspect::EngineIdentity baseline_engine;  ///< The engine that timed the baseline.
   std::optional<CompareModel> compare;
 
   /// Messages for the error dialog, as the CLI words them: "<file>: <problem>".

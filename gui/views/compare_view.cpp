@@ -268,10 +268,20 @@ void DrawCompareView(const Session& session, ViewState& state) {
 
   // Who is compared, and the verdict on the whole method.
   ImGui::Text("baseline  %s", model.baseline_label().c_str());
+  ImGui::SameLine(0, 16);
+  ImGui::TextDisabled("engine %s", model.baseline_engine().text().c_str());
   ImGui::Text("candidate %s", model.candidate_label().c_str());
+  ImGui::SameLine(0, 16);
+  ImGui::TextDisabled("engine %s", model.candidate_engine().text().c_str());
   if (!model.same_program()) {
     ImGui::SameLine(0, 16);
     ImGui::TextColored(ImVec4(0.95f, 0.75f, 0.3f, 1), "(different operators: matched by name and occurrence)");
+  }
+  // Different engines time different code: `etscope compare` refuses them unless asked.
+  if (model.engines().match == inspect::EngineMatch::kDifferent) {
+    ImGui::TextColored(ImVec4(0.95f, 0.45f, 0.3f, 1), "different engines: %s", model.engines().text.c_str());
+  } else if (model.engines().match == inspect::EngineMatch::kUnknown) {
+    ImGui::TextDisabled("note: %s", model.engines().text.c_str());
   }
   const inspect::CompareRow& m = cmp.method;
   if (m.n_a && m.n_b) {

@@ -33,7 +33,8 @@ ImU32 bar(const BarStyle& style) {
     case BarKind::kDelegateCall: return IM_COL32(0x8a, 0x5a, 0x2b, 255);
     case BarKind::kDelegateOp:
     case BarKind::kNativeCall:
-    case BarKind::kOther: break;
+    case BarKind::kOther:
+    case BarKind::kMarker: break;  // markers are never drawn (TimelineModel skips them)
   }
   return kHues[style.hash % (sizeof kHues / sizeof kHues[0])];
 }

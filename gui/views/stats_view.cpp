@@ -219,8 +219,9 @@ void DrawStatsView(const Session& session, ViewState& state) {
   ImGui::EndDisabled();
   ImGui::SameLine(0, 20);
   sv.query.filter = sv.filter;
-  ImGui::TextDisabled("%zu of %s; run time %s (%s)", model.rows(sv.block, sv.query).size(), count_text(block.rows.size(), "event").c_str(),
-                      Num(block.run_time_us).c_str(), block.run_time_source.c_str());
+  ImGui::TextDisabled("%zu of %s; run time %s (%s); engine %s", model.rows(sv.block, sv.query).size(),
+                      count_text(block.rows.size(), "event").c_str(), Num(block.run_time_us).c_str(), block.run_time_source.c_str(),
+                      session.engine.text().c_str());
 
   const float avail = ImGui::GetContentRegionAvail().y;
   DrawEventTable(model, block, sv.block, state, std::max(160.0f, avail * 0.55f));

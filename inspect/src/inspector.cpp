@@ -374,9 +374,10 @@ Result<Inspector> Inspector::build(std::shared_ptr<const etdump::EtDumpFile> dum
     Drops drops;
     for (uint32_t i = run.first_event; i < run.first_event + run.event_count; ++i) {
       const etdump::Event& e = file.events[i];
-      // etscope's overflow markers say what this run lost; they are not events.
+      // etscope's markers are not events: the overflow markers say what this run lost, the
+      // engine marker which engine ran it (dump_engine reads it).
       if (file.is_marker(e)) {
-        drops.add(file.names[e.ref], e.end);
+        if (events::is_overflow_marker_name(file.names[e.ref])) drops.add(file.names[e.ref], e.end);
         continue;
       }
       if (e.kind == etdump::EventKind::kDebug && e.chain == -1 && e.instruction == kProgramInputInstruction &&

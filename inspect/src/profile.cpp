@@ -108,6 +108,7 @@ Result<Profile> open_profile(ProfileParts parts, const ProfileOptions& options) 
                                     " logged values): its timings include copying them into the debug buffer; "
                                     "time a run without --debug-level intermediate"});
   }
+  profile.engine = dump_engine(*parts.dump);
   profile.inspector = std::make_unique<Inspector>(std::move(inspector));
   profile.dump = std::move(parts.dump);
   profile.record = std::move(parts.record);

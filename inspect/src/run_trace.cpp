@@ -1,6 +1,7 @@
 #include "etscope/inspect/run_trace.h"
 
 #include "etscope/inspect/event_index.h"
+#include "etscope/inspect/engine_identity.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -57,7 +58,8 @@ void write_run_trace(const Inspector& inspector, std::ostream& o, const RunTrace
   const EventIndex index(inspector);
   uint64_t t0 = UINT64_MAX;
   for (const etdump::Event& e : dump.events) {
-    if (e.kind == etdump::EventKind::kProfile) t0 = std::min(t0, e.start);
+    // Markers are not events: an overflow marker's start is 0, not a time.
+    if (e.kind == etdump::EventKind::kProfile && !dump.is_marker(e)) t0 = std::min(t0, e.start);
   }
   if (t0 == UINT64_MAX) t0 = 0;
   // Cycles have no rate: draw one cycle as one microsecond.
@@ -77,9 +79,15 @@ void write_run_trace(const Inspector& inspector, std::ostream& o, const RunTrace
   o << ",\"target_time_scale\":";
   put_string(o, to_string(target));
   o << ",\"tracks\":\"" << (options.per_run_tracks ? "per-run" : "joined") << "\"";
+  // Which engine made the timings: null for a dump without etscope's engine marker.
+  const EngineIdentity engine = dump_engine(dump);
+  o << ",\"engine\":";
+  if (engine.known()) put_string(o, engine.name); else o << "null";
+  o << ",\"engine_version\":";
+  if (engine.known()) put_string(o, engine.version); else o << "null";
   o << "},\"traceEvents\":[\n";
   o << "{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":";
-  put_string(o, "ExecuTorch run: " + dump.name());
+  put_string(o, "ExecuTorch run: " + dump.name() + " (engine " + engine.text() + ")");
   o << "}}";
   std::map<std::string, int> seen_names;  // runs of each block name so far
   std::map<std::string, int> name_tracks;  // joined: block name -> tid

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "etscope/core/version.h"
+
 namespace etscope::runner {
 namespace {
 
@@ -17,6 +19,7 @@ class EtscopeEngine final : public Engine {
   explicit EtscopeEngine(std::unique_ptr<runtime::Method> method) : method_(std::move(method)) {}
 
   EngineKind kind() const override { return EngineKind::kEtscope; }
+  std::string version() const override { return std::string(etscope_version()); }
   size_t num_inputs() const override { return method_->num_inputs(); }
   size_t num_outputs() const override { return method_->num_outputs(); }
   const EValue& input(size_t i) const override { return method_->input(i); }
@@ -38,7 +41,6 @@ class EtscopeEngine final : public Engine {
     ETSCOPE_TRY(method_->execute(block));
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
-  std::string version() const override { return ETSCOPE_VERSION; }
   runtime::Method* method() override { return method_.get(); }
 
  private:

@@ -8,6 +8,7 @@
 #include <new>
 #include <random>
 
+#include "etscope/core/event_names.h"
 #include "etscope/etdump/etdump_writer.h"
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/blob.h"
@@ -188,6 +189,10 @@ Result<std::unique_ptr<Runner>> Runner::load(const RunnerOptions& options) {
     impl->writer->set_debug_level(options.debug_level);
   }
   ETSCOPE_ASSIGN_OR_RETURN(impl->engine, impl->load_engine(impl->method_name));
+  // The dump says which engine made its timings (the engine opened the "Default" block).
+  if (impl->writer) {
+    impl->writer->record_marker(events::engine_marker_name(engine_name(impl->engine->kind()), impl->engine->version()));
+  }
   impl->load_ms = ms_between(t0, Clock::now());
   return std::unique_ptr<Runner>(new Runner(std::move(impl)));
 }

@@ -66,6 +66,20 @@ const char* const kVersion2[] = {
     "CREATE VIEW v_validation AS SELECT run_id, step, loss, accuracy FROM validation",
 };
 
+// Version 3: the engine that made each run's timings (docs/store.md). Runs stored before were
+// made by etscope's runner (source run, train, debug) on the only engine it had, its own, whose
+// version is etscope's: they get it. Imported ETDumps (source etdump) may come from ExecuTorch's
+// runtime or from etscope; the dump is not kept, so their engine stays unknown (NULL).
+const char* const kVersion3[] = {
+    "ALTER TABLE runs ADD COLUMN engine TEXT",
+    "ALTER TABLE runs ADD COLUMN engine_version TEXT",
+    "UPDATE runs SET engine = 'etscope', engine_version = etscope_version WHERE source IN ('run', 'train', 'debug')",
+    "DROP VIEW v_runs",
+    "CREATE VIEW v_runs AS SELECT r.id AS run_id, r.created_at, r.source, r.file, p.name AS program, p.hash AS program_hash, "
+    "r.method, r.host, r.device, r.os, r.backend, r.threads, r.etscope_version, r.git_commit, r.executions, "
+    "r.method_median_ms, r.method_p90_ms, r.engine, r.engine_version FROM runs r LEFT JOIN programs p ON p.id = r.program_id",
+};
+
 std::string with_id(const std::string& sql, const char* id) {
   std::string out = sql;
   const size_t at = out.find("{ID}");
@@ -117,7 +131,11 @@ Status migrate(Db& db, const std::string& location, bool create) {
       for (const char* stmt : kVersion2) ETSCOPE_TRY(db.exec(stmt));
       ETSCOPE_TRY(db.exec("UPDATE etscope_meta SET value = '2' WHERE key = 'schema_version'"));
     }
-    // Later versions: if (version < 3) { ...; UPDATE etscope_meta ... }
+    if (version < 3) {
+      for (const char* stmt : kVersion3) ETSCOPE_TRY(db.exec(stmt));
+      ETSCOPE_TRY(db.exec("UPDATE etscope_meta SET value = '3' WHERE key = 'schema_version'"));
+    }
+    // Later versions: if (version < 4) { ...; UPDATE etscope_meta ... }
     return db.commit();
   }();
   if (!s.ok()) db.rollback();

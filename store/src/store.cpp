@@ -20,6 +20,7 @@
 #include "etscope/core/event_names.h"
 #include "etscope/core/stats.h"
 #include "etscope/core/text.h"
+#include "etscope/core/version.h"
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/blob.h"
@@ -28,9 +29,6 @@
 #include "etscope/inspect/program_description.h"
 #include "schema.h"
 
-#ifndef ETSCOPE_VERSION_STRING
-#define ETSCOPE_VERSION_STRING "0.1.0"
-#endif
 #ifndef ETSCOPE_GIT_COMMIT
 #define ETSCOPE_GIT_COMMIT ""
 #endif
@@ -102,7 +100,7 @@ Environment this_machine() {
     e.os = std::string(u.sysname) + " " + u.release;
     e.device = u.machine;
   }
-  e.etscope_version = ETSCOPE_VERSION_STRING;
+  e.etscope_version = etscope_version();
   e.git_commit = ETSCOPE_GIT_COMMIT;
   return e;
 }
@@ -200,14 +198,17 @@ struct Store::Impl {
       const Environment& e = req.environment;
       const size_t executions = samples.method_ms.empty() ? (samples.operators.empty() ? 0 : samples.operators[0].samples_ms.size())
                                                           : samples.method_ms.size();
+      // The engine is the dump's own word (its engine marker); NULL when it has none.
+      const inspect::EngineIdentity& engine = profile.engine;
       ETSCOPE_ASSIGN_OR_RETURN(
           Rows run, db->query("INSERT INTO runs (content_hash, program_id, method, source, file, host, device, os, backend, threads, "
-                              "etscope_version, git_commit, created_at, executions, method_median_ms, method_p90_ms) "
-                              "VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16) RETURNING id",
+                              "etscope_version, git_commit, created_at, executions, method_median_ms, method_p90_ms, engine, "
+                              "engine_version) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18) RETURNING id",
                               {hash, program_id, profile.method, req.source, file, e.host, e.device, e.os, e.backend,
                                std::to_string(e.threads), e.etscope_version, e.git_commit, utc_now(), std::to_string(executions),
                                samples.method_ms.empty() ? Param() : Param(real(median(samples.method_ms))),
-                               samples.method_ms.empty() ? Param() : Param(real(percentile(samples.method_ms, 90)))}));
+                               samples.method_ms.empty() ? Param() : Param(real(percentile(samples.method_ms, 90))),
+                               engine.known() ? Param(engine.name) : Param(), engine.known() ? Param(engine.version) : Param()}));
       const std::string run_id = text(run.rows.at(0)[0]);
       std::vector<Param> tags;
       std::map<std::string, std::string> all_tags = req.tags;
@@ -303,6 +304,7 @@ struct Store::Impl {
     out.environment.git_commit = take(13);
     out.executions = as_int(r[14]);
     out.median_ms = as_double(r[15]);
+    out.engine = {take(16), take(17)};
     return out;
   }
 };
@@ -353,7 +355,7 @@ Result<ImportResult> Store::add(const ImportRequest& request) { return impl_->ad
 namespace {
 constexpr const char* kRunColumns =
     "SELECT r.id, r.created_at, r.source, r.file, COALESCE(p.name, ''), COALESCE(p.hash, ''), r.method, r.host, r.device, r.os, "
-    "r.backend, r.threads, r.etscope_version, r.git_commit, r.executions, r.method_median_ms "
+    "r.backend, r.threads, r.etscope_version, r.git_commit, r.executions, r.method_median_ms, r.engine, r.engine_version "
     "FROM runs r LEFT JOIN programs p ON p.id = r.program_id";
 }  // namespace
 
@@ -527,7 +529,7 @@ Result<std::vector<HistoryPoint>> Store::history(const std::string& program, con
                                                   "; give the program file or a longer hash prefix");
   }
   std::string sql =
-      "SELECT r.id, r.created_at, o.median_ms, o.samples FROM runs r "
+      "SELECT r.id, r.created_at, o.median_ms, o.samples, r.engine, r.engine_version FROM runs r "
       "JOIN operators o ON o.run_id = r.id WHERE r.program_id = $1 AND ";
   std::vector<Param> params{std::to_string(programs[0].id)};
   if (op.empty()) {
@@ -541,7 +543,9 @@ Result<std::vector<HistoryPoint>> Store::history(const std::string& program, con
   sql += " ORDER BY r.id";
   ETSCOPE_ASSIGN_OR_RETURN(Rows rows, impl_->db->query(sql, params));
   std::vector<HistoryPoint> out;
-  for (const Row& r : rows.rows) out.push_back({as_int(r[0]), text(r[1]), as_double(r[2]).value_or(0), as_int(r[3])});
+  for (const Row& r : rows.rows) {
+    out.push_back({as_int(r[0]), text(r[1]), as_double(r[2]).value_or(0), as_int(r[3]), {text(r[4]), text(r[5])}});
+  }
   return out;
 }
 

@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "etscope/core/version.h"
 #include "etscope/formats/npy.h"
 
 #include "inspect/crafted_programs.h"
 #include "etscope/runner/engine.h"
+#include "testing/test_json.h"
 #include "testing/test_util.h"
 
 using etscope::testing::real_artifact;
@@ -171,9 +173,14 @@ TEST_CASE("etscope run writes an ETDump and debug buffer that etscope etdump rea
   CHECK_THAT(d.out, Catch::Contains("3 run blocks"));
   CHECK_THAT(d.out, Catch::Contains("native_call_add.out"));
   CHECK_THAT(d.out, Catch::Contains("program output"));
+  // The dump names the engine that made its timings.
+  const std::string version(etscope::etscope_version());
+  CHECK_THAT(d.out, Catch::Contains("\nengine: etscope " + version + "\n"));
   auto j = run_etscope("etdump --json " + dir + "/t.etdp");
   REQUIRE(j.exit_code == 0);
   auto json = nlohmann::json::parse(j.out);
+  CHECK(json["engine"] == "etscope");
+  CHECK(json["engine_version"] == version);
   CHECK(json["run_data"][0]["name"] == "Default");
   CHECK(json["run_data"][1]["events"].size() == 7);  // 2 program inputs, add, its 2 events, execute, output
   auto no_etdump = run_etscope("run " + real_artifact("add.pte") + " --debug-buffer " + dir + "/x.bin");
@@ -278,6 +285,52 @@ TEST_CASE("inspect refuses files of different programs unless --force and leaves
   CHECK(count_runs("") == 4);
   CHECK(count_runs(" --include-warmup") == 5);
   CHECK(count_runs(" --skip-runs 1") == 3);
+}
+
+TEST_CASE("inspect etdump and trace name the engine of a dump and an unknown one without its marker", "[cli][inspect][trace][engine]") {
+  const std::string dir = etscope::testing::temp_dir("engine_lines");
+  const std::string version(etscope::etscope_version());
+  auto run = run_etscope("run " + etscope::testing::fixture("cifar10/cifar10.pte") + " --iterations 2 --etdump " + dir + "/c.etdp");
+  REQUIRE(run.exit_code == 0);
+  const std::string ours = dir + "/c.etdp", theirs = etscope::testing::fixture("cifar10/cifar10.etdp");  // ExecuTorch's runtime wrote theirs
+  auto table = run_etscope("inspect --etdump " + ours);
+  REQUIRE(table.exit_code == 0);
+  CHECK_THAT(table.out, Catch::StartsWith("engine: etscope " + version + "\n\n"));
+  // The marker is no event: the Default block shows load and init only.
+  CHECK(table.out.find("etscope::engine") == std::string::npos);
+  CHECK_THAT(table.out, Catch::Contains("block 0 'Default': 1 run, 2 events"));
+  CHECK_THAT(run_etscope("inspect --etdump " + theirs).out, Catch::StartsWith("engine: unknown (no etscope engine marker)\n"));
+  CHECK_THAT(run_etscope("inspect --etdump " + ours + " --by-type").out, Catch::StartsWith("engine: etscope " + version));
+  auto json = nlohmann::json::parse(run_etscope("inspect --etdump " + ours + " --format json").out);
+  CHECK(json["engine"] == "etscope");
+  CHECK(json["engine_version"] == version);
+  for (const auto& block : json["blocks"]) {
+    for (const auto& e : block["events"]) CHECK(e["event_name"].get<std::string>().rfind("etscope::", 0) == std::string::npos);
+  }
+  auto unknown = nlohmann::json::parse(run_etscope("inspect --etdump " + theirs + " --format json").out);
+  CHECK(unknown["engine"].is_null());
+  CHECK(unknown["engine_version"].is_null());
+  // CSV stays one table.
+  CHECK_THAT(run_etscope("inspect --etdump " + ours + " --format csv").out, Catch::StartsWith("event_block_name,"));
+  CHECK_THAT(run_etscope("etdump " + theirs).out, Catch::Contains("\nengine: unknown (no etscope engine marker)\n"));
+  CHECK(nlohmann::json::parse(run_etscope("etdump --json " + theirs).out)["engine"].is_null());
+
+  auto trace = run_etscope("trace --etdump " + ours + " -o " + dir + "/t.json");
+  REQUIRE(trace.exit_code == 0);
+  CHECK_THAT(trace.out, Catch::Contains("(engine etscope " + version + ")"));
+  const auto t = etscope::testing::load_json(dir + "/t.json");
+  CHECK(t["otherData"]["engine"] == "etscope");
+  CHECK(t["otherData"]["engine_version"] == version);
+  // Never drawn, and the time axis starts at the dump's first event, not at 0.
+  double first_ts = 1e300;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    CHECK(e["name"].get<std::string>().rfind("etscope::", 0) == std::string::npos);
+    first_ts = std::min(first_ts, e["ts"].get<double>());
+  }
+  CHECK(first_ts == 0.0);
+  const auto theirs_trace = nlohmann::json::parse(run_etscope("trace --etdump " + theirs + " -o -").out);
+  CHECK(theirs_trace["otherData"]["engine"].is_null());
 }
 
 TEST_CASE("etscope-synth-etdump --help prints its usage instead of writing a file named --help", "[cli][errors]") {
@@ -701,11 +754,13 @@ TEST_CASE("issue 28: run prints nothing before an input error and names the engi
   auto table = run_etscope("run " + etscope::testing::fixture("simple_conv_xnnpack/simple_conv_xnnpack.pte") + " --iterations 2 --engine etscope");
   INFO(table.err);
   REQUIRE(table.exit_code == 0);
-  CHECK_THAT(table.out, Catch::Contains("engine     etscope 0.1.0, 1 thread: etscope's own kernels, XNNPACK delegate graphs run node by node by etscope "
+  CHECK_THAT(table.out, Catch::Contains("engine     etscope " + std::string(etscope::etscope_version()) +
+                                        ", 1 thread: etscope's own kernels, XNNPACK delegate graphs run node by node by etscope "
                                         "(named with XNNPACK's operator names); not ExecuTorch's runtime"));
   auto json = run_etscope("run " + real_artifact("add.pte") + " --iterations 2 --format json --engine etscope");
   REQUIRE(json.exit_code == 0);
   CHECK(nlohmann::json::parse(json.out)["engine"] == "etscope");
+  CHECK(nlohmann::json::parse(json.out)["engine_version"] == etscope::etscope_version());
   CHECK(nlohmann::json::parse(json.out)["engine_threads"] == 1);
   // Without --engine: ExecuTorch's runtime when this build has it, saying it was the default.
   auto chosen = run_etscope("run " + real_artifact("add.pte") + " --iterations 2");

@@ -126,7 +126,7 @@ TEST_CASE("issue 28: history, sql and runs print durations by the one policy, da
   CHECK(lines_matching(in_us.out, std::regex{R"(\d ns\s+3$)"}) == 1);
   auto history_csv = run_etscope("history simple_conv.pte --format csv --store " + store);
   REQUIRE(history_csv.exit_code == 0);
-  CHECK_THAT(history_csv.out, Catch::StartsWith("run,created_utc,median_ms,samples\n"));
+  CHECK_THAT(history_csv.out, Catch::StartsWith("run,created_utc,engine,engine_version,median_ms,samples\n"));
 
   const std::string query = " \"SELECT method_median_ms, method_median_ms / 3.0 AS third, executions FROM v_runs\" --store " + store;
   auto table = run_etscope("sql" + query);

@@ -4,7 +4,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "etscope/core/event_names.h"
 #include "etscope/etdump/etdump_reader.h"
+#include "etscope/inspect/engine_identity.h"
 #include "etscope/inspect/inspector.h"
 #include "etscope/etdump/etdump_writer.h"
 #include "etscope/formats/pte_reader.h"
@@ -256,6 +258,57 @@ TEST_CASE("executions beyond the block capacity are counted and never merged int
   const std::vector<std::string> losses = in.recording_losses();
   REQUIRE(losses.size() == 1);
   CHECK(losses[0] == "block 1 'Execute' (2 runs): 3 later executions were not recorded: the ETDump writer's block capacity ran out");
+}
+
+TEST_CASE("the engine marker round-trips through the reader and the Inspector and is never an event", "[etdump][writer][engine]") {
+  Program p = must(PteReader::open(real_artifact("add.pte")));
+  EtDumpWriter writer(EtDumpWriterOptions{});
+  writer.record_marker(events::engine_marker_name("early", "1"));  // before any block: ignored
+  auto m = add_with_ones(p, writer);
+  {
+    // The writer keeps its own copy: the caller's text is gone before finish().
+    std::string text = events::engine_marker_name("executorch", "1.5.1+cpu");
+    writer.record_marker(text);
+    text.assign(text.size(), 'x');
+  }
+  for (int i = 0; i < 3; ++i) REQUIRE(m->execute().ok());
+  CHECK_FALSE(writer.events_overflowed());
+  auto bytes = must(writer.finish());
+  auto dump = std::make_shared<EtDumpFile>(must(EtDumpReader::read(etscope::testing::blob_of(bytes, "engine.etdp"))));
+  const EtDumpFile& f = *dump;
+  REQUIRE(f.blocks.size() == 4);
+  CHECK(names_in(f, f.blocks[0]) == std::vector<std::string>{"Method::init", "Program::load_method", "etscope::engine:executorch 1.5.1+cpu"});
+  const Event& marker = f.events[f.blocks[0].first_event + 2];
+  CHECK(f.is_marker(marker));
+  CHECK(marker.kind == EventKind::kProfile);
+  CHECK(marker.start == marker.end);  // zero length, at the time it was recorded
+  CHECK(marker.start >= f.events[f.blocks[0].first_event].start);
+  CHECK(marker.chain == -1);
+  CHECK(marker.instruction == -1);
+  CHECK(events::classify(f.name_of(marker), false) == events::EventClass::kMarker);
+  CHECK(inspect::dump_engine(f) == inspect::EngineIdentity{"executorch", "1.5.1+cpu"});
+  CHECK(inspect::dump_engine(f).text() == "executorch 1.5.1+cpu");
+
+  // etscope's Inspector: not an event of the Default block, not a recording loss, not counted.
+  auto in = must(inspect::Inspector::build(dump, nullptr, nullptr));
+  REQUIRE(in.blocks().size() == 2);
+  const inspect::EventBlock& load = in.blocks()[0];
+  CHECK(load.name == "Default");
+  REQUIRE(load.events.size() == 2);
+  for (const inspect::EventBlock& block : in.blocks()) {
+    for (const inspect::Event& e : block.events) CHECK(e.name.rfind("etscope::", 0) == std::string::npos);
+    CHECK(block.values_dropped + block.events_dropped + block.executions_dropped == 0);
+    CHECK_FALSE(block.drops_uncounted);
+  }
+  CHECK(in.recording_losses().empty());
+  CHECK(in.blocks()[1].runs.size() == 3);
+}
+
+TEST_CASE("a dump without an engine marker has an unknown engine", "[etdump][engine]") {
+  EtDumpFile f = must(EtDumpReader::open(real_artifact("tutorial.etdp")));
+  const inspect::EngineIdentity engine = inspect::dump_engine(f);
+  CHECK_FALSE(engine.known());
+  CHECK(engine.text() == "unknown (no etscope engine marker)");
 }
 
 TEST_CASE("ETDump reader errors: wrong kind / truncation / corruption", "[etdump][errors]") {

@@ -6,7 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "etscope/core/event_names.h"
 #include "etscope/etdump/etdump_reader.h"
+#include "etscope/etdump/etdump_writer.h"
+#include "etscope/inspect/engine_identity.h"
 #include "etscope/formats/pte_reader.h"
 #include "etscope/inspect/compare.h"
 #include "etscope/store/store.h"
@@ -25,6 +28,25 @@ std::string write_file(const std::string& name, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
   return path;
 }
+// A small ETDump as etscope's runner writes one with `engine` (no marker when empty): a load
+// block, then three executions of one kernel.
+std::string marked_dump(const std::string& dir, const std::string& name, const std::string& engine, const std::string& version) {
+  etdump::EtDumpWriter writer(etdump::EtDumpWriterOptions{});
+  writer.create_event_block(events::kBlockDefault.data());
+  writer.end_profiling(writer.start_profiling(events::kProgramLoadMethod.data()));
+  if (!engine.empty()) writer.record_marker(events::engine_marker_name(engine, version));
+  for (int run = 0; run < 3; ++run) {
+    writer.create_event_block(events::kBlockExecute.data());
+    const EventHandle execute = writer.start_profiling(events::kMethodExecute.data());
+    writer.end_profiling(writer.start_profiling("native_call_add.out", 0, 0));
+    writer.end_profiling(execute);
+  }
+  const std::vector<uint8_t> bytes = writer.finish().value();
+  const std::string path = dir + "/" + name;
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  return path;
+}
+
 }  // namespace
 
 TEST_CASE("files load in any order, each kind detected from its bytes", "[gui][session]") {
@@ -214,6 +236,10 @@ TEST_CASE("an ETDump baseline is compared with the loaded run as etscope compare
   REQUIRE(s->baseline_timeline);
   CHECK(s->compare->baseline_label() == "cifar10.profile.etdp");
   CHECK(s->compare->candidate_label() == "cifar10.etdp");
+  // ExecuTorch's runtime wrote both: no engine marker, so the engines are not checked.
+  CHECK_FALSE(s->engine.known());
+  CHECK_FALSE(s->compare->baseline_engine().known());
+  CHECK(s->compare->engines().match == inspect::EngineMatch::kUnknown);
 
   auto samples_of = [](const std::string& path) {
     auto dump = std::make_shared<const etdump::EtDumpFile>(etdump::EtDumpReader::open(path).value());
@@ -338,4 +364,35 @@ TEST_CASE("a bool constant holding bytes other than 0 or 1 is a warning in the d
   REQUIRE(s->errors.size() == 1);
   CHECK_THAT(s->errors[0], Catch::StartsWith("warning: " + path + ": method 'forward' value 0 (bool[4] constant)") &&
                                Catch::Contains("aten::where.self_out"));
+}
+
+TEST_CASE("the viewer shows the engine of the loaded run and warns when the compared runs' engines differ", "[gui][session][compare][engine]") {
+  const std::string dir = etscope::testing::temp_dir("gui_session_engines");
+  const std::string ours = marked_dump(dir, "ours.etdp", "etscope", "0.1.0");
+  const std::string theirs = marked_dump(dir, "theirs.etdp", "executorch", "1.5.1+cpu");
+  OpenRequest request;
+  request.paths = {theirs};
+  request.baseline = ours;
+  auto s = load_session(request, nullptr, nullptr);
+  INFO((s->errors.empty() ? "" : s->errors[0]));
+  CHECK(s->errors.empty());
+  CHECK(s->engine == inspect::EngineIdentity{"executorch", "1.5.1+cpu"});
+  CHECK(s->baseline_engine == inspect::EngineIdentity{"etscope", "0.1.0"});
+  REQUIRE(s->compare);
+  CHECK(s->compare->baseline_engine().text() == "etscope 0.1.0");
+  CHECK(s->compare->candidate_engine().text() == "executorch 1.5.1+cpu");
+  CHECK(s->compare->engines().match == inspect::EngineMatch::kDifferent);
+  CHECK(s->compare->engines().text == inspect::check_engines(s->baseline_engine, s->engine).text);
+  // The marker is no event of the statistics.
+  REQUIRE(s->stats);
+  for (const StatsBlock& block : s->stats->blocks()) {
+    for (const StatsRow& row : block.rows) CHECK(row.name.rfind("etscope::", 0) == std::string::npos);
+  }
+  // The same engine at another version compares quietly.
+  OpenRequest again;
+  again.paths = {marked_dump(dir, "ours2.etdp", "etscope", "0.2.0")};
+  auto same = load_session(again, s.get(), nullptr);
+  REQUIRE(same->compare);
+  CHECK(same->compare->engines().match == inspect::EngineMatch::kSame);
+  CHECK(same->compare->engines().text.empty());
 }

@@ -190,3 +190,30 @@ TEST_CASE("the main block holds the executions: Execute first, then most runs", 
   REQUIRE(block.has_value());
   CHECK(profile->inspector->blocks()[*block].name == events::kBlockExecute);
 }
+
+TEST_CASE("open_profile names the dump's engine, unknown for ExecuTorch's own dumps", "[inspect][profile][engine]") {
+  auto profile = open_profile(simple_conv_files());
+  REQUIRE(profile.ok());
+  // ExecuTorch's runtime wrote the fixture: no engine marker.
+  CHECK_FALSE(profile->engine.known());
+  CHECK(profile->engine.text() == "unknown (no etscope engine marker)");
+  CHECK(profile->engine.label() == "unknown");
+  CHECK(profile->engine == dump_engine(*profile->dump));
+}
+
+TEST_CASE("two runs compare when their engines agree or one is unknown and not when they differ", "[inspect][engine]") {
+  const EngineIdentity ours{"etscope", "0.1.0"}, ours_next{"etscope", "0.2.0"}, theirs{"executorch", "1.5.1+cpu"}, unknown;
+  CHECK(check_engines(ours, ours_next).match == EngineMatch::kSame);
+  CHECK(check_engines(ours, ours_next).text.empty());
+  const EngineCheck different = check_engines(ours, theirs);
+  CHECK(different.match == EngineMatch::kDifferent);
+  CHECK(different.text ==
+        "A was timed by engine etscope 0.1.0 and B by engine executorch 1.5.1+cpu: different engines run different code, so their "
+        "timings differ for that reason alone");
+  const EngineCheck one = check_engines(theirs, unknown);
+  CHECK(one.match == EngineMatch::kUnknown);
+  CHECK(one.text == "B's engine is unknown (no etscope engine marker): it is not checked against A's (executorch 1.5.1+cpu)");
+  CHECK(check_engines(unknown, unknown).match == EngineMatch::kUnknown);
+  CHECK(std::string(to_string(EngineMatch::kDifferent)) == "different");
+  CHECK(EngineIdentity{"etscope", ""}.text() == "etscope");
+}

@@ -9,6 +9,8 @@
 #include "etscope/formats/pte_reader.h"
 #include "etscope/core/stats.h"
 #include "etscope/core/text.h"
+#include "etscope/core/version.h"
+#include "etscope/inspect/engine_identity.h"
 #include "etscope/inspect/debug_buffer_planner.h"
 #include "etscope/inspect/inspector.h"
 #include "etscope/runner/runner.h"
@@ -135,6 +137,13 @@ TEST_CASE("the trace records warm-up executions in Warmup blocks", "[runner]") {
   std::vector<std::string> names;
   for (const auto& b : dump->blocks) names.push_back(b.name);
   CHECK(names == std::vector<std::string>{"Default", "Warmup", "Warmup", "Execute", "Execute", "Execute"});
+  // The Default block ends with the engine marker: which engine (and version) made the timings.
+  const etdump::RunBlock& load_block = dump->blocks[0];
+  REQUIRE(load_block.event_count > 0);
+  const etdump::Event& marker = dump->events[load_block.first_event + load_block.event_count - 1];
+  CHECK(dump->name_of(marker) == "etscope::engine:etscope " + std::string(etscope_version()));
+  CHECK(dump->is_marker(marker));
+  CHECK(inspect::dump_engine(*dump) == inspect::EngineIdentity{"etscope", runner->engine_version()});
   // A runner without a tracer has nothing to write.
   auto plain = load(real_artifact("add.pte"));
   CHECK_FALSE(plain->write_trace(dir + "/u.etdp", "").ok());
@@ -222,6 +231,7 @@ TEST_CASE("the runner names the engine that executes the method, and the engine 
 
   auto r = load(fixture("cifar10/cifar10.pte"));
   CHECK(r->engine() == runner::EngineKind::kEtscope);
+  CHECK(r->engine_version() == etscope_version());
   REQUIRE(r->set_ones_inputs().ok());
   REQUIRE(r->run(0, 1).ok());
   const std::vector<uint8_t> via_runner(static_cast<const uint8_t*>(r->method().output(0).tensor->data()),
@@ -235,6 +245,7 @@ TEST_CASE("the runner names the engine that executes the method, and the engine 
   REQUIRE(engine.ok());
   runner::Engine& e = **engine;
   CHECK(e.kind() == runner::EngineKind::kEtscope);
+  CHECK(e.version() == etscope_version());
   REQUIRE(e.method() != nullptr);
   REQUIRE(e.num_inputs() == r->method().num_inputs());
   for (size_t i = 0; i < e.num_inputs(); ++i) {

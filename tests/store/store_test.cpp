@@ -19,6 +19,7 @@
 
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/core/stats.h"
+#include "etscope/core/version.h"
 #include "etscope/inspect/compare.h"
 #include "etscope/store/store.h"
 #include "testing/test_util.h"
@@ -536,6 +537,21 @@ TEST_CASE("a training curve goes in and comes back with its time split and valid
 TEST_CASE("a store of schema version 1 is migrated when opened and keeps its runs", "[store]") {
   const std::string copy = temp_dir("store_v1") + "/v1.sqlite";
   std::filesystem::copy_file(std::string(etscope::testing::test_data_dir()) + "/store/v1.sqlite", copy);
+  {
+    // Beside its training run (made by etscope's runner), an ETDump imported before runs had an
+    // engine: it may come from ExecuTorch's runtime, so the migration cannot name its engine.
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(copy.c_str(), &db) == SQLITE_OK);
+    char* error = nullptr;
+    const int rc = sqlite3_exec(db,
+                                "INSERT INTO runs (content_hash, method, source, file, etscope_version, created_at, executions) "
+                                "VALUES ('old-import', 'forward', 'etdump', 'phone.etdp', '0.1.0', '2026-01-01 00:00:00', 1)",
+                                nullptr, nullptr, &error);
+    INFO((error != nullptr ? error : ""));
+    sqlite3_free(error);
+    sqlite3_close(db);
+    REQUIRE(rc == SQLITE_OK);
+  }
   auto s = store::Store::open(copy);
   INFO((s.ok() ? "" : s.error().message()));
   REQUIRE(s.ok());
@@ -544,7 +560,20 @@ TEST_CASE("a store of schema version 1 is migrated when opened and keeps its run
   CHECK(*version->rows.at(0).at(0) == std::to_string(store::kSchemaVersion));
   auto runs = (*s)->runs({});
   REQUIRE(runs.ok());
-  REQUIRE(runs->size() == 1);
+  REQUIRE(runs->size() == 2);
+  // Version 3: a run etscope's runner made has the etscope engine at the version it recorded; the
+  // old import's engine is unknown.
+  CHECK(runs->at(0).source == "etdump");
+  CHECK_FALSE(runs->at(0).engine.known());
+  CHECK(runs->at(0).engine.label() == "unknown");
+  runs->erase(runs->begin());
+  CHECK(runs->front().source == "train");
+  CHECK(runs->front().engine == inspect::EngineIdentity{"etscope", "0.1.0"});
+  auto view = (*s)->sql("SELECT engine, engine_version FROM v_runs ORDER BY run_id");
+  REQUIRE(view.ok());
+  REQUIRE(view->rows.size() == 2);
+  CHECK(view->rows[0][0] == std::optional<std::string>("etscope"));
+  CHECK(view->rows[1][0] == std::nullopt);
   CHECK(runs->front().tags.at("made") == "schema-v1");
   // The v1 curve: six steps of loss and step time, no split.
   auto c = (*s)->curve(runs->front().id);
@@ -565,6 +594,94 @@ TEST_CASE("a store of schema version 1 is migrated when opened and keeps its run
   auto c2 = (*s)->curve(added->run_id);
   REQUIRE(c2.ok());
   CHECK(c2->optimizer_ms == std::vector<double>{0.5});
+  // cifar10.etdp was written by ExecuTorch's runtime: no engine marker, an unknown engine.
+  CHECK_FALSE(must((*s)->run(added->run_id)).engine.known());
+}
+
+TEST_CASE("every stored run keeps the engine its ETDump names (SQLite and PostgreSQL)", "[store][engine]") {
+  const std::string dir = temp_dir("store_engines");
+  const std::string ours = synth(dir, "ours.etdp", "--events 2000 --ops-per-run 20 --seed 1 --engine etscope:0.1.0");
+  const std::string theirs = synth(dir, "theirs.etdp", "--events 2000 --ops-per-run 20 --seed 2 --engine executorch:1.5.1+cpu");
+  const std::string unmarked = synth(dir, "unmarked.etdp", "--events 2000 --ops-per-run 20 --seed 3");
+  for (const std::string& location : both("engines")) {
+    INFO(location);
+    auto s = must(store::Store::open(location));
+    std::vector<int64_t> ids;
+    for (const std::string& file : {ours, theirs, unmarked}) {
+      store::ImportRequest req;
+      req.etdump = file;
+      req.environment = store::this_machine();
+      ids.push_back(must(s->add(req)).run_id);
+    }
+    CHECK(must(s->run(ids[0])).engine == inspect::EngineIdentity{"etscope", "0.1.0"});
+    CHECK(must(s->run(ids[1])).engine == inspect::EngineIdentity{"executorch", "1.5.1+cpu"});
+    CHECK_FALSE(must(s->run(ids[2])).engine.known());
+    const auto rows = must(s->runs({}));
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[1].engine.text() == "executorch 1.5.1+cpu");
+    // The marker is no operator: the stored samples hold the same operators either way.
+    CHECK(must(s->samples(ids[0])).operators.size() == must(s->samples(ids[2])).operators.size());
+    auto view = must(s->sql("SELECT engine, engine_version FROM v_runs WHERE run_id = " + std::to_string(ids[1])));
+    REQUIRE(view.rows.size() == 1);
+    CHECK(view.rows[0][0] == std::optional<std::string>("executorch"));
+    CHECK(view.rows[0][1] == std::optional<std::string>("1.5.1+cpu"));
+  }
+}
+
+TEST_CASE("etscope compare refuses runs of different engines unless --allow-engine-mismatch and notes unknown ones", "[store][cli][engine]") {
+  const std::string dir = temp_dir("store_compare_engines");
+  const std::string ours = synth(dir, "ours.etdp", "--events 4000 --ops-per-run 20 --seed 1 --engine etscope:0.1.0");
+  const std::string ours2 = synth(dir, "ours2.etdp", "--events 4000 --ops-per-run 20 --seed 4 --engine etscope:0.2.0");
+  const std::string theirs = synth(dir, "theirs.etdp", "--events 4000 --ops-per-run 20 --seed 2 --engine executorch:1.5.1+cpu");
+  const std::string unmarked = synth(dir, "unmarked.etdp", "--events 4000 --ops-per-run 20 --seed 3");
+  const std::string expected = "etscope compare: A was timed by engine etscope 0.1.0 and B by engine executorch 1.5.1+cpu: different "
+                               "engines run different code, so their timings differ for that reason alone; --allow-engine-mismatch "
+                               "compares them anyway\n";
+  // Two files, no store.
+  auto refused = run_etscope("compare " + ours + " " + theirs);
+  CHECK(refused.exit_code == 2);  // not 1: a CI gate must not take the refusal for a regression
+  CHECK(refused.out.empty());
+  CHECK(refused.err == expected);
+  auto allowed = run_etscope("compare " + ours + " " + theirs + " --allow-engine-mismatch --format json");
+  INFO(allowed.err);
+  CHECK(allowed.exit_code != 2);
+  CHECK(allowed.err == "etscope: warning: A was timed by engine etscope 0.1.0 and B by engine executorch 1.5.1+cpu: different engines "
+                       "run different code, so their timings differ for that reason alone\n");
+  const auto j = nlohmann::json::parse(allowed.out);
+  CHECK(j["engines"] == "different");
+  CHECK(j["a"]["engine"] == "etscope");
+  CHECK(j["b"]["engine"] == "executorch");
+  CHECK(j["b"]["engine_version"] == "1.5.1+cpu");
+  // Versions of one engine compare without a word: that is what comparing versions is for.
+  auto versions = run_etscope("compare " + ours + " " + ours2);
+  CHECK(versions.exit_code != 2);
+  CHECK(versions.err.empty());
+  CHECK_THAT(versions.out, Catch::Contains("engine etscope 0.2.0"));
+  // A dump without a marker (ExecuTorch's own runners) is compared, with a note.
+  auto unknown = run_etscope("compare " + unmarked + " " + theirs + " --format json");
+  CHECK(unknown.exit_code != 2);
+  CHECK(unknown.err == "etscope: note: A's engine is unknown (no etscope engine marker): it is not checked against B's "
+                       "(executorch 1.5.1+cpu)\n");
+  CHECK(nlohmann::json::parse(unknown.out)["a"]["engine"].is_null());
+  // Stored runs: the same rule over the engines the store recorded.
+  const std::string location = fresh_sqlite("compare_engines");
+  const std::string at = " --store " + quoted(location);
+  REQUIRE(run_etscope("store add " + ours + at).exit_code == 0);
+  REQUIRE(run_etscope("store add " + theirs + at).exit_code == 0);
+  auto stored = run_etscope("compare 1 2" + at);
+  CHECK(stored.exit_code == 2);
+  CHECK(stored.err == expected);
+  auto stored_allowed = run_etscope("compare 1 2 --allow-engine-mismatch" + at);
+  CHECK(stored_allowed.exit_code != 2);
+  CHECK_THAT(stored_allowed.out, Catch::Contains("engine etscope 0.1.0"));
+  CHECK_THAT(stored_allowed.out, Catch::Contains("engine executorch 1.5.1+cpu"));
+  // runs and history show the engine.
+  auto runs = run_etscope("runs" + at);
+  CHECK_THAT(runs.out, Catch::Contains("engine"));
+  CHECK_THAT(runs.out, Catch::Contains("executorch 1.5.1+cpu"));
+  auto csv = run_etscope("runs --format csv" + at);
+  CHECK_THAT(csv.out, Catch::StartsWith("id,created_utc,program,method,source,engine,engine_version,executions"));
+  CHECK_THAT(csv.out, Catch::Contains(",executorch,1.5.1+cpu,"));
 }
 
 TEST_CASE("issue 28: a run timed with intermediate logging is tagged and warned about, a profile run is not", "[store]") {
@@ -679,4 +796,22 @@ TEST_CASE("issue 28: read-only verbs never create a store (SQLite and PostgreSQL
   // Writing verbs still make one, and then the readers read it.
   must(store::Store::open(typo));
   CHECK(run_etscope("runs --store " + quoted(typo)).exit_code == 0);
+}
+
+TEST_CASE("run --store records the etscope engine and history shows it", "[store][cli][engine]") {
+  const std::string location = fresh_sqlite("history_engine");
+  const std::string at = " --store " + quoted(location);
+  const std::string pte = etscope::testing::real_artifact("add.pte");
+  auto r = run_etscope("run " + pte + " --iterations 3" + at);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto s = must(store::Store::open(location, store::OpenMode::kExisting));
+  const auto rows = must(s->runs({}));
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].engine == inspect::EngineIdentity{"etscope", std::string(etscope_version())});
+  auto history = run_etscope("history " + pte + at);
+  CHECK(history.exit_code == 0);
+  CHECK_THAT(history.out, Catch::Contains("etscope " + std::string(etscope_version())));
+  auto csv = run_etscope("history " + pte + " --format csv" + at);
+  CHECK_THAT(csv.out, Catch::StartsWith("run,created_utc,engine,engine_version,median_ms,samples\n1,"));
 }

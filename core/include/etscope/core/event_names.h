@@ -6,6 +6,7 @@
 // literal, so its data() is NUL-terminated and can be handed to C-string APIs.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -50,9 +51,52 @@ inline constexpr std::string_view kMarkerEventOverflow = "etscope::event_overflo
 /// Executions after the writer's last block: not recorded at all (in the last recorded block).
 inline constexpr std::string_view kMarkerBlockOverflow = "etscope::block_overflow";
 
-constexpr bool is_marker_name(std::string_view name) {
+/// One of the three overflow markers above: a count of what a block lost.
+constexpr bool is_overflow_marker_name(std::string_view name) {
   return name == kMarkerDebugOverflow || name == kMarkerEventOverflow || name == kMarkerBlockOverflow;
 }
+
+// etscope's engine marker. etscope's runner records which execution engine made a dump's timings
+// as one zero-length profile event in the "Default" block, right after the engine has loaded the
+// method: chain -1, instruction -1, start = end = the time it was recorded, named
+//   "etscope::engine:<engine> <version>"      e.g. "etscope::engine:etscope 0.1.0",
+//                                                   "etscope::engine:executorch 1.5.1+cpu"
+// The engine's name holds no space; the version is the rest (it may be empty). ExecuTorch's
+// Inspector reads it as one more event of the Default block; etscope's readers never count it as
+// an event (is_marker_name) and read it with parse_engine_marker. Dumps without it (ExecuTorch's
+// own runners, etscope builds older than the marker) have an unknown engine.
+inline constexpr std::string_view kMarkerEnginePrefix = "etscope::engine:";
+
+constexpr bool is_engine_marker_name(std::string_view name) { return name.starts_with(kMarkerEnginePrefix); }
+
+/// The engine marker's event name for an engine and its version.
+inline std::string engine_marker_name(std::string_view engine, std::string_view version) {
+  std::string out(kMarkerEnginePrefix);
+  out += engine;
+  out += ' ';
+  out += version;
+  return out;
+}
+
+/// An engine marker read back: views into the name it was parsed from.
+struct EngineMarker {
+  std::string_view engine;
+  std::string_view version;
+};
+
+/// The engine and version of an engine marker's name; nullopt for any other name, or for a marker
+/// without an engine name.
+constexpr std::optional<EngineMarker> parse_engine_marker(std::string_view name) {
+  if (!is_engine_marker_name(name)) return std::nullopt;
+  const std::string_view rest = name.substr(kMarkerEnginePrefix.size());
+  const size_t space = rest.find(' ');
+  const std::string_view engine = rest.substr(0, space);
+  if (engine.empty()) return std::nullopt;
+  return EngineMarker{engine, space == std::string_view::npos ? std::string_view() : rest.substr(space + 1)};
+}
+
+/// Any of etscope's markers (overflow counts, the engine): never an event to show, time or count.
+constexpr bool is_marker_name(std::string_view name) { return is_overflow_marker_name(name) || is_engine_marker_name(name); }
 
 /// What a profile event is. Every profile reader (Inspector aggregates, timeline, trace, GUI
 /// statistics) asks classify() instead of comparing names itself.
@@ -63,6 +107,7 @@ enum class EventClass : unsigned char {
   kDelegateCall,  ///< DELEGATE_CALL: one delegate call as the executor times it.
   kDelegateOp,    ///< An event raised inside a delegate (identified by a delegate debug id).
   kOther,         ///< Anything else (Method::step, JF_CALL, custom kernel names, user scopes).
+  kMarker,        ///< One of etscope's markers (is_marker_name): never an event; readers skip it.
 };
 
 /// True for the three framework events ExecuTorch's Inspector leaves out of graph association.
@@ -103,6 +148,7 @@ inline std::string native_call_name(std::string_view op_name, std::string_view o
 /// The class of a profile event from its name and whether a delegate raised it.
 constexpr EventClass classify(std::string_view name, bool delegated) {
   if (delegated) return EventClass::kDelegateOp;
+  if (is_marker_name(name)) return EventClass::kMarker;
   if (is_framework_name(name)) return EventClass::kFramework;
   if (name == kDelegateCall) return EventClass::kDelegateCall;
   if (is_native_call_name(name)) return EventClass::kNativeCall;
@@ -110,7 +156,8 @@ constexpr EventClass classify(std::string_view name, bool delegated) {
   return EventClass::kOther;
 }
 
-/// "framework", "operator", "kernel", "delegate" (calls and their inner events), "other".
+/// "framework", "operator", "kernel", "delegate" (calls and their inner events), "other",
+/// "marker".
 constexpr std::string_view category_name(EventClass c) {
   switch (c) {
     case EventClass::kFramework: return "framework";
@@ -119,6 +166,7 @@ constexpr std::string_view category_name(EventClass c) {
     case EventClass::kDelegateCall:
     case EventClass::kDelegateOp: return "delegate";
     case EventClass::kOther: return "other";
+    case EventClass::kMarker: return "marker";
   }
   return "other";
 }

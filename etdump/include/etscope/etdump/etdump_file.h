@@ -81,8 +81,9 @@ struct EtDumpFile {
   std::vector<LoggedValue> values;
 
   const std::string& name_of(const Event& e) const;  ///< "" for unnamed events.
-  /// One of etscope's overflow markers (core/event_names.h): a count of what the writer could
-  /// not record, never an event to show or time.
+  /// One of etscope's markers (core/event_names.h): an overflow marker (a count of what the
+  /// writer could not record) or the engine marker (which engine ran the dump); never an event to
+  /// show, time or count.
   bool is_marker(const Event& e) const;
   const std::string& name() const { return blob->name(); }
 };

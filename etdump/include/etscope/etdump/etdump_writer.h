@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "etscope/core/result.h"
@@ -51,6 +52,14 @@ class EtDumpWriter final : public EventTracer {
   /// intermediate output.
   void log_delegate_output(const EValue& value, int32_t delegate_id) override;
 
+  /// Records a zero-length profile event named `name` (chain -1, instruction -1, start = end =
+  /// now) at this point of the current block, keeping its own copy of the text: etscope's engine
+  /// marker (core/event_names.h, events::engine_marker_name), which the runner records in the
+  /// "Default" block once its engine has loaded the method. Ignored before the first block, and
+  /// counted as a dropped event when the event capacity is full. Not for the hot path: it
+  /// allocates the copy.
+  void record_marker(std::string_view name);
+
   /// Gives the writer its debug buffer after construction, before the first tensor is logged (the
   /// runner sets the buffer up after loading, so that load time does not include it). Returns
   /// false, keeping the old buffer, once a tensor has been written to it.
@@ -85,7 +94,7 @@ class EtDumpWriter final : public EventTracer {
   enum class Kind : uint8_t { kProfile, kDebug, kMarker };
   struct Recorded {
     Kind kind;
-    uint32_t index;  // into started_ (profile) or values_ (debug); marker: which one
+    uint32_t index;  // into started_ (profile), values_ (debug) or marker_names_ (marker)
     uint64_t end;
   };
   struct TensorRecord {
@@ -134,6 +143,7 @@ class EtDumpWriter final : public EventTracer {
   std::vector<ValueRecord> values_;
   std::vector<TensorRecord> tensors_;
   std::vector<Block> blocks_;
+  std::vector<std::string> marker_names_;  ///< record_marker's own copies.
   size_t debug_used_ = 0;
   uint64_t values_dropped_ = 0;
   uint64_t events_dropped_ = 0;

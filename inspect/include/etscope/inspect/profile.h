@@ -29,6 +29,7 @@
 #include "etscope/etrecord/etrecord.h"
 #include "etscope/formats/blob.h"
 #include "etscope/formats/program.h"
+#include "etscope/inspect/engine_identity.h"
 #include "etscope/inspect/inspector.h"
 
 namespace etscope::inspect {
@@ -93,6 +94,8 @@ struct Profile {
   /// The method the profile is read as (profile_method()); the Inspector links blocks that
   /// their kernels do not place with this method's maps.
   std::string method;
+  /// The engine that made the dump's timings (its engine marker); unknown without one.
+  EngineIdentity engine;
   /// Mismatches joined anyway, then undecoded ETRecord parts, then recording losses, then timings
   /// taken with intermediate logging on.
   std::vector<ProfileWarning> warnings;

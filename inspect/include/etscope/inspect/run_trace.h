@@ -11,7 +11,9 @@
 // delegate-raised events) or "other" (Method::step, JF_CALL, custom names). args carry the
 // instruction id, chain, delegate identifier and backend, and, when the Inspector linked an
 // ETRecord, debug handles, op types, the module hierarchy (outermost first, "path (type)") and
-// the stack trace of the first graph node. Events nest as they ran (OPERATOR_CALL around its
+// the stack trace of the first graph node. otherData and the process's name say which engine
+// made the timings (engine_identity.h; null and "unknown" without an engine marker); etscope's
+// markers are never drawn. Events nest as they ran (OPERATOR_CALL around its
 // kernel), which both viewers draw as a flame chart.
 #pragma once
 

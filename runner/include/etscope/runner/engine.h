@@ -54,6 +54,10 @@ class Engine {
  public:
   virtual ~Engine() = default;
   virtual EngineKind kind() const = 0;
+  /// The engine's version as dumps and the store record it beside engine_name(kind()): the
+  /// etscope engine's is etscope's own (core/version.h, "0.1.0"); the ExecuTorch engine's the
+  /// ExecuTorch library's ("1.5.1+cpu").
+  virtual std::string version() const = 0;
 
   virtual size_t num_inputs() const = 0;
   virtual size_t num_outputs() const = 0;
@@ -73,8 +77,6 @@ class Engine {
   /// Makes output() hold the last execution's outputs (an engine in another process copies them
   /// over only when asked: the runner asks after its executions).
   virtual Status sync_outputs() { return ok_status(); }
-  /// The engine's version: etscope's, or the ExecuTorch library's ("1.5.1+cpu").
-  virtual std::string version() const = 0;
   /// Threads the engine computes with.
   virtual uint32_t threads() const { return 1; }
 

@@ -88,7 +88,10 @@ class Runner {
   const std::string& method_name() const;
   /// The engine executing the method: every timing the runner reports is this engine's.
   EngineKind engine() const;
-  /// The engine's version (etscope's, or the ExecuTorch library's) and thread count.
+  /// That engine's version (Engine::version()) and thread count. With a trace, the ETDump's
+  /// "Default" block records the engine and version as etscope's engine marker
+  /// (core/event_names.h) right after the engine loaded the method, so that every reader of the
+  /// dump knows which engine timed it.
   std::string engine_version() const;
   uint32_t engine_threads() const;
   /// etscope's runtime method behind the engine (training and output inspection drive it

@@ -16,13 +16,14 @@
 #include "etscope/core/result.h"
 #include "etscope/formats/blob.h"
 #include "etscope/inspect/compare.h"
+#include "etscope/inspect/engine_identity.h"
 #include "etscope/inspect/training_curve.h"
 
 namespace etscope::store {
 
 /// The schema version this build writes and reads; a store with a newer one is refused, an older
 /// one is migrated when opened (docs/store.md).
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 /// Where a run was made.
 struct Environment {
@@ -88,6 +89,11 @@ struct RunRow {
   std::map<std::string, std::string> tags;
   int64_t executions = 0;
   std::optional<double> median_ms;  ///< Method::execute's median.
+  /// The engine that made the run's timings: from the ETDump's engine marker when it was stored;
+  /// unknown (empty name) for a dump without one. Runs stored before schema version 3 by etscope's
+  /// runner (run, train, debug) are "etscope" at their etscope_version; imported ETDumps of that
+  /// time are unknown (docs/store.md).
+  inspect::EngineIdentity engine;
 };
 
 struct RunFilter {
@@ -121,6 +127,7 @@ struct HistoryPoint {
   std::string created_at;
   double median_ms = 0;
   int64_t samples = 0;
+  inspect::EngineIdentity engine;  ///< RunRow::engine of the run.
 };
 
 struct QueryResult {
@@ -145,7 +152,8 @@ class Store {
   const char* backend() const;
 
   /// Imports a run: opens its files as inspect::open_profile does (files that do not belong
-  /// together are refused) and stores its samples; the same ETDump bytes twice are one run.
+  /// together are refused) and stores its samples and its engine (the dump's engine marker); the
+  /// same ETDump bytes twice are one run.
   Result<ImportResult> add(const ImportRequest& request);
   Result<std::vector<RunRow>> runs(const RunFilter& filter);
   Result<RunRow> run(int64_t id);
