@@ -111,6 +111,7 @@ Joined join(const std::vector<Node>& a, const FidelityRun& run_a, const std::vec
   };
   for (const Node& n : a) {
     FidelityRow r = row_of(n);
+    r.in_etscope = true;
     r.etscope_ms = n.median;
     r.etscope_share = share(n.median, run_a);
     auto it = in_b.find(n.key);
@@ -120,6 +121,7 @@ Joined join(const std::vector<Node>& a, const FidelityRun& run_a, const std::vec
       continue;
     }
     const Node& m = b[it->second];
+    r.in_executorch = true;
     r.executorch_ms = m.median;
     r.executorch_share = share(m.median, run_b);
     r.difference_ms = r.etscope_ms - r.executorch_ms;
@@ -129,6 +131,7 @@ Joined join(const std::vector<Node>& a, const FidelityRun& run_a, const std::vec
   for (const Node& m : b) {
     if (matched.contains(m.key)) continue;
     FidelityRow r = row_of(m);
+    r.in_executorch = true;
     r.executorch_ms = m.median;
     r.executorch_share = share(m.median, run_b);
     r.difference_ms = -m.median;

@@ -110,6 +110,9 @@ TEST_CASE("engine fidelity joins nodes by instruction and name and sorts by the 
   REQUIRE(f->only_etscope.size() == 1);
   CHECK(f->only_etscope[0].name == "native_call_gelu.out");
   CHECK_FALSE(f->only_etscope[0].executorch_share.has_value());
+  CHECK(f->only_etscope[0].in_etscope);
+  CHECK_FALSE(f->only_etscope[0].in_executorch);
+  CHECK(f->rows[1].in_executorch);  // present with a median of 0
   REQUIRE(f->only_executorch.size() == 1);
   CHECK(f->only_executorch[0].name == "OPERATOR_CALL");
   CHECK(f->only_executorch[0].instruction == 2);

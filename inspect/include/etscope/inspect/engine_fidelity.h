@@ -40,6 +40,7 @@ struct FidelityRow {
   int32_t instruction = 0;
   events::EventClass kind = events::EventClass::kNativeCall;
   size_t order = 0;  ///< Position in program order (the first run that has the node).
+  bool in_etscope = false, in_executorch = false;  ///< Which runs have the node.
   double etscope_ms = 0, executorch_ms = 0;  ///< Medians.
   /// etscope_ms / executorch_ms; nullopt when ExecuTorch's median is 0 (XNNPACK's profiler counts
   /// microseconds: a node under one reads 0) or the node is in one run only.
