@@ -19,6 +19,9 @@
 #include "etscope/core/text.h"
 #include "etscope/runtime/method.h"
 #include "etscope/runner/runner.h"
+#include "etscope/inspect/engine_fidelity.h"
+#include "etscope/inspect/profile.h"
+#include "render/fidelity_render.h"
 #include "render/format.h"
 #include "render/json_output.h"
 
@@ -27,6 +30,9 @@ namespace {
 
 // How many first values of each output the report shows.
 constexpr size_t kPreviewValues = 6;
+// --engine both: timed executions per turn of each engine; the engines alternate, so that a
+// machine's slow spell falls on both.
+constexpr int kBothTurn = 5;
 
 // "1 0.5 -2 ...": the first values of a tensor output, as the runner summarised them.
 std::string tensor_preview(const runner::TensorSummary& t) {
@@ -48,8 +54,10 @@ class RunCommand final : public Command {
     sub->add_option("--ptd", ptd_files_, "Tensor-data file with external tensors (repeatable)");
     sub->add_option("--method", method_, "Method to run (default: forward)");
     sub->add_option("--engine", engine_,
-                    "executorch (ExecuTorch's own runtime from the executorch wheel: the user's timings) or etscope (etscope's "
-                    "own kernels: values inside delegates); default: executorch when this build has it, else etscope");
+                    "executorch (ExecuTorch's own runtime from the executorch wheel: the user's timings), etscope (etscope's "
+                    "own kernels: values inside delegates) or both (the same inputs through both: outputs and per-node times "
+                    "side by side); default: executorch when this build has it, else etscope");
+    top_option_ = sub->add_option("--top", top_, "With --engine both: show at most N node rows (0: all, the default)");
     sub->add_option("--threads", threads_, "Threads of the engine (ExecuTorch's threadpool); default 1, as profiles are taken")
         ->check(CLI::Range(1, 1024));
     auto* inputs = sub->add_option("--input", input_files_, "One file per input: .npy, or raw bytes in the input's dtype and shape");
@@ -91,6 +99,7 @@ class RunCommand final : public Command {
   Result<int> run() override {
     if (int code = check_usage(); code != 0) return code;
     json_ = format_ == "json";
+    if (engine_ == "both") return run_both();
     runner::RunnerOptions options;
     options.model = model_;
     options.ptd_files = ptd_files_;
@@ -245,6 +254,22 @@ class RunCommand final : public Command {
     if (!max_memory_.empty() && (!parse_byte_count(max_memory_) || *parse_byte_count(max_memory_) == 0)) {
       return usage("--max-memory takes a byte count such as 512M or 8G (got '" + max_memory_ + "')");
     }
+    if (engine_ == "both") {
+      // Options that make one engine's record, or that --engine both has no place for.
+      const std::pair<bool, const char*> refused[] = {
+          {bundled_option_->count() > 0, "--bundled (check each engine with --engine executorch|etscope)"},
+          {!etdump_path_.empty(), "--etdump (record each engine's run with --engine executorch|etscope)"},
+          {!debug_buffer_path_.empty() || !debug_level_.empty() || debug_size_option_->count() > 0,
+           "--debug-buffer, --debug-level or --debug-buffer-size (ExecuTorch's engine logs no values inside delegates)"},
+          {sub_store_given() || !tags_.empty(), "--store or --tag (store each engine's run with --engine executorch|etscope)"},
+          {!output_dir_.empty(), "--output-dir (write each engine's outputs with --engine executorch|etscope)"},
+      };
+      for (const auto& [given, what] : refused) {
+        if (given) return usage(std::string("--engine both does not take ") + what);
+      }
+    } else if (top_option_->count() > 0) {
+      return usage("--top needs --engine both");
+    }
     if (etdump_path_.empty() && (!debug_buffer_path_.empty() || !debug_level_.empty())) {
       return usage("--debug-buffer and --debug-level need --etdump");
     }
@@ -267,33 +292,132 @@ class RunCommand final : public Command {
     return 0;
   }
 
+  // --engine both: the same inputs through both engines, their timed executions alternating in
+  // turns of kBothTurn (each engine's warm-up before its first turn), then the outputs compared
+  // and the two profiles joined by inspect's engine_fidelity.
+  Result<int> run_both() {
+    Status available = runner::engine_available(runner::EngineKind::kExecutorch);
+    if (!available.ok()) {
+      return Error(available.error().code(), model_ + ": --engine both: " + available.error().message());
+    }
+    runner::RunnerOptions options;
+    options.model = model_;
+    options.ptd_files = ptd_files_;
+    options.method = method_;
+    options.threads = static_cast<uint32_t>(threads_);
+    if (!max_memory_.empty()) options.max_memory = *parse_byte_count(max_memory_);
+    options.trace = true;  // the per-node times come from each run's ETDump
+    options.engine = runner::EngineKind::kExecutorch;
+    ETSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<runner::Runner> executorch, runner::Runner::load(options));
+    options.engine = runner::EngineKind::kEtscope;
+    ETSCOPE_ASSIGN_OR_RETURN(runner_, runner::Runner::load(options));
+    ETSCOPE_TRY(set_inputs(*executorch));
+    ETSCOPE_TRY(set_inputs(*runner_));
+    for (const NonBinaryBool& b : non_binary_bool_tensors(runner_->program())) {
+      std::fprintf(stderr, "etscope: %s: warning: %s\n", model_.c_str(), b.message.c_str());
+    }
+
+    FidelityReport report;
+    report.block = std::min(kBothTurn, iterations_);
+    for (auto [runner, engine] : {std::pair{executorch.get(), &report.executorch}, std::pair{runner_.get(), &report.etscope}}) {
+      engine->name = runner::engine_name(runner->engine());
+      engine->version = runner->engine_version();
+      engine->threads = runner->engine_threads();
+      engine->load_ms = runner->load_ms();
+    }
+    for (int done = 0; done < iterations_; done += report.block) {
+      const int n = std::min(report.block, iterations_ - done);
+      for (auto [runner, engine] : {std::pair{executorch.get(), &report.executorch}, std::pair{runner_.get(), &report.etscope}}) {
+        ETSCOPE_ASSIGN_OR_RETURN(runner::Timing timing, runner->run(done == 0 ? warmup_ : 0, n));
+        engine->samples_ms.insert(engine->samples_ms.end(), timing.samples.begin(), timing.samples.end());
+      }
+    }
+
+    ETSCOPE_ASSIGN_OR_RETURN(inspect::Profile ours, profile_of(*runner_));
+    ETSCOPE_ASSIGN_OR_RETURN(inspect::Profile theirs, profile_of(*executorch));
+    ETSCOPE_ASSIGN_OR_RETURN(report.fidelity, inspect::engine_fidelity(*ours.inspector, *theirs.inspector));
+    for (size_t i = 0; i < runner_->num_outputs(); ++i) {
+      ETSCOPE_ASSIGN_OR_RETURN(FidelityOutput o, compare_output(runner_->output(i), executorch->output(i)));
+      report.outputs.push_back(std::move(o));
+    }
+    const runtime::Method& method = runner_->method();
+    report.file = model_;
+    report.method = runner_->method_name();
+    report.instructions = method.instruction_count();
+    report.inputs = method.num_inputs();
+    report.inputs_line = inputs_line_;
+    if (report_.contains("input_source")) {
+      const Json& source = report_["input_source"];  // a description, or the input files
+      report.input_source = source.is_string() ? source.get<std::string>() : "files " + source.dump();
+    }
+    report.warmup = warmup_;
+    report.iterations = iterations_;
+    report.rtol = rtol_;
+    report.atol = atol_;
+    if (json_) {
+      std::printf("%s\n", dump_json(fidelity_json(report, top_)).c_str());
+    } else {
+      const auto unit = parse_time_unit(time_unit_);
+      std::fputs(fidelity_text(report, top_, unit.ok() ? *unit : TimeUnit::kAuto).c_str(), stdout);
+    }
+    return 0;
+  }
+
+  // A run's ETDump opened from memory, the way every front end opens a profile.
+  static Result<inspect::Profile> profile_of(const runner::Runner& runner) {
+    ETSCOPE_ASSIGN_OR_RETURN(std::vector<uint8_t> trace, runner.trace_bytes());
+    inspect::ProfileFiles files;
+    files.etdump_bytes = Blob::from_bytes(std::string("(") + runner::engine_name(runner.engine()) + " run in memory)", trace);
+    return inspect::open_profile(files);
+  }
+
+  // One output of both engines: tensors compared by inspect, other values described.
+  Result<FidelityOutput> compare_output(const EValue& ours, const EValue& theirs) const {
+    FidelityOutput o;
+    if (ours.tag != Tag::kTensor || theirs.tag != Tag::kTensor || ours.tensor == nullptr || theirs.tensor == nullptr) {
+      o.what = to_string(ours.tag);
+      o.note = std::string("not a tensor (etscope's is ") + to_string(ours.tag) + ", executorch's " + to_string(theirs.tag) + ")";
+      return o;
+    }
+    const TensorImpl& a = *ours.tensor;
+    const TensorImpl& b = *theirs.tensor;
+    o.what = shape_text(a.dtype(), a.sizes());
+    auto bytes = [](const TensorImpl& t) {
+      return t.data() == nullptr ? std::span<const uint8_t>() : std::span<const uint8_t>(static_cast<const uint8_t*>(t.data()), t.nbytes());
+    };
+    ETSCOPE_ASSIGN_OR_RETURN(o.agreement,
+                             inspect::compare_outputs(a.dtype(), a.sizes(), bytes(a), b.dtype(), b.sizes(), bytes(b), rtol_, atol_));
+    return o;
+  }
+
   // Sets the inputs the options ask for; the line that describes them is kept in inputs_line_,
   // printed after the header once everything the run needs is known to be there.
-  Status set_inputs() {
+  Status set_inputs() { return set_inputs(*runner_); }
+  Status set_inputs(runner::Runner& runner) {
     if (!input_files_.empty()) {
       report_["input_source"] = input_files_;
-      return runner_->set_inputs_from_files(input_files_);
+      return runner.set_inputs_from_files(input_files_);
     }
     if (!etrecord_inputs_.empty()) {
-      ETSCOPE_TRY(runner_->set_inputs_from_etrecord(etrecord_inputs_));
+      ETSCOPE_TRY(runner.set_inputs_from_etrecord(etrecord_inputs_));
       inputs_line_ = "inputs     representative inputs of " + etrecord_inputs_;
       report_["input_source"] = "etrecord " + etrecord_inputs_;
       return ok_status();
     }
-    if (runner_->bundled() != nullptr && !ones_ && seed_ == 0) {
+    if (runner.bundled() != nullptr && !ones_ && seed_ == 0) {
       // A .bpte without --bundled runs its first test case's inputs.
-      if (runner_->set_bundled_inputs(0).ok()) {
+      if (runner.set_bundled_inputs(0).ok()) {
         inputs_line_ = "inputs     bundled test case 0";
         report_["input_source"] = "bundled test case 0";
         return ok_status();
       }
     }
     if (ones_) {
-      ETSCOPE_TRY(runner_->set_ones_inputs());
+      ETSCOPE_TRY(runner.set_ones_inputs());
       inputs_line_ = "inputs     ones";
       report_["input_source"] = "ones";
     } else {
-      ETSCOPE_TRY(runner_->set_random_inputs(seed_));
+      ETSCOPE_TRY(runner.set_random_inputs(seed_));
       inputs_line_ = "inputs     random (seed " + std::to_string(seed_) + ")";
       report_["input_source"] = "random seed " + std::to_string(seed_);
     }
@@ -462,6 +586,8 @@ class RunCommand final : public Command {
   std::vector<std::string> tags_;
   CLI::Option* store_option_ = nullptr;
   bool store_requested_ = false;
+  size_t top_ = 0;
+  CLI::Option* top_option_ = nullptr;
   std::string format_ = "table";
   std::string time_unit_ = "auto";
   bool json_ = false;

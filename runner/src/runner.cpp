@@ -440,6 +440,9 @@ Result<std::vector<BundledCaseResult>> Runner::check_bundled(std::optional<size_
   return out;
 }
 
+size_t Runner::num_outputs() const { return impl_->engine->num_outputs(); }
+const EValue& Runner::output(size_t i) const { return impl_->engine->output(i); }
+
 std::vector<std::optional<TensorSummary>> Runner::output_summaries(size_t first_n) const {
   std::vector<std::optional<TensorSummary>> out;
   for (size_t i = 0; i < impl_->engine->num_outputs(); ++i) {

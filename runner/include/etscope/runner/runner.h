@@ -140,6 +140,11 @@ class Runner {
   /// (a case index of this runner's method). Other methods are loaded on demand.
   Result<std::vector<BundledCaseResult>> check_bundled(std::optional<size_t> only, double rtol, double atol);
 
+  /// The engine's outputs: after run(), the last execution's (for either engine; method().output
+  /// is the ExecuTorch engine's validation-only load, which never executes).
+  size_t num_outputs() const;
+  const EValue& output(size_t i) const;
+
   /// The program outputs of the last execution, one entry per output: a summary for tensors
   /// (with up to `first_n` first values), nullopt for outputs of other kinds.
   std::vector<std::optional<TensorSummary>> output_summaries(size_t first_n) const;
