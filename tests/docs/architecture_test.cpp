@@ -63,7 +63,9 @@ std::set<std::string> library_folders() {
   std::set<std::string> out;
   for (const auto& entry : fs::directory_iterator(source_root())) {
     const std::string name = entry.path().filename().string();
-    if (fs::is_directory(entry.path() / "include" / "etscope" / name)) out.insert(name);
+    std::error_code ec;  // hidden folders (.git, .deps with the executorch wheel) are no libraries
+    if (name.empty() || name[0] == '.') continue;
+    if (fs::is_directory(entry.path() / "include" / "etscope" / name, ec)) out.insert(name);
   }
   return out;
 }
