@@ -199,13 +199,16 @@ TEST_CASE("the ExecuTorch engine logs program outputs into the debug buffer and 
   CHECK_THAT(files.error().message(), Catch::Contains("debug buffer ran out: 1 logged values were not recorded"));
   auto dump = etdump::EtDumpReader::open(dir + "/t.etdp");
   REQUIRE(dump.ok());
-  size_t outputs = 0, markers = 0;
+  size_t outputs = 0, overflow_markers = 0, engine_markers = 0;
   for (const etdump::Event& e : dump->events) {
     if (e.kind == etdump::EventKind::kDebug && dump->values[e.ref].output) ++outputs;
-    if (dump->is_marker(e)) ++markers;
+    if (e.kind != etdump::EventKind::kProfile || e.delegate) continue;
+    if (dump->name_of(e) == "etscope::debug_buffer_overflow") ++overflow_markers;
+    if (dump->name_of(e) == "etscope::engine:executorch " + std::string(runner::executorch_build_version())) ++engine_markers;
   }
   CHECK(outputs == 1);
-  CHECK(markers == 1);
+  CHECK(overflow_markers == 1);
+  CHECK(engine_markers == 1);  // the dump says which engine timed it
   // One f32[1,16,32,32] at a 64-byte aligned address of the buffer.
   CHECK(fs::file_size(dir + "/d.bin") >= 64u << 10);
   CHECK(fs::file_size(dir + "/d.bin") < (64u << 10) + 64);

@@ -802,16 +802,30 @@ TEST_CASE("run --store records the etscope engine and history shows it", "[store
   const std::string location = fresh_sqlite("history_engine");
   const std::string at = " --store " + quoted(location);
   const std::string pte = etscope::testing::real_artifact("add.pte");
-  auto r = run_etscope("run " + pte + " --iterations 3" + at);
+  auto r = run_etscope("run " + pte + " --engine etscope --iterations 3" + at);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  auto s = must(store::Store::open(location, store::OpenMode::kExisting));
-  const auto rows = must(s->runs({}));
-  REQUIRE(rows.size() == 1);
-  CHECK(rows[0].engine == inspect::EngineIdentity{"etscope", std::string(etscope_version())});
+  {
+    auto s = must(store::Store::open(location, store::OpenMode::kExisting));
+    const auto rows = must(s->runs({}));
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].engine == inspect::EngineIdentity{"etscope", std::string(etscope_version())});
+  }
   auto history = run_etscope("history " + pte + at);
   CHECK(history.exit_code == 0);
   CHECK_THAT(history.out, Catch::Contains("etscope " + std::string(etscope_version())));
   auto csv = run_etscope("history " + pte + " --format csv" + at);
   CHECK_THAT(csv.out, Catch::StartsWith("run,created_utc,engine,engine_version,median_ms,samples\n1,"));
+  // ExecuTorch's runtime, when this build has it, is recorded as such with its library's version.
+  auto et = run_etscope("run " + pte + " --engine executorch --iterations 3" + at);
+  if (et.exit_code == 0) {
+    auto s = must(store::Store::open(location, store::OpenMode::kExisting));
+    const auto rows = must(s->runs({}));
+    REQUIRE(rows.size() == 2);
+    bool found = false;
+    for (const auto& row : rows) found |= row.engine.name == "executorch" && !row.engine.version.empty();
+    CHECK(found);
+  } else {
+    CHECK_THAT(et.err, Catch::Contains("built without ExecuTorch's runtime"));
+  }
 }
