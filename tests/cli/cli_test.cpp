@@ -290,7 +290,7 @@ TEST_CASE("inspect refuses files of different programs unless --force and leaves
 TEST_CASE("inspect etdump and trace name the engine of a dump and an unknown one without its marker", "[cli][inspect][trace][engine]") {
   const std::string dir = etscope::testing::temp_dir("engine_lines");
   const std::string version(etscope::etscope_version());
-  auto run = run_etscope("run " + etscope::testing::fixture("cifar10/cifar10.pte") + " --iterations 2 --etdump " + dir + "/c.etdp");
+  auto run = run_etscope("run " + etscope::testing::fixture("cifar10/cifar10.pte") + " --engine etscope --iterations 2 --etdump " + dir + "/c.etdp");
   REQUIRE(run.exit_code == 0);
   const std::string ours = dir + "/c.etdp", theirs = etscope::testing::fixture("cifar10/cifar10.etdp");  // ExecuTorch's runtime wrote theirs
   auto table = run_etscope("inspect --etdump " + ours);
