@@ -44,6 +44,9 @@ class CompareCommand final : public Command {
     sub->add_option("--alpha", alpha_,
                     "False-discovery rate of the operators' verdicts (Benjamini-Hochberg over the operators of the comparison) and "
                     "significance level of the method total (default 0.05)");
+    sub->add_option("--drift-allowance", drift_allowance_,
+                    "With one run per side, the method total is a verdict only when it moved by more than this, e.g. 150% (the "
+                    "default: back-to-back reruns on a busy machine moved it by up to +118%) or 10% on a quiet one");
     sub->add_flag("--all", all_, "List every operator, not only the changed ones");
     add_table_format(sub, format_);
     add_store_option(sub, location_)->description(
@@ -52,22 +55,17 @@ class CompareCommand final : public Command {
   }
 
   Result<int> run() override {
-    std::string t = threshold_;
-    const bool pct = !t.empty() && t.back() == '%';
-    if (pct) t.pop_back();
-    char* end = nullptr;
-    double threshold = std::strtod(t.c_str(), &end);
-    if (t.empty() || *end != '\0' || !(threshold >= 0) || !std::isfinite(threshold) || !(alpha_ > 0 && alpha_ < 1) ||
-        !(min_change_us_ >= 0) || !std::isfinite(min_change_us_)) {
-      std::fprintf(stderr, "etscope compare: --threshold takes a percentage or fraction such as 5%% or 0.05, --alpha a number in (0, 1), "
-                           "--min-change-us a number of microseconds >= 0\n");
+    const std::optional<double> threshold = fraction(threshold_), drift_allowance = fraction(drift_allowance_);
+    if (!threshold || !drift_allowance || !(alpha_ > 0 && alpha_ < 1) || !(min_change_us_ >= 0) || !std::isfinite(min_change_us_)) {
+      std::fprintf(stderr, "etscope compare: --threshold and --drift-allowance take a percentage or fraction such as 5%% or 0.05, "
+                           "--alpha a number in (0, 1), --min-change-us a number of microseconds >= 0\n");
       return 2;
     }
-    if (pct) threshold /= 100;
     ETSCOPE_ASSIGN_OR_RETURN(Side sa, side(a_));
     ETSCOPE_ASSIGN_OR_RETURN(Side sb, side(b_));
     inspect::CompareOptions o;
-    o.threshold = threshold;
+    o.threshold = *threshold;
+    o.drift_allowance = *drift_allowance;
     o.alpha = alpha_;
     o.min_change_ms = min_change_us_ / 1000;
     o.same_program = same_program(sa, sb);
@@ -75,10 +73,10 @@ class CompareCommand final : public Command {
 
     TextTable table;
     table.columns = {"operator", "instruction", "n_a", "n_b", format_ == "table" ? "median_a" : "median_a_ms",
-                     format_ == "table" ? "median_b" : "median_b_ms", format_ == "table" ? "change" : "change_ms", "delta", "p", "q",
-                     "effect", "verdict"};
-    table.numeric = {false, true, true, true, true, true, true, true, true, true, true, false};
-    auto add = [&](const inspect::CompareRow& r) {
+                     format_ == "table" ? "median_b" : "median_b_ms", format_ == "table" ? "change" : "change_ms", "delta",
+                     format_ == "table" ? "net" : "net_delta", "p", "p_scatter", "q", "effect", "verdict"};
+    table.numeric = {false, true, true, true, true, true, true, true, true, true, true, true, true, false};
+    auto add = [&](const inspect::CompareRow& r, bool method = false) {
       const bool both = r.n_a > 0 && r.n_b > 0;
       table.rows.push_back({r.name, r.instruction >= 0 ? std::optional<std::string>(std::to_string(r.instruction)) : std::nullopt,
                             std::to_string(r.n_a), std::to_string(r.n_b),
@@ -86,7 +84,11 @@ class CompareCommand final : public Command {
                             r.n_b ? std::optional<std::string>(ms_text(r.median_b_ms)) : std::nullopt,
                             both ? std::optional<std::string>(change_text(r.change_ms)) : std::nullopt,
                             both ? std::optional<std::string>(format_ == "table" ? percent(r.delta) : number_text(r.delta)) : std::nullopt,
+                            both ? std::optional<std::string>(format_ == "table" ? percent(r.net_delta) : number_text(r.net_delta))
+                                 : std::nullopt,
                             both ? std::optional<std::string>(format_ == "table" ? p_text(r.test.p) : number_text(r.test.p)) : std::nullopt,
+                            both && !method ? std::optional<std::string>(format_ == "table" ? p_text(r.p_scatter) : number_text(r.p_scatter))
+                                            : std::nullopt,
                             both ? std::optional<std::string>(format_ == "table" ? p_text(r.p_adjusted) : number_text(r.p_adjusted))
                                  : std::nullopt,
                             both ? std::optional<std::string>(number_text(std::round(r.test.effect * 1000) / 1000)) : std::nullopt,
@@ -95,10 +97,11 @@ class CompareCommand final : public Command {
     for (const inspect::CompareRow& r : c.rows) {
       if (all_ || format_ != "table" || r.verdict != inspect::Verdict::kUnchanged) add(r);
     }
-    add(c.method);
+    add(c.method, true);
     if (format_ == "json") {
-      Json j{{"a", sa.json}, {"b", sb.json}, {"threshold", threshold}, {"min_change_us", min_change_us_}, {"alpha", alpha_},
-             {"multiple_testing", "benjamini-hochberg"}, {"operators_tested", c.tests},
+      Json j{{"a", sa.json}, {"b", sb.json}, {"threshold", *threshold}, {"min_change_us", min_change_us_}, {"alpha", alpha_},
+             {"multiple_testing", "benjamini-hochberg"}, {"operators_tested", c.tests}, {"drift", c.drift},
+             {"drift_operators", c.drift_operators}, {"operator_scatter", c.operator_scatter}, {"drift_allowance", *drift_allowance},
              {"matched_by", o.same_program ? "instruction" : "name and position"}, {"regressions", c.regressions},
              {"improvements", c.improvements}, {"gate_failed", c.gate_failed},
              {"rows", Json::parse(render_table(table, "json"))}};
@@ -108,10 +111,10 @@ class CompareCommand final : public Command {
     } else {
       std::printf("A  %s\nB  %s\n", sa.label.c_str(), sb.label.c_str());
       std::printf("operators matched by %s; a median's change counts above %s and from %s, significant at false-discovery "
-                  "rate %g\n(Mann-Whitney U, two-sided; q: p adjusted over the %zu operators by Benjamini-Hochberg; the method "
-                  "total at level %g)\n\n",
-                  o.same_program ? "instruction" : "name and position (the programs differ)", percent(threshold).c_str() + 1,
-                  duration_text_ms(o.min_change_ms).c_str(), alpha_, c.tests, alpha_);
+                  "rate %g\n(Mann-Whitney U, two-sided; q: the larger of p and p_scatter adjusted over the %zu operators by "
+                  "Benjamini-Hochberg; the method total at level %g)\n%s\n\n",
+                  o.same_program ? "instruction" : "name and position (the programs differ)", percent(*threshold).c_str() + 1,
+                  duration_text_ms(o.min_change_ms).c_str(), alpha_, c.tests, alpha_, inspect::drift_text(c, o).c_str());
       std::fputs(render_table(table, "table").c_str(), stdout);
       const size_t hidden = c.rows.size() - (table.rows.size() - 1);
       if (hidden > 0 && !all_) std::printf("(%zu unchanged operators not shown; --all lists them)\n", hidden);
@@ -204,7 +207,17 @@ class CompareCommand final : public Command {
     return (ms >= 0 ? "+" : "-") + duration_text_ms(std::fabs(ms));
   }
 
-  std::string a_, b_, location_, format_ = "table", threshold_ = "5%";
+  // "5%" or "0.05" as a fraction >= 0; none when it is neither.
+  static std::optional<double> fraction(std::string t) {
+    const bool pct = !t.empty() && t.back() == '%';
+    if (pct) t.pop_back();
+    char* end = nullptr;
+    const double v = std::strtod(t.c_str(), &end);
+    if (t.empty() || *end != '\0' || !(v >= 0) || !std::isfinite(v)) return std::nullopt;
+    return pct ? v / 100 : v;
+  }
+
+  std::string a_, b_, location_, format_ = "table", threshold_ = "5%", drift_allowance_ = "150%";
   double alpha_ = 0.05;
   double min_change_us_ = inspect::kDefaultMinChangeUs;
   std::unique_ptr<store::Store> store_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <tuple>
@@ -296,6 +297,32 @@ Comparison compare_runs(const RunSamples& a, const RunSamples& b, const CompareO
   }
   c.gate_failed = c.regressions > 0 || c.method.verdict == Verdict::kRegression;
   return c;
+}
+
+std::string drift_text(const Comparison& c, const CompareOptions& o) {
+  char buf[512];
+  std::string out;
+  if (!o.correct_drift) {
+    out = "drift between the runs: not corrected (operators are judged on their own samples)";
+  } else if (c.drift_operators == 0) {
+    std::snprintf(buf, sizeof buf, "drift between the runs: not estimated (fewer than %zu operators in both runs): operators are judged on their own samples",
+                  kMinDriftOperators);
+    out = buf;
+  } else {
+    std::snprintf(buf, sizeof buf, "drift between the runs: %+.1f%% (the median change of %zu operators); operators are judged net of it (net)",
+                  (c.drift - 1) * 100, c.drift_operators);
+    out = buf;
+    if (c.drift_operators >= kMinScatterOperators) {
+      std::snprintf(buf, sizeof buf, "\nand against how far operators scatter around it between the runs: %.1f%% (p_scatter)", c.operator_scatter * 100);
+      out += buf;
+    }
+  }
+  if (c.method.n_a > 0 && c.method.n_b > 0) {
+    std::snprintf(buf, sizeof buf, "\nmethod total %+.1f%%: a verdict only beyond +%g%% or %+.1f%% (--drift-allowance): one run per side cannot tell a uniform change from drift",
+                  c.method.delta * 100, o.drift_allowance * 100, (1 / (1 + o.drift_allowance) - 1) * 100);
+    out += buf;
+  }
+  return out;
 }
 
 std::vector<double> benjamini_hochberg(std::span<const double> p) {

@@ -182,6 +182,11 @@ struct Comparison {
 
 Comparison compare_runs(const RunSamples& a, const RunSamples& b, const CompareOptions& options = {});
 
+/// Two lines for people on what the drift did to a comparison made with `options`: the drift
+/// between the runs and the operators' scatter (or why they were not estimated), and the method
+/// total's change with the allowance it must pass (`etscope compare`'s header).
+std::string drift_text(const Comparison& c, const CompareOptions& options);
+
 /// Benjamini-Hochberg adjusted p-values ("q-values", as R's p.adjust(p, "BH") and
 /// scipy.stats.false_discovery_control compute them): p_(i) m / i made monotone from the
 /// largest down, capped at 1; in the input's order. Rejecting those <= q controls the FDR at q.
