@@ -7,8 +7,8 @@
 //   - pairs with operator alarms: pairs with any operator flagged;
 //   - the drift d and the method total's raw change, their largest magnitudes;
 //   - planted: in each pair's B run, every top-level operator (a kernel or a delegate call,
-//     not an event a delegate raises inside its call) whose median is at least 50 us (so that
-//     +20% clears the 5 us floor twice over) is in turn made 20% slower (its samples times 1.2,
+//     not an event a delegate raises inside its call) whose median is at least 10 times the
+//     absolute floor and 5 us (so that +20% clears the floor twice over) is in turn made 20% slower (its samples times 1.2,
 //     and each execution's method total longer by the same amount); found when that operator is
 //     a regression and no other operator is flagged.
 //
@@ -45,6 +45,7 @@ bool top_level(const std::string& name) { return name.rfind("native_call_", 0) =
 struct Tally {
   size_t pairs = 0, method_alarms = 0, operator_pairs = 0, operator_alarms = 0;
   size_t planted = 0, found = 0, found_alone = 0, gated = 0;
+  size_t planted_quiet = 0, found_quiet = 0;  // in pairs whose operators scatter by 5% or less
   double max_drift = 0, max_method = 0;  // largest |d - 1| and |method delta|
   std::vector<double> method_deltas;
 
@@ -57,6 +58,8 @@ struct Tally {
     found += t.found;
     found_alone += t.found_alone;
     gated += t.gated;
+    planted_quiet += t.planted_quiet;
+    found_quiet += t.found_quiet;
     max_drift = std::max(max_drift, t.max_drift);
     max_method = std::max(max_method, t.max_method);
     method_deltas.insert(method_deltas.end(), t.method_deltas.begin(), t.method_deltas.end());
@@ -87,7 +90,8 @@ void measure(const RunSamples& a, const RunSamples& b, const CompareOptions& o, 
   for (size_t i = 0; i < b.operators.size(); ++i) {
     const auto& op = b.operators[i];
     auto it = a_medians.find({op.chain, op.instruction, op.name});
-    if (!top_level(op.name) || it == a_medians.end() || it->second < 0.05) continue;
+    // +20% must clear the absolute floor twice over (and the operator be at least 5 us).
+    if (!top_level(op.name) || it == a_medians.end() || it->second < std::max(0.005, 10 * o.min_change_ms)) continue;
     RunSamples slow = b;
     auto& s = slow.operators[i].samples_ms;
     const bool per_execution = s.size() == slow.method_ms.size();
@@ -109,6 +113,10 @@ void measure(const RunSamples& a, const RunSamples& b, const CompareOptions& o, 
     }
     t.found += hit;
     t.found_alone += hit && others == 0;
+    if (c.operator_scatter <= 0.05) {
+      ++t.planted_quiet;
+      t.found_quiet += hit && others == 0;
+    }
     t.gated += p.gate_failed;
     if (verbose && !(hit && others == 0)) {
       std::printf("    planted %s #%d (%.3f ms): %s (net %+.1f%%, p %.2g, p_scatter %.2g, q %.2g), %zu other operators flagged\n",
@@ -121,10 +129,11 @@ void measure(const RunSamples& a, const RunSamples& b, const CompareOptions& o, 
 void print(const char* what, const Tally& t) {
   std::vector<double> d = t.method_deltas;
   std::printf("%-40s pairs %3zu  method alarms %2zu  pairs with operator alarms %2zu (%4.1f%%, %zu alarms)  "
-              "|drift| max %5.1f%%  |method change| p95 %5.1f%% max %5.1f%%  planted +20%%: %zu/%zu found alone (%zu found, %zu gate)\n",
+              "|drift| max %5.1f%%  |method change| p95 %5.1f%% max %5.1f%%  planted +20%%: %zu/%zu found alone (%zu found, %zu gate; "
+              "scatter <= 5%%: %zu/%zu)\n",
               what, t.pairs, t.method_alarms, t.operator_pairs, t.pairs ? 100.0 * static_cast<double>(t.operator_pairs) / static_cast<double>(t.pairs) : 0,
               t.operator_alarms, t.max_drift * 100, etscope::percentile(d, 95) * 100, t.max_method * 100, t.found_alone, t.planted, t.found,
-              t.gated);
+              t.gated, t.found_quiet, t.planted_quiet);
 }
 
 }  // namespace
