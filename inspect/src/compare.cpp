@@ -207,6 +207,25 @@ Drift estimate_drift(const std::vector<CompareRow>& rows) {
   return d;
 }
 
+// The method total's row from samples `a` and `b` (raw: no drift correction), a verdict only
+// beyond `allowance`, symmetrically on the log scale (1.5 passes totals between 1/2.5 and 2.5
+// times A's); then the gate.
+void judge_method(Comparison& c, const std::vector<double>& a, const std::vector<double>& b, const CompareOptions& o, double allowance) {
+  CompareRow& m = c.method;
+  m = describe(std::string(events::kMethodExecute), a, b);
+  test(m, a, b, 1.0);
+  if (c.drift != 1 && m.n_a > 0 && m.n_b > 0 && m.median_a_ms > 0) {
+    m.net_change_ms = m.median_b_ms / c.drift - m.median_a_ms;
+    m.net_delta = m.net_change_ms / m.median_a_ms;
+  }
+  decide(m, m.change_ms, m.delta, o.threshold, o);
+  if (m.practical && m.median_a_ms > 0 && m.median_b_ms > 0 && !(std::abs(std::log(m.median_b_ms / m.median_a_ms)) > std::log1p(allowance))) {
+    m.practical = false;
+    m.verdict = Verdict::kUnchanged;
+  }
+  c.gate_failed = c.regressions > 0 || m.verdict == Verdict::kRegression;
+}
+
 }  // namespace
 
 Comparison compare_runs(const RunSamples& a, const RunSamples& b, const CompareOptions& o) {
@@ -275,27 +294,55 @@ Comparison compare_runs(const RunSamples& a, const RunSamples& b, const CompareO
   for (size_t k = 0; k < family.size(); ++k) c.rows[family[k]].p_adjusted = q[k];
   for (CompareRow& r : c.rows) decide(r, r.net_change_ms, r.net_delta, o.threshold, o);
   c.tests = family.size();
-  // The method total: raw samples (its change is the drift's estimate too), judged beyond the
-  // drift allowance.
-  c.method = describe(std::string(events::kMethodExecute), a.method_ms, b.method_ms);
-  test(c.method, a.method_ms, b.method_ms, 1.0);
-  if (c.drift != 1 && c.method.n_a > 0 && c.method.n_b > 0) {
-    c.method.net_change_ms = c.method.median_b_ms / c.drift - c.method.median_a_ms;
-    c.method.net_delta = c.method.median_a_ms > 0 ? c.method.net_change_ms / c.method.median_a_ms : 0;
-  }
-  decide(c.method, c.method.change_ms, c.method.delta, o.threshold, o);
-  // Beyond the allowance, symmetrically on the log scale: a 150% allowance passes totals between
-  // 1/2.5 and 2.5 times A's.
-  if (c.method.practical && c.method.median_a_ms > 0 && c.method.median_b_ms > 0 &&
-      !(std::abs(std::log(c.method.median_b_ms / c.method.median_a_ms)) > std::log1p(o.drift_allowance))) {
-    c.method.practical = false;
-    c.method.verdict = Verdict::kUnchanged;
-  }
   for (const CompareRow& r : c.rows) {
     c.regressions += r.verdict == Verdict::kRegression;
     c.improvements += r.verdict == Verdict::kImprovement;
   }
-  c.gate_failed = c.regressions > 0 || c.method.verdict == Verdict::kRegression;
+  // The method total: raw samples (its change is the drift's estimate too), judged beyond the
+  // drift allowance.
+  judge_method(c, a.method_ms, b.method_ms, o, o.drift_allowance);
+  return c;
+}
+
+namespace {
+
+// One side's runs as one: each operator's samples of every run together, in the first run's
+// operator order (then those the first lacks), and every run's method totals.
+RunSamples pool(std::span<const RunSamples> runs, bool same_program) {
+  RunSamples out;
+  std::map<std::tuple<int32_t, int32_t, std::string>, size_t> index;
+  for (const RunSamples& r : runs) {
+    for (const OperatorSamples& s : r.operators) {
+      const auto key = same_program ? std::make_tuple(s.chain, s.instruction, s.name) : std::make_tuple(-1, s.occurrence, s.name);
+      auto [it, inserted] = index.emplace(key, out.operators.size());
+      if (inserted) {
+        out.operators.push_back(s);
+      } else {
+        auto& to = out.operators[it->second].samples_ms;
+        to.insert(to.end(), s.samples_ms.begin(), s.samples_ms.end());
+      }
+    }
+    out.method_ms.insert(out.method_ms.end(), r.method_ms.begin(), r.method_ms.end());
+  }
+  return out;
+}
+
+std::vector<double> method_medians(std::span<const RunSamples> runs) {
+  std::vector<double> m;
+  for (const RunSamples& r : runs) {
+    if (!r.method_ms.empty()) m.push_back(median(r.method_ms));
+  }
+  return m;
+}
+
+}  // namespace
+
+Comparison compare_run_sets(std::span<const RunSamples> a, std::span<const RunSamples> b, const CompareOptions& o) {
+  Comparison c = compare_runs(pool(a, o.same_program), pool(b, o.same_program), o);
+  c.runs_a = a.size();
+  c.runs_b = b.size();
+  const std::vector<double> ma = method_medians(a), mb = method_medians(b);
+  if (ma.size() >= 2 && mb.size() >= 2) judge_method(c, ma, mb, o, 0);
   return c;
 }
 
@@ -317,7 +364,11 @@ std::string drift_text(const Comparison& c, const CompareOptions& o) {
       out += buf;
     }
   }
-  if (c.method.n_a > 0 && c.method.n_b > 0) {
+  if (c.runs_a >= 2 && c.runs_b >= 2) {
+    std::snprintf(buf, sizeof buf, "\nmethod total %+.1f%%: tested on the medians of %zu and %zu runs, which hold the drift between runs",
+                  c.method.delta * 100, c.runs_a, c.runs_b);
+    out += buf;
+  } else if (c.method.n_a > 0 && c.method.n_b > 0) {
     std::snprintf(buf, sizeof buf, "\nmethod total %+.1f%%: a verdict only beyond +%g%% or %+.1f%% (--drift-allowance): one run per side cannot tell a uniform change from drift",
                   c.method.delta * 100, o.drift_allowance * 100, (1 / (1 + o.drift_allowance) - 1) * 100);
     out += buf;

@@ -304,3 +304,35 @@ TEST_CASE("issue 28: the drift needs three operators and the scatter five", "[in
   CHECK(three.regressions == 0);
   CHECK(runs(5).operator_scatter > 0);
 }
+
+TEST_CASE("several runs a side test the method total on the runs' medians, drift and all", "[inspect][compare]") {
+  // Four runs a side, each drifted by the machine by up to 10%; B's runs all 20% slower, or not.
+  auto side = [](std::vector<double> drifts, double change) {
+    std::vector<RunSamples> runs;
+    for (double d : drifts) runs.push_back(drifted_runs(d * change).second);
+    return runs;
+  };
+  const std::vector<RunSamples> a = side({1.0, 1.1, 0.95, 1.05}, 1.0);
+  const Comparison same = compare_run_sets(a, side({1.02, 0.97, 1.08, 1.0}, 1.0));
+  CHECK(same.runs_a == 4);
+  CHECK(same.runs_b == 4);
+  CHECK(same.method.n_a == 4);  // runs
+  CHECK(same.method.verdict == Verdict::kUnchanged);
+  CHECK(same.regressions + same.improvements == 0);
+  CHECK_FALSE(same.gate_failed);
+  // A uniform 20% slowdown of everything: no operator stands out of the drift, the method total
+  // does, within the single-run allowance.
+  const std::vector<RunSamples> slow = side({1.02, 0.97, 1.08, 1.0}, 1.2);
+  const Comparison uniform = compare_run_sets(a, slow);
+  CHECK(uniform.method.test.p == Approx(2.0 / 70).epsilon(1e-9));  // every B run above every A run, exact
+  CHECK(uniform.method.delta == Approx(0.2).margin(0.08));
+  CHECK(uniform.method.verdict == Verdict::kRegression);
+  CHECK(uniform.regressions == 0);
+  CHECK(uniform.gate_failed);
+  CHECK(compare_runs(a[0], slow[0]).method.verdict == Verdict::kUnchanged);
+  CHECK_THAT(drift_text(uniform, {}), Catch::Contains("medians of 4 and 4 runs"));
+  // One run on a side: as compare_runs.
+  const Comparison one = compare_run_sets(std::span(a).first(1), std::span(slow).first(1));
+  CHECK(one.method.verdict == compare_runs(a[0], slow[0]).method.verdict);
+  CHECK(one.method.n_a == 20);
+}

@@ -178,9 +178,21 @@ struct Comparison {
   /// True when the method total or any operator is a regression (significant and practical):
   /// `etscope compare` exits 1.
   bool gate_failed = false;
+  /// Runs on each side: 1 and 1 from compare_runs; compare_run_sets' counts.
+  size_t runs_a = 1, runs_b = 1;
 };
 
 Comparison compare_runs(const RunSamples& a, const RunSamples& b, const CompareOptions& options = {});
+
+/// Several runs per side (`etscope compare A1,A2,A3,A4 B1,B2,B3,B4`). Operators: compare_runs of
+/// each side's runs pooled (every run's samples of the operator together; matched as
+/// `same_program` says). The method total, when both sides have at least two runs: the
+/// Mann-Whitney U test of B's runs' medians against A's (the runs are the independent units, so
+/// the drift between runs is inside the test and no allowance applies), its medians the median of
+/// the runs' medians, n_a and n_b the runs, judged by `threshold` and `min_change_ms`. At level
+/// 0.05 that needs four runs a side (the smallest exact p of 3 against 3 is 0.1, of 4 against 4
+/// 0.029). With one run on a side, as compare_runs.
+Comparison compare_run_sets(std::span<const RunSamples> a, std::span<const RunSamples> b, const CompareOptions& options = {});
 
 /// Two lines for people on what the drift did to a comparison made with `options`: the drift
 /// between the runs and the operators' scatter (or why they were not estimated), and the method
