@@ -35,7 +35,9 @@ class CompareCommand final : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand("compare", "Compare two runs operator by operator; exit 1 on a significant regression");
-    sub->add_option("a", a_, "Baseline: a run id, key=value (the newest run with that tag), or an ETDump file")->required();
+    sub->add_option("a", a_,
+                    "Baseline: a run id, key=value (the newest run with that tag), or an ETDump file; several runs separated by "
+                    "commas (1,2,3,4) test the method total on the runs' medians")->required();
     sub->add_option("b", b_, "Candidate, likewise")->required();
     sub->add_option("--threshold", threshold_, "Smallest relative change of the median that counts, e.g. 5% or 0.05 (default 5%)");
     sub->add_option("--min-change-us", min_change_us_,
@@ -61,15 +63,25 @@ class CompareCommand final : public Command {
                            "--alpha a number in (0, 1), --min-change-us a number of microseconds >= 0\n");
       return 2;
     }
-    ETSCOPE_ASSIGN_OR_RETURN(Side sa, side(a_));
-    ETSCOPE_ASSIGN_OR_RETURN(Side sb, side(b_));
+    const std::vector<std::string> refs_a = runs_of(a_), refs_b = runs_of(b_);
+    refs_ = refs_a;
+    refs_.insert(refs_.end(), refs_b.begin(), refs_b.end());
+    std::vector<Side> sa, sb;
+    std::vector<inspect::RunSamples> samples_a, samples_b;
+    for (auto [refs, sides, samples] : {std::tie(refs_a, sa, samples_a), std::tie(refs_b, sb, samples_b)}) {
+      for (const std::string& ref : refs) {
+        ETSCOPE_ASSIGN_OR_RETURN(Side one, side(ref));
+        samples.push_back(std::move(one.samples));
+        sides.push_back(std::move(one));
+      }
+    }
     inspect::CompareOptions o;
     o.threshold = *threshold;
     o.drift_allowance = *drift_allowance;
     o.alpha = alpha_;
     o.min_change_ms = min_change_us_ / 1000;
-    o.same_program = same_program(sa, sb);
-    const inspect::Comparison c = inspect::compare_runs(sa.samples, sb.samples, o);
+    o.same_program = same_program(sa, samples_a, sb, samples_b);
+    const inspect::Comparison c = inspect::compare_run_sets(samples_a, samples_b, o);
 
     TextTable table;
     table.columns = {"operator", "instruction", "n_a", "n_b", format_ == "table" ? "median_a" : "median_a_ms",
@@ -99,7 +111,7 @@ class CompareCommand final : public Command {
     }
     add(c.method, true);
     if (format_ == "json") {
-      Json j{{"a", sa.json}, {"b", sb.json}, {"threshold", *threshold}, {"min_change_us", min_change_us_}, {"alpha", alpha_},
+      Json j{{"a", side_json(sa)}, {"b", side_json(sb)}, {"threshold", *threshold}, {"min_change_us", min_change_us_}, {"alpha", alpha_},
              {"multiple_testing", "benjamini-hochberg"}, {"operators_tested", c.tests}, {"drift", c.drift},
              {"drift_operators", c.drift_operators}, {"operator_scatter", c.operator_scatter}, {"drift_allowance", *drift_allowance},
              {"matched_by", o.same_program ? "instruction" : "name and position"}, {"regressions", c.regressions},
@@ -109,7 +121,8 @@ class CompareCommand final : public Command {
     } else if (format_ == "csv") {
       std::fputs(render_table(table, "csv").c_str(), stdout);
     } else {
-      std::printf("A  %s\nB  %s\n", sa.label.c_str(), sb.label.c_str());
+      for (const Side& x : sa) std::printf("A  %s\n", x.label.c_str());
+      for (const Side& x : sb) std::printf("B  %s\n", x.label.c_str());
       std::printf("operators matched by %s; a median's change counts above %s and from %s, significant at false-discovery "
                   "rate %g\n(Mann-Whitney U, two-sided; q: the larger of p and p_scatter adjusted over the %zu operators by "
                   "Benjamini-Hochberg; the method total at level %g)\n%s\n\n",
@@ -132,6 +145,26 @@ class CompareCommand final : public Command {
     Json json;
     std::string program_hash;  ///< Stored runs only.
   };
+
+  // "1,2,3" as its runs; a file whose name has a comma as itself.
+  static std::vector<std::string> runs_of(const std::string& list) {
+    if (std::filesystem::exists(list)) return {list};
+    std::vector<std::string> out;
+    for (size_t start = 0;;) {
+      const size_t comma = list.find(',', start);
+      out.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) return out;
+      start = comma + 1;
+    }
+  }
+
+  // One run's JSON, or with several runs on a side the array of them.
+  static Json side_json(const std::vector<Side>& sides) {
+    if (sides.size() == 1) return sides.front().json;
+    Json all = Json::array();
+    for (const Side& x : sides) all.push_back(x.json);
+    return all;
+  }
 
   // A run id or key=value names a stored run; anything else is an ETDump file.
   static bool names_stored_run(const std::string& ref) {
@@ -159,7 +192,7 @@ class CompareCommand final : public Command {
     if (!store_) {
       // Runs named by id or tag are only read: a store that is not there is an error, not a new
       // one; an ETDump file given with --store is imported into it.
-      const bool imports = !names_stored_run(a_) || !names_stored_run(b_);
+      const bool imports = !std::all_of(refs_.begin(), refs_.end(), names_stored_run);
       ETSCOPE_ASSIGN_OR_RETURN(store_, open_store(location_, imports ? store::OpenMode::kCreate : store::OpenMode::kExisting));
     }
     ETSCOPE_ASSIGN_OR_RETURN(int64_t id, store_->resolve(ref, store::this_machine()));
@@ -176,11 +209,25 @@ class CompareCommand final : public Command {
     return s;
   }
 
-  // The same program when the stored hashes agree; without programs, when both runs time the
+  // The same program when the stored hashes agree; without programs, when all runs time the
   // same operators at the same instructions.
-  static bool same_program(const Side& a, const Side& b) {
-    if (!a.program_hash.empty() && !b.program_hash.empty()) return a.program_hash == b.program_hash;
-    return inspect::same_operators(a.samples, b.samples);
+  static bool same_program(const std::vector<Side>& a, const std::vector<inspect::RunSamples>& sa, const std::vector<Side>& b,
+                           const std::vector<inspect::RunSamples>& sb) {
+    const std::string& first = a.front().program_hash;
+    bool hashes = !first.empty(), same = true;
+    for (const auto* sides : {&a, &b}) {
+      for (const Side& x : *sides) {
+        hashes = hashes && !x.program_hash.empty();
+        same = same && x.program_hash == first;
+      }
+    }
+    if (hashes) return same;
+    for (const auto* runs : {&sa, &sb}) {
+      for (const inspect::RunSamples& r : *runs) {
+        if (!inspect::same_operators(sa.front(), r)) return false;
+      }
+    }
+    return true;
   }
   static std::string describe(const store::RunRow& r) {
     return (r.program.empty() ? r.file : r.program) + " " + r.method + ", " + std::to_string(r.executions) + " executions" +
@@ -218,6 +265,7 @@ class CompareCommand final : public Command {
   }
 
   std::string a_, b_, location_, format_ = "table", threshold_ = "5%", drift_allowance_ = "150%";
+  std::vector<std::string> refs_;  ///< Every run named on both sides.
   double alpha_ = 0.05;
   double min_change_us_ = inspect::kDefaultMinChangeUs;
   std::unique_ptr<store::Store> store_;

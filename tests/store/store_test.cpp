@@ -494,6 +494,17 @@ TEST_CASE("issue 28: etscope compare of two ETDump files stores nothing unless -
   CHECK_THAT(table.out, Catch::Contains("drift between the runs: +0.0%"));
   CHECK_THAT(table.out, Catch::Contains("(--drift-allowance)"));
   CHECK(run_etscope("compare " + base + " " + slow + " --drift-allowance lots").exit_code == 2);
+  // Several runs a side, separated by commas: the method total is tested on the runs' medians.
+  auto sets = run_etscope("compare " + base + "," + base + " " + slow + "," + slow + "," + slow + " --format json");
+  INFO(sets.err);
+  CHECK(sets.exit_code == 1);
+  const auto js = nlohmann::json::parse(sets.out);
+  CHECK(js["a"].size() == 2);
+  CHECK(js["b"][2]["file"] == slow);
+  CHECK(js["rows"].back()["operator"] == "Method::execute");
+  CHECK(js["rows"].back()["n_a"] == 2);
+  CHECK(js["rows"].back()["n_b"] == 3);
+  CHECK(js["regressions"] == 1);
   // A missing file is one line naming it.
   auto missing = run_etscope("compare " + dir + "/none.etdp " + base);
   CHECK(missing.exit_code != 0);
