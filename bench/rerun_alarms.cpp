@@ -13,7 +13,10 @@
 //     a regression and no other operator is flagged.
 //
 //   etscope-rerun-alarms STORE [--batch B] [--threshold 0.05] [--min-change-us 5] [--alpha 0.05]
-//                              [--drift-allowance 0.25] [--pairs]
+//                              [--drift-allowance 1.5] [--runs-per-side K] [--pairs]
+// --runs-per-side K compares consecutive sets of K runs with compare_run_sets (the method total
+// on the runs' medians) instead of consecutive runs; every pair also gets all of B 20% slower,
+// which the method total should find.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -33,6 +36,7 @@ namespace {
 using etscope::inspect::Comparison;
 using etscope::inspect::CompareOptions;
 using etscope::inspect::CompareRow;
+using etscope::inspect::OperatorSamples;
 using etscope::inspect::RunSamples;
 using etscope::inspect::Verdict;
 
@@ -46,6 +50,7 @@ struct Tally {
   size_t pairs = 0, method_alarms = 0, operator_pairs = 0, operator_alarms = 0;
   size_t planted = 0, found = 0, found_alone = 0, gated = 0;
   size_t planted_quiet = 0, found_quiet = 0;  // in pairs whose operators scatter by 5% or less
+  size_t uniform = 0, uniform_found = 0;       // everything 20% slower: the method total a regression
   double max_drift = 0, max_method = 0;  // largest |d - 1| and |method delta|
   std::vector<double> method_deltas;
 
@@ -59,6 +64,8 @@ struct Tally {
     found_alone += t.found_alone;
     gated += t.gated;
     planted_quiet += t.planted_quiet;
+    uniform += t.uniform;
+    uniform_found += t.uniform_found;
     found_quiet += t.found_quiet;
     max_drift = std::max(max_drift, t.max_drift);
     max_method = std::max(max_method, t.max_method);
@@ -66,9 +73,38 @@ struct Tally {
   }
 };
 
-// The pair (a, b) unchanged, then with each eligible operator of b slowed by 20% in turn.
-void measure(const RunSamples& a, const RunSamples& b, const CompareOptions& o, Tally& t, bool verbose, const std::string& label) {
-  const Comparison c = etscope::inspect::compare_runs(a, b, o);
+// The runs of B with operator i (of B's first run's numbering) 20% slower in each, every
+// execution's total longer by as much.
+std::vector<RunSamples> slowed(const std::vector<RunSamples>& b, const OperatorSamples& op) {
+  std::vector<RunSamples> out = b;
+  for (RunSamples& run : out) {
+    for (OperatorSamples& o : run.operators) {
+      if (o.chain != op.chain || o.instruction != op.instruction || o.name != op.name) continue;
+      const bool per_execution = o.samples_ms.size() == run.method_ms.size();
+      const double extra_median = 0.2 * etscope::median(o.samples_ms);
+      for (size_t k = 0; k < run.method_ms.size(); ++k) run.method_ms[k] += per_execution ? 0.2 * o.samples_ms[k] : extra_median;
+      for (double& x : o.samples_ms) x *= 1.2;
+    }
+  }
+  return out;
+}
+
+// The runs of B with everything 20% slower: a real uniform change.
+std::vector<RunSamples> uniformly_slowed(std::vector<RunSamples> b) {
+  for (RunSamples& run : b) {
+    for (OperatorSamples& o : run.operators) {
+      for (double& x : o.samples_ms) x *= 1.2;
+    }
+    for (double& x : run.method_ms) x *= 1.2;
+  }
+  return b;
+}
+
+// The pair (a, b) unchanged, then with each eligible operator of b slowed by 20% in turn, then
+// with all of b 20% slower.
+void measure(const std::vector<RunSamples>& a, const std::vector<RunSamples>& b, const CompareOptions& o, Tally& t, bool verbose,
+             const std::string& label) {
+  const Comparison c = etscope::inspect::compare_run_sets(a, b, o);
   ++t.pairs;
   const bool method_alarm = flagged(c.method);
   t.method_alarms += method_alarm;
@@ -85,20 +121,15 @@ void measure(const RunSamples& a, const RunSamples& b, const CompareOptions& o, 
     }
     std::printf("\n");
   }
+  ++t.uniform;
+  t.uniform_found += etscope::inspect::compare_run_sets(a, uniformly_slowed(b), o).method.verdict == Verdict::kRegression;
   std::map<std::tuple<int32_t, int32_t, std::string>, double> a_medians;
-  for (const auto& op : a.operators) a_medians[{op.chain, op.instruction, op.name}] = etscope::median(op.samples_ms);
-  for (size_t i = 0; i < b.operators.size(); ++i) {
-    const auto& op = b.operators[i];
+  for (const auto& op : a.front().operators) a_medians[{op.chain, op.instruction, op.name}] = etscope::median(op.samples_ms);
+  for (const OperatorSamples& op : b.front().operators) {
     auto it = a_medians.find({op.chain, op.instruction, op.name});
     // +20% must clear the absolute floor twice over (and the operator be at least 5 us).
     if (!top_level(op.name) || it == a_medians.end() || it->second < std::max(0.005, 10 * o.min_change_ms)) continue;
-    RunSamples slow = b;
-    auto& s = slow.operators[i].samples_ms;
-    const bool per_execution = s.size() == slow.method_ms.size();
-    const double extra_median = 0.2 * etscope::median(s);
-    for (size_t k = 0; k < s.size(); ++k) s[k] *= 1.2;
-    for (size_t k = 0; k < slow.method_ms.size(); ++k) slow.method_ms[k] += per_execution ? 0.2 * b.operators[i].samples_ms[k] : extra_median;
-    const Comparison p = etscope::inspect::compare_runs(a, slow, o);
+    const Comparison p = etscope::inspect::compare_run_sets(a, slowed(b, op), o);
     ++t.planted;
     bool hit = false;
     size_t others = 0;
@@ -130,10 +161,10 @@ void print(const char* what, const Tally& t) {
   std::vector<double> d = t.method_deltas;
   std::printf("%-40s pairs %3zu  method alarms %2zu  pairs with operator alarms %2zu (%4.1f%%, %zu alarms)  "
               "|drift| max %5.1f%%  |method change| p95 %5.1f%% max %5.1f%%  planted +20%%: %zu/%zu found alone (%zu found, %zu gate; "
-              "scatter <= 5%%: %zu/%zu)\n",
+              "scatter <= 5%%: %zu/%zu); all +20%%: method %zu/%zu\n",
               what, t.pairs, t.method_alarms, t.operator_pairs, t.pairs ? 100.0 * static_cast<double>(t.operator_pairs) / static_cast<double>(t.pairs) : 0,
               t.operator_alarms, t.max_drift * 100, etscope::percentile(d, 95) * 100, t.max_method * 100, t.found_alone, t.planted, t.found,
-              t.gated, t.found_quiet, t.planted_quiet);
+              t.gated, t.found_quiet, t.planted_quiet, t.uniform_found, t.uniform);
 }
 
 }  // namespace
@@ -141,12 +172,13 @@ void print(const char* what, const Tally& t) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: etscope-rerun-alarms STORE [--batch B] [--threshold F] [--min-change-us US] [--alpha A] "
-                         "[--drift-allowance F] [--pairs]\n");
+                         "[--drift-allowance F] [--runs-per-side K] [--pairs]\n");
     return 2;
   }
   CompareOptions o;
   std::string batch;
   bool verbose = false;
+  size_t per_side = 1;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--pairs") {
@@ -163,6 +195,7 @@ int main(int argc, char** argv) {
     else if (arg == "--min-change-us") o.min_change_ms = std::atof(v) / 1000;
     else if (arg == "--alpha") o.alpha = std::atof(v);
     else if (arg == "--drift-allowance") o.drift_allowance = std::atof(v);
+    else if (arg == "--runs-per-side") per_side = static_cast<size_t>(std::max(1, std::atoi(v)));
     else {
       std::fprintf(stderr, "etscope-rerun-alarms: unknown option %s\n", arg.c_str());
       return 2;
@@ -199,15 +232,24 @@ int main(int argc, char** argv) {
     std::sort(ids.begin(), ids.end());
     Tally t, t_before;
     if (verbose) std::printf("%s\n", name.c_str());
-    for (size_t i = 0; i + 1 < ids.size(); ++i) {
-      auto a = (*store)->samples(ids[i]);
-      auto b = (*store)->samples(ids[i + 1]);
-      if (!a.ok() || !b.ok()) {
-        std::fprintf(stderr, "etscope-rerun-alarms: %s\n", (!a.ok() ? a.error() : b.error()).message().c_str());
-        return 1;
+    // Consecutive sets of per_side runs, each against the next.
+    std::vector<std::vector<RunSamples>> sets;
+    for (size_t i = 0; i + per_side <= ids.size(); i += per_side) {
+      std::vector<RunSamples> set;
+      for (size_t k = i; k < i + per_side; ++k) {
+        auto r = (*store)->samples(ids[k]);
+        if (!r.ok()) {
+          std::fprintf(stderr, "etscope-rerun-alarms: %s\n", r.error().message().c_str());
+          return 1;
+        }
+        set.push_back(std::move(*r));
       }
-      measure(*a, *b, o, t, verbose, "runs " + std::to_string(ids[i]) + "-" + std::to_string(ids[i + 1]));
-      measure(*a, *b, before, t_before, false, "");
+      sets.push_back(std::move(set));
+    }
+    for (size_t i = 0; i + 1 < sets.size(); ++i) {
+      const std::string label = "runs " + std::to_string(ids[i * per_side]) + ".. against " + std::to_string(ids[(i + 1) * per_side]) + "..";
+      measure(sets[i], sets[i + 1], o, t, verbose, label);
+      measure(sets[i], sets[i + 1], before, t_before, false, "");
     }
     print(name.c_str(), t);
     print("  (no drift correction, no allowance)", t_before);
