@@ -28,7 +28,8 @@
 // an operator's net change must also stand out from how far the operators scatter around d
 // (Comparison::operator_scatter, CompareRow::p_scatter). The method total cannot be corrected so
 // (with one run per side a uniform real change and drift look alike): its verdict needs a change
-// beyond `drift_allowance` as well, and d is reported.
+// beyond `drift_allowance` as well, and d is reported; with several runs per side
+// (compare_run_sets) it is tested on the runs' medians instead.
 #pragma once
 
 #include <cstdint>
@@ -194,7 +195,7 @@ Comparison compare_runs(const RunSamples& a, const RunSamples& b, const CompareO
 /// 0.029). With one run on a side, as compare_runs.
 Comparison compare_run_sets(std::span<const RunSamples> a, std::span<const RunSamples> b, const CompareOptions& options = {});
 
-/// Two lines for people on what the drift did to a comparison made with `options`: the drift
+/// Lines for people on what the drift did to a comparison made with `options`: the drift
 /// between the runs and the operators' scatter (or why they were not estimated), and the method
 /// total's change with the allowance it must pass (`etscope compare`'s header).
 std::string drift_text(const Comparison& c, const CompareOptions& options);
