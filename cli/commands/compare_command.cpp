@@ -48,7 +48,7 @@ class CompareCommand final : public Command {
                     "significance level of the method total (default 0.05)");
     sub->add_option("--drift-allowance", drift_allowance_,
                     "With one run per side, the method total is a verdict only when it moved by more than this, e.g. 150% (the "
-                    "default: back-to-back reruns on a busy machine moved it by up to +118%) or 10% on a quiet one");
+                    "default: back-to-back reruns on a busy machine moved it by up to +133%) or 10% on a quiet one");
     sub->add_flag("--all", all_, "List every operator, not only the changed ones");
     add_table_format(sub, format_);
     add_store_option(sub, location_)->description(

@@ -94,7 +94,7 @@ inline constexpr double kDefaultMinChangeUs = 5.0;
 
 /// The default CompareOptions::drift_allowance (`--drift-allowance`): above how far the method
 /// totals of back-to-back runs of one program moved on the busy 2-core test machine with nothing
-/// changed (up to +118%, 95% within 38%: docs/store.md, "Drift between runs", measured by
+/// changed (up to +133%, 95% within 46%: docs/store.md, "Drift between runs", measured by
 /// bench/rerun_alarms.sh). A quiet machine measures far less; set it from its own reruns.
 inline constexpr double kDefaultDriftAllowance = 1.5;
 
