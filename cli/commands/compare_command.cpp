@@ -36,7 +36,9 @@ class CompareCommand final : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand("compare", "Compare two runs operator by operator; exit 1 on a significant regression");
-    sub->add_option("a", a_, "Baseline: a run id, key=value (the newest run with that tag), or an ETDump file")->required();
+    sub->add_option("a", a_,
+                    "Baseline: a run id, key=value (the newest run with that tag), or an ETDump file; several runs separated by "
+                    "commas (1,2,3,4) test the method total on the runs' medians")->required();
     sub->add_option("b", b_, "Candidate, likewise")->required();
     sub->add_option("--threshold", threshold_, "Smallest relative change of the median that counts, e.g. 5% or 0.05 (default 5%)");
     sub->add_option("--min-change-us", min_change_us_,
@@ -45,6 +47,9 @@ class CompareCommand final : public Command {
     sub->add_option("--alpha", alpha_,
                     "False-discovery rate of the operators' verdicts (Benjamini-Hochberg over the operators of the comparison) and "
                     "significance level of the method total (default 0.05)");
+    sub->add_option("--drift-allowance", drift_allowance_,
+                    "With one run per side, the method total is a verdict only when it moved by more than this, e.g. 150% (the "
+                    "default: back-to-back reruns on a busy machine moved it by up to +133%) or 10% on a quiet one");
     sub->add_flag("--all", all_, "List every operator, not only the changed ones");
     sub->add_flag("--allow-engine-mismatch", allow_engine_mismatch_,
                   "Compare runs timed by different engines (e.g. etscope and executorch) anyway, with a warning; refused "
@@ -56,23 +61,36 @@ class CompareCommand final : public Command {
   }
 
   Result<int> run() override {
-    std::string t = threshold_;
-    const bool pct = !t.empty() && t.back() == '%';
-    if (pct) t.pop_back();
-    char* end = nullptr;
-    double threshold = std::strtod(t.c_str(), &end);
-    if (t.empty() || *end != '\0' || !(threshold >= 0) || !std::isfinite(threshold) || !(alpha_ > 0 && alpha_ < 1) ||
-        !(min_change_us_ >= 0) || !std::isfinite(min_change_us_)) {
-      std::fprintf(stderr, "etscope compare: --threshold takes a percentage or fraction such as 5%% or 0.05, --alpha a number in (0, 1), "
-                           "--min-change-us a number of microseconds >= 0\n");
+    const std::optional<double> threshold = fraction(threshold_), drift_allowance = fraction(drift_allowance_);
+    if (!threshold || !drift_allowance || !(alpha_ > 0 && alpha_ < 1) || !(min_change_us_ >= 0) || !std::isfinite(min_change_us_)) {
+      std::fprintf(stderr, "etscope compare: --threshold and --drift-allowance take a percentage or fraction such as 5%% or 0.05, "
+                           "--alpha a number in (0, 1), --min-change-us a number of microseconds >= 0\n");
       return 2;
     }
-    if (pct) threshold /= 100;
-    ETSCOPE_ASSIGN_OR_RETURN(Side sa, side(a_));
-    ETSCOPE_ASSIGN_OR_RETURN(Side sb, side(b_));
+    const std::vector<std::string> refs_a = runs_of(a_), refs_b = runs_of(b_);
+    refs_ = refs_a;
+    refs_.insert(refs_.end(), refs_b.begin(), refs_b.end());
+    std::vector<Side> sa, sb;
+    std::vector<inspect::RunSamples> samples_a, samples_b;
+    for (auto [refs, sides, samples] : {std::tie(refs_a, sa, samples_a), std::tie(refs_b, sb, samples_b)}) {
+      for (const std::string& ref : refs) {
+        ETSCOPE_ASSIGN_OR_RETURN(Side one, side(ref));
+        samples.push_back(std::move(one.samples));
+        sides.push_back(std::move(one));
+      }
+    }
     // Timings of different engines differ for that reason alone: refused unless asked for (exit 2,
-    // so that a CI gate on exit 1 never takes the refusal for a regression).
-    const inspect::EngineCheck engines = inspect::check_engines(sa.engine, sb.engine);
+    // so that a CI gate on exit 1 never takes the refusal for a regression). Every run of either
+    // side is checked against A's first.
+    inspect::EngineCheck engines = inspect::check_engines(sa.front().engine, sb.front().engine);
+    for (const auto* sides : {&sa, &sb}) {
+      for (const Side& x : *sides) {
+        const inspect::EngineCheck one = inspect::check_engines(sa.front().engine, x.engine);
+        if (one.match == inspect::EngineMatch::kDifferent || (one.match == inspect::EngineMatch::kUnknown && engines.match == inspect::EngineMatch::kSame)) {
+          engines = one;
+        }
+      }
+    }
     if (engines.match == inspect::EngineMatch::kDifferent && !allow_engine_mismatch_) {
       std::fflush(stdout);
       std::fprintf(stderr, "etscope compare: %s; --allow-engine-mismatch compares them anyway\n", engines.text.c_str());
@@ -81,18 +99,19 @@ class CompareCommand final : public Command {
     if (engines.match == inspect::EngineMatch::kDifferent) std::fprintf(stderr, "etscope: warning: %s\n", engines.text.c_str());
     if (engines.match == inspect::EngineMatch::kUnknown) std::fprintf(stderr, "etscope: note: %s\n", engines.text.c_str());
     inspect::CompareOptions o;
-    o.threshold = threshold;
+    o.threshold = *threshold;
+    o.drift_allowance = *drift_allowance;
     o.alpha = alpha_;
     o.min_change_ms = min_change_us_ / 1000;
-    o.same_program = same_program(sa, sb);
-    const inspect::Comparison c = inspect::compare_runs(sa.samples, sb.samples, o);
+    o.same_program = same_program(sa, samples_a, sb, samples_b);
+    const inspect::Comparison c = inspect::compare_run_sets(samples_a, samples_b, o);
 
     TextTable table;
     table.columns = {"operator", "instruction", "n_a", "n_b", format_ == "table" ? "median_a" : "median_a_ms",
-                     format_ == "table" ? "median_b" : "median_b_ms", format_ == "table" ? "change" : "change_ms", "delta", "p", "q",
-                     "effect", "verdict"};
-    table.numeric = {false, true, true, true, true, true, true, true, true, true, true, false};
-    auto add = [&](const inspect::CompareRow& r) {
+                     format_ == "table" ? "median_b" : "median_b_ms", format_ == "table" ? "change" : "change_ms", "delta",
+                     format_ == "table" ? "net" : "net_delta", "p", "p_scatter", "q", "effect", "verdict"};
+    table.numeric = {false, true, true, true, true, true, true, true, true, true, true, true, true, false};
+    auto add = [&](const inspect::CompareRow& r, bool method = false) {
       const bool both = r.n_a > 0 && r.n_b > 0;
       table.rows.push_back({r.name, r.instruction >= 0 ? std::optional<std::string>(std::to_string(r.instruction)) : std::nullopt,
                             std::to_string(r.n_a), std::to_string(r.n_b),
@@ -100,7 +119,11 @@ class CompareCommand final : public Command {
                             r.n_b ? std::optional<std::string>(ms_text(r.median_b_ms)) : std::nullopt,
                             both ? std::optional<std::string>(change_text(r.change_ms)) : std::nullopt,
                             both ? std::optional<std::string>(format_ == "table" ? percent(r.delta) : number_text(r.delta)) : std::nullopt,
+                            both ? std::optional<std::string>(format_ == "table" ? percent(r.net_delta) : number_text(r.net_delta))
+                                 : std::nullopt,
                             both ? std::optional<std::string>(format_ == "table" ? p_text(r.test.p) : number_text(r.test.p)) : std::nullopt,
+                            both && !method ? std::optional<std::string>(format_ == "table" ? p_text(r.p_scatter) : number_text(r.p_scatter))
+                                            : std::nullopt,
                             both ? std::optional<std::string>(format_ == "table" ? p_text(r.p_adjusted) : number_text(r.p_adjusted))
                                  : std::nullopt,
                             both ? std::optional<std::string>(number_text(std::round(r.test.effect * 1000) / 1000)) : std::nullopt,
@@ -109,25 +132,26 @@ class CompareCommand final : public Command {
     for (const inspect::CompareRow& r : c.rows) {
       if (all_ || format_ != "table" || r.verdict != inspect::Verdict::kUnchanged) add(r);
     }
-    add(c.method);
+    add(c.method, true);
     if (format_ == "json") {
-      Json j{{"a", sa.json}, {"b", sb.json}, {"threshold", threshold}, {"min_change_us", min_change_us_}, {"alpha", alpha_},
-             {"multiple_testing", "benjamini-hochberg"}, {"operators_tested", c.tests},
+      Json j{{"a", side_json(sa)}, {"b", side_json(sb)}, {"threshold", *threshold}, {"min_change_us", min_change_us_}, {"alpha", alpha_},
+             {"multiple_testing", "benjamini-hochberg"}, {"operators_tested", c.tests}, {"drift", c.drift},
+             {"drift_operators", c.drift_operators}, {"operator_scatter", c.operator_scatter}, {"drift_allowance", *drift_allowance},
              {"matched_by", o.same_program ? "instruction" : "name and position"},
-             {"engines", inspect::to_string(engines.match)},
-             {"regressions", c.regressions},
+             {"engines", inspect::to_string(engines.match)}, {"regressions", c.regressions},
              {"improvements", c.improvements}, {"gate_failed", c.gate_failed},
              {"rows", Json::parse(render_table(table, "json"))}};
       std::printf("%s\n", dump_json(j).c_str());
     } else if (format_ == "csv") {
       std::fputs(render_table(table, "csv").c_str(), stdout);
     } else {
-      std::printf("A  %s\nB  %s\n", sa.label.c_str(), sb.label.c_str());
+      for (const Side& x : sa) std::printf("A  %s\n", x.label.c_str());
+      for (const Side& x : sb) std::printf("B  %s\n", x.label.c_str());
       std::printf("operators matched by %s; a median's change counts above %s and from %s, significant at false-discovery "
-                  "rate %g\n(Mann-Whitney U, two-sided; q: p adjusted over the %zu operators by Benjamini-Hochberg; the method "
-                  "total at level %g)\n\n",
-                  o.same_program ? "instruction" : "name and position (the programs differ)", percent(threshold).c_str() + 1,
-                  duration_text_ms(o.min_change_ms).c_str(), alpha_, c.tests, alpha_);
+                  "rate %g\n(Mann-Whitney U, two-sided; q: the larger of p and p_scatter adjusted over the %zu operators by "
+                  "Benjamini-Hochberg; the method total at level %g)\n%s\n\n",
+                  o.same_program ? "instruction" : "name and position (the programs differ)", percent(*threshold).c_str() + 1,
+                  duration_text_ms(o.min_change_ms).c_str(), alpha_, c.tests, alpha_, inspect::drift_text(c, o).c_str());
       std::fputs(render_table(table, "table").c_str(), stdout);
       const size_t hidden = c.rows.size() - (table.rows.size() - 1);
       if (hidden > 0 && !all_) std::printf("(%zu unchanged operators not shown; --all lists them)\n", hidden);
@@ -146,6 +170,26 @@ class CompareCommand final : public Command {
     std::string program_hash;  ///< Stored runs only.
     inspect::EngineIdentity engine;  ///< What made its timings (unknown without an engine marker).
   };
+
+  // "1,2,3" as its runs; a file whose name has a comma as itself.
+  static std::vector<std::string> runs_of(const std::string& list) {
+    if (std::filesystem::exists(list)) return {list};
+    std::vector<std::string> out;
+    for (size_t start = 0;;) {
+      const size_t comma = list.find(',', start);
+      out.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) return out;
+      start = comma + 1;
+    }
+  }
+
+  // One run's JSON, or with several runs on a side the array of them.
+  static Json side_json(const std::vector<Side>& sides) {
+    if (sides.size() == 1) return sides.front().json;
+    Json all = Json::array();
+    for (const Side& x : sides) all.push_back(x.json);
+    return all;
+  }
 
   // A run id or key=value names a stored run; anything else is an ETDump file.
   static bool names_stored_run(const std::string& ref) {
@@ -176,7 +220,7 @@ class CompareCommand final : public Command {
     if (!store_) {
       // Runs named by id or tag are only read: a store that is not there is an error, not a new
       // one; an ETDump file given with --store is imported into it.
-      const bool imports = !names_stored_run(a_) || !names_stored_run(b_);
+      const bool imports = !std::all_of(refs_.begin(), refs_.end(), names_stored_run);
       ETSCOPE_ASSIGN_OR_RETURN(store_, open_store(location_, imports ? store::OpenMode::kCreate : store::OpenMode::kExisting));
     }
     ETSCOPE_ASSIGN_OR_RETURN(int64_t id, store_->resolve(ref, store::this_machine()));
@@ -194,11 +238,25 @@ class CompareCommand final : public Command {
     return s;
   }
 
-  // The same program when the stored hashes agree; without programs, when both runs time the
+  // The same program when the stored hashes agree; without programs, when all runs time the
   // same operators at the same instructions.
-  static bool same_program(const Side& a, const Side& b) {
-    if (!a.program_hash.empty() && !b.program_hash.empty()) return a.program_hash == b.program_hash;
-    return inspect::same_operators(a.samples, b.samples);
+  static bool same_program(const std::vector<Side>& a, const std::vector<inspect::RunSamples>& sa, const std::vector<Side>& b,
+                           const std::vector<inspect::RunSamples>& sb) {
+    const std::string& first = a.front().program_hash;
+    bool hashes = !first.empty(), same = true;
+    for (const auto* sides : {&a, &b}) {
+      for (const Side& x : *sides) {
+        hashes = hashes && !x.program_hash.empty();
+        same = same && x.program_hash == first;
+      }
+    }
+    if (hashes) return same;
+    for (const auto* runs : {&sa, &sb}) {
+      for (const inspect::RunSamples& r : *runs) {
+        if (!inspect::same_operators(sa.front(), r)) return false;
+      }
+    }
+    return true;
   }
   static std::string describe(const store::RunRow& r) {
     return (r.program.empty() ? r.file : r.program) + " " + r.method + ", " + std::to_string(r.executions) + " executions" +
@@ -228,7 +286,18 @@ class CompareCommand final : public Command {
     return (ms >= 0 ? "+" : "-") + duration_text_ms(std::fabs(ms));
   }
 
-  std::string a_, b_, location_, format_ = "table", threshold_ = "5%";
+  // "5%" or "0.05" as a fraction >= 0; none when it is neither.
+  static std::optional<double> fraction(std::string t) {
+    const bool pct = !t.empty() && t.back() == '%';
+    if (pct) t.pop_back();
+    char* end = nullptr;
+    const double v = std::strtod(t.c_str(), &end);
+    if (t.empty() || *end != '\0' || !(v >= 0) || !std::isfinite(v)) return std::nullopt;
+    return pct ? v / 100 : v;
+  }
+
+  std::string a_, b_, location_, format_ = "table", threshold_ = "5%", drift_allowance_ = "150%";
+  std::vector<std::string> refs_;  ///< Every run named on both sides.
   double alpha_ = 0.05;
   double min_change_us_ = inspect::kDefaultMinChangeUs;
   std::unique_ptr<store::Store> store_;

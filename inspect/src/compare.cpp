@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <tuple>
@@ -136,8 +137,9 @@ const char* to_string(Verdict v) {
 
 namespace {
 
-// The medians, changes and test of one operator; the verdict waits for the adjustment.
-CompareRow compare_samples(const std::string& name, const std::vector<double>& a, const std::vector<double>& b) {
+// The medians and raw changes of one operator; its test waits for the drift, its verdict for
+// the adjustment.
+CompareRow describe(const std::string& name, const std::vector<double>& a, const std::vector<double>& b) {
   CompareRow row;
   row.name = name;
   row.n_a = a.size();
@@ -146,18 +148,82 @@ CompareRow compare_samples(const std::string& name, const std::vector<double>& a
   row.median_b_ms = median(b);
   row.delta = row.median_a_ms > 0 ? (row.median_b_ms - row.median_a_ms) / row.median_a_ms : 0;
   if (row.n_a > 0 && row.n_b > 0) row.change_ms = row.median_b_ms - row.median_a_ms;
-  // B's samples first: a positive effect means B tends to be slower.
-  row.test = mann_whitney_u(b, a);
-  row.p_adjusted = row.test.p;
   return row;
 }
 
-// The verdict of a row whose p_adjusted is final.
-void decide(CompareRow& row, const CompareOptions& o) {
+// The test of B's samples divided by `drift` against A's, and the changes net of the drift.
+void test(CompareRow& row, const std::vector<double>& a, const std::vector<double>& b, double drift) {
+  std::vector<double> net(b);
+  if (drift != 1) {
+    for (double& x : net) x /= drift;
+  }
+  // B's samples first: a positive effect means B tends to be slower.
+  row.test = mann_whitney_u(net, a);
+  row.p_adjusted = row.test.p;
+  if (row.n_a > 0 && row.n_b > 0) {
+    row.net_change_ms = row.median_b_ms / drift - row.median_a_ms;
+    row.net_delta = row.median_a_ms > 0 ? row.net_change_ms / row.median_a_ms : 0;
+  }
+}
+
+// The verdict of a row whose p_adjusted is final, on a change that counts above `threshold`.
+void decide(CompareRow& row, double change_ms, double delta, double threshold, const CompareOptions& o) {
   if (row.n_a == 0 || row.n_b == 0) return;
   row.significant = row.p_adjusted <= o.alpha;
-  row.practical = std::abs(row.delta) > o.threshold && std::abs(row.change_ms) >= o.min_change_ms;
-  if (row.significant && row.practical) row.verdict = row.change_ms > 0 ? Verdict::kRegression : Verdict::kImprovement;
+  row.practical = std::abs(delta) > threshold && std::abs(change_ms) >= o.min_change_ms;
+  if (row.significant && row.practical) row.verdict = change_ms > 0 ? Verdict::kRegression : Verdict::kImprovement;
+}
+
+struct Drift {
+  double factor = 1;
+  size_t operators = 0;
+  double scale = 0;  // of the net log ratios: log(1 + Comparison::operator_scatter)
+};
+
+// The run-wide drift factor (Comparison::drift): the median over the operators both runs have
+// of median_b / median_a (on the log scale), each operator counting once. One changed operator
+// cannot move a median of three or more. Not weighted by time (bench/rerun_alarms.sh measured
+// both): on a busy machine long operators (milliseconds, preempted in proportion to their
+// length) drift by more than short ones, and a time-weighted centre made the many short ones
+// look faster; a centre that every operator moves by one vote, together with the scatter below,
+// lets the planted slowdown through more often and raises as few alarms. The scatter is the
+// median absolute deviation of the log ratios from that centre, times 1.4826 (a normal
+// distribution's standard deviation).
+Drift estimate_drift(const std::vector<CompareRow>& rows) {
+  std::vector<double> ratios;
+  for (const CompareRow& r : rows) {
+    if (r.n_a == 0 || r.n_b == 0 || !(r.median_a_ms > 0) || !(r.median_b_ms > 0)) continue;
+    ratios.push_back(std::log(r.median_b_ms / r.median_a_ms));
+  }
+  Drift d;
+  if (ratios.size() < kMinDriftOperators) return d;
+  const double centre = median(ratios);
+  d.factor = std::exp(centre);
+  d.operators = ratios.size();
+  if (ratios.size() >= kMinScatterOperators) {
+    for (double& x : ratios) x = std::abs(x - centre);
+    d.scale = 1.4826 * median(ratios);
+  }
+  return d;
+}
+
+// The method total's row from samples `a` and `b` (raw: no drift correction), a verdict only
+// beyond `allowance`, symmetrically on the log scale (1.5 passes totals between 1/2.5 and 2.5
+// times A's); then the gate.
+void judge_method(Comparison& c, const std::vector<double>& a, const std::vector<double>& b, const CompareOptions& o, double allowance) {
+  CompareRow& m = c.method;
+  m = describe(std::string(events::kMethodExecute), a, b);
+  test(m, a, b, 1.0);
+  if (c.drift != 1 && m.n_a > 0 && m.n_b > 0 && m.median_a_ms > 0) {
+    m.net_change_ms = m.median_b_ms / c.drift - m.median_a_ms;
+    m.net_delta = m.net_change_ms / m.median_a_ms;
+  }
+  decide(m, m.change_ms, m.delta, o.threshold, o);
+  if (m.practical && m.median_a_ms > 0 && m.median_b_ms > 0 && !(std::abs(std::log(m.median_b_ms / m.median_a_ms)) > std::log1p(allowance))) {
+    m.practical = false;
+    m.verdict = Verdict::kUnchanged;
+  }
+  c.gate_failed = c.regressions > 0 || m.verdict == Verdict::kRegression;
 }
 
 }  // namespace
@@ -170,15 +236,20 @@ Comparison compare_runs(const RunSamples& a, const RunSamples& b, const CompareO
   std::map<std::tuple<int32_t, int32_t, std::string>, const OperatorSamples*> in_b;
   for (const OperatorSamples& s : b.operators) in_b.emplace(key_of(s), &s);
   std::vector<bool> used(b.operators.size(), false);
+  // Each row's samples, for the tests once the drift is known.
+  std::vector<std::pair<const std::vector<double>*, const std::vector<double>*>> samples;
+  const std::vector<double> none;
   for (const OperatorSamples& s : a.operators) {
     auto it = in_b.find(key_of(s));
     CompareRow row;
     if (it == in_b.end()) {
-      row = compare_samples(s.name, s.samples_ms, {});
+      row = describe(s.name, s.samples_ms, {});
       row.verdict = Verdict::kOnlyInA;
+      samples.emplace_back(&s.samples_ms, &none);
     } else {
-      row = compare_samples(s.name, s.samples_ms, it->second->samples_ms);
+      row = describe(s.name, s.samples_ms, it->second->samples_ms);
       used[static_cast<size_t>(it->second - b.operators.data())] = true;
+      samples.emplace_back(&s.samples_ms, &it->second->samples_ms);
     }
     row.chain = s.chain;
     row.instruction = s.instruction;
@@ -186,11 +257,30 @@ Comparison compare_runs(const RunSamples& a, const RunSamples& b, const CompareO
   }
   for (size_t i = 0; i < b.operators.size(); ++i) {
     if (used[i]) continue;
-    CompareRow row = compare_samples(b.operators[i].name, {}, b.operators[i].samples_ms);
+    CompareRow row = describe(b.operators[i].name, {}, b.operators[i].samples_ms);
     row.verdict = Verdict::kOnlyInB;
     row.chain = b.operators[i].chain;
     row.instruction = b.operators[i].instruction;
+    samples.emplace_back(&none, &b.operators[i].samples_ms);
     c.rows.push_back(std::move(row));
+  }
+  if (o.correct_drift) {
+    const Drift d = estimate_drift(c.rows);
+    c.drift = d.factor;
+    c.drift_operators = d.operators;
+    c.operator_scatter = std::expm1(d.scale);
+  }
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    CompareRow& r = c.rows[i];
+    test(r, *samples[i].first, *samples[i].second, c.drift);
+    // An operator's net change against the other operators' between-run scatter: with one run
+    // per side this is the only measure of how much an operator moves between runs by itself.
+    if (c.drift_operators > 0 && r.n_a > 0 && r.n_b > 0 && r.median_a_ms > 0 && r.median_b_ms > 0 && c.operator_scatter > 0) {
+      const double z = std::abs(std::log(r.median_b_ms / (r.median_a_ms * c.drift))) / std::log1p(c.operator_scatter);
+      r.p_scatter = std::clamp(2 * normal_sf(z), 0.0, 1.0);
+    } else {
+      r.p_scatter = 0;
+    }
   }
   // One family: every operator both runs have.
   std::vector<size_t> family;
@@ -198,20 +288,92 @@ Comparison compare_runs(const RunSamples& a, const RunSamples& b, const CompareO
   for (size_t i = 0; i < c.rows.size(); ++i) {
     if (c.rows[i].n_a == 0 || c.rows[i].n_b == 0) continue;
     family.push_back(i);
-    p.push_back(c.rows[i].test.p);
+    p.push_back(std::max(c.rows[i].test.p, c.rows[i].p_scatter));
   }
   const std::vector<double> q = benjamini_hochberg(p);
   for (size_t k = 0; k < family.size(); ++k) c.rows[family[k]].p_adjusted = q[k];
-  for (CompareRow& r : c.rows) decide(r, o);
+  for (CompareRow& r : c.rows) decide(r, r.net_change_ms, r.net_delta, o.threshold, o);
   c.tests = family.size();
-  c.method = compare_samples(std::string(events::kMethodExecute), a.method_ms, b.method_ms);
-  decide(c.method, o);
   for (const CompareRow& r : c.rows) {
     c.regressions += r.verdict == Verdict::kRegression;
     c.improvements += r.verdict == Verdict::kImprovement;
   }
-  c.gate_failed = c.regressions > 0 || c.method.verdict == Verdict::kRegression;
+  // The method total: raw samples (its change is the drift's estimate too), judged beyond the
+  // drift allowance.
+  judge_method(c, a.method_ms, b.method_ms, o, o.drift_allowance);
   return c;
+}
+
+namespace {
+
+// One side's runs as one: each operator's samples of every run together, in the first run's
+// operator order (then those the first lacks), and every run's method totals.
+RunSamples pool(std::span<const RunSamples> runs, bool same_program) {
+  RunSamples out;
+  std::map<std::tuple<int32_t, int32_t, std::string>, size_t> index;
+  for (const RunSamples& r : runs) {
+    for (const OperatorSamples& s : r.operators) {
+      const auto key = same_program ? std::make_tuple(s.chain, s.instruction, s.name) : std::make_tuple(-1, s.occurrence, s.name);
+      auto [it, inserted] = index.emplace(key, out.operators.size());
+      if (inserted) {
+        out.operators.push_back(s);
+      } else {
+        auto& to = out.operators[it->second].samples_ms;
+        to.insert(to.end(), s.samples_ms.begin(), s.samples_ms.end());
+      }
+    }
+    out.method_ms.insert(out.method_ms.end(), r.method_ms.begin(), r.method_ms.end());
+  }
+  return out;
+}
+
+std::vector<double> method_medians(std::span<const RunSamples> runs) {
+  std::vector<double> m;
+  for (const RunSamples& r : runs) {
+    if (!r.method_ms.empty()) m.push_back(median(r.method_ms));
+  }
+  return m;
+}
+
+}  // namespace
+
+Comparison compare_run_sets(std::span<const RunSamples> a, std::span<const RunSamples> b, const CompareOptions& o) {
+  Comparison c = compare_runs(pool(a, o.same_program), pool(b, o.same_program), o);
+  c.runs_a = a.size();
+  c.runs_b = b.size();
+  const std::vector<double> ma = method_medians(a), mb = method_medians(b);
+  if (ma.size() >= 2 && mb.size() >= 2) judge_method(c, ma, mb, o, 0);
+  return c;
+}
+
+std::string drift_text(const Comparison& c, const CompareOptions& o) {
+  char buf[512];
+  std::string out;
+  if (!o.correct_drift) {
+    out = "drift between the runs: not corrected (operators are judged on their own samples)";
+  } else if (c.drift_operators == 0) {
+    std::snprintf(buf, sizeof buf, "drift between the runs: not estimated (fewer than %zu operators in both runs): operators are judged on their own samples",
+                  kMinDriftOperators);
+    out = buf;
+  } else {
+    std::snprintf(buf, sizeof buf, "drift between the runs: %+.1f%% (the median change of %zu operators); operators are judged net of it (net)",
+                  (c.drift - 1) * 100, c.drift_operators);
+    out = buf;
+    if (c.drift_operators >= kMinScatterOperators) {
+      std::snprintf(buf, sizeof buf, "\nand against how far operators scatter around it between the runs: %.1f%% (p_scatter)", c.operator_scatter * 100);
+      out += buf;
+    }
+  }
+  if (c.runs_a >= 2 && c.runs_b >= 2) {
+    std::snprintf(buf, sizeof buf, "\nmethod total %+.1f%%: tested on the medians of %zu and %zu runs, which hold the drift between runs",
+                  c.method.delta * 100, c.runs_a, c.runs_b);
+    out += buf;
+  } else if (c.method.n_a > 0 && c.method.n_b > 0) {
+    std::snprintf(buf, sizeof buf, "\nmethod total %+.1f%%: a verdict only beyond +%g%% or %+.1f%% (--drift-allowance): one run per side cannot tell a uniform change from drift",
+                  c.method.delta * 100, o.drift_allowance * 100, (1 / (1 + o.drift_allowance) - 1) * 100);
+    out += buf;
+  }
+  return out;
 }
 
 std::vector<double> benjamini_hochberg(std::span<const double> p) {

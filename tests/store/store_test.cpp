@@ -483,9 +483,29 @@ TEST_CASE("issue 28: etscope compare of two ETDump files stores nothing unless -
   CHECK(j["multiple_testing"] == "benjamini-hochberg");
   CHECK(j["min_change_us"] == 5.0);
   CHECK(j["operators_tested"].get<int>() > 0);
+  // Issue 28 item 1: the drift between the runs, what it was estimated from, the allowance.
+  CHECK(j["drift"].get<double>() > 0);
+  CHECK(j["drift_operators"].get<int>() >= 3);
+  CHECK(j["operator_scatter"].get<double>() >= 0);
+  CHECK(j["drift_allowance"] == 1.5);
+  CHECK(j["rows"][0].contains("net_delta"));
   CHECK(table.exit_code == 0);
   CHECK_THAT(table.out, Catch::Contains("(not stored)"));
   CHECK_THAT(table.out, Catch::Contains("Benjamini-Hochberg"));
+  CHECK_THAT(table.out, Catch::Contains("drift between the runs: +0.0%"));
+  CHECK_THAT(table.out, Catch::Contains("(--drift-allowance)"));
+  CHECK(run_etscope("compare " + base + " " + slow + " --drift-allowance lots").exit_code == 2);
+  // Several runs a side, separated by commas: the method total is tested on the runs' medians.
+  auto sets = run_etscope("compare " + base + "," + base + " " + slow + "," + slow + "," + slow + " --format json");
+  INFO(sets.err);
+  CHECK(sets.exit_code == 1);
+  const auto js = nlohmann::json::parse(sets.out);
+  CHECK(js["a"].size() == 2);
+  CHECK(js["b"][2]["file"] == slow);
+  CHECK(js["rows"].back()["operator"] == "Method::execute");
+  CHECK(js["rows"].back()["n_a"] == 2);
+  CHECK(js["rows"].back()["n_b"] == 3);
+  CHECK(js["regressions"] == 1);
   // A missing file is one line naming it.
   auto missing = run_etscope("compare " + dir + "/none.etdp " + base);
   CHECK(missing.exit_code != 0);

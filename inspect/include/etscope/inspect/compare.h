@@ -16,6 +16,20 @@
 //   - a practical effect: the median must move by at least `threshold` of A's median AND by at
 //     least `min_change_ms` (an absolute floor above the timer's resolution and the tracer's own
 //     jitter, so that 50 ns -> 145 ns is not a "+190%" regression).
+//
+// Drift between the runs (issue 28, item 1: two back-to-back runs of one program still raised
+// alarms). A whole run shifts with the machine's state (frequency, caches, other load), so every
+// sample of B differs from A's and a rank test over iterations, which are not independent of
+// their run, reads the shift as an effect. The comparison therefore estimates the run-wide drift
+// factor d (B / A), the median over the matched operators of median_b / median_a, which no
+// single operator can move, and judges each operator on its B samples divided by d: a uniform
+// shift of the whole run is no operator's regression, one operator slowing down is. Drift is not
+// quite uniform either (on a busy machine long operators are preempted more than short ones), so
+// an operator's net change must also stand out from how far the operators scatter around d
+// (Comparison::operator_scatter, CompareRow::p_scatter). The method total cannot be corrected so
+// (with one run per side a uniform real change and drift look alike): its verdict needs a change
+// beyond `drift_allowance` as well, and d is reported; with several runs per side
+// (compare_run_sets) it is tested on the runs' medians instead.
 #pragma once
 
 #include <cstdint>
@@ -78,6 +92,20 @@ const char* to_string(Verdict v);
 /// The default absolute floor of CompareOptions::min_change_ms, in microseconds (`--min-change-us`).
 inline constexpr double kDefaultMinChangeUs = 5.0;
 
+/// The default CompareOptions::drift_allowance (`--drift-allowance`): above how far the method
+/// totals of back-to-back runs of one program moved on the busy 2-core test machine with nothing
+/// changed (up to +133%, 95% within 46%: docs/store.md, "Drift between runs", measured by
+/// bench/rerun_alarms.sh). A quiet machine measures far less; set it from its own reruns.
+inline constexpr double kDefaultDriftAllowance = 1.5;
+
+/// Fewest matched operators with positive medians from which the run's drift is estimated; with
+/// fewer, d is 1 (no correction: one or two operators cannot tell their own change from the run's).
+inline constexpr size_t kMinDriftOperators = 3;
+
+/// Fewest such operators from which their between-run scatter (Comparison::operator_scatter) is
+/// estimated; with fewer, operators are judged by their own samples alone.
+inline constexpr size_t kMinScatterOperators = 5;
+
 struct CompareOptions {
   double threshold = 0.05;  ///< Relative change of the median that counts (0.05 = 5%).
   /// Absolute change of the median that counts, milliseconds: both this and `threshold` must be
@@ -89,6 +117,14 @@ struct CompareOptions {
   /// Match operators by chain, instruction and name (the same program); otherwise by name and
   /// occurrence (the programs differ).
   bool same_program = true;
+  /// Judge operators net of the run's drift (Comparison::drift). false: on the raw samples, as
+  /// before issue 28 item 1 (for measuring what the correction buys).
+  bool correct_drift = true;
+  /// The method total is a regression (or improvement) only when its median also moved by more
+  /// than this fraction, symmetrically on the log scale (1.5: more than 2.5 times A's median, or
+  /// less than A's / 2.5): with one run per side, a uniform change of the whole run cannot be told
+  /// from the drift between two runs. 0 judges it by `threshold` alone.
+  double drift_allowance = kDefaultDriftAllowance;
 };
 
 struct CompareRow {
@@ -98,12 +134,27 @@ struct CompareRow {
   double median_a_ms = 0, median_b_ms = 0;  ///< 0 when absent.
   double delta = 0;                    ///< (median_b_ms - median_a_ms) / median_a_ms; 0 when median_a_ms is 0.
   double change_ms = 0;                ///< median_b_ms - median_a_ms; 0 unless both are present.
-  MannWhitney test;                    ///< effect > 0: B's samples tend to be larger (slower).
-  /// test.p adjusted for the operators of the comparison (Benjamini-Hochberg); the method total's
-  /// own p. 1 when a run lacks the operator.
+  /// The change net of the run's drift d (Comparison::drift): median_b_ms / d against median_a_ms,
+  /// relative and in milliseconds. Operators are judged by these; equal to delta and change_ms
+  /// when d is 1.
+  double net_delta = 0, net_change_ms = 0;
+  /// Operators: B's samples divided by d against A's. Method total: the raw samples.
+  /// effect > 0: B's samples tend to be larger (slower).
+  MannWhitney test;
+  /// Operators: the two-sided p of the net change log(median_b / (d median_a)) against the
+  /// between-run scatter of all the operators' net changes (normal, scale
+  /// log(1 + Comparison::operator_scatter)); 0 when that scatter is not estimated. 0 for the
+  /// method total.
+  double p_scatter = 0;
+  /// Operators: max(test.p, p_scatter) (the change must stand out from the operator's own
+  /// samples and from how much operators move between runs) adjusted for the operators of the
+  /// comparison (Benjamini-Hochberg). The method total: its own test.p. 1 when a run lacks the
+  /// operator.
   double p_adjusted = 1;
   bool significant = false;  ///< p_adjusted <= alpha.
-  /// |delta| > threshold and |change_ms| >= min_change_ms: a change big enough to matter.
+  /// A change big enough to matter. Operators: |net_delta| > threshold and |net_change_ms| >=
+  /// min_change_ms. Method total: |delta| > threshold, |change_ms| >= min_change_ms and
+  /// |log(median_b_ms / median_a_ms)| > log(1 + drift_allowance).
   bool practical = false;
   Verdict verdict = Verdict::kUnchanged;
 };
@@ -113,12 +164,41 @@ struct Comparison {
   CompareRow method;             ///< Method::execute ("method total").
   size_t regressions = 0, improvements = 0;
   size_t tests = 0;  ///< Operators present in both runs: the family the adjustment is over.
+  /// The run-wide drift factor d, B over A: the median over the operators both runs have (with
+  /// positive medians) of median_b / median_a, each operator counting once, so that one changed
+  /// operator cannot move it. 1 when not estimated (drift_operators is 0).
+  double drift = 1;
+  /// Operators d was estimated from; 0 when it was not (fewer than kMinDriftOperators, or
+  /// CompareOptions::correct_drift off).
+  size_t drift_operators = 0;
+  /// How far operators move apart between the runs once d is removed, as a relative change: the
+  /// robust scale (1.4826 x the median absolute deviation) of their net log ratios
+  /// log(median_b / (d median_a)), as exp(scale) - 1. 0 when not estimated (fewer than
+  /// kMinScatterOperators).
+  double operator_scatter = 0;
   /// True when the method total or any operator is a regression (significant and practical):
   /// `etscope compare` exits 1.
   bool gate_failed = false;
+  /// Runs on each side: 1 and 1 from compare_runs; compare_run_sets' counts.
+  size_t runs_a = 1, runs_b = 1;
 };
 
 Comparison compare_runs(const RunSamples& a, const RunSamples& b, const CompareOptions& options = {});
+
+/// Several runs per side (`etscope compare A1,A2,A3,A4 B1,B2,B3,B4`). Operators: compare_runs of
+/// each side's runs pooled (every run's samples of the operator together; matched as
+/// `same_program` says). The method total, when both sides have at least two runs: the
+/// Mann-Whitney U test of B's runs' medians against A's (the runs are the independent units, so
+/// the drift between runs is inside the test and no allowance applies), its medians the median of
+/// the runs' medians, n_a and n_b the runs, judged by `threshold` and `min_change_ms`. At level
+/// 0.05 that needs four runs a side (the smallest exact p of 3 against 3 is 0.1, of 4 against 4
+/// 0.029). With one run on a side, as compare_runs.
+Comparison compare_run_sets(std::span<const RunSamples> a, std::span<const RunSamples> b, const CompareOptions& options = {});
+
+/// Lines for people on what the drift did to a comparison made with `options`: the drift
+/// between the runs and the operators' scatter (or why they were not estimated), and the method
+/// total's change with the allowance it must pass (`etscope compare`'s header).
+std::string drift_text(const Comparison& c, const CompareOptions& options);
 
 /// Benjamini-Hochberg adjusted p-values ("q-values", as R's p.adjust(p, "BH") and
 /// scipy.stats.false_discovery_control compute them): p_(i) m / i made monotone from the
