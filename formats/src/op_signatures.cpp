@@ -70,6 +70,13 @@ const Entry* lookup(const std::string& qualified) {
 
 }  // namespace
 
+std::vector<size_t> kernel_mutated_inputs(const std::string& qualified_name) {
+  const std::string_view base = base_name(qualified_name);
+  if (base == "llama::update_cache" || base == "llama::update_cache_with_indices") return {1};
+  if (base == "llama::sdpa_with_kv_cache") return {3, 4};
+  return {};
+}
+
 size_t kernel_output_count(const std::string& qualified_name) {
   const Entry* e = lookup(qualified_name);
   return e ? e->outputs : 1;
@@ -79,7 +86,9 @@ size_t kernel_output_count(const std::string& qualified_name) {
 
 namespace etscope {
 
-KernelArgs split_kernel_args(const ExecutionPlan& plan, const Instruction& in) {
+namespace {
+
+KernelArgs split_by_return(const ExecutionPlan& plan, const Instruction& in, const std::string& name) {
   KernelArgs out;
   const std::vector<int32_t>& args = in.args;
   const size_t n = args.size();
@@ -105,13 +114,23 @@ KernelArgs split_kernel_args(const ExecutionPlan& plan, const Instruction& in) {
     out.return_value = ret;
     return out;
   }
+  const size_t k = std::min(kernel_output_count(name), n);
+  out.inputs.assign(args.begin(), args.end() - static_cast<std::ptrdiff_t>(k));
+  out.outputs.assign(args.end() - static_cast<std::ptrdiff_t>(k), args.end());
+  return out;
+}
+
+}  // namespace
+
+KernelArgs split_kernel_args(const ExecutionPlan& plan, const Instruction& in) {
   std::string name;
   if (in.op_index >= 0 && static_cast<size_t>(in.op_index) < plan.operators.size()) {
     name = plan.operators[static_cast<size_t>(in.op_index)].qualified_name();
   }
-  const size_t k = std::min(kernel_output_count(name), n);
-  out.inputs.assign(args.begin(), args.end() - static_cast<std::ptrdiff_t>(k));
-  out.outputs.assign(args.end() - static_cast<std::ptrdiff_t>(k), args.end());
+  KernelArgs out = split_by_return(plan, in, name);
+  for (size_t i : kernel_mutated_inputs(name)) {
+    if (i < out.inputs.size()) out.mutated.push_back(out.inputs[i]);
+  }
   return out;
 }
 

@@ -384,8 +384,8 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels, bool valid
         case InstructionKind::kKernelCall: {
           const Operator& op = plan->operators[static_cast<size_t>(in.op_index)];
           step.op_name = op.qualified_name();
-          step.event_name = native_call_name(op);
           step.kernel = kernels.find(step.op_name);
+          step.event_name = step.kernel != nullptr && step.kernel->named_by_operator ? step.op_name : native_call_name(op);
           if (step.kernel == nullptr) {
             if (validate_only) break;
             if (std::find(missing.begin(), missing.end(), step.op_name) == missing.end()) missing.push_back(step.op_name);
@@ -561,6 +561,7 @@ Status Method::Impl::check_uses() const {
           const KernelArgs split = split_kernel_args(*plan, in);
           for (int32_t a : split.inputs) ETSCOPE_TRY(check_value(a, false, op));
           for (int32_t o : split.outputs) ETSCOPE_TRY(check_value(o, true, op));
+          for (int32_t m : split.mutated) ETSCOPE_TRY(check_value(m, true, op));
           if (op == "executorch_prim::et_view.default") {
             // A view writes no bytes: its output becomes the input's memory, as after a MoveCall.
             if (split.inputs.size() >= 1 && split.outputs.size() == 1 &&
@@ -569,7 +570,9 @@ Status Method::Impl::check_uses() const {
             }
             break;
           }
-          ETSCOPE_TRY(check_apart(tensors_of(split.inputs), tensors_of(split.outputs), op));
+          std::vector<int32_t> written = split.outputs;
+          written.insert(written.end(), split.mutated.begin(), split.mutated.end());
+          ETSCOPE_TRY(check_apart(tensors_of(split.inputs), tensors_of(written), op));
           break;
         }
         case InstructionKind::kMoveCall: {

@@ -34,6 +34,7 @@ void register_factory_kernels(KernelRegistry& r);           // op_factory.cpp
 void register_grid_sample_kernels(KernelRegistry& r);       // op_grid_sample.cpp
 void register_index_kernels(KernelRegistry& r);             // op_index.cpp
 void register_linear_algebra_kernels(KernelRegistry& r);    // op_linear_algebra.cpp
+void register_llm_kernels(KernelRegistry& r);               // op_llm.cpp
 void register_logical_kernels(KernelRegistry& r);           // op_logical.cpp
 void register_mask_kernels(KernelRegistry& r);              // op_mask.cpp
 void register_norm_kernels(KernelRegistry& r);              // op_norm.cpp

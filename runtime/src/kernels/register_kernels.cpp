@@ -28,6 +28,7 @@ void register_portable_kernels(KernelRegistry& registry) {
   kernels::register_slice_kernels(registry);
   kernels::register_sort_kernels(registry);
   kernels::register_unary_kernels(registry);
+  kernels::register_llm_kernels(registry);
   kernels::register_upsample_kernels(registry);
   kernels::register_view_kernels(registry);
 }

@@ -19,8 +19,13 @@ namespace etscope {
 /// 1 for operators not in the table. Used only when the argument list does not show it.
 size_t kernel_output_count(const std::string& qualified_name);
 
+/// Positions of the schema's `Tensor(a!)` arguments before `*`: inputs the kernel writes in place
+/// (llama::update_cache's cache, sdpa_with_kv_cache's two caches). Empty for most operators.
+std::vector<size_t> kernel_mutated_inputs(const std::string& qualified_name);
+
 struct KernelArgs {
   std::vector<int32_t> inputs;   ///< Arguments before the out arguments.
+  std::vector<int32_t> mutated;  ///< The inputs the kernel writes in place (also listed in inputs).
   std::vector<int32_t> outputs;  ///< The out arguments (the tensors the kernel writes).
   int32_t return_value = -1;     ///< The trailing return-value argument, or -1 if absent.
 };

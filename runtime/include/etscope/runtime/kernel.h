@@ -55,6 +55,9 @@ struct Kernel {
   /// Element types the kernel accepts: bit i stands for the ScalarType with code i (codes 0..29).
   /// Filled at registration; listings (`etscope kernels`) read it through dtype_list().
   uint32_t dtypes = 0;
+  /// For kernels ExecuTorch registers with EXECUTORCH_LIBRARY (the `llama::` LLM operators): the
+  /// event is named after the operator itself ("llama::custom_sdpa.out"), not native_call_<op>.
+  bool named_by_operator = false;
 
   std::vector<ScalarType> dtype_list() const {
     std::vector<ScalarType> out;
