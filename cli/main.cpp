@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   commands.push_back(make_kernels_command());
   commands.push_back(make_debug_command());
   commands.push_back(make_train_command());
+  commands.push_back(make_generate_command());
   commands.push_back(make_store_command());
   commands.push_back(make_runs_command());
   commands.push_back(make_compare_command());

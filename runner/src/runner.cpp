@@ -392,6 +392,24 @@ Result<Timing> Runner::run(int warmup, int iterations, const std::function<void(
   return timing;
 }
 
+Status Runner::set_input(size_t i, std::span<const uint8_t> bytes, std::span<const int64_t> sizes) {
+  if (i >= impl_->engine->num_inputs()) {
+    return Error(ErrorCode::kInvalidArgument, impl_->options.model + ": input " + std::to_string(i) + " does not exist (the method has " +
+                                                  std::to_string(impl_->engine->num_inputs()) + ")");
+  }
+  return impl_->engine->set_input(i, bytes, sizes);
+}
+
+Result<double> Runner::execute_once(const char* block) {
+  Impl& m = *impl_;
+  if (m.writer && m.options.debug_level != DebugLevel::kNone && !m.debug_buffer_ready) {
+    ETSCOPE_TRY(reserve_debug_buffer(m.options.debug_buffer_bytes));
+  }
+  ETSCOPE_ASSIGN_OR_RETURN(double ms, m.engine->execute(block));
+  ETSCOPE_TRY(m.engine->sync_outputs());
+  return ms;
+}
+
 Result<std::vector<BundledCaseResult>> Runner::check_bundled(std::optional<size_t> only, double rtol, double atol) {
   Impl& m = *impl_;
   if (!m.bundled) return Error(ErrorCode::kInvalidArgument, m.options.model + ": --bundled needs a bundled program (.bpte)");

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -136,6 +137,13 @@ class Runner {
   /// after each timed execution when given. Afterwards the outputs are the last execution's.
   Result<Timing> run(int warmup, int iterations, const std::function<void(int, int, double)>& progress = {});
 
+  /// Sets tensor input `i` from dense bytes in its dtype and `sizes` (empty: the planned sizes);
+  /// the engine keeps them for the executions that follow (a generation loop's tokens).
+  Status set_input(size_t i, std::span<const uint8_t> bytes, std::span<const int64_t> sizes);
+  /// One execution in a run block named `block` (a generation's "Prefill", "Decode"), the engine
+  /// setting the inputs again first; returns the engine's milliseconds (Engine::execute). The
+  /// outputs are then this execution's.
+  Result<double> execute_once(const char* block);
   /// Checks bundled test cases: every case of every method that has a suite, or only `only`
   /// (a case index of this runner's method). Other methods are loaded on demand.
   Result<std::vector<BundledCaseResult>> check_bundled(std::optional<size_t> only, double rtol, double atol);
