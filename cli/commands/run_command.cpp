@@ -227,6 +227,7 @@ class RunCommand final : public Command {
     for (int k = 1; k <= repeat_; ++k) {
       repeat_index_ = k;
       report_ = Json::object();
+      runner_.reset();  // the previous run's engine is gone before the next loads
       if (!etdump.empty()) etdump_path_ = numbered_path(etdump, k);
       if (!debug_buffer.empty()) debug_buffer_path_ = numbered_path(debug_buffer, k);
       ETSCOPE_ASSIGN_OR_RETURN(int one, run_one());
