@@ -16,7 +16,8 @@
 //                              [--drift-allowance 1.5] [--runs-per-side K] [--pairs]
 // --runs-per-side K compares consecutive sets of K runs with compare_run_sets (the method total
 // on the runs' medians) instead of consecutive runs; every pair also gets all of B 20% slower,
-// which the method total should find.
+// which the method total should find. --sets compares consecutive `run --repeat` sets instead
+// (the runs sharing a set= tag, as `etscope compare set=A set=B` takes them).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -172,17 +173,22 @@ void print(const char* what, const Tally& t) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: etscope-rerun-alarms STORE [--batch B] [--threshold F] [--min-change-us US] [--alpha A] "
-                         "[--drift-allowance F] [--runs-per-side K] [--pairs]\n");
+                         "[--drift-allowance F] [--runs-per-side K] [--sets] [--pairs]\n");
     return 2;
   }
   CompareOptions o;
   std::string batch;
   bool verbose = false;
   size_t per_side = 1;
+  bool by_set = false;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--pairs") {
       verbose = true;
+      continue;
+    }
+    if (arg == "--sets") {
+      by_set = true;
       continue;
     }
     if (i + 1 >= argc) {
@@ -213,14 +219,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "etscope-rerun-alarms: %s\n", runs.error().message().c_str());
     return 1;
   }
-  // Groups of back-to-back runs, oldest first.
+  // Groups of back-to-back runs, oldest first; with --sets, each run's set.
   std::map<std::string, std::vector<int64_t>> groups;
+  std::map<int64_t, std::string> set_of;
   for (const auto& r : *runs) {
     auto tag = [&](const char* k) {
       auto it = r.tags.find(k);
       return it == r.tags.end() ? std::string("?") : it->second;
     };
+    if (by_set && tag(std::string(etscope::store::kSetTag).c_str()) == "?") continue;
     groups[tag("prog") + " " + tag("engine") + " batch " + tag("batch")].push_back(r.id);
+    set_of[r.id] = tag(std::string(etscope::store::kSetTag).c_str());
   }
   CompareOptions before = o;
   before.correct_drift = false;
@@ -232,11 +241,18 @@ int main(int argc, char** argv) {
     std::sort(ids.begin(), ids.end());
     Tally t, t_before;
     if (verbose) std::printf("%s\n", name.c_str());
-    // Consecutive sets of per_side runs, each against the next.
+    // Consecutive sets of per_side runs (with --sets, the runs of each set), each against the next.
     std::vector<std::vector<RunSamples>> sets;
-    for (size_t i = 0; i + per_side <= ids.size(); i += per_side) {
+    std::vector<size_t> starts;
+    for (size_t i = 0; i < ids.size();) {
+      size_t end = i + per_side;
+      if (by_set) {
+        for (end = i + 1; end < ids.size() && set_of[ids[end]] == set_of[ids[i]];) ++end;
+      }
+      if (end > ids.size()) break;
+      starts.push_back(i);
       std::vector<RunSamples> set;
-      for (size_t k = i; k < i + per_side; ++k) {
+      for (size_t k = i; k < end; ++k) {
         auto r = (*store)->samples(ids[k]);
         if (!r.ok()) {
           std::fprintf(stderr, "etscope-rerun-alarms: %s\n", r.error().message().c_str());
@@ -245,9 +261,10 @@ int main(int argc, char** argv) {
         set.push_back(std::move(*r));
       }
       sets.push_back(std::move(set));
+      i = end;
     }
     for (size_t i = 0; i + 1 < sets.size(); ++i) {
-      const std::string label = "runs " + std::to_string(ids[i * per_side]) + ".. against " + std::to_string(ids[(i + 1) * per_side]) + "..";
+      const std::string label = "runs " + std::to_string(ids[starts[i]]) + ".. against " + std::to_string(ids[starts[i + 1]]) + "..";
       measure(sets[i], sets[i + 1], o, t, verbose, label);
       measure(sets[i], sets[i + 1], before, t_before, false, "");
     }

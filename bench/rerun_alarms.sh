@@ -9,6 +9,9 @@
 #   bench/rerun_alarms.sh BUILD_DIR STORE [RUNS] [BATCH]      # RUNS default 12, BATCH default 1
 #   BUILD_DIR/bin/etscope-rerun-alarms STORE [--batch BATCH]
 #
+# ETSCOPE_RERUN_REPEAT=K makes each of the RUNS a `run --repeat K` set instead (K runs, each its
+# own load, tagged set=); compare them with `etscope-rerun-alarms STORE --batch BATCH --sets`.
+#
 # ExecuTorch's engine runs cifar10 with its portable kernels at ~1.6 s per execution, so that
 # program gets RUNS/2 runs with it (ETSCOPE_RERUN_SLOW_RUNS overrides).
 set -euo pipefail
@@ -17,6 +20,7 @@ store=${2:?store file}
 runs=${3:-12}
 batch=${4:-1}
 slow_runs=${ETSCOPE_RERUN_SLOW_RUNS:-$(( (runs + 1) / 2 ))}
+repeat=${ETSCOPE_RERUN_REPEAT:-1}
 here=$(cd "$(dirname "$0")/.." && pwd)
 etscope="$build/bin/etscope"
 fx="$here/tests/fixtures/executorch"
@@ -33,7 +37,7 @@ for entry in "${programs[@]}"; do
     n=$runs
     if [[ $name == cifar10 && $engine == executorch ]]; then n=$slow_runs; fi
     for ((i = 0; i < n; ++i)); do
-      "$etscope" run "$pte" --engine "$engine" --iterations 20 --store "$store" \
+      "$etscope" run "$pte" --engine "$engine" --iterations 20 --repeat "$repeat" --store "$store" \
         --tag prog="$name" --tag engine="$engine" --tag batch="$batch" > /dev/null
     done
     echo "$name $engine: $n runs"

@@ -37,8 +37,9 @@ class CompareCommand final : public Command {
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand("compare", "Compare two runs operator by operator; exit 1 on a significant regression");
     sub->add_option("a", a_,
-                    "Baseline: a run id, key=value (the newest run with that tag), or an ETDump file; several runs separated by "
-                    "commas (1,2,3,4) test the method total on the runs' medians")->required();
+                    "Baseline: a run id, key=value (the newest run with that tag; when it is one of a `run --repeat` set, "
+                    "every run of the set, e.g. set=12), or an ETDump file; several runs separated by commas (1,2,3,4) test "
+                    "the method total on the runs' medians")->required();
     sub->add_option("b", b_, "Candidate, likewise")->required();
     sub->add_option("--threshold", threshold_, "Smallest relative change of the median that counts, e.g. 5% or 0.05 (default 5%)");
     sub->add_option("--min-change-us", min_change_us_,
@@ -74,9 +75,11 @@ class CompareCommand final : public Command {
     std::vector<inspect::RunSamples> samples_a, samples_b;
     for (auto [refs, sides, samples] : {std::tie(refs_a, sa, samples_a), std::tie(refs_b, sb, samples_b)}) {
       for (const std::string& ref : refs) {
-        ETSCOPE_ASSIGN_OR_RETURN(Side one, side(ref));
-        samples.push_back(std::move(one.samples));
-        sides.push_back(std::move(one));
+        ETSCOPE_ASSIGN_OR_RETURN(std::vector<Side> named, sides_of(ref));
+        for (Side& one : named) {
+          samples.push_back(std::move(one.samples));
+          sides.push_back(std::move(one));
+        }
       }
     }
     // Timings of different engines differ for that reason alone: refused unless asked for (exit 2,
@@ -199,23 +202,14 @@ class CompareCommand final : public Command {
   }
 
   // Without --store an ETDump file is read as it is and no store is opened for it (issue 28:
-  // comparing two files used to import both into the default store without a word).
-  Result<Side> side(const std::string& ref) {
-    Side s;
+  // comparing two files used to import both into the default store without a word). A tag that
+  // names a run of a `run --repeat` set is every run of the set.
+  Result<std::vector<Side>> sides_of(const std::string& ref) {
+    std::vector<Side> out;
     if (location_.empty() && !names_stored_run(ref)) {
-      inspect::ProfileFiles files;
-      files.etdump = ref;
-      ETSCOPE_ASSIGN_OR_RETURN(inspect::Profile profile, inspect::open_profile(files));
-      for (const inspect::ProfileWarning& w : profile.warnings) {
-        std::fprintf(stderr, "etscope: %s: warning: %s\n", (w.file.empty() ? ref : w.file).c_str(), w.text.c_str());
-      }
-      s.samples = inspect::run_samples(*profile.inspector);
-      s.engine = profile.engine;
-      s.label = "file " + ref + "  " + std::to_string(s.samples.method_ms.size()) + " executions (not stored), engine " +
-                s.engine.label();
-      s.json = Json{{"file", ref}, {"executions", s.samples.method_ms.size()}};
-      put_engine_json(s.json, s.engine);
-      return s;
+      ETSCOPE_ASSIGN_OR_RETURN(Side one, file_side(ref));
+      out.push_back(std::move(one));
+      return out;
     }
     if (!store_) {
       // Runs named by id or tag are only read: a store that is not there is an error, not a new
@@ -223,7 +217,35 @@ class CompareCommand final : public Command {
       const bool imports = !std::all_of(refs_.begin(), refs_.end(), names_stored_run);
       ETSCOPE_ASSIGN_OR_RETURN(store_, open_store(location_, imports ? store::OpenMode::kCreate : store::OpenMode::kExisting));
     }
-    ETSCOPE_ASSIGN_OR_RETURN(int64_t id, store_->resolve(ref, store::this_machine()));
+    ETSCOPE_ASSIGN_OR_RETURN(std::vector<int64_t> ids, store_->resolve_runs(ref, store::this_machine()));
+    for (int64_t id : ids) {
+      ETSCOPE_ASSIGN_OR_RETURN(Side one, stored_side(id));
+      out.push_back(std::move(one));
+    }
+    return out;
+  }
+
+  // An ETDump file read as it is.
+  static Result<Side> file_side(const std::string& ref) {
+    Side s;
+    inspect::ProfileFiles files;
+    files.etdump = ref;
+    ETSCOPE_ASSIGN_OR_RETURN(inspect::Profile profile, inspect::open_profile(files));
+    for (const inspect::ProfileWarning& w : profile.warnings) {
+      std::fprintf(stderr, "etscope: %s: warning: %s\n", (w.file.empty() ? ref : w.file).c_str(), w.text.c_str());
+    }
+    s.samples = inspect::run_samples(*profile.inspector);
+    s.engine = profile.engine;
+    s.label = "file " + ref + "  " + std::to_string(s.samples.method_ms.size()) + " executions (not stored), engine " +
+              s.engine.label();
+    s.json = Json{{"file", ref}, {"executions", s.samples.method_ms.size()}};
+    put_engine_json(s.json, s.engine);
+    return s;
+  }
+
+  // A stored run (its samples, its label and its JSON).
+  Result<Side> stored_side(int64_t id) {
+    Side s;
     ETSCOPE_ASSIGN_OR_RETURN(store::RunRow r, store_->run(id));
     // Runs timed with intermediate logging on (tagged so by the store) time the logging too.
     if (r.tags.count(std::string(store::kLoggingTag)) != 0) {

@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <cstdarg>
 #include <cstdio>
+#include <cctype>
+#include <filesystem>
+#include <string_view>
 #include <map>
 #include <functional>
 #include <optional>
@@ -73,6 +76,10 @@ class RunCommand final : public Command {
       }
     }
     sub->add_option("--iterations", iterations_, "Timed executions (default 10)");
+    sub->add_option("--repeat", repeat_,
+                    "Make K separate runs (each its own load, warm-up and iterations), each stored as its own run, tagged "
+                    "set=<first run's id>; the summary prints the command comparing the set with the previous one "
+                    "(default 1; needs --store or --etdump, which then writes one file per run: run-1.etdp, run-2.etdp...)");
     sub->add_option("--warmup", warmup_, "Untimed executions first (default 1); recorded as 'Warmup' blocks in an ETDump");
     sub->add_option("--rtol", rtol_, "Relative tolerance for --bundled (default 1e-3, as ExecuTorch's example runner)");
     sub->add_option("--atol", atol_, "Absolute tolerance for --bundled (default 1e-5)");
@@ -100,6 +107,16 @@ class RunCommand final : public Command {
     if (int code = check_usage(); code != 0) return code;
     json_ = format_ == "json";
     if (engine_ == "both") return run_both();
+    if (repeat_ > 1) return run_repeat();
+    ETSCOPE_ASSIGN_OR_RETURN(int code, run_one());
+    if (json_) std::printf("%s\n", dump_json(report_).c_str());
+    return code;
+  }
+
+ private:
+  // One run: load, inputs, warm-up and iterations, its ETDump and its store record; the text
+  // report as it goes, the JSON one in report_.
+  Result<int> run_one() {
     runner::RunnerOptions options;
     options.model = model_;
     options.ptd_files = ptd_files_;
@@ -133,7 +150,7 @@ class RunCommand final : public Command {
     say("load       %.2f ms (read, verify, arenas, kernels)\n", runner_->load_ms());
     Json warnings = Json::array();
     for (const NonBinaryBool& b : non_binary_bool_tensors(runner_->program())) {
-      std::fprintf(stderr, "etscope: %s: warning: %s\n", model_.c_str(), b.message.c_str());
+      if (repeat_index_ <= 1) std::fprintf(stderr, "etscope: %s: warning: %s\n", model_.c_str(), b.message.c_str());
       warnings.push_back(b.message);
     }
     // The timings are the engine's: say which wherever they are shown.
@@ -177,6 +194,7 @@ class RunCommand final : public Command {
         (void)write_trace();
         return timing.error();
       }
+      if (repeat_index_ == 1) first_run_said_ = true;  // --repeat: each run's latency is its own line
       say("latency    %d iterations (%d warmup): min %s  median %s  p90 %s  max %s\n", iterations_, warmup_,
                   duration(timing->min).c_str(), duration(timing->p50).c_str(),
                   duration(timing->p90).c_str(), duration(timing->max).c_str());
@@ -192,11 +210,112 @@ class RunCommand final : public Command {
     }
     ETSCOPE_TRY(write_trace());
     if (store_requested_) ETSCOPE_TRY(record_in_store());
-    if (json_) std::printf("%s\n", dump_json(report_).c_str());
     return code;
   }
 
- private:
+  // --repeat K: K runs one after the other, each its own load, so that the variation from one
+  // load to the next is in the sample (compare tests the method total on the runs' medians).
+  // The first run's report is printed in full up to its latency; each run then gets one line,
+  // and the summary names the runs, their set and the command that compares them.
+  Result<int> run_repeat() {
+    const std::string etdump = etdump_path_, debug_buffer = debug_buffer_path_;
+    std::vector<int64_t> ids;
+    std::vector<double> medians;
+    Json runs = Json::array();
+    std::string location;
+    int code = 0;
+    for (int k = 1; k <= repeat_; ++k) {
+      repeat_index_ = k;
+      report_ = Json::object();
+      runner_.reset();  // the previous run's engine is gone before the next loads
+      if (!etdump.empty()) etdump_path_ = numbered_path(etdump, k);
+      if (!debug_buffer.empty()) debug_buffer_path_ = numbered_path(debug_buffer, k);
+      ETSCOPE_ASSIGN_OR_RETURN(int one, run_one());
+      code = std::max(code, one);
+      const Json& latency = report_["latency_ms"];
+      medians.push_back(latency["p50"].get<double>());
+      std::string line = "run " + std::to_string(k) + "/" + std::to_string(repeat_) + "    load " + duration(runner_->load_ms()) +
+                         "  median " + duration(latency["p50"].get<double>()) + "  (min " + duration(latency["min"].get<double>()) +
+                         ", p90 " + duration(latency["p90"].get<double>()) + ", max " + duration(latency["max"].get<double>()) + ")";
+      if (report_.contains("store")) {
+        const int64_t id = report_["store"]["run_id"].get<int64_t>();
+        location = report_["store"]["location"].get<std::string>();
+        ids.push_back(id);
+        line += "  stored as run " + std::to_string(id);
+        if (k == 1) {
+          // The set is named by its first run, which is tagged once its id is known.
+          ETSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> store, open_store(location));
+          ETSCOPE_TRY(store->tag(id, std::string(store::kSetTag), std::to_string(id)));
+          report_["store"]["set"] = std::to_string(id);
+          set_tag_ = std::string(store::kSetTag) + "=" + std::to_string(id);
+        }
+      }
+      if (!etdump_path_.empty()) line += "  " + etdump_path_;
+      loud("%s\n", line.c_str());
+      runs.push_back(std::move(report_));
+    }
+    repeat_index_ = 0;
+    set_tag_.clear();
+    print_outputs(*runner_);  // the last run's (every run executes the same inputs)
+    Json summary{{"repeat", repeat_}, {"median_ms", Json(medians)}, {"runs", std::move(runs)}};
+    say("repeat     %d runs of %d iterations (%d warmup), each its own load: medians %s .. %s\n", repeat_, iterations_, warmup_,
+        duration(*std::min_element(medians.begin(), medians.end())).c_str(),
+        duration(*std::max_element(medians.begin(), medians.end())).c_str());
+    if (!ids.empty()) ETSCOPE_TRY(print_set(ids, location, summary));
+    if (json_) std::printf("%s\n", dump_json(summary).c_str());
+    return code;
+  }
+
+  // The stored set, and the command that compares it with the previous set of the same program,
+  // method and engine (none before the first).
+  Status print_set(const std::vector<int64_t>& ids, const std::string& location, Json& summary) {
+    const std::string set = std::to_string(ids.front());
+    ETSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> store, open_store(location));
+    ETSCOPE_ASSIGN_OR_RETURN(std::vector<int64_t> previous, store->previous_set(set));
+    const std::string list = id_list(ids);
+    say("store      runs %s in %s, tagged %s=%s (compare takes the set as %s or %s=%s)\n", list.c_str(), location.c_str(),
+        std::string(store::kSetTag).c_str(), set.c_str(), list.c_str(), std::string(store::kSetTag).c_str(), set.c_str());
+    summary["store"] = Json{{"location", location}, {"run_ids", ids}, {"set", set}};
+    if (previous.empty()) {
+      say("compare    no earlier set of this program, method and engine in the store: the next run --repeat prints the "
+          "command comparing it with this one\n");
+      summary["previous_set"] = Json::array();
+      summary["compare"] = nullptr;
+      return ok_status();
+    }
+    const std::string command = "etscope compare " + id_list(previous) + " " + list + " --store " + shell_word(location);
+    say("compare    %s   (the previous set, %s=%lld, against this one)\n", command.c_str(), std::string(store::kSetTag).c_str(),
+        static_cast<long long>(previous.front()));
+    summary["previous_set"] = previous;
+    summary["compare"] = command;
+    return ok_status();
+  }
+
+  // "12,13,14"
+  static std::string id_list(const std::vector<int64_t>& ids) {
+    std::string s;
+    for (int64_t id : ids) s += (s.empty() ? "" : ",") + std::to_string(id);
+    return s;
+  }
+
+  // A path as one shell word: as it is when it needs no quoting, else in single quotes.
+  static std::string shell_word(const std::string& s) {
+    const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) != 0 || std::string_view("/._-+:@%=,").find(c) != std::string_view::npos;
+    });
+    if (plain) return s;
+    std::string out = "'";
+    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  }
+
+  // "run.etdp" as the k-th run's file: "run-2.etdp" (the number before the extension).
+  static std::string numbered_path(const std::string& path, int k) {
+    const std::filesystem::path p(path);
+    std::filesystem::path out = p;
+    out.replace_filename(p.stem().string() + "-" + std::to_string(k) + p.extension().string());
+    return out.string();
+  }
   // Sizes the debug buffer from the memory plan for every execution this run logs (warm-up and
   // timed), sets it up out of the load time and says that the timings include the logging. An
   // explicit --debug-buffer-size that cannot hold them is refused here, before the first
@@ -250,6 +369,20 @@ class RunCommand final : public Command {
     };
     if (iterations_ < 1) return usage("--iterations must be at least 1 (got " + std::to_string(iterations_) + ")");
     if (warmup_ < 0) return usage("--warmup cannot be negative (got " + std::to_string(warmup_) + ")");
+    if (repeat_ < 1) return usage("--repeat must be at least 1 (got " + std::to_string(repeat_) + ")");
+    if (repeat_ > 1) {
+      // Several runs are for compare: each is kept (stored, or a file each) and times executions.
+      if (engine_ == "both") return usage("--engine both does not take --repeat (repeat each engine with --engine executorch|etscope)");
+      if (bundled_option_->count() > 0) return usage("--repeat times executions; --bundled checks test cases once");
+      if (!sub_store_given() && etdump_path_.empty()) {
+        return usage("--repeat needs --store (each run stored, for compare) or --etdump FILE (one file per run: FILE-1, FILE-2...)");
+      }
+      for (const std::string& t : tags_) {
+        if (t.rfind(std::string(store::kSetTag) + "=", 0) == 0) {
+          return usage("--tag " + t + ": --repeat tags its runs " + std::string(store::kSetTag) + "=<first run's id> itself");
+        }
+      }
+    }
     if (debug_buffer_mib_ < 1) return usage("--debug-buffer-size must be at least 1 MiB");
     if (!max_memory_.empty() && (!parse_byte_count(max_memory_) || *parse_byte_count(max_memory_) == 0)) {
       return usage("--max-memory takes a byte count such as 512M or 8G (got '" + max_memory_ + "')");
@@ -283,8 +416,10 @@ class RunCommand final : public Command {
     if (!etrecord_inputs_.empty()) inputs.push_back(etrecord_inputs_);
     for (const std::string* out : {&etdump_path_, &debug_buffer_path_}) {
       if (out->empty()) continue;
-      Status s = check_not_an_input(*out, inputs);
-      if (!s.ok()) return usage(s.error().message());
+      for (int k = repeat_ > 1 ? 1 : 0; k <= (repeat_ > 1 ? repeat_ : 0); ++k) {
+        Status s = check_not_an_input(k == 0 ? *out : numbered_path(*out, k), inputs);
+        if (!s.ok()) return usage(s.error().message());
+      }
     }
     if (!etdump_path_.empty() && !debug_buffer_path_.empty() && etdump_path_ == debug_buffer_path_) {
       return usage("--etdump and --debug-buffer name the same file");
@@ -455,7 +590,9 @@ class RunCommand final : public Command {
     req.method = runner_->method_name();
     req.source = "run";
     req.outputs = store_outputs(*runner_);
-    ETSCOPE_ASSIGN_OR_RETURN(StoredRun stored, store_run(store_location_, tags_, std::move(req), *runner_));
+    std::vector<std::string> tags = tags_;
+    if (!set_tag_.empty()) tags.push_back(set_tag_);  // --repeat: the runs after the first
+    ETSCOPE_ASSIGN_OR_RETURN(StoredRun stored, store_run(store_location_, tags, std::move(req), *runner_));
     say("store      run %lld in %s\n", static_cast<long long>(stored.run_id), stored.location.c_str());
     report_["store"] = Json{{"run_id", stored.run_id}, {"location", stored.location}};
     return ok_status();
@@ -572,6 +709,10 @@ class RunCommand final : public Command {
   bool ones_ = false;
   int iterations_ = 10;
   int warmup_ = 1;
+  int repeat_ = 1;
+  int repeat_index_ = 0;  ///< With --repeat: the run being made, from 1 (0 otherwise).
+  std::string set_tag_;   ///< With --repeat and --store: "set=<first run's id>" for the runs after the first.
+  bool first_run_said_ = false;  ///< With --repeat: the first run's header is printed.
   double rtol_ = 1e-3;
   double atol_ = 1e-5;
   std::string output_dir_;
@@ -599,8 +740,18 @@ class RunCommand final : public Command {
   }
   Json report_ = Json::object();  ///< What --format json prints, filled as the run goes.
 
-  // The text report's lines; nothing with --format json (the report goes to report_).
+  // The text report's lines; nothing with --format json (the report goes to report_). With
+  // --repeat, the runs after the first say nothing and the first stops at its latency: each run
+  // has its line (loud) and the summary follows.
   __attribute__((format(printf, 2, 3))) void say(const char* fmt, ...) const {
+    if (json_ || repeat_index_ > 1 || (repeat_index_ == 1 && first_run_said_)) return;
+    va_list ap;
+    va_start(ap, fmt);
+    std::vprintf(fmt, ap);
+    va_end(ap);
+  }
+  // A line of the text report that --repeat does not quiet.
+  __attribute__((format(printf, 2, 3))) void loud(const char* fmt, ...) const {
     if (json_) return;
     va_list ap;
     va_start(ap, fmt);

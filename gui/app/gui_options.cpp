@@ -29,7 +29,8 @@ const char* gui_usage() {
          "intermediates (.ptd) and a training curve (train --curve .json), in any order; each file's kind\n"
          "is read from its bytes. --baseline: the run the Compare view compares the loaded one with.\n"
          "--store: a run store (SQLite file or postgresql:// URI); --run and --baseline then also take a\n"
-         "stored run (id, or key=value for the newest run with that tag).\n";
+         "stored run (id, or key=value for the newest run with that tag) or several, as etscope compare\n"
+         "takes them (1,2,3,4; a tag of a run --repeat set is the whole set, e.g. set=5).\n";
 }
 
 Result<GuiOptions> parse_gui_options(const std::vector<std::string>& args) {

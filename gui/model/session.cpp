@@ -45,7 +45,9 @@ bool is_store_ref(const std::string& ref) {
   if (ref.empty()) return false;
   std::error_code ec;
   if (std::filesystem::exists(ref, ec)) return false;
-  return ref.find('=') != std::string::npos || std::all_of(ref.begin(), ref.end(), [](unsigned char c) { return std::isdigit(c); });
+  // Run ids and tags, several separated by commas, as `etscope compare` takes them.
+  return ref.find('=') != std::string::npos ||
+         std::all_of(ref.begin(), ref.end(), [](unsigned char c) { return std::isdigit(c) || c == ','; });
 }
 
 bool is_uri(const std::string& location) {
@@ -58,6 +60,15 @@ std::string run_label(const store::RunRow& r) {
   return label + ")";
 }
 
+// One run's label, or for several "runs 12,13,14 (the first's date, program and tags)".
+std::string runs_label(const std::vector<store::RunRow>& rows) {
+  if (rows.size() == 1) return run_label(rows.front());
+  std::string ids;
+  for (const store::RunRow& r : rows) ids += (ids.empty() ? "" : ",") + std::to_string(r.id);
+  const std::string first = run_label(rows.front());
+  return "runs " + ids + first.substr(first.find(' ', 4));
+}
+
 // The store's part of a request: open it, list its runs, load the run to show (its per-operator
 // samples and its curve; the store keeps no events, so its timeline shows only when its ETDump
 // is opened as a file too) and the baseline (a stored run or an ETDump file).
@@ -67,6 +78,8 @@ void load_store_and_baseline(const OpenRequest& request, Session& s, LoadProgres
     s.store_location = request.store;
     s.store_runs.clear();
     s.store_run = s.store_baseline = 0;
+    s.store_run_set.clear();
+    s.store_baseline_set.clear();
   }
   const bool store_needed = !request.store.empty() || !request.run.empty() || !request.baseline.empty();
   if (store_needed && !s.store_location.empty()) {
@@ -93,41 +106,63 @@ void load_store_and_baseline(const OpenRequest& request, Session& s, LoadProgres
       s.errors.push_back(runs.error().message());
     }
   }
-  auto resolve = [&](const std::string& ref) -> Result<store::RunRow> {
+  // The runs a reference names (one, or a set), oldest first.
+  auto resolve = [&](const std::string& ref) -> Result<std::vector<store::RunRow>> {
     if (!db) return Error(ErrorCode::kInvalidArgument, "run '" + ref + "': no run store is open (--store LOCATION)");
-    ETSCOPE_ASSIGN_OR_RETURN(int64_t id, db->resolve(ref, store::Environment{}));
-    return db->run(id);
+    ETSCOPE_ASSIGN_OR_RETURN(std::vector<int64_t> ids, db->resolve_runs(ref, store::Environment{}));
+    std::vector<store::RunRow> rows;
+    for (int64_t id : ids) {
+      ETSCOPE_ASSIGN_OR_RETURN(store::RunRow row, db->run(id));
+      rows.push_back(std::move(row));
+    }
+    return rows;
+  };
+  auto samples_of = [&](const std::vector<store::RunRow>& rows) -> Result<std::vector<inspect::RunSamples>> {
+    std::vector<inspect::RunSamples> out;
+    for (const store::RunRow& row : rows) {
+      ETSCOPE_ASSIGN_OR_RETURN(inspect::RunSamples one, db->samples(row.id));
+      out.push_back(std::move(one));
+    }
+    return out;
+  };
+  auto ids_of = [](const std::vector<store::RunRow>& rows) {
+    std::vector<int64_t> ids;
+    for (const store::RunRow& row : rows) ids.push_back(row.id);
+    return ids;
   };
   if (!request.run.empty()) {
-    auto row = resolve(request.run);
-    if (!row.ok()) {
-      s.errors.push_back(row.error().message());
+    auto rows = resolve(request.run);
+    if (!rows.ok()) {
+      s.errors.push_back(rows.error().message());
     } else {
-      s.store_run = row->id;
+      s.store_run = rows->front().id;
+      s.store_run_set = ids_of(*rows);
       s.compare.reset();
-      auto curve = db->curve(row->id);
+      auto curve = db->curve(s.store_run);
       if (curve.ok() && !curve->loss.empty()) {
         s.curve = std::move(curve).value();
-        s.curve_path = "store run " + std::to_string(row->id);
+        s.curve_path = "store run " + std::to_string(s.store_run);
       }
     }
   }
   if (!request.baseline.empty()) {
     s.baseline_dump.reset();
-    s.baseline_samples.reset();
+    s.baseline_samples.clear();
     s.baseline_timeline.reset();
     s.compare.reset();
     s.store_baseline = 0;
+    s.store_baseline_set.clear();
     if (is_store_ref(request.baseline)) {
-      auto row = resolve(request.baseline);
-      auto samples = row.ok() ? db->samples(row->id) : Result<inspect::RunSamples>(row.error());
+      auto rows = resolve(request.baseline);
+      auto samples = rows.ok() ? samples_of(*rows) : Result<std::vector<inspect::RunSamples>>(rows.error());
       if (!samples.ok()) {
         s.errors.push_back(samples.error().message());
       } else {
-        s.store_baseline = row->id;
+        s.store_baseline = rows->front().id;
+        s.store_baseline_set = ids_of(*rows);
         s.baseline_samples = std::move(samples).value();
-        s.baseline_label = run_label(*row);
-        s.baseline_engine = row->engine;
+        s.baseline_label = runs_label(*rows);
+        s.baseline_engine = rows->front().engine;
       }
     } else {
       report(progress, 0.47f, "reading the baseline " + request.baseline);
@@ -138,18 +173,24 @@ void load_store_and_baseline(const OpenRequest& request, Session& s, LoadProgres
         s.errors.push_back(baseline.error().message());
       } else {
         s.baseline_dump = baseline->dump;
-        s.baseline_samples = inspect::run_samples(*baseline->inspector);
+        s.baseline_samples = {inspect::run_samples(*baseline->inspector)};
         s.baseline_label = file_name(request.baseline);
         s.baseline_engine = baseline->engine;
       }
     }
   }
-  // A store run shown without its ETDump: compare with its stored samples.
-  if (db && s.store_run != 0 && s.baseline_samples) {
-    auto row = db->run(s.store_run);
-    auto samples = db->samples(s.store_run);
-    if (row.ok() && samples.ok()) {
-      s.compare.emplace(*s.baseline_samples, s.baseline_label, std::move(samples).value(), run_label(*row), s.baseline_engine, row->engine);
+  // Store runs shown without their ETDump: compare with their stored samples.
+  if (db && s.store_run != 0 && !s.baseline_samples.empty()) {
+    std::vector<store::RunRow> rows;
+    for (int64_t id : s.store_run_set.empty() ? std::vector<int64_t>{s.store_run} : s.store_run_set) {
+      auto row = db->run(id);
+      if (!row.ok()) return;
+      rows.push_back(std::move(row).value());
+    }
+    auto samples = samples_of(rows);
+    if (samples.ok()) {
+      s.compare.emplace(s.baseline_samples, s.baseline_label, std::move(samples).value(), runs_label(rows), s.baseline_engine,
+                        rows.front().engine);
     }
   }
 }
@@ -234,6 +275,7 @@ std::unique_ptr<Session> load_session(const OpenRequest& request, const Session*
     s->curve_path = previous->curve_path, s->curve = previous->curve;
     s->store_location = previous->store_location, s->store_runs = previous->store_runs;
     s->store_run = previous->store_run, s->store_baseline = previous->store_baseline;
+    s->store_run_set = previous->store_run_set, s->store_baseline_set = previous->store_baseline_set;
     s->baseline_dump = previous->baseline_dump;
     s->baseline_samples = previous->baseline_samples, s->baseline_label = previous->baseline_label;
     s->baseline_engine = previous->baseline_engine;
@@ -289,6 +331,7 @@ std::unique_ptr<Session> load_session(const OpenRequest& request, const Session*
         s->dump = std::make_shared<const etdump::EtDumpFile>(std::move(dump).value());
         s->dump_path = path;
         s->store_run = 0;  // a file given replaces the stored run as the run shown
+        s->store_run_set.clear();
         break;
       }
       case InputKind::kETRecord: {
@@ -408,9 +451,9 @@ std::unique_ptr<Session> load_session(const OpenRequest& request, const Session*
       s->lookup = std::make_unique<EventLookup>(*s->inspector);
       report(progress, 0.9f, "computing op statistics");
       s->stats = StatsModel::build(*s->inspector);
-      if (s->baseline_samples && s->store_run == 0) {
-        s->compare.emplace(*s->baseline_samples, s->baseline_label, inspect::run_samples(*s->inspector), file_name(s->dump_path),
-                           s->baseline_engine, s->engine);
+      if (!s->baseline_samples.empty() && s->store_run == 0) {
+        s->compare.emplace(s->baseline_samples, s->baseline_label, std::vector<inspect::RunSamples>{inspect::run_samples(*s->inspector)},
+                           file_name(s->dump_path), s->baseline_engine, s->engine);
       }
       if (s->aot) {
         report(progress, 0.95f, "computing numeric gaps");

@@ -59,8 +59,10 @@ class LoadProgress {
 /// What to open: files (each kind read from its bytes) and, from a run store, runs.
 struct OpenRequest {
   std::vector<std::string> paths;
-  /// The Compare view's baseline: an ETDump file, or with a store a run (id or key=value tag,
-  /// the newest run with it). The current run (the loaded ETDump or `run`) is compared with it.
+  /// The Compare view's baseline: an ETDump file, or with a store runs as `etscope compare` takes
+  /// them (ids and tags separated by commas; a tag of a `run --repeat` set is the whole set). The
+  /// current run (the loaded ETDump or `run`, which may name several runs likewise) is compared
+  /// with it.
   std::string baseline;
   std::string store;  ///< A run store location (SQLite file or postgresql:// URI); "" keeps the open one.
   /// A stored run (id or key=value) to show: its ETDump when the file still exists, its
@@ -106,11 +108,13 @@ struct Session {
   std::string store_location;
   std::vector<store::RunRow> store_runs;
   int64_t store_run = 0, store_baseline = 0;
+  /// Every run `run` and `baseline` named (store_run and store_baseline are their first).
+  std::vector<int64_t> store_run_set, store_baseline_set;
 
   // Compare: a baseline (an ETDump or a store run) against the current run.
   std::shared_ptr<const etdump::EtDumpFile> baseline_dump;  ///< When the baseline is an ETDump.
   std::optional<TimelineModel> baseline_timeline;
-  std::optional<inspect::RunSamples> baseline_samples;
+  std::vector<inspect::RunSamples> baseline_samples;  ///< Its runs; empty without a baseline.
   std::string baseline_label;
   inspect::EngineIdentity baseline_engine;  ///< The engine that timed the baseline.
   std::optional<CompareModel> compare;
@@ -121,7 +125,7 @@ struct Session {
   /// Every loaded file, program first (not the baseline nor the store).
   std::vector<std::string> paths() const;
   bool empty() const {
-    return !program && !dump && !record && !debug_buffer && !aot && !curve && !baseline_samples && store_location.empty();
+    return !program && !dump && !record && !debug_buffer && !aot && !curve && baseline_samples.empty() && store_location.empty();
   }
   /// The plan the views start on: "forward" when there is one, else the first.
   size_t default_plan() const;

@@ -8,6 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "etscope/core/text.h"
 #include "model/text_format.h"
@@ -46,23 +50,43 @@ std::string Percent(double delta) {
   return buf;
 }
 
-// A picker over the store's runs; choosing one sets `request` to its id.
-void RunPicker(const char* label, const Session& session, int64_t current, std::string& request) {
+// A picker over the store's runs: the `run --repeat` sets first (choosing one sets `request` to
+// set=<id>, every run of the set, as `etscope compare` takes it), then every run (its id).
+void RunPicker(const char* label, const Session& session, int64_t current, const std::vector<int64_t>& current_set,
+               std::string& request) {
   char preview[160];
   if (current == 0) {
-    std::snprintf(preview, sizeof preview, "(choose a stored run)");
+    std::snprintf(preview, sizeof preview, "(choose a stored run or set)");
+  } else if (current_set.size() > 1) {
+    std::snprintf(preview, sizeof preview, "%zu runs from %lld", current_set.size(), static_cast<long long>(current));
   } else {
     std::snprintf(preview, sizeof preview, "run %lld", static_cast<long long>(current));
   }
   ImGui::SetNextItemWidth(260);
   if (!ImGui::BeginCombo(label, preview, ImGuiComboFlags_HeightLarge)) return;
+  // Sets, newest first, with how many of their runs the store list holds.
+  std::vector<std::pair<std::string, const store::RunRow*>> sets;
+  std::map<std::string, size_t> members;
+  for (const store::RunRow& r : session.store_runs) {
+    auto tag = r.tags.find(std::string(store::kSetTag));
+    if (tag == r.tags.end()) continue;
+    if (members[tag->second]++ == 0) sets.emplace_back(tag->second, &r);
+  }
+  for (const auto& [set, newest] : sets) {
+    char item[512];
+    std::snprintf(item, sizeof item, "%s=%s  %zu runs  %s  %s##set%s", std::string(store::kSetTag).c_str(), set.c_str(), members[set],
+                  newest->created_at.c_str(), newest->program.c_str(), set.c_str());
+    const bool chosen = current_set.size() > 1 && std::to_string(current_set.front()) == set;
+    if (ImGui::Selectable(item, chosen)) request = std::string(store::kSetTag) + "=" + set;
+  }
+  if (!sets.empty()) ImGui::Separator();
   for (const store::RunRow& r : session.store_runs) {
     char item[512];
     std::string tags;
     for (const auto& [k, v] : r.tags) tags += " " + k + "=" + v;
     std::snprintf(item, sizeof item, "run %lld  %s  %s%s##run%lld", static_cast<long long>(r.id), r.created_at.c_str(),
                   r.program.c_str(), tags.c_str(), static_cast<long long>(r.id));
-    if (ImGui::Selectable(item, r.id == current)) request = std::to_string(r.id);
+    if (ImGui::Selectable(item, r.id == current && current_set.size() <= 1)) request = std::to_string(r.id);
   }
   ImGui::EndCombo();
 }
@@ -233,13 +257,13 @@ void DrawCompareView(const Session& session, ViewState& state) {
   if (!session.store_runs.empty()) {
     ImGui::TextDisabled("store %s", session.store_location.c_str());
     ImGui::SameLine(0, 16);
-    RunPicker("baseline##pick", session, session.store_baseline, state.baseline_request);
+    RunPicker("baseline##pick", session, session.store_baseline, session.store_baseline_set, state.baseline_request);
     ImGui::SameLine(0, 16);
-    RunPicker("candidate##pick", session, session.store_run, state.run_request);
+    RunPicker("candidate##pick", session, session.store_run, session.store_run_set, state.run_request);
   }
   if (!session.compare) {
     ImGui::Spacing();
-    if (session.baseline_samples && !session.dump && session.store_run == 0) {
+    if (!session.baseline_samples.empty() && !session.dump && session.store_run == 0) {
       ImGui::TextDisabled("The baseline is loaded; open the run to compare with it (an ETDump, or a stored run above).");
     } else {
       ImGui::TextDisabled("This view compares two runs. Give a baseline with --baseline (an ETDump, or a stored run with --store),");
@@ -285,8 +309,10 @@ void DrawCompareView(const Session& session, ViewState& state) {
   }
   const inspect::CompareRow& m = cmp.method;
   if (m.n_a && m.n_b) {
-    ImGui::Text("method total: %s -> %s (%s, p %.3g, %zu/%zu runs)", Ms(m.median_a_ms).c_str(), Ms(m.median_b_ms).c_str(),
-                Percent(m.delta).c_str(), m.test.p, m.n_a, m.n_b);
+    // With several runs a side the total is tested on the runs' medians (n_a, n_b are runs).
+    const bool sets = cmp.runs_a > 1 && cmp.runs_b > 1;
+    ImGui::Text("method total: %s -> %s (%s, p %.3g, %zu/%zu %s)", Ms(m.median_a_ms).c_str(), Ms(m.median_b_ms).c_str(),
+                Percent(m.delta).c_str(), m.test.p, m.n_a, m.n_b, sets ? "runs, on their medians" : "executions");
     ImGui::SameLine();
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(VerdictColour(m.verdict)), "%s", to_string(m.verdict));
   } else {

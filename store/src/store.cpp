@@ -429,6 +429,78 @@ Result<int64_t> Store::resolve(const std::string& ref, const Environment& enviro
   return r.run_id;
 }
 
+Result<std::vector<int64_t>> Store::resolve_runs(const std::string& ref, const Environment& environment) {
+  // A file whose name has a comma is itself.
+  std::vector<std::string> parts;
+  if (std::filesystem::exists(ref)) {
+    parts.push_back(ref);
+  } else {
+    for (size_t start = 0;;) {
+      const size_t comma = ref.find(',', start);
+      parts.push_back(ref.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  std::vector<int64_t> out;
+  auto put = [&](int64_t id) {
+    if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+  };
+  for (const std::string& part : parts) {
+    if (part.empty()) return Error(ErrorCode::kInvalidArgument, "'" + ref + "': an empty run between commas");
+    ETSCOPE_ASSIGN_OR_RETURN(int64_t id, resolve(part, environment));
+    const size_t eq = part.find('=');
+    const bool tag = eq != std::string::npos && eq > 0 && !std::filesystem::exists(part);
+    if (!tag) {
+      put(id);
+      continue;
+    }
+    ETSCOPE_ASSIGN_OR_RETURN(RunRow row, run(id));
+    auto set = row.tags.find(std::string(kSetTag));
+    if (set == row.tags.end()) {
+      put(id);
+      continue;
+    }
+    ETSCOPE_ASSIGN_OR_RETURN(std::vector<int64_t> members, set_runs(set->second));
+    for (int64_t m : members) put(m);
+  }
+  return out;
+}
+
+Status Store::tag(int64_t run_id, const std::string& key, const std::string& value) {
+  ETSCOPE_TRY(run(run_id));
+  const std::string id = std::to_string(run_id);
+  ETSCOPE_TRY(impl_->db->exec("DELETE FROM run_tags WHERE run_id = $1 AND key = $2", {id, key}));
+  return impl_->db->exec("INSERT INTO run_tags (run_id, key, value) VALUES ($1, $2, $3)", {id, key, value});
+}
+
+Result<std::vector<int64_t>> Store::set_runs(const std::string& set) {
+  ETSCOPE_ASSIGN_OR_RETURN(Rows rows, impl_->db->query("SELECT run_id FROM run_tags WHERE key = $1 AND value = $2 ORDER BY run_id",
+                                                       {std::string(kSetTag), set}));
+  std::vector<int64_t> out;
+  for (const Row& r : rows.rows) out.push_back(as_int(r[0]));
+  return out;
+}
+
+Result<std::vector<int64_t>> Store::previous_set(const std::string& set) {
+  ETSCOPE_ASSIGN_OR_RETURN(std::vector<int64_t> members, set_runs(set));
+  if (members.empty()) return std::vector<int64_t>{};
+  ETSCOPE_ASSIGN_OR_RETURN(RunRow first, run(members.front()));
+  // Every older run of a set, newest first; the first of the same program, method and engine
+  // names the set.
+  ETSCOPE_ASSIGN_OR_RETURN(Rows rows, impl_->db->query("SELECT run_id, value FROM run_tags WHERE key = $1 AND run_id < $2 "
+                                                       "ORDER BY run_id DESC",
+                                                       {std::string(kSetTag), std::to_string(members.front())}));
+  for (const Row& r : rows.rows) {
+    ETSCOPE_ASSIGN_OR_RETURN(RunRow other, run(as_int(r[0])));
+    if (other.program_hash != first.program_hash || other.method != first.method || !(other.engine == first.engine)) {
+      continue;
+    }
+    return set_runs(text(r[1]));
+  }
+  return std::vector<int64_t>{};
+}
+
 Result<inspect::RunSamples> Store::samples(int64_t run_id) {
   const std::string id = std::to_string(run_id);
   ETSCOPE_ASSIGN_OR_RETURN(Rows ops, impl_->db->query("SELECT op, name, chain, instruction, debug_handle, occurrence FROM operators "

@@ -21,6 +21,7 @@ using namespace etscope;
 using namespace etscope::gui;
 using etscope::testing::fixture;
 using etscope::testing::real_artifact;
+using etscope::testing::run_etscope;
 
 namespace {
 std::string write_file(const std::string& name, const std::string& bytes) {
@@ -395,4 +396,62 @@ TEST_CASE("the viewer shows the engine of the loaded run and warns when the comp
   REQUIRE(same->compare);
   CHECK(same->compare->engines().match == inspect::EngineMatch::kSame);
   CHECK(same->compare->engines().text.empty());
+}
+
+TEST_CASE("issue 28: the compare view takes run sets as etscope compare does: ids with commas, a --repeat set's tag",
+          "[gui][session][compare][store]") {
+  const std::string dir = etscope::testing::temp_dir("gui_session_sets");
+  const std::string location = dir + "/runs.sqlite";
+  std::remove(location.c_str());
+  const std::string pte = fixture("training/mlp_mse.pte");
+  for (const char* build : {"a", "b"}) {
+    auto made = run_etscope("run " + pte + " --engine etscope --iterations 5 --repeat 3 --store " + location + " --tag build=" + build);
+    INFO(made.err);
+    REQUIRE(made.exit_code == 0);
+  }
+  // Sets 1,2,3 (set=1, build=a) and 4,5,6 (set=4, build=b): a tag is its newest run's whole set.
+  OpenRequest request;
+  request.store = location;
+  request.baseline = "build=a";
+  request.run = "4,5,6";
+  auto s = load_session(request, nullptr, nullptr);
+  INFO((s->errors.empty() ? "" : s->errors[0]));
+  CHECK(s->errors.empty());
+  CHECK(s->store_baseline_set == std::vector<int64_t>{1, 2, 3});
+  CHECK(s->store_run_set == std::vector<int64_t>{4, 5, 6});
+  CHECK(s->store_baseline == 1);
+  CHECK(s->store_run == 4);
+  REQUIRE(s->compare);
+  CHECK(s->compare->baseline().size() == 3);
+  CHECK(s->compare->candidate().size() == 3);
+  CHECK_THAT(s->compare->baseline_label(), Catch::StartsWith("runs 1,2,3 (") && Catch::Contains("set=1"));
+  CHECK_THAT(s->compare->candidate_label(), Catch::StartsWith("runs 4,5,6 (") && Catch::Contains("build=b"));
+  // The verdicts `etscope compare build=a 4,5,6` gives: the method total on the runs' medians.
+  auto db = store::Store::open(location).value();
+  std::vector<inspect::RunSamples> a, b;
+  for (int64_t id : {1, 2, 3}) a.push_back(db->samples(id).value());
+  for (int64_t id : {4, 5, 6}) b.push_back(db->samples(id).value());
+  const inspect::Comparison want = inspect::compare_run_sets(a, b);
+  const inspect::Comparison& got = s->compare->comparison(0.05, 0.05);
+  CHECK(got.runs_a == 3);
+  CHECK(got.runs_b == 3);
+  CHECK(got.method.n_a == 3);
+  CHECK(got.method.test.p == want.method.test.p);
+  CHECK(got.rows.size() == want.rows.size());
+  // The same program twice: three runs a side cannot reach p 0.05, so no method alarm.
+  CHECK(got.method.verdict == inspect::Verdict::kUnchanged);
+
+  // A set by its name as the baseline, one run as the candidate (as the view's pickers ask).
+  OpenRequest swap;
+  swap.baseline = "set=4";
+  swap.run = "1";
+  auto t = load_session(swap, s.get(), nullptr);
+  INFO((t->errors.empty() ? "" : t->errors[0]));
+  CHECK(t->errors.empty());
+  CHECK(t->store_baseline_set == std::vector<int64_t>{4, 5, 6});
+  CHECK(t->store_run_set == std::vector<int64_t>{1});
+  REQUIRE(t->compare);
+  CHECK(t->compare->baseline().size() == 3);
+  CHECK(t->compare->candidate().size() == 1);
+  CHECK_THAT(t->compare->candidate_label(), Catch::StartsWith("run 1 ("));
 }

@@ -849,3 +849,112 @@ TEST_CASE("run --store records the etscope engine and history shows it", "[store
     CHECK_THAT(et.err, Catch::Contains("built without ExecuTorch's runtime"));
   }
 }
+
+TEST_CASE("issue 28: run --repeat stores a set of runs and prints the compare command, which works (SQLite and PostgreSQL)",
+          "[store][cli][repeat]") {
+  const std::string pte = fixture("training/mlp_mse.pte");
+  const std::string dir = temp_dir("store_repeat");
+  for (const std::string& location : both("repeat")) {
+    INFO(location);
+    const std::string at = " --store " + quoted(location);
+    const std::string run = "run " + pte + " --engine etscope --iterations 5 --repeat 3" + at;
+    auto first = run_etscope(run + " --tag commit=a --format json");
+    INFO(first.err);
+    REQUIRE(first.exit_code == 0);
+    const auto j = nlohmann::json::parse(first.out);
+    CHECK(j["repeat"] == 3);
+    REQUIRE(j["runs"].size() == 3);
+    CHECK(j["median_ms"].size() == 3);
+    const std::vector<int64_t> a = j["store"]["run_ids"].get<std::vector<int64_t>>();
+    REQUIRE(a.size() == 3);
+    CHECK(a[0] != a[1]);
+    CHECK(a[1] != a[2]);
+    CHECK(j["store"]["set"] == std::to_string(a[0]));
+    for (size_t k = 0; k < 3; ++k) CHECK(j["runs"][k]["store"]["run_id"] == a[k]);
+    // The first set of a program has nothing to compare with yet.
+    CHECK(j["compare"].is_null());
+    CHECK(j["previous_set"].empty());
+    {
+      auto s = must(store::Store::open(location, store::OpenMode::kExisting));
+      const auto rows = must(s->runs({}));
+      REQUIRE(rows.size() == 3);
+      for (const auto& row : rows) {
+        CHECK(row.tags.at("set") == std::to_string(a[0]));
+        CHECK(row.tags.at("commit") == "a");
+      }
+      CHECK(must(s->set_runs(std::to_string(a[0]))) == a);
+      // A tag names the newest run with it, and that run's whole set; an id names one run.
+      CHECK(must(s->resolve_runs("commit=a", store::this_machine())) == a);
+      CHECK(must(s->resolve_runs(std::to_string(a[1]), store::this_machine())) == std::vector<int64_t>{a[1]});
+      CHECK(must(s->resolve_runs(std::to_string(a[2]) + "," + std::to_string(a[0]), store::this_machine())) ==
+            std::vector<int64_t>{a[2], a[0]});
+    }
+
+    // The second set of the same program: one line per run and the command comparing the sets.
+    auto second = run_etscope(run + " --tag commit=b");
+    INFO(second.out << second.err);
+    REQUIRE(second.exit_code == 0);
+    CHECK_THAT(second.out, Catch::Contains("run 3/3 ") && Catch::Contains("each its own load"));
+    CHECK(second.out.find("latency    ") == std::string::npos);  // one line per run instead
+    const size_t at_line = second.out.find("compare    etscope compare ");
+    REQUIRE(at_line != std::string::npos);
+    const size_t start = at_line + std::string("compare    etscope ").size();
+    std::string command = second.out.substr(start, second.out.find("   (", start) - start);
+    const std::string ids_a = std::to_string(a[0]) + "," + std::to_string(a[1]) + "," + std::to_string(a[2]);
+    CHECK_THAT(command, Catch::StartsWith("compare " + ids_a + " "));
+    auto cmp = run_etscope(command + " --format json");
+    INFO(command << "\n" << cmp.err);
+    REQUIRE((cmp.exit_code == 0 || cmp.exit_code == 1));
+    const auto c = nlohmann::json::parse(cmp.out);
+    REQUIRE(c["a"].size() == 3);
+    REQUIRE(c["b"].size() == 3);
+    CHECK(c["a"][0]["id"] == a[0]);
+    CHECK(c["b"][0]["tags"]["commit"] == "b");
+    // The same program twice, unchanged: no method alarm (three runs a side test the method
+    // total on the runs' medians, whose smallest p, 0.1, is above alpha).
+    CHECK(c["rows"].back()["operator"] == "Method::execute");
+    CHECK(c["rows"].back()["n_a"] == 3);
+    CHECK(c["rows"].back()["verdict"] == "unchanged");
+    // Tags name the sets as well.
+    auto by_tag = run_etscope("compare commit=a commit=b --format json" + at);
+    REQUIRE((by_tag.exit_code == 0 || by_tag.exit_code == 1));
+    const auto t = nlohmann::json::parse(by_tag.out);
+    CHECK(t["a"].size() == 3);
+    CHECK(t["b"].size() == 3);
+    CHECK(t["rows"].back()["verdict"] == "unchanged");
+  }
+  // --etdump writes one file per run, the run's number before the extension.
+  auto files = run_etscope("run " + pte + " --engine etscope --iterations 3 --repeat 2 --etdump " + dir + "/d.etdp");
+  INFO(files.err);
+  REQUIRE(files.exit_code == 0);
+  CHECK(std::filesystem::exists(dir + "/d-1.etdp"));
+  CHECK(std::filesystem::exists(dir + "/d-2.etdp"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/d.etdp"));
+  auto cmp_files = run_etscope("compare " + dir + "/d-1.etdp," + dir + "/d-2.etdp " + dir + "/d-2.etdp --format json");
+  REQUIRE((cmp_files.exit_code == 0 || cmp_files.exit_code == 1));
+  CHECK(nlohmann::json::parse(cmp_files.out)["a"].size() == 2);
+}
+
+TEST_CASE("issue 28: run --repeat refuses what it cannot do with one line", "[store][cli][repeat][errors]") {
+  const std::string pte = fixture("training/mlp_mse.pte");
+  const std::string location = fresh_sqlite("repeat_errors");
+  const std::string at = " --store " + quoted(location);
+  const std::pair<std::string, std::string> cases[] = {
+      {"--engine etscope --repeat 0" + at, "--repeat must be at least 1"},
+      {"--engine etscope --repeat -2" + at, "--repeat must be at least 1"},
+      {"--engine etscope --repeat 3", "--repeat needs --store"},
+      {"--repeat 3 --engine both" + at, "--engine both does not take --repeat"},
+      {"--engine etscope --repeat 3 --tag set=7" + at, "--tag set=7"},
+      {"--engine etscope --repeat 3 --bundled" + at, "--bundled"},
+  };
+  for (const auto& [args, message] : cases) {
+    INFO(args);
+    auto r = run_etscope("run " + pte + " " + args);
+    INFO(r.out << r.err);
+    CHECK(r.exit_code != 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_THAT(r.err, Catch::Contains(message));
+    CHECK(r.out.empty());
+  }
+  CHECK_FALSE(std::filesystem::exists(location));
+}

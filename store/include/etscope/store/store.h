@@ -73,6 +73,10 @@ struct ImportRequest {
 /// "intermediate"): its timings include the logging, and compare says so.
 inline constexpr std::string_view kLoggingTag = "logging";
 
+/// The tag `run --repeat K` gives each of its K runs: its value is the id of the set's first run.
+/// The runs of one set are one side of a comparison (resolve_runs, `compare set=12 set=16`).
+inline constexpr std::string_view kSetTag = "set";
+
 struct ImportResult {
   int64_t run_id = 0;
   bool created = false;  ///< False when the same ETDump was already stored.
@@ -160,6 +164,19 @@ class Store {
   /// A run named by its id, by `key=value` (the newest run with that tag), or by an ETDump file
   /// (imported first, with `environment`).
   Result<int64_t> resolve(const std::string& ref, const Environment& environment);
+  /// The runs `ref` names as one side of a comparison, oldest first: ids and key=value tags
+  /// separated by commas ("12,13,14"), each a run id (that run), a tag (the newest run with it;
+  /// when that run is one of a `run --repeat` set, every run of its set) or an ETDump file
+  /// (imported first, as resolve()). A run named twice counts once.
+  Result<std::vector<int64_t>> resolve_runs(const std::string& ref, const Environment& environment);
+  /// Tags a stored run with key=value (replacing that key's value); kNotFound without the run.
+  Status tag(int64_t run_id, const std::string& key, const std::string& value);
+  /// The runs tagged kSetTag=`set`, oldest first (none when no run is).
+  Result<std::vector<int64_t>> set_runs(const std::string& set);
+  /// The runs of the newest set before `set` of the same program (hash), method and engine as the
+  /// set's first run, oldest first: what `run --repeat` offers to compare its set with. Empty
+  /// when there is none.
+  Result<std::vector<int64_t>> previous_set(const std::string& set);
   /// The per-operator samples of a run, as inspect::compare_runs takes them.
   Result<inspect::RunSamples> samples(int64_t run_id);
   /// The stored programs `ref` names, most runs first: a program file (.pte or .bpte) by the hash
