@@ -29,7 +29,8 @@
 // (Comparison::operator_scatter, CompareRow::p_scatter). The method total cannot be corrected so
 // (with one run per side a uniform real change and drift look alike): its verdict needs a change
 // beyond `drift_allowance` as well, and d is reported; with several runs per side
-// (compare_run_sets) it is tested on the runs' medians instead.
+// (compare_run_sets) it is tested on the runs' medians, and still needs the allowance: sets made
+// one after the other share the machine's state within a set and drift apart between sets.
 #pragma once
 
 #include <cstdint>
@@ -188,9 +189,11 @@ Comparison compare_runs(const RunSamples& a, const RunSamples& b, const CompareO
 /// Several runs per side (`etscope compare A1,A2,A3,A4 B1,B2,B3,B4`). Operators: compare_runs of
 /// each side's runs pooled (every run's samples of the operator together; matched as
 /// `same_program` says). The method total, when both sides have at least two runs: the
-/// Mann-Whitney U test of B's runs' medians against A's (the runs are the independent units, so
-/// the drift between runs is inside the test and no allowance applies), its medians the median of
-/// the runs' medians, n_a and n_b the runs, judged by `threshold` and `min_change_ms`. At level
+/// Mann-Whitney U test of B's runs' medians against A's, its medians the median of the runs'
+/// medians, n_a and n_b the runs, judged by `threshold`, `min_change_ms` and `drift_allowance`
+/// (runs made back to back share the machine's state, so sets drift apart as single runs do:
+/// sets of four unchanged runs moved by up to +72% on the busy test machine; on a quiet one
+/// `--drift-allowance` can be set from its own reruns, down to 0). At level
 /// 0.05 that needs four runs a side (the smallest exact p of 3 against 3 is 0.1, of 4 against 4
 /// 0.029). With one run on a side, as compare_runs.
 Comparison compare_run_sets(std::span<const RunSamples> a, std::span<const RunSamples> b, const CompareOptions& options = {});
