@@ -88,6 +88,17 @@ nice "$PYV" export_op_conformance.py "$OUT/ops" > "$WORK/log_ops.txt" 2>&1 || fa
 # Training programs and 20-step runs of ExecuTorch's SGD and torch's AdamW (etscope train's reference).
 rm -rf "$OUT/training"
 nice "$PYV" export_training_reference.py "$OUT/training" > "$WORK/log_training.txt" 2>&1 || failed="$failed training"
+# Small random-weight Llama 3 programs written by ExecuTorch's own LLM exporter (export_llm),
+# with ExecuTorch's logits of a prefill and 7 greedy decode steps; export_llm.py without
+# --only exports every configuration it knows into build/export-work/llm (not committed).
+rm -rf "$WORK/llm"
+if nice "$PYV" export_llm.py --out "$WORK/llm" \
+    --only xnn_8da4w_emb4,xnn_fp32_sdpa,portable_fp32_sdpa,portable_kv_nosdpa > "$WORK/log_llm.txt" 2>&1; then
+  "$PYV" export_llm.py --pack "$WORK/llm" "$OUT/llm" \
+    xnn_8da4w_emb4 xnn_fp32_sdpa portable_fp32_sdpa portable_kv_nosdpa || failed="$failed llm"
+else
+  failed="$failed llm"
+fi
 if [[ -n "$failed" ]]; then
   echo "steps that failed:$failed" >&2
   exit 1

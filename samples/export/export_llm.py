@@ -1,0 +1,737 @@
+#!/usr/bin/env python3
+"""Small random-weight Llama 3 programs written by ExecuTorch's own LLM exporter, with answers.
+
+    python export_llm.py [--out DIR] [--only NAME,...] [--small] [--fixtures DEST]
+
+For every configuration below this runs ExecuTorch 1.5.1's exporter,
+`python -m executorch.extension.llm.export.export_llm` (a bundled yaml and/or command-line
+overrides), into OUT/<name>/ and records:
+
+  model.pte (+ *.ptd)  the program as the exporter wrote it
+  command.txt          the exact command line (cwd, argv)
+  export.log           the exporter's output
+  ops.json             every operator of every execution plan and every delegate id
+  metadata.json        the values of the program's metadata methods (get_max_seq_len, ...)
+  tokens_<k>.npy, input_pos_<k>.npy, ref_call_<k>.npy
+                       each call of one generation on ONE loaded program: its inputs and its
+                       logits (float32; result.json says the program's own dtype). Calls 0..P-1
+                       are the prefill (one call when the sequence dimension is dynamic, one per
+                       prompt token otherwise), then one call per greedy decode step.
+  eager_call_<k>.npy   the exporter's eager model (same checkpoint, same source transforms) on
+                       the same inputs, when it runs
+  result.json          status, reference ("executorch" or "eager"), errors, greedy ids, ...
+
+OUT/index.json lists every configuration, OUT/STATUS.md is rewritten after each one.
+The weights are a seeded random checkpoint (OUT/checkpoint.pth, passed as base.checkpoint) of
+the architecture in OUT/params.json, so eager and exported programs share weights. With --small
+the weights lie on a coarse grid (values k/16 scaled per layer) so that xz packs them small.
+
+Each configuration's ExecuTorch run happens in its own process (the runtime can abort).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+PARAMS_FULL = {
+    "dim": 128, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "vocab_size": 512,
+    "multiple_of": 32, "hidden_dim": 384, "norm_eps": 1e-5,
+    "rope_theta": 500000.0, "use_scaled_rope": True,
+}
+# The fixture size: every quantizer group (32) still divides every linear's input.
+PARAMS_SMALL = {
+    "dim": 64, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "vocab_size": 256,
+    "multiple_of": 32, "hidden_dim": 128, "norm_eps": 1e-5,
+    "rope_theta": 500000.0, "use_scaled_rope": True,
+}
+MAX_SEQ = 64
+BOS, EOS = 1, [2]
+PROMPT = [1, 17, 42, 200, 7, 99, 150, 5]
+NEW_TOKENS = 8
+SEED = 20261126
+
+XNN = ["backend.xnnpack.enabled=True", "backend.xnnpack.extended_ops=True"]
+KV = ["model.use_kv_cache=True"]
+SDPA = ["model.use_sdpa_with_kv_cache=True"]
+STATIC = ["model.enable_dynamic_shape=False"]
+Q8DA4W = ["quantization.qmode=8da4w", "quantization.group_size=32"]
+EMB4 = ["quantization.embedding_quantize=4,32"]
+
+
+def bundled_yaml(name: str) -> str:
+    import executorch
+    return str(Path(list(executorch.__path__)[0]) / "examples/models/llama/config" / name)
+
+
+# name -> (bundled yaml or None, overrides, what it is)
+CONFIGS: list[tuple[str, str | None, list[str], str]] = [
+    ("xnn_8da4w_emb4", "llama_xnnpack.yaml", ["quantization.group_size=32"],
+     "llama_xnnpack.yaml: KV cache, sdpa_with_kv_cache, 8da4w linears (group 32), 4-bit embeddings (group 32), XNNPACK"),
+    ("xnn_fp32_sdpa", None, KV + SDPA + XNN, "XNNPACK fp32, KV cache, sdpa_with_kv_cache"),
+    ("portable_fp32_sdpa", None, KV + SDPA, "portable fp32, KV cache, sdpa_with_kv_cache"),
+    ("portable_kv_nosdpa", None, KV, "portable fp32, KV cache, no sdpa custom op"),
+    ("xnn_kv_nosdpa", None, KV + XNN, "XNNPACK fp32, KV cache, no sdpa custom op"),
+    ("xnn_8da4w_emb4_static", "llama_xnnpack.yaml", ["quantization.group_size=32"] + STATIC,
+     "llama_xnnpack.yaml with static shapes (one token per call)"),
+    ("portable_fp32_sdpa_static", None, KV + SDPA + STATIC, "portable fp32, KV cache, sdpa, static shapes"),
+    ("portable_nokv", None, [], "portable fp32, no KV cache (whole sequence per call), dynamic"),
+    ("xnn_nokv", None, XNN, "XNNPACK fp32, no KV cache, dynamic"),
+    ("xnn_8da8w", None, KV + SDPA + XNN + ["quantization.qmode=8da8w"], "XNNPACK 8da8w linears"),
+    ("xnn_8da4w_g64", None, KV + SDPA + XNN + ["quantization.qmode=8da4w", "quantization.group_size=64"],
+     "XNNPACK 8da4w linears, group 64"),
+    ("portable_int8", None, KV + SDPA + ["quantization.qmode=int8"], "portable, int8 weight-only linears"),
+    ("portable_4w", None, KV + SDPA + ["quantization.qmode=4w", "quantization.group_size=32"],
+     "portable, 4-bit weight-only linears (group 32)"),
+    ("portable_8da4w", None, KV + SDPA + Q8DA4W, "8da4w linears without XNNPACK"),
+    ("portable_emb8", None, KV + SDPA + ["quantization.embedding_quantize=8,0"],
+     "portable, 8-bit per-row embeddings"),
+    ("portable_emb4_g32", None, KV + SDPA + EMB4, "portable, 4-bit embeddings group 32"),
+    ("portable_emb8_g64", None, KV + SDPA + ["quantization.embedding_quantize=8,64"],
+     "portable, 8-bit embeddings group 64"),
+    ("xnn_quant_kv", None, KV + SDPA + XNN + ["model.quantize_kv_cache=True"],
+     "XNNPACK fp32, int8 quantized KV cache (custom_quantized_sdpa)"),
+    ("portable_quant_kv", None, KV + SDPA + ["model.quantize_kv_cache=True"],
+     "portable fp32, int8 quantized KV cache"),
+    ("portable_static_quant_kv", None, KV + STATIC + ["model.static_quantize_kv_cache=True"],
+     "portable fp32, statically quantized KV cache"),
+    ("xnn_attention_sink", "llama_attention_sink.yaml",
+     ["quantization.group_size=32", "model.use_attention_sink=4,28"],
+     "llama_attention_sink.yaml: attention sink 4 + window 28, 8da4w, emb4, XNNPACK"),
+    ("portable_attention_sink", None, KV + SDPA + ["model.use_attention_sink=4,28"],
+     "portable fp32, attention sink 4 + window 28"),
+    ("portable_local_global", None, KV + SDPA + ["model.local_global_attention=[16,0]"],
+     "portable fp32, layer 0 sliding window 16, layer 1 global (ring KV cache)"),
+    ("xnn_local_global", None, KV + SDPA + XNN + ["model.local_global_attention=[16,0]"],
+     "XNNPACK fp32, layer 0 sliding window 16 (ring KV cache)"),
+    ("portable_bf16_sdpa", "llama_bf16.yaml", [], "llama_bf16.yaml: bf16, KV cache, sdpa (portable)"),
+    ("xnn_bf16_sdpa", None, KV + SDPA + XNN + ["model.dtype_override=bf16", "backend.xnnpack.enable_bf16=True"],
+     "XNNPACK bf16, KV cache, sdpa"),
+    ("xnn_q8da4w_noxnnflag", "llama_q8da4w.yaml", ["quantization.group_size=32"],
+     "llama_q8da4w.yaml: 8da4w + emb4, no KV cache (exporter forces XNNPACK for the linears)"),
+]
+
+
+def write_status(out: Path, index: list[dict]) -> None:
+    lines = ["# ExecuTorch LLM exporter programs", "",
+             f"Written by samples/export/export_llm.py, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC. "
+             "One directory per configuration; see each result.json.", "",
+             "| configuration | status | reference | path | operators / delegates |",
+             "|---|---|---|---|---|"]
+    for e in index:
+        ops = ", ".join(e.get("operators", [])) or "-"
+        dels = ", ".join(e.get("delegates", []))
+        if dels:
+            ops += "; delegates: " + dels
+        if e.get("xnnpack_nodes"):
+            ops += " (" + ", ".join(e["xnnpack_nodes"]) + ")"
+        lines.append(f"| {e['name']} | {e['status']} | {e.get('reference', '-')} | {e['path']} | {ops} |")
+    failed = [e for e in index if e["status"] != "ok"]
+    if failed:
+        lines += ["", "## Problems", ""]
+        for e in failed:
+            lines.append(f"- {e['name']}: {e['status']}: {e.get('error', '')[:600]}")
+    (out / "STATUS.md").write_text("\n".join(lines) + "\n")
+
+
+def make_checkpoint(out: Path, small: bool) -> tuple[Path, Path]:
+    import torch
+    params = PARAMS_SMALL if small else PARAMS_FULL
+    ppath = out / "params.json"
+    ppath.write_text(json.dumps(params, indent=1) + "\n")
+    from executorch.examples.models.llama.llama_transformer import construct_transformer
+    from executorch.examples.models.llama.model_args import ModelArgs
+    torch.manual_seed(SEED)
+    args = ModelArgs(max_seq_len=MAX_SEQ, max_context_len=MAX_SEQ, **params)
+    model = construct_transformer(args)
+    sd = {}
+    g = torch.Generator().manual_seed(SEED)
+    for name, p in model.named_parameters():
+        if name.endswith("norm.weight") or ".norm" in name or "_norm" in name:
+            # RMSNorm gains around 1, not all ones (so the norm weights matter)
+            w = 1.0 + 0.25 * (torch.rand(p.shape, generator=g) - 0.5)
+        elif name == "output.weight":
+            # logits of a few units, so greedy choices are not near-ties
+            w = (torch.rand(p.shape, generator=g) * 2 - 1) * 4 * (3.0 / p.shape[-1]) ** 0.5
+        elif name == "tok_embeddings.weight":
+            w = torch.randn(p.shape, generator=g)
+        else:
+            fan_in = p.shape[-1]
+            w = (torch.rand(p.shape, generator=g) * 2 - 1) * (3.0 / fan_in) ** 0.5
+        if small:
+            # coarse grid: 33 levels per tensor, so the fixture compresses
+            m = float(w.abs().max())
+            w = torch.round(w / m * 16) * (m / 16)
+        sd[name] = w.to(torch.float32).contiguous()
+    cpath = out / "checkpoint.pth"
+    torch.save(sd, cpath)
+    return ppath, cpath
+
+
+def config_dict(name: str, yaml: str | None, overrides: list[str], ppath: Path, cpath: Path,
+                d: Path) -> str:
+    """The whole exporter configuration as one yaml: the bundled yaml (if any), our model and
+    output settings, then the configuration's overrides (dotted keys)."""
+    from omegaconf import OmegaConf
+    conf = OmegaConf.load(bundled_yaml(yaml)) if yaml else OmegaConf.create({})
+    meta = json.dumps({"get_bos_id": BOS, "get_eos_ids": EOS}, separators=(",", ":"))
+    conf = OmegaConf.merge(conf, OmegaConf.create({
+        "base": {"model_class": "llama3", "params": str(ppath), "checkpoint": str(cpath),
+                 "metadata": meta},
+        "export": {"max_seq_length": MAX_SEQ, "max_context_length": MAX_SEQ,
+                   "output_dir": str(d), "output_name": str(d / "model.pte")}}))
+    conf = OmegaConf.merge(conf, OmegaConf.from_dotlist(overrides))
+    head = f"# {name}: " + (f"ExecuTorch's {yaml}" if yaml else "defaults") + (
+        " + " + " ".join(overrides) if overrides else "") + "\n"
+    return head + OmegaConf.to_yaml(conf)
+
+
+def export_one(out: Path, name: str, yaml: str | None, overrides: list[str], ppath: Path,
+               cpath: Path) -> tuple[bool, str]:
+    d = out / name
+    d.mkdir(parents=True, exist_ok=True)
+    for f in d.iterdir():
+        if f.is_file():
+            f.unlink()
+    cfg = config_dict(name, yaml, overrides, ppath, cpath, d)
+    (d / "config.yaml").write_text(cfg)
+    argv = [sys.executable, "-m", "executorch.extension.llm.export.export_llm",
+            "--config", str(d / "config.yaml"), "hydra.run.dir=.", "hydra.output_subdir=null"]
+    work = d / "hydra"
+    work.mkdir(exist_ok=True)
+    (d / "command.txt").write_text(f"cd {work}\n" + " ".join(_shq(a) for a in argv) + "\n")
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    t0 = time.time()
+    with open(d / "export.log", "w") as log:
+        rc = subprocess.run(["nice"] + argv, cwd=work, stdout=log, stderr=subprocess.STDOUT, env=env).returncode
+    (d / "export.log").open("a").write(f"\n[export_llm.py] rc={rc} seconds={time.time() - t0:.1f}\n")
+    if rc != 0 or not (d / "model.pte").exists():
+        tail = (d / "export.log").read_text().strip().splitlines()
+        err = [l for l in tail if "Error" in l or "error" in l or "Exception" in l]
+        return False, (err[-1] if err else " | ".join(tail[-3:]))
+    return True, ""
+
+
+def _shq(a: str) -> str:
+    import shlex
+    return shlex.quote(a)
+
+
+def program_ops(pte: Path) -> dict:
+    """Per execution plan: its operators (with how many kernel calls name each), its delegate ids
+    (with how many delegate calls), and, when etscope is at hand ($ETSCOPE, else
+    build/bin/etscope of this checkout or of /work/main), the XNNPACK node kinds of its
+    delegates with their value types."""
+    import collections
+    from executorch.exir._serialize._program import deserialize_pte_binary
+    prog = deserialize_pte_binary(pte.read_bytes()).program
+    plans = {}
+    for plan in prog.execution_plan:
+        names = [o.name + ("." + o.overload if o.overload else "") for o in plan.operators]
+        calls, dcalls = collections.Counter(), collections.Counter()
+        for chain in plan.chains:
+            for ins in chain.instructions:
+                a = ins.instr_args
+                if hasattr(a, "op_index"):
+                    calls[names[a.op_index]] += 1
+                elif hasattr(a, "delegate_index"):
+                    dcalls[plan.delegates[a.delegate_index].id] += 1
+        odd_bools = _odd_bool_constants(prog, plan)
+        plans[plan.name] = {"operators": sorted(set(names)), "delegates": sorted({d.id for d in plan.delegates}),
+                            "kernel_calls": dict(sorted(calls.items())), "delegate_calls": dict(sorted(dcalls.items()))}
+        if odd_bools:
+            plans[plan.name]["bool_constants"] = odd_bools
+    kinds = xnnpack_node_kinds(pte)
+    if kinds is not None:
+        for name, k in kinds.items():
+            plans.setdefault(name, {})["xnnpack_nodes"] = k
+    return plans
+
+
+def _odd_bool_constants(prog, plan) -> list:
+    """Constant bool tensors of the plan: value index, shape, buffer, how many bytes are 1, 0
+    and neither (with the distinct other values)."""
+    out = []
+    try:
+        for i, v in enumerate(plan.values):
+            t = v.val
+            if type(t).__name__ != "Tensor" or int(t.scalar_type) != 11 or t.data_buffer_idx <= 0:
+                continue
+            if t.allocation_info is not None or not prog.constant_buffer:
+                continue
+            data = bytes(prog.constant_buffer[t.data_buffer_idx].storage)
+            n = 1
+            for s_ in t.sizes:
+                n *= s_
+            odd = [b for b in data[:n] if b not in (0, 1)]
+            out.append({"value": i, "shape": list(t.sizes), "buffer": t.data_buffer_idx,
+                        "ones": data[:n].count(1), "zeros": data[:n].count(0),
+                        "bytes_not_0_or_1": len(odd), "distinct_other": sorted(set(odd))[:16]})
+    except Exception as e:  # noqa: BLE001
+        out.append({"error": repr(e)})
+    return out
+
+
+def xnnpack_node_kinds(pte: Path):
+    import collections
+    cands = [os.environ.get("ETSCOPE", ""), str(HERE.parent.parent / "build/bin/etscope"), "/work/main/build/bin/etscope"]
+    exe = next((c for c in cands if c and os.access(c, os.X_OK)), None)
+    if exe is None:
+        return None
+    p = subprocess.run([exe, "pte", "--delegates", "--json", str(pte)], capture_output=True, text=True)
+    if p.returncode != 0:
+        return None
+    out = {}
+    for plan in json.loads(p.stdout).get("plans", []):
+        c = collections.Counter()
+        for dl in plan.get("delegates", []):
+            g = dl.get("graph") or {}
+            vals = {v["id"]: v for v in g.get("values", [])}
+            for n in g.get("nodes", []):
+                ts = sorted({vals[i].get("type", "?") for i in n["inputs"] + n["outputs"] if i in vals})
+                c[f"{n['kind']} ({'/'.join(ts)})"] += 1
+        if c:
+            out[plan["method"]] = dict(sorted(c.items()))
+    return out
+
+
+# ---------------------------------------------------------------- the reference run (child)
+
+def _load_custom_ops() -> list[str]:
+    notes = []
+    try:
+        import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401
+    except Exception as e:  # noqa: BLE001
+        notes.append(f"llama custom ops library not loaded: {e!r}")
+    try:
+        import executorch.kernels.quantized  # noqa: F401
+    except Exception as e:  # noqa: BLE001
+        notes.append(f"quantized kernels library not loaded: {e!r}")
+    return notes
+
+
+def plan_calls(meta: dict) -> list[dict]:
+    """The prefill calls for PROMPT; decode calls are added as tokens come."""
+    if not meta.get("use_kv_cache", False):
+        return [{"tokens": list(PROMPT), "input_pos": None}]
+    if meta.get("enable_dynamic_shape", False):
+        return [{"tokens": list(PROMPT), "input_pos": 0}]
+    return [{"tokens": [t], "input_pos": i} for i, t in enumerate(PROMPT)]
+
+
+def _inputs(call: dict):
+    import torch
+    tok = torch.tensor([call["tokens"]], dtype=torch.long)
+    if call["input_pos"] is None:
+        return (tok,), None
+    return (tok,), torch.tensor([call["input_pos"]], dtype=torch.long)
+
+
+def generate(step, meta: dict):
+    """Prefill then greedy decode with step(call) -> logits (1-D float tensor). Returns calls,
+    logits list, new token ids."""
+    calls = plan_calls(meta)
+    logits = [step(c) for c in calls]
+    seq = list(PROMPT)
+    new = []
+    while True:
+        nxt = int(logits[-1].argmax())
+        new.append(nxt)
+        seq.append(nxt)
+        if len(new) == NEW_TOKENS:
+            break
+        if not meta.get("use_kv_cache", False):
+            c = {"tokens": list(seq), "input_pos": None}
+        else:
+            c = {"tokens": [nxt], "input_pos": len(seq) - 1}
+        calls.append(c)
+        logits.append(step(c))
+    return calls, logits, new
+
+
+def _last_logits(t):
+    import torch
+    t = t.detach()
+    dtype = str(t.dtype).replace("torch.", "")
+    t = t.to(torch.float32)
+    if t.dim() == 3:
+        t = t[:, -1, :]
+    return t.reshape(-1), dtype
+
+
+def reference_child(d: Path, cfg_json: str) -> None:
+    """Runs in its own process: ExecuTorch's runtime on d/model.pte, then the eager model."""
+    import numpy as np
+    import torch
+    res = json.loads((d / "result.json").read_text()) if (d / "result.json").exists() else {}
+    res["notes"] = _load_custom_ops()
+    from executorch.runtime import Runtime
+    rt = Runtime.get()
+    ptd = sorted(d.glob("*.ptd"))
+    prog = rt.load_program(str(d / "model.pte"), data_path=str(ptd[0]) if ptd else None)
+    meta = {}
+    for m in sorted(prog.method_names):
+        if m == "forward":
+            continue
+        try:
+            out = prog.load_method(m).execute([])
+            v = out[0] if len(out) == 1 and m != "get_eos_ids" else list(out)
+            if isinstance(v, torch.Tensor):
+                v = v.tolist()
+            elif isinstance(v, list):
+                v = [x.item() if isinstance(x, torch.Tensor) else x for x in v]
+            meta[m] = v
+        except Exception as e:  # noqa: BLE001
+            meta[m] = f"error: {e!r}"
+    (d / "metadata.json").write_text(json.dumps(meta, indent=1) + "\n")
+    res["metadata"] = meta
+    (d / "result.json").write_text(json.dumps(res, indent=1) + "\n")
+    fwd = prog.load_method("forward")
+    dtypes = set()
+    ncalls = [0]
+
+    def et_step(call):
+        args, pos = _inputs(call)
+        ins = list(args) + ([pos] if pos is not None else [])
+        out = fwd.execute(ins)
+        lg, dt = _last_logits(out[0])
+        dtypes.add(dt)
+        k = ncalls[0]
+        np.save(d / f"tokens_{k}.npy", args[0].numpy())
+        if pos is not None:
+            np.save(d / f"input_pos_{k}.npy", pos.numpy())
+        np.save(d / f"ref_call_{k}.npy", lg.numpy())
+        ncalls[0] += 1
+        # progress on disk: if the runtime aborts, the parent knows how far it got
+        (d / "progress.json").write_text(json.dumps({"calls_done": ncalls[0]}))
+        return lg
+
+    calls, logits, new = generate(et_step, meta)
+    res.update({
+        "status": "ok", "reference": "executorch", "logits_dtype": sorted(dtypes),
+        "prompt": PROMPT, "calls": calls, "greedy_new_tokens": new, "n_calls": len(calls),
+        "prefill_calls": len(plan_calls(meta)),
+        "top2_margin": [float(l.topk(2).values[0] - l.topk(2).values[1]) for l in logits],
+    })
+    (d / "result.json").write_text(json.dumps(res, indent=1) + "\n")
+
+
+def eager_child(d: Path, cfg_json: str) -> None:
+    """The exporter's eager model (same config, checkpoint, source transforms) on the same calls."""
+    import numpy as np
+    import torch
+    _load_custom_ops()
+    from omegaconf import OmegaConf
+    from executorch.extension.llm.export.config.llm_config import LlmConfig
+    from executorch.examples.models.llama.export_llama_lib import _prepare_for_llama_export
+    base = OmegaConf.merge(OmegaConf.structured(LlmConfig), OmegaConf.load(d / "config.yaml"))
+    llm_config = OmegaConf.to_object(base)
+    torch.manual_seed(0)
+    mgr = _prepare_for_llama_export(llm_config)
+    model = mgr.model.eval()
+    meta = {"use_kv_cache": llm_config.model.use_kv_cache,
+            "enable_dynamic_shape": llm_config.model.enable_dynamic_shape}
+    k = [0]
+
+    def step(call):
+        args, pos = _inputs(call)
+        with torch.no_grad():
+            out = model(args[0], {"input_pos": pos}) if pos is not None else model(args[0])
+        if isinstance(out, tuple):
+            out = out[0]
+        lg, dt = _last_logits(out)
+        np.save(d / f"eager_call_{k[0]}.npy", lg.numpy())
+        if not (d / f"tokens_{k[0]}.npy").exists():
+            np.save(d / f"tokens_{k[0]}.npy", args[0].numpy())
+            if pos is not None:
+                np.save(d / f"input_pos_{k[0]}.npy", pos.numpy())
+        k[0] += 1
+        return lg
+
+    calls, logits, new = generate(step, meta)
+    (d / "eager.json").write_text(json.dumps({
+        "calls": calls, "greedy_new_tokens": new, "logits_dtype": str(llm_config.model.dtype_override.value),
+        "top2_margin": [float(l.topk(2).values[0] - l.topk(2).values[1]) for l in logits]}, indent=1) + "\n")
+
+
+def run_child(mode: str, d: Path, cfg: dict) -> tuple[int, str]:
+    argv = [sys.executable, __file__, "--child", mode, str(d), json.dumps(cfg)]
+    p = subprocess.run(["nice"] + argv, capture_output=True, text=True, env=dict(os.environ, PYTHONHASHSEED="0"))
+    (d / f"{mode}.log").write_text(p.stdout + p.stderr)
+    err = ""
+    if p.returncode != 0:
+        lines = (p.stdout + p.stderr).strip().splitlines()
+        interesting = [l for l in lines if any(s in l for s in ("Error", "assert", "failed", "Failed", "abort", "Abort"))]
+        err = " | ".join((interesting or lines)[-4:])
+    return p.returncode, err
+
+
+def do_config(out: Path, name: str, yaml, overrides, what, ppath, cpath) -> dict:
+    import numpy as np
+    d = out / name
+    entry = {"name": name, "path": str(d), "what": what, "yaml": yaml, "overrides": overrides}
+    print(f"=== {name}: export", flush=True)
+    ok, err = export_one(out, name, yaml, overrides, ppath, cpath)
+    if not ok:
+        entry.update(status="export_failed", error=err)
+        (d / "result.json").write_text(json.dumps(entry, indent=1) + "\n")
+        return entry
+    plans = program_ops(d / "model.pte")
+    (d / "ops.json").write_text(json.dumps(plans, indent=1) + "\n")
+    fwd = plans.get("forward", {"operators": [], "delegates": []})
+    entry.update(operators=fwd["operators"], delegates=fwd["delegates"],
+                 xnnpack_nodes=sorted(fwd.get("xnnpack_nodes", {})),
+                 files=sorted(p.name for p in d.glob("*.pt[ed]")),
+                 pte_bytes=(d / "model.pte").stat().st_size)
+    (d / "result.json").write_text(json.dumps(entry, indent=1) + "\n")
+    cfg = {}
+    print(f"=== {name}: executorch run", flush=True)
+    rc, err = run_child("executorch", d, cfg)
+    print(f"=== {name}: eager run", flush=True)
+    erc, eerr = run_child("eager", d, cfg)
+    res = json.loads((d / "result.json").read_text())
+    if rc != 0:
+        done = 0
+        if (d / "progress.json").exists():
+            done = json.loads((d / "progress.json").read_text())["calls_done"]
+        res.update(status="executorch_failed", executorch_error=err or f"exit code {rc}",
+                   executorch_calls_done=done, error=f"ExecuTorch runtime failed after {done} calls: {err or rc}")
+        # the ExecuTorch logits of the calls that did run stay as et_call_<k>.npy
+        for k in range(done):
+            (d / f"ref_call_{k}.npy").rename(d / f"et_call_{k}.npy")
+        if erc == 0:
+            e = json.loads((d / "eager.json").read_text())
+            for k in range(len(e["calls"])):
+                np.save(d / f"ref_call_{k}.npy", np.load(d / f"eager_call_{k}.npy"))
+            res.update(reference="eager", calls=e["calls"], greedy_new_tokens=e["greedy_new_tokens"],
+                       n_calls=len(e["calls"]), prompt=PROMPT, top2_margin=e["top2_margin"])
+        else:
+            res.update(reference="none")
+    if erc != 0:
+        res["eager_error"] = eerr or f"exit code {erc}"
+    else:
+        e = json.loads((d / "eager.json").read_text())
+        res["eager_greedy_new_tokens"] = e["greedy_new_tokens"]
+        if res.get("reference") == "executorch":
+            diffs = []
+            for k in range(res["n_calls"]):
+                a = np.load(d / f"ref_call_{k}.npy")
+                if (d / f"eager_call_{k}.npy").exists() and k < len(e["calls"]) and e["calls"][k] == res["calls"][k]:
+                    b = np.load(d / f"eager_call_{k}.npy")
+                    diffs.append(float(np.abs(a - b).max()))
+            res["max_abs_diff_executorch_vs_eager"] = diffs
+    (d / "progress.json").unlink(missing_ok=True)
+    res["status"] = res.get("status", "ok")
+    (d / "result.json").write_text(json.dumps(res, indent=1) + "\n")
+    entry.update({k: res[k] for k in ("status", "reference", "error", "greedy_new_tokens",
+                                      "eager_greedy_new_tokens", "eager_error", "metadata")
+                  if k in res})
+    return entry
+
+
+# --------------------------------------------------------------------------- pack
+
+FIXTURES = ("xnn_8da4w_emb4", "xnn_fp32_sdpa", "portable_fp32_sdpa", "portable_kv_nosdpa")
+ARCHIVE = "llm.tar.xz"
+# Not committed: the exporter's log and hydra work dir, the per-run logs, the checkpoint.
+SKIP = ("export.log", "executorch.log", "eager.log", "progress.json")
+
+
+def pack(work: Path, dest: Path, names: list[str]) -> None:
+    """Copy configurations work/<name>/ into dest/<name>/ the way the other fixture folders are
+    packed: programs (.pte/.ptd) into dest/llm.tar.xz (paths <name>/model.pte, XZ_OPT=-9e),
+    every other file raw; dest/index.json gives size, sha256 and archive of every file."""
+    import hashlib
+    import shutil
+    work, dest = work.resolve(), dest.resolve()
+    if dest.exists():
+        for old in sorted(dest.rglob("*"), reverse=True):
+            if old.is_file() and old.name != "MANIFEST.md":
+                old.unlink()
+            elif old.is_dir():
+                old.rmdir()
+    dest.mkdir(parents=True, exist_ok=True)
+    top = json.loads((work / "index.json").read_text())
+    status = {e["name"]: e["status"] for e in top["configurations"]}
+    bad = [n for n in names if status.get(n) != "ok" or not (work / n / "model.pte").exists()]
+    if bad:
+        sys.exit(f"not packed, no ExecuTorch reference: {bad}")
+    files = ["params.json"]
+    for n in names:
+        files += sorted(f"{n}/{p.name}" for p in (work / n).iterdir()
+                        if p.is_file() and p.name not in SKIP)
+    big = [f for f in files if f.endswith((".pte", ".ptd"))]
+    index = {}
+    for rel in files:
+        p = work / rel
+        index[rel] = {"size": p.stat().st_size, "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
+                      "archive": ARCHIVE if rel in big else None}
+        if rel not in big:
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(p, dest / rel)
+    env = dict(os.environ, XZ_OPT="-9e")
+    subprocess.run(["tar", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner",
+                    "--format=gnu", "-cJf", str(dest / ARCHIVE), *big], cwd=work, check=True, env=env)
+    top["configurations"] = [e for e in top["configurations"] if e["name"] in names]
+    for e in top["configurations"]:
+        e["path"] = e["name"]
+    top["files"] = index
+    (dest / "index.json").write_text(json.dumps(top, indent=1) + "\n")
+    (dest / "MANIFEST.md").write_text(manifest(top, dest))
+    print(f"{dest}: {len(files)} files, {len(big)} in {ARCHIVE} "
+          f"({(dest / ARCHIVE).stat().st_size} bytes)")
+
+
+def manifest(top: dict, dest: Path) -> str:
+    v = top["versions"]
+    lines = [
+        "# ExecuTorch LLM exporter programs", "",
+        "Written by `samples/export/export_llm.py` (step `llm` of `samples/export/make_fixtures.sh`); "
+        "do not edit. Each directory is one configuration of ExecuTorch's own LLM exporter, "
+        "`python -m executorch.extension.llm.export.export_llm --config <dir>/config.yaml` "
+        f"(executorch {v['executorch']}, torch {v['torch']}, torchao {v['torchao']}), for a "
+        "random-weight Llama 3 architecture (`params.json`; seeded checkpoint, weights on a "
+        "33-level grid per tensor so the programs compress; not committed), "
+        f"max_seq_length = max_context_length = {top['max_seq_length']}, metadata bos "
+        f"{top['bos']}, eos {top['eos']}.", "",
+        f"`model.pte` of every directory is in `{ARCHIVE}` (paths `<configuration>/model.pte`, "
+        "unpacked by the build into `build/fixtures/executorch/llm/`), everything else is raw; "
+        "`index.json` lists every file (size, sha256, archive) and every configuration's "
+        "result.", "",
+        "Per configuration: `config.yaml` and `command.txt` (the exporter's exact input), "
+        "`ops.json` (each execution plan's operators and delegate ids), `metadata.json` (what "
+        "the metadata methods return), `result.json`; then the calls of one generation on ONE "
+        f"loaded program, prompt `{top['prompt']}`: the prefill (one call with all prompt ids at "
+        "input_pos 0 when `enable_dynamic_shape`, else one call per prompt token), then 7 greedy "
+        "decode steps of one token each (`result.json` `calls` lists them): `tokens_<k>.npy` (int64 [1, n]), `input_pos_<k>.npy` (int64 [1]), "
+        "`ref_call_<k>.npy` (float32 logits of the last position, ExecuTorch's Python runtime "
+        "with `executorch.extension.llm.custom_ops` and `executorch.kernels.quantized` loaded), "
+        "`eager_call_<k>.npy` (the exporter's eager model after its source transforms, same "
+        "inputs), `eager.json`. `result.json` has `greedy_new_tokens` (8 ids: the argmax of "
+        "every call), `top2_margin` per call and `max_abs_diff_executorch_vs_eager`.", "",
+        "| configuration | what | operators | delegates | greedy ids |", "|---|---|---|---|---|"]
+    for e in top["configurations"]:
+        lines.append(f"| `{e['name']}` | {e['what']} | " + " ".join(f"`{o}`" for o in e["operators"])
+                     + " | " + (" ".join(e["delegates"]) or "-") + f" | {e.get('greedy_new_tokens')} |")
+    total = sum(p.stat().st_size for p in dest.rglob("*") if p.is_file() and p.name != "MANIFEST.md")
+    lines += ["", f"Committed bytes in this directory: {total} (+ this file)."]
+    return "\n".join(lines) + "\n"
+
+
+def flags_of(e: dict) -> str:
+    parts = [f"`--config {e['yaml']}`"] if e.get("yaml") else []
+    parts += [f"`{o}`" for o in e.get("overrides", [])]
+    return " ".join(parts) or "(defaults: no KV cache, dynamic shape)"
+
+
+def docs_section(work: Path) -> str:
+    """The "LLM exporter configurations" table from OUT/index.json (every operator and delegate
+    each configuration's forward plan uses, and what ExecuTorch's runtime did with it)."""
+    top = json.loads((work / "index.json").read_text())
+    v = top["versions"]
+    lines = [
+        "## LLM exporter configurations", "",
+        "Programs written by ExecuTorch's own LLM exporter (`python -m "
+        "executorch.extension.llm.export.export_llm`, executorch "
+        f"{v['executorch']}, torch {v['torch']}, torchao {v['torchao']}) for a small random-weight "
+        f"Llama 3 architecture (`{json.dumps(top['params'])}`, max_seq_length = "
+        f"max_context_length = {top['max_seq_length']}), made by `samples/export/export_llm.py` "
+        "(each configuration's exact `config.yaml` and command are in its directory). Every "
+        "configuration not otherwise marked has `enable_dynamic_shape` on (the exporter's default). "
+        "*operators* are the forward plan's operator table, *delegates* its delegate ids. "
+        "*ExecuTorch* is what ExecuTorch's Python runtime (custom-ops and quantized libraries "
+        "loaded) did with the program on a prefill and 7 greedy decode steps; where it fails the "
+        "reference is the exporter's eager model. The fixtures "
+        "`tests/fixtures/executorch/llm/` hold the first four.", "",
+        "| configuration | flags | operators | delegates (XNNPACK node kinds with value types) | ExecuTorch | etscope |",
+        "|---|---|---|---|---|---|"]
+    for e in top["configurations"]:
+        ops = " ".join(f"`{o}`" for o in e.get("operators", [])) or "-"
+        dels = " ".join(f"`{x}`" for x in e.get("delegates", [])) or "-"
+        if e.get("xnnpack_nodes"):
+            dels += " (" + ", ".join(e["xnnpack_nodes"]) + ")"
+        if e["status"] == "ok":
+            et = "runs: reference = ExecuTorch"
+        elif e["status"] == "export_failed":
+            et = "exporter refuses: " + e.get("error", "").replace("|", "/")[:200]
+        else:
+            et = (f"runtime fails: {e.get('error', '').replace('|', '/')[:200]}; reference = "
+                  f"{e.get('reference', 'none')}")
+        lines.append(f"| `{e['name']}` | {flags_of(e)} | {ops} | {dels} | {et} | ? |")
+    return "\n".join(lines) + "\n"
+
+
+def refresh_ops(out: Path) -> None:
+    idx = json.loads((out / "index.json").read_text())
+    for e in idx["configurations"]:
+        pte = out / e["name"] / "model.pte"
+        if not pte.exists():
+            continue
+        plans = program_ops(pte)
+        (out / e["name"] / "ops.json").write_text(json.dumps(plans, indent=1) + "\n")
+        fwd = plans.get("forward", {})
+        e.update(operators=fwd.get("operators", []), delegates=fwd.get("delegates", []),
+                 xnnpack_nodes=sorted(fwd.get("xnnpack_nodes", {})))
+    (out / "index.json").write_text(json.dumps(idx, indent=1) + "\n")
+    write_status(out, idx["configurations"])
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--refresh-ops":
+        # --refresh-ops OUT: rewrite every ops.json and the index's operator lists
+        refresh_ops(Path(sys.argv[2]))
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--docs":
+        # --docs WORK FILE: write the docs section to FILE
+        Path(sys.argv[3]).write_text(docs_section(Path(sys.argv[2])))
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--pack":
+        # --pack WORK DEST [NAME ...]
+        pack(Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4:] or list(FIXTURES))
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        mode, d, cfg = sys.argv[2], Path(sys.argv[3]), sys.argv[4]
+        (reference_child if mode == "executorch" else eager_child)(d, cfg)
+        return
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default="/work/ext-llm")
+    ap.add_argument("--only", default="", help="comma-separated configuration names")
+    ap.add_argument("--full", action="store_true",
+                    help="dim 128, vocab 512 (default: the fixture size, dim 64, vocab 256)")
+    args = ap.parse_args()
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    ppath, cpath = make_checkpoint(out, small=not args.full)
+    only = [s for s in args.only.split(",") if s]
+    idx_path = out / "index.json"
+    index = json.loads(idx_path.read_text())["configurations"] if idx_path.exists() else []
+    for name, yaml, overrides, what in CONFIGS:
+        if only and name not in only:
+            continue
+        entry = do_config(out, name, yaml, overrides, what, ppath, cpath)
+        index = [e for e in index if e["name"] != name] + [entry]
+        order = [c[0] for c in CONFIGS]
+        index.sort(key=lambda e: order.index(e["name"]) if e["name"] in order else 999)
+        idx_path.write_text(json.dumps({
+            "generator": "samples/export/export_llm.py", "params": json.loads(ppath.read_text()),
+            "max_seq_length": MAX_SEQ, "max_context_length": MAX_SEQ, "prompt": PROMPT,
+            "bos": BOS, "eos": EOS, "seed": SEED, "versions": versions(),
+            "configurations": index}, indent=1) + "\n")
+        write_status(out, index)
+        print(f"=== {name}: {entry['status']} {entry.get('error', '')[:300]}", flush=True)
+
+
+def versions() -> dict:
+    from importlib.metadata import version
+    return {p: version(p) for p in ("executorch", "torch", "torchao")}
+
+
+if __name__ == "__main__":
+    main()
