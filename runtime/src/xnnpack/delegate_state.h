@@ -89,6 +89,30 @@ struct QuantizedLayer {
   uint32_t shift = 0;
 };
 
+/// A dynamically quantized value's rows as XNNPACK holds them (qdint8): the int8 values, and per
+/// row its zero point and scale (the dequantization scale, 1 / the quantization multiplier).
+struct DynamicRows {
+  std::vector<int8_t> q;
+  std::vector<int32_t> zero;
+  std::vector<float> scale;
+};
+
+/// A fully connected layer with dynamically quantized int8 input rows (qdint8) and int8 or 4-bit
+/// filters, packed at load for qd8_layers.cpp: the filter's integers as [outputs][inputs], its
+/// scales, XNNPACK's per-output float terms and the float bias.
+struct Qd8Layer {
+  enum class Weights : uint8_t { kPerChannel, kPerBlock };  // qcint8 / qcint4, or qbint4
+  Weights kind = Weights::kPerChannel;
+  int64_t k = 0, n = 0;
+  int64_t block = 0;                 // kPerBlock: inputs per block (blocks = k / block)
+  std::vector<int8_t> w;             // n x k filter integers (4-bit values less their zero point 8)
+  std::vector<float> scale;          // kPerChannel: n scales; kPerBlock: n x blocks bf16 scales / 16
+  std::vector<int32_t> block_sum;    // sums of the filter integers: kPerBlock n x blocks, else n
+  std::vector<float> ksum;           // kPerBlock: n packed float terms -sum(filter * scale)
+  std::vector<float> bias;           // n (zeros without a bias)
+  float lo = -INFINITY, hi = INFINITY;
+};
+
 struct DelegateState {
   xnn::Graph graph;
   std::string where;
@@ -118,6 +142,16 @@ struct DelegateState {
   std::vector<uint8_t> gemm_workspace;
   std::vector<int32_t> quantized_of_node;  // per node: index into quantized, or -1
   std::vector<QuantizedLayer> quantized;
+  std::vector<DynamicRows> dynamic_rows;   // per value: qdint8 values' integers (else empty)
+  std::vector<int32_t> qd8_of_node;        // per node: index into qd8_layers, or -1
+  std::vector<Qd8Layer> qd8_layers;
+  /// True when node n is a fully connected layer XNNPACK computes in integers from
+  /// dynamically quantized rows (qd8): a qdint8 input of per-row parameters over its last
+  /// dimension, constant qcint8 / qcint4 (per channel) or qbint4 (per block) filters, an f32
+  /// output and an optional f32 constant bias.
+  bool qd8_layer(const Node& n) const;
+  /// Packs node i's filter for run_fully_connected_qd8 (qd8_layer(node i) holds).
+  Status plan_qd8(size_t i);
   /// True when node n is a convolution or fully connected layer with int8 activations per tensor
   /// and int8 filters (per tensor or per channel), an int8 Add or an int8 mean: it runs in integers.
   bool integer_layer(const Node& n) const;
@@ -245,6 +279,12 @@ inline float quantize_raw(float scaled, float zero_point, float qmin, float qmax
   if (std::isnan(scaled)) return qmax;
   return std::min(std::max(std::nearbyint(scaled) + zero_point, qmin), qmax);
 }
+
+/// XNNPACK's dynamic quantization of `rows` rows of `n` floats (f32 -> qdint8): each row's range
+/// widened to include 0, its multiplier 255 / range, zero point nudged to an integer, values
+/// rounded to nearest even. `out` receives the floats the integers stand for; `ints` (may be null)
+/// the integers and each row's zero point and scale.
+void quantize_rows_qd8(const float* x, float* out, int64_t rows, int64_t n, DynamicRows* ints);
 
 /// Dequantizes a constant into `out` (numel floats). Quantization parameters were checked by the
 /// payload reader (channel axis inside the rank, one scale per channel or block).
