@@ -98,19 +98,27 @@ struct DynamicRows {
 };
 
 /// A fully connected layer with dynamically quantized int8 input rows (qdint8) and int8 or 4-bit
-/// filters, packed at load for qd8_layers.cpp: the filter's integers as [outputs][inputs], its
-/// scales, XNNPACK's per-output float terms and the float bias.
+/// filters, packed at load for qd8_layers.cpp. Outputs come in tiles of kQd8Tile (the last one
+/// padded with zero filters); a tile's filter integers are laid out input by input in groups of 4
+/// (8-bit: [inputs / 4][tile][4] bytes) or of 8 (4-bit: [inputs / 8][tile][4] bytes, each byte
+/// input i in its low nibble and i + 4 in its high one), inputs padded with zeros to a multiple of
+/// 8. Per-output arrays are tile-major: [tile][block][kQd8Tile].
+constexpr int64_t kQd8Tile = 16;
 struct Qd8Layer {
   enum class Weights : uint8_t { kPerChannel, kPerBlock };  // qcint8 / qcint4, or qbint4
   Weights kind = Weights::kPerChannel;
+  bool nibbles = false;              // 4-bit filters
   int64_t k = 0, n = 0;
-  int64_t block = 0;                 // kPerBlock: inputs per block (blocks = k / block)
-  std::vector<int8_t> w;             // n x k filter integers (4-bit values less their zero point 8)
-  std::vector<float> scale;          // kPerChannel: n scales; kPerBlock: n x blocks bf16 scales / 16
-  std::vector<int32_t> block_sum;    // sums of the filter integers: kPerBlock n x blocks, else n
-  std::vector<float> ksum;           // kPerBlock: n packed float terms -sum(filter * scale)
-  std::vector<float> bias;           // n (zeros without a bias)
+  int64_t kpad = 0;                  // inputs padded to a multiple of 8
+  int64_t block = 0, blocks = 1;     // inputs per block (kPerChannel: one block of kpad)
+  int64_t tiles = 0;
+  std::vector<uint8_t> packed;       // tiles x tile_bytes()
+  std::vector<int32_t> wsum;         // sums of the filter integers, per tile, block and output
+  std::vector<float> scale;          // kPerChannel: per output; kPerBlock: bf16 block scale / 16
+  std::vector<float> ksum;           // kPerBlock: packed float term -sum(filter * scale), per output
+  std::vector<float> bias;           // per output (zeros without a bias)
   float lo = -INFINITY, hi = INFINITY;
+  int64_t tile_bytes() const { return nibbles ? kpad * kQd8Tile / 2 : kpad * kQd8Tile; }
 };
 
 struct DelegateState {
@@ -145,6 +153,7 @@ struct DelegateState {
   std::vector<DynamicRows> dynamic_rows;   // per value: qdint8 values' integers (else empty)
   std::vector<int32_t> qd8_of_node;        // per node: index into qd8_layers, or -1
   std::vector<Qd8Layer> qd8_layers;
+  std::vector<uint8_t> qd8_rows;           // a qd8 layer's input rows as its kernel reads them
   /// True when node n is a fully connected layer XNNPACK computes in integers from
   /// dynamically quantized rows (qd8): a qdint8 input of per-row parameters over its last
   /// dimension, constant qcint8 / qcint4 (per channel) or qbint4 (per block) filters, an f32

@@ -11,6 +11,9 @@
 // inputs at a time (kr = 8, two planes).
 #include <cmath>
 #include <cstring>
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#include <immintrin.h>
+#endif
 
 #include "xnnpack/node_table.h"
 
@@ -122,47 +125,57 @@ Status DelegateState::plan_qd8(size_t i) {
   l.n = t ? w.shape[1] : w.shape[0];
   l.lo = n.output_min;
   l.hi = n.output_max;
-  const size_t nk = static_cast<size_t>(l.k * l.n);
-  l.w.resize(nk);
+  l.nibbles = w.type != ElementType::kQCInt8;
+  l.kpad = (l.k + 7) / 8 * 8;
+  l.tiles = (l.n + kQd8Tile - 1) / kQd8Tile;
+  const bool blockwise = w.type == ElementType::kQBInt4;
+  l.kind = blockwise ? Qd8Layer::Weights::kPerBlock : Qd8Layer::Weights::kPerChannel;
+  l.block = blockwise ? static_cast<int64_t>(w.quant.block_size) : l.kpad;
+  l.blocks = blockwise ? l.k / l.block : 1;
+  const size_t wanted = static_cast<size_t>(blockwise ? l.n * l.blocks : l.n);
+  if (w.quant.scales.size() != wanted) return bad(i, "filter scales do not cover the filter");
+  const size_t per_output = static_cast<size_t>(l.tiles * kQd8Tile);
+  l.packed.assign(static_cast<size_t>(l.tiles * l.tile_bytes()), 0);
+  l.wsum.assign(per_output * static_cast<size_t>(l.blocks), 0);
+  l.scale.assign(per_output * static_cast<size_t>(l.blocks), 0.0f);
+  l.ksum.assign(per_output, 0.0f);
+  l.bias.assign(per_output, 0.0f);
+  std::vector<int32_t> row(static_cast<size_t>(l.k));
   for (int64_t o = 0; o < l.n; ++o) {
-    for (int64_t k = 0; k < l.k; ++k) l.w[static_cast<size_t>(o * l.k + k)] = static_cast<int8_t>(t ? filter_int(w, k, o) : filter_int(w, o, k));
-  }
-  if (w.type == ElementType::kQBInt4) {
-    l.kind = Qd8Layer::Weights::kPerBlock;
-    l.block = w.quant.block_size;
-    const int64_t blocks = l.k / l.block;
-    if (w.quant.scales.size() != static_cast<size_t>(l.n * blocks)) return bad(i, "block scales do not cover the filter");
-    l.scale.resize(static_cast<size_t>(l.n * blocks));
-    l.block_sum.assign(static_cast<size_t>(l.n * blocks), 0);
-    l.ksum.assign(static_cast<size_t>(l.n), 0.0f);
-    for (int64_t o = 0; o < l.n; ++o) {
-      const int8_t* wr = l.w.data() + o * l.k;
-      for (int64_t b = 0; b < blocks; ++b) {
-        const size_t s = static_cast<size_t>(o * blocks + b);
-        const float bf = round_bf16(w.quant.scales[s]);
-        l.scale[s] = round_bf16(bf / 16.0f);  // the kernel's filter integers are 16x (shifted left 4)
-        for (int64_t k = b * l.block; k < (b + 1) * l.block; ++k) l.block_sum[s] += wr[k];
+    const int64_t tile = o / kQd8Tile, j = o % kQd8Tile;
+    for (int64_t k = 0; k < l.k; ++k) row[static_cast<size_t>(k)] = t ? filter_int(w, k, o) : filter_int(w, o, k);
+    uint8_t* tp = l.packed.data() + tile * l.tile_bytes();
+    for (int64_t k = 0; k < l.k; ++k) {
+      const int32_t v = row[static_cast<size_t>(k)];
+      if (l.nibbles) {
+        uint8_t& byte = tp[(k / 8) * kQd8Tile * 4 + j * 4 + k % 4];
+        byte = static_cast<uint8_t>(byte | ((static_cast<uint32_t>(v) & 0xfu) << ((k % 8) < 4 ? 0 : 4)));
+      } else {
+        tp[(k / 4) * kQd8Tile * 4 + j * 4 + k % 4] = static_cast<uint8_t>(static_cast<int8_t>(v));
       }
+      l.wsum[static_cast<size_t>((tile * l.blocks + k / l.block) * kQd8Tile + j)] += v;
+    }
+    for (int64_t b = 0; b < l.blocks; ++b) {
+      const size_t at = static_cast<size_t>((tile * l.blocks + b) * kQd8Tile + j);
+      if (blockwise) {
+        // The kernel's filter integers are 16x (shifted left 4): XNNPACK packs scale / 16 in bf16.
+        l.scale[at] = round_bf16(round_bf16(w.quant.scales[static_cast<size_t>(o * l.blocks + b)]) / 16.0f);
+      } else {
+        l.scale[at] = w.quant.scales[static_cast<size_t>(o)];
+      }
+    }
+    if (blockwise) {
       // XNNPACK's packing: the column's float term less each group's sum times its block's scale.
       float f = 0.0f;
       for (int64_t g = 0; g < l.k; g += kPackGroup) {
         int32_t sum = 0;
-        for (int64_t k = g; k < std::min(g + kPackGroup, l.k); ++k) sum += wr[k];
-        const float product = static_cast<float>(sum) * round_bf16(w.quant.scales[static_cast<size_t>(o * blocks + g / l.block)]);
+        for (int64_t k = g; k < std::min(g + kPackGroup, l.k); ++k) sum += row[static_cast<size_t>(k)];
+        const float product = static_cast<float>(sum) * round_bf16(w.quant.scales[static_cast<size_t>(o * l.blocks + g / l.block)]);
         f = f - product;
       }
       l.ksum[static_cast<size_t>(o)] = f;
     }
-  } else {
-    l.scale.resize(static_cast<size_t>(l.n));
-    if (w.quant.scales.size() != static_cast<size_t>(l.n)) return bad(i, "channel scales do not cover the filter");
-    l.block_sum.assign(static_cast<size_t>(l.n), 0);
-    for (int64_t o = 0; o < l.n; ++o) {
-      l.scale[static_cast<size_t>(o)] = w.quant.scales[static_cast<size_t>(o)];
-      for (int64_t k = 0; k < l.k; ++k) l.block_sum[static_cast<size_t>(o)] += l.w[static_cast<size_t>(o * l.k + k)];
-    }
   }
-  l.bias.assign(static_cast<size_t>(l.n), 0.0f);
   if (n.inputs[2] >= 0) {
     const xnn::TensorValue& b = value(n.inputs[2]);
     if (b.numel != static_cast<uint64_t>(l.n)) return bad(i, "bias size differs from the outputs");
@@ -178,10 +191,54 @@ Status DelegateState::plan_qd8(size_t i) {
 
 namespace {
 
-int32_t dot_i8(const int8_t* a, const int8_t* b, int64_t n) {
-  int32_t s = 0;
-  for (int64_t k = 0; k < n; ++k) s += static_cast<int32_t>(a[k]) * static_cast<int32_t>(b[k]);
-  return s;
+// acc[j] = the sum over `len` inputs (a multiple of 8) of a[k] x filter integer of output j of
+// the tile (16x the integer for 4-bit filters, as XNNPACK's kernels sum them), from the packed
+// bytes of those inputs. Integer sums: the same whichever instructions compute them.
+void tile_sums(const uint8_t* a, const uint8_t* w, int64_t len, bool nibbles, int32_t* acc) {
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+  __m512i sum = _mm512_setzero_si512();
+  if (nibbles) {
+    const __m512i high = _mm512_set1_epi8(static_cast<char>(0xf0));
+    for (int64_t p = 0; p < len / 8; ++p) {
+      uint32_t lo4, hi4;
+      std::memcpy(&lo4, a + 8 * p, 4);
+      std::memcpy(&hi4, a + 8 * p + 4, 4);
+      const __m512i bytes = _mm512_loadu_si512(w + p * kQd8Tile * 4);
+      const __m512i wl = _mm512_and_si512(_mm512_slli_epi16(bytes, 4), high);
+      const __m512i wh = _mm512_and_si512(bytes, high);
+      sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi32(static_cast<int32_t>(lo4)), wl);
+      sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi32(static_cast<int32_t>(hi4)), wh);
+    }
+  } else {
+    for (int64_t g = 0; g < len / 4; ++g) {
+      uint32_t a4;
+      std::memcpy(&a4, a + 4 * g, 4);
+      sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi32(static_cast<int32_t>(a4)), _mm512_loadu_si512(w + g * kQd8Tile * 4));
+    }
+  }
+  _mm512_storeu_si512(acc, sum);
+#else
+  for (int64_t j = 0; j < kQd8Tile; ++j) acc[j] = 0;
+  if (nibbles) {
+    for (int64_t p = 0; p < len / 8; ++p) {
+      const uint8_t* wp = w + p * kQd8Tile * 4;
+      for (int64_t j = 0; j < kQd8Tile; ++j) {
+        for (int64_t q = 0; q < 4; ++q) {
+          const uint8_t byte = wp[j * 4 + q];
+          acc[j] += static_cast<int32_t>(a[8 * p + q]) * static_cast<int8_t>(static_cast<uint8_t>(byte << 4)) +
+                    static_cast<int32_t>(a[8 * p + 4 + q]) * static_cast<int8_t>(byte & 0xf0);
+        }
+      }
+    }
+  } else {
+    for (int64_t g = 0; g < len / 4; ++g) {
+      const int8_t* wp = reinterpret_cast<const int8_t*>(w + g * kQd8Tile * 4);
+      for (int64_t j = 0; j < kQd8Tile; ++j) {
+        for (int64_t q = 0; q < 4; ++q) acc[j] += static_cast<int32_t>(a[4 * g + q]) * wp[j * 4 + q];
+      }
+    }
+  }
+#endif
 }
 
 }  // namespace
@@ -192,38 +249,48 @@ void run_fully_connected_qd8(DelegateState& m, const Node& n) {
   const DynamicRows& x = m.dynamic_rows[static_cast<size_t>(n.inputs[0])];
   float* out = m.output(n);
   const int64_t rows = l.k > 0 ? m.in_shape(n, 0).numel() / l.k : 0;
+  // The rows as XNNPACK's qdu8 kernels read them: input + 128 as uint8, zero-padded to kpad.
+  std::vector<uint8_t>& au = m.qd8_rows;
+  au.assign(static_cast<size_t>(rows * l.kpad), 0);
   for (int64_t r = 0; r < rows; ++r) {
-    const int8_t* a = x.q.data() + r * l.k;
-    const float in_scale = x.scale[static_cast<size_t>(r)];
-    float* o = out + r * l.n;
-    if (l.kind == Qd8Layer::Weights::kPerChannel) {
-      // int32 sums of (input - zero point) x filter; then times the input's scale, and the
-      // filter's scale and bias in one fused multiply-add.
-      const int32_t zero = x.zero[static_cast<size_t>(r)];
-      for (int64_t c = 0; c < l.n; ++c) {
-        const int32_t acc = dot_i8(a, l.w.data() + c * l.k, l.k) - zero * l.block_sum[static_cast<size_t>(c)];
-        float v = static_cast<float>(acc) * in_scale;
-        v = std::fma(v, l.scale[static_cast<size_t>(c)], l.bias[static_cast<size_t>(c)]);
-        o[c] = std::min(std::max(v, l.lo), l.hi);
+    for (int64_t k = 0; k < l.k; ++k) au[static_cast<size_t>(r * l.kpad + k)] = static_cast<uint8_t>(x.q[static_cast<size_t>(r * l.k + k)] + 128);
+  }
+  alignas(64) int32_t acc[kQd8Tile];
+  float v[kQd8Tile];
+  for (int64_t t = 0; t < l.tiles; ++t) {
+    const uint8_t* wt = l.packed.data() + t * l.tile_bytes();
+    const int64_t width = std::min(kQd8Tile, l.n - t * kQd8Tile);
+    const size_t at = static_cast<size_t>(t * kQd8Tile);
+    for (int64_t r = 0; r < rows; ++r) {
+      const uint8_t* a = au.data() + r * l.kpad;
+      const float in_scale = x.scale[static_cast<size_t>(r)];
+      const int32_t zero_u = x.zero[static_cast<size_t>(r)] + 128;
+      float* o = out + r * l.n + t * kQd8Tile;
+      if (l.kind == Qd8Layer::Weights::kPerChannel) {
+        // The int32 sum of (input - zero point) x filter, times the input's scale; then the
+        // filter's scale and the bias in one fused multiply-add.
+        tile_sums(a, wt, l.kpad, l.nibbles, acc);
+        for (int64_t j = 0; j < width; ++j) {
+          const int32_t sum = (l.nibbles ? acc[j] >> 4 : acc[j]) - zero_u * l.wsum[at + static_cast<size_t>(j)];
+          const float f = static_cast<float>(sum) * in_scale;
+          o[j] = std::min(std::max(std::fma(f, l.scale[at + static_cast<size_t>(j)], l.bias[at + static_cast<size_t>(j)]), l.lo), l.hi);
+        }
+        continue;
       }
-      continue;
-    }
-    // Blockwise 4-bit filters (qdu8 rows: input + 128 with zero point + 128): the column's float
-    // term times the zero point, then per block the int32 sum (of 16x filter integers) fused into
-    // it with the block's scale / 16; then times the input's scale, plus the bias.
-    const float zero_u = static_cast<float>(x.zero[static_cast<size_t>(r)] + 128);
-    const int64_t blocks = l.k / l.block;
-    for (int64_t c = 0; c < l.n; ++c) {
-      const int8_t* wr = l.w.data() + c * l.k;
-      float v = l.ksum[static_cast<size_t>(c)] * zero_u;
-      for (int64_t b = 0; b < blocks; ++b) {
-        const size_t s = static_cast<size_t>(c * blocks + b);
-        const int32_t acc = dot_i8(a + b * l.block, wr + b * l.block, l.block) + 128 * l.block_sum[s];
-        v = std::fma(static_cast<float>(acc * 16), l.scale[s], v);
+      // Blockwise 4-bit filters: the column's float term times the zero point (+ 128), then per
+      // block the int32 sum of (input + 128) x 16 x filter fused into it with the block's
+      // scale / 16; then times the input's scale, plus the bias, clamped.
+      for (int64_t j = 0; j < kQd8Tile; ++j) v[j] = l.ksum[at + static_cast<size_t>(j)] * static_cast<float>(zero_u);
+      for (int64_t b = 0; b < l.blocks; ++b) {
+        tile_sums(a + b * l.block, wt + b * l.block * kQd8Tile / 2, l.block, true, acc);
+        const float* s = l.scale.data() + (t * l.blocks + b) * kQd8Tile;
+        for (int64_t j = 0; j < kQd8Tile; ++j) v[j] = std::fma(static_cast<float>(acc[j]), s[j], v[j]);
       }
-      v = v * in_scale;
-      v = v + l.bias[static_cast<size_t>(c)];
-      o[c] = std::min(std::max(v, l.lo), l.hi);
+      for (int64_t j = 0; j < width; ++j) {
+        float f = v[j] * in_scale;
+        f = f + l.bias[at + static_cast<size_t>(j)];
+        o[j] = std::min(std::max(f, l.lo), l.hi);
+      }
     }
   }
 }

@@ -203,7 +203,9 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     if (!impl->qd8_layer(n)) continue;
     ++qd8_reads[static_cast<size_t>(n.inputs[1])];
     const xnn::TensorValue& w = g.values[static_cast<size_t>(n.inputs[1])];
-    const auto b = checked::add(w.numel, (w.quant.scales.size() * 2 + static_cast<uint64_t>(w.shape.at(0) + w.shape.at(1)) * 2) * 4);
+    // Packed integers (outputs and inputs padded to a tile) and per-output int32 / float terms.
+    const auto b = checked::add(static_cast<uint64_t>(w.shape.at(0) + kQd8Tile) * static_cast<uint64_t>(w.shape.at(1) + 8),
+                                (w.quant.scales.size() + static_cast<uint64_t>(w.shape.at(0) + w.shape.at(1) + kQd8Tile)) * 16);
     const auto sum = b ? checked::add(bytes, *b) : std::nullopt;
     if (!sum) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
     bytes = *sum;
