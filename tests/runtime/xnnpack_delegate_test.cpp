@@ -257,6 +257,65 @@ TEST_CASE("xnnpack fixtures run and match ExecuTorch's XNNPACK outputs", "[xnnpa
   }
 }
 
+namespace {
+
+// The method's f32 output 0 against ExecuTorch's `<prefix>.output0.npy`, bit for bit.
+void execute_and_check_bits(runtime::Method& m, const std::string& prefix) {
+  Status s = m.execute();
+  if (!s.ok()) FAIL(prefix << ": " << s.error().message());
+  NpyArray want = must(read_npy(fixture(prefix + ".output0.npy")));
+  const TensorImpl& got = *m.output(0).tensor;
+  REQUIRE(got.dtype() == ScalarType::kFloat);
+  REQUIRE(std::vector<int64_t>(got.sizes().begin(), got.sizes().end()) == want.shape);
+  REQUIRE(static_cast<size_t>(got.numel()) * 4 == want.data.size());
+  size_t differ = 0;
+  double worst = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    float w;
+    std::memcpy(&w, want.data.data() + 4 * i, 4);
+    const float g = got.data_as<float>()[i];
+    differ += std::memcmp(&g, &w, 4) != 0;
+    worst = std::max(worst, std::abs(static_cast<double>(g) - w));
+  }
+  INFO(prefix << ": " << differ << " of " << got.numel() << " differ, max abs error " << worst);
+  CHECK(differ == 0);
+}
+
+}  // namespace
+
+// Fully connected layers on dynamically quantized rows (qd8: torchao 8da4w / 8da8w, ExecuTorch's
+// LLM linears): XNNPACK quantizes each row with its own zero point and scale, sums in int32 and
+// scales in float in its kernels' order, and etscope does the same, so every output equals
+// ExecuTorch's bit for bit: qcint8 and blockwise qbint4 filters (blocks of 32 to 256 and a whole
+// row), odd K, several rows, with and without bias, an all-zero row, an all-positive row and one
+// of large values (tests/fixtures/executorch/xnnpack_qd8, export_xnnpack_qd8.py), the older
+// fixtures, a graph input quantized on arrival, and a dynamic graph at every shape.
+TEST_CASE("xnnpack qd8 fully connected layers equal ExecuTorch's outputs bit for bit", "[xnnpack][runtime][fixtures][qd8]") {
+  std::vector<std::string> models = {"xnnpack/xnn_4bit", "xnnpack/xnn_dqlinear", "xnnpack_handmade/xnnh_dq_legacy"};
+  for (const char* name : {"qd8_4w_g32", "qd8_4w_g64_nobias", "qd8_4w_g128", "qd8_4w_g256_wide", "qd8_4w_row", "qd8_8w_odd",
+                           "qd8_8w_nobias"}) {
+    models.push_back(std::string("xnnpack_qd8/") + name);
+  }
+  for (const std::string& base : models) {
+    INFO(base);
+    Program p = must(PteReader::open(fixture(base + ".pte")));
+    auto m = load_fixture(p, base);
+    execute_and_check_bits(*m, base);
+    set_inputs(*m, base);
+    execute_and_check_bits(*m, base);  // a second execution on the same load
+  }
+  const std::string dyn = "xnnpack_dynamic/xnn_dyn_dqlinear";
+  Program p = must(PteReader::open(fixture(dyn + ".pte")));
+  auto m = load_fixture(p, dyn);
+  execute_and_check_bits(*m, dyn);
+  int shapes = 0;
+  for (int k = 0; exists(fixture(dyn + ".shape" + std::to_string(k) + ".input0.npy")); ++k, ++shapes) {
+    set_inputs(*m, dyn + ".shape" + std::to_string(k));
+    execute_and_check_bits(*m, dyn + ".shape" + std::to_string(k));
+  }
+  CHECK(shapes >= 2);
+}
+
 // Graph forms ExecuTorch 1.5.1's runtime still runs but its exporter no longer writes
 // (tests/fixtures/executorch/xnnpack_handmade, payloads edited by export_xnnpack_handmade.py):
 // a graph input quantized per row on arrival (dq_datatype) instead of through a Convert node, and

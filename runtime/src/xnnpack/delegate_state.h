@@ -89,6 +89,38 @@ struct QuantizedLayer {
   uint32_t shift = 0;
 };
 
+/// A dynamically quantized value's rows as XNNPACK holds them (qdint8): the int8 values, and per
+/// row its zero point and scale (the dequantization scale, 1 / the quantization multiplier).
+struct DynamicRows {
+  std::vector<int8_t> q;
+  std::vector<int32_t> zero;
+  std::vector<float> scale;
+};
+
+/// A fully connected layer with dynamically quantized int8 input rows (qdint8) and int8 or 4-bit
+/// filters, packed at load for qd8_layers.cpp. Outputs come in tiles of kQd8Tile (the last one
+/// padded with zero filters); a tile's filter integers are laid out input by input in groups of 4
+/// (8-bit: [inputs / 4][tile][4] bytes) or of 8 (4-bit: [inputs / 8][tile][4] bytes, each byte
+/// input i in its low nibble and i + 4 in its high one), inputs padded with zeros to a multiple of
+/// 8. Per-output arrays are tile-major: [tile][block][kQd8Tile].
+constexpr int64_t kQd8Tile = 16;
+struct Qd8Layer {
+  enum class Weights : uint8_t { kPerChannel, kPerBlock };  // qcint8 / qcint4, or qbint4
+  Weights kind = Weights::kPerChannel;
+  bool nibbles = false;              // 4-bit filters
+  int64_t k = 0, n = 0;
+  int64_t kpad = 0;                  // inputs padded to a multiple of 8
+  int64_t block = 0, blocks = 1;     // inputs per block (kPerChannel: one block of kpad)
+  int64_t tiles = 0;
+  std::vector<uint8_t> packed;       // tiles x tile_bytes()
+  std::vector<int32_t> wsum;         // sums of the filter integers, per tile, block and output
+  std::vector<float> scale;          // kPerChannel: per output; kPerBlock: bf16 block scale / 16
+  std::vector<float> ksum;           // kPerBlock: packed float term -sum(filter * scale), per output
+  std::vector<float> bias;           // per output (zeros without a bias)
+  float lo = -INFINITY, hi = INFINITY;
+  int64_t tile_bytes() const { return nibbles ? kpad * kQd8Tile / 2 : kpad * kQd8Tile; }
+};
+
 struct DelegateState {
   xnn::Graph graph;
   std::string where;
@@ -118,6 +150,17 @@ struct DelegateState {
   std::vector<uint8_t> gemm_workspace;
   std::vector<int32_t> quantized_of_node;  // per node: index into quantized, or -1
   std::vector<QuantizedLayer> quantized;
+  std::vector<DynamicRows> dynamic_rows;   // per value: qdint8 values' integers (else empty)
+  std::vector<int32_t> qd8_of_node;        // per node: index into qd8_layers, or -1
+  std::vector<Qd8Layer> qd8_layers;
+  std::vector<uint8_t> qd8_rows;           // a qd8 layer's input rows as its kernel reads them
+  /// True when node n is a fully connected layer XNNPACK computes in integers from
+  /// dynamically quantized rows (qd8): a qdint8 input of per-row parameters over its last
+  /// dimension, constant qcint8 / qcint4 (per channel) or qbint4 (per block) filters, an f32
+  /// output and an optional f32 constant bias.
+  bool qd8_layer(const Node& n) const;
+  /// Packs node i's filter for run_fully_connected_qd8 (qd8_layer(node i) holds).
+  Status plan_qd8(size_t i);
   /// True when node n is a convolution or fully connected layer with int8 activations per tensor
   /// and int8 filters (per tensor or per channel), an int8 Add or an int8 mean: it runs in integers.
   bool integer_layer(const Node& n) const;
@@ -245,6 +288,12 @@ inline float quantize_raw(float scaled, float zero_point, float qmin, float qmax
   if (std::isnan(scaled)) return qmax;
   return std::min(std::max(std::nearbyint(scaled) + zero_point, qmin), qmax);
 }
+
+/// XNNPACK's dynamic quantization of `rows` rows of `n` floats (f32 -> qdint8): each row's range
+/// widened to include 0, its multiplier 255 / range, zero point nudged to an integer, values
+/// rounded to nearest even. `out` receives the floats the integers stand for; `ints` (may be null)
+/// the integers and each row's zero point and scale.
+void quantize_rows_qd8(const float* x, float* out, int64_t rows, int64_t n, DynamicRows* ints);
 
 /// Dequantizes a constant into `out` (numel floats). Quantization parameters were checked by the
 /// payload reader (channel axis inside the rank, one scale per channel or block).

@@ -86,6 +86,9 @@ void run_add_int8(DelegateState& m, const Node& n);
 void run_gemm_layer_int8(DelegateState& m, const Node& n);  // convolution and fully connected
 void run_depthwise_conv2d_int8(DelegateState& m, const Node& n);
 
+// qd8_layers.cpp: fully connected layers on dynamically quantized rows, as XNNPACK computes them.
+void run_fully_connected_qd8(DelegateState& m, const Node& n);
+
 // events.cpp: operator names that depend on types or attributes.
 std::string conv2d_event(const DelegateState& m, const Node& n);
 std::string depthwise_conv2d_event(const DelegateState& m, const Node& n);

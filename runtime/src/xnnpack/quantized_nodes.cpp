@@ -43,26 +43,6 @@ float fake_quant(float x, float scale, int32_t zero_point, float qmin, float qma
   return (quantize_raw(x / scale, zp, qmin, qmax) - zp) * scale;
 }
 
-// XNNPACK's dynamic quantization of one row to int8: the range includes 0, the zero point is
-// nudged to an integer, values round to nearest even.
-void quantize_row_dynamic(const float* x, float* out, int64_t n) {
-  float lo = 0, hi = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    lo = std::min(lo, x[i]);
-    hi = std::max(hi, x[i]);
-  }
-  const float qmin = -128, qmax = 127;
-  const float scale = lo == hi ? 1.0f : (hi - lo) / (qmax - qmin);
-  const float from_min = qmin - lo / scale, from_max = qmax - hi / scale;
-  const float error_min = qmin + lo / scale, error_max = qmax + hi / scale;
-  float zp = error_min + error_max > 0 ? from_min : from_max;
-  zp = std::min(std::max(std::nearbyint(zp), qmin), qmax);
-  const float inv = 1.0f / scale;
-  for (int64_t i = 0; i < n; ++i) {
-    out[i] = (quantize_raw(x[i] * inv, zp, qmin, qmax) - zp) * scale;
-  }
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -159,7 +139,7 @@ void DelegateState::quantize_outputs(const Node& n) {
       int64_t row = 1;
       for (int d = s.rank - static_cast<int>(v.quant.non_batch_dims); d < s.rank; ++d) row *= s.d[d];
       if (row <= 0) continue;
-      for (int64_t r = 0; r + row <= count; r += row) quantize_row_dynamic(out + r, out + r, row);
+      quantize_rows_qd8(out, out, count / row, row, &dynamic_rows[static_cast<size_t>(o)]);
     }
   }
 }

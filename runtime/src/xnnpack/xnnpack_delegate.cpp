@@ -197,8 +197,22 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   }
   // Memory: float copies of constants (aligned, whatever their offset in the file) and one
   // buffer per internal value; all within the method's budget.
+  // Filters only qd8 layers read live in their packed form alone (plan_qd8), not as floats.
+  std::vector<int> qd8_reads(nv, 0);
+  for (const Node& n : g.nodes) {
+    if (!impl->qd8_layer(n)) continue;
+    ++qd8_reads[static_cast<size_t>(n.inputs[1])];
+    const xnn::TensorValue& w = g.values[static_cast<size_t>(n.inputs[1])];
+    // Packed integers (outputs and inputs padded to a tile) and per-output int32 / float terms.
+    const auto b = checked::add(static_cast<uint64_t>(w.shape.at(0) + kQd8Tile) * static_cast<uint64_t>(w.shape.at(1) + 8),
+                                (w.quant.scales.size() + static_cast<uint64_t>(w.shape.at(0) + w.shape.at(1) + kQd8Tile)) * 16);
+    const auto sum = b ? checked::add(bytes, *b) : std::nullopt;
+    if (!sum) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
+    bytes = *sum;
+  }
   auto needs_buffer = [&](size_t v) {
     const xnn::TensorValue& tv = g.values[v];
+    if (qd8_reads[v] > 0 && qd8_reads[v] == impl->consumers[v] && (tv.flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) == 0) return false;
     if ((tv.flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) != 0) return staged[v] != 0;
     return tv.is_constant || written[v] != 0;
   };
@@ -237,6 +251,11 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (impl->integer_layer(g.nodes[i])) ETSCOPE_TRY(impl->plan_quantized(i));
   }
+  impl->dynamic_rows.resize(nv);
+  impl->qd8_of_node.assign(g.nodes.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (impl->qd8_layer(g.nodes[i])) ETSCOPE_TRY(impl->plan_qd8(i));
+  }
   impl->plan_logging(args);
   return std::unique_ptr<XnnpackDelegate>(new XnnpackDelegate(std::move(impl)));
 }
@@ -247,6 +266,10 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
 void DelegateState::run_node(size_t i) {
   const Node& n = graph.nodes[i];
   const NodeOps& ops = node_ops(n.kind);
+  if (qd8_of_node[i] >= 0) {
+    run_fully_connected_qd8(*this, n);  // an f32 output: nothing to round
+    return;
+  }
   if (quantized_of_node[i] >= 0) {
     ops.run_integer(*this, n);  // every kind that plans an integer layer has an integer runner
     return;

@@ -1,0 +1,298 @@
+// Fully connected layers on dynamically quantized rows (XNNPACK's qd8 GEMMs), as ExecuTorch's
+// XNNPACK computes them: the f32 -> qdint8 Convert quantizes each row with its own zero point
+// and multiplier, and the layer multiplies those int8 rows with int8 or 4-bit filters in int32,
+// then converts and scales in float in XNNPACK's order. Sections: [rows] [planning] [running]
+//
+// The float operations here are XNNPACK's, one by one: this file is compiled with
+// -ffp-contract=off (runtime/CMakeLists.txt) so that no product and sum fuse where XNNPACK's do
+// not, and std::fma stands where its x86 kernels use a fused multiply-add. The order is that of
+// the kernels ExecuTorch 1.5.1's XNNPACK selects on x86-64 CPUs with AVX512-VNNI: the qdu8
+// variants (input rows shifted by 128 to uint8, zero points with them), filter columns packed 16
+// inputs at a time (kr = 8, two planes).
+#include <cmath>
+#include <cstring>
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#include <immintrin.h>
+#endif
+
+#include "xnnpack/node_table.h"
+
+namespace etscope::runtime::xnnpack {
+namespace {
+
+// A float rounded to bfloat16 (nearest, ties to even) and back, as XNNPACK's math_cvt_bf16_fp32.
+float round_bf16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  if (std::isnan(x)) return x;
+  bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+  float r;
+  std::memcpy(&r, &bits, 4);
+  return r;
+}
+
+// Inputs per packed group of a filter column: XNNPACK sums a column's integers (times the block
+// scale) into its float term one group at a time (2 * kr with kr = 8).
+constexpr int64_t kPackGroup = 16;
+
+// The raw 4-bit or 8-bit integer of element (row, col) of a 2-D filter constant.
+int32_t filter_int(const xnn::TensorValue& v, int64_t row, int64_t col) {
+  const int64_t last = v.shape.back();
+  if (v.type == ElementType::kQCInt8) {
+    return static_cast<int32_t>(static_cast<int8_t>(v.constant[static_cast<size_t>(row * last + col)])) - v.quant.zero_point;
+  }
+  const uint8_t byte = v.constant[static_cast<size_t>(row * ((last + 1) / 2) + col / 2)];
+  return ((col % 2 == 0) ? (byte & 0x0f) : (byte >> 4)) - 8;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [rows]
+
+void quantize_rows_qd8(const float* x, float* out, int64_t rows, int64_t n, DynamicRows* ints) {
+  if (ints != nullptr) {
+    ints->q.resize(static_cast<size_t>(rows * n));
+    ints->zero.resize(static_cast<size_t>(rows));
+    ints->scale.resize(static_cast<size_t>(rows));
+  }
+  const float qmin = -128.0f, qmax = 127.0f;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    float lo = INFINITY, hi = -INFINITY;
+    for (int64_t i = 0; i < n; ++i) {
+      lo = std::min(lo, xr[i]);
+      hi = std::max(hi, xr[i]);
+    }
+    const float rmin = std::min(0.0f, lo), rmax = std::max(0.0f, hi);
+    const float mult = rmin == rmax ? 1.0f : (qmax - qmin) / (rmax - rmin);
+    const float descaled_min = rmin * mult;
+    const float descaled_max = rmax * mult;
+    const float error_min = qmin + descaled_min;
+    const float error_max = qmax + descaled_max;
+    float zp = error_min + error_max > 0 ? qmin - descaled_min : qmax - descaled_max;
+    zp = std::min(std::max(zp, qmin), qmax);
+    const float zero = std::nearbyint(zp);
+    const float scale = 1.0f / mult;
+    for (int64_t i = 0; i < n; ++i) {
+      const float q = quantize_raw(xr[i] * mult, zero, qmin, qmax);
+      out[r * n + i] = (q - zero) * scale;
+      if (ints != nullptr) ints->q[static_cast<size_t>(r * n + i)] = static_cast<int8_t>(q);
+    }
+    if (ints != nullptr) {
+      ints->zero[static_cast<size_t>(r)] = static_cast<int32_t>(zero);
+      ints->scale[static_cast<size_t>(r)] = scale;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// [planning]
+
+bool DelegateState::qd8_layer(const Node& n) const {
+  if (n.kind != NodeKind::kFullyConnected || n.inputs.size() < 3 || n.outputs.size() != 1 || n.inputs[1] < 0) return false;
+  using Q = xnn::Quantization::Kind;
+  const xnn::TensorValue& in = value(n.inputs[0]);
+  const xnn::TensorValue& w = value(n.inputs[1]);
+  const xnn::TensorValue& out = value(n.outputs[0]);
+  if (in.type != ElementType::kQDInt8 || in.quant.kind != Q::kPerRowDynamic || in.quant.non_batch_dims != 1) return false;
+  if (out.type != ElementType::kF32 || !w.is_constant || w.shape.size() != 2) return false;
+  const bool t = (n.flags & kFlagTransposeB) != 0;
+  if (w.type == ElementType::kQCInt8 || w.type == ElementType::kQCInt4) {
+    if (w.quant.kind != Q::kPerChannel || w.quant.axis != (t ? 1u : 0u)) return false;
+  } else if (w.type == ElementType::kQBInt4) {
+    // XNNPACK takes blocks of a multiple of 32 inputs that divide the row, untransposed here.
+    if (t || w.quant.kind != Q::kPerBlock || w.quant.block_size == 0 || w.quant.block_size % 32 != 0 ||
+        w.shape[1] % w.quant.block_size != 0) {
+      return false;
+    }
+  } else {
+    return false;
+  }
+  if (n.inputs[2] >= 0) {
+    const xnn::TensorValue& b = value(n.inputs[2]);
+    if (!b.is_constant || b.type != ElementType::kF32) return false;
+  }
+  return true;
+}
+
+Status DelegateState::plan_qd8(size_t i) {
+  const Node& n = graph.nodes[i];
+  const xnn::TensorValue& w = value(n.inputs[1]);
+  const bool t = (n.flags & kFlagTransposeB) != 0;
+  Qd8Layer l;
+  l.k = t ? w.shape[0] : w.shape[1];
+  l.n = t ? w.shape[1] : w.shape[0];
+  l.lo = n.output_min;
+  l.hi = n.output_max;
+  l.nibbles = w.type != ElementType::kQCInt8;
+  l.kpad = (l.k + 7) / 8 * 8;
+  l.tiles = (l.n + kQd8Tile - 1) / kQd8Tile;
+  const bool blockwise = w.type == ElementType::kQBInt4;
+  l.kind = blockwise ? Qd8Layer::Weights::kPerBlock : Qd8Layer::Weights::kPerChannel;
+  l.block = blockwise ? static_cast<int64_t>(w.quant.block_size) : l.kpad;
+  l.blocks = blockwise ? l.k / l.block : 1;
+  const size_t wanted = static_cast<size_t>(blockwise ? l.n * l.blocks : l.n);
+  if (w.quant.scales.size() != wanted) return bad(i, "filter scales do not cover the filter");
+  const size_t per_output = static_cast<size_t>(l.tiles * kQd8Tile);
+  l.packed.assign(static_cast<size_t>(l.tiles * l.tile_bytes()), 0);
+  l.wsum.assign(per_output * static_cast<size_t>(l.blocks), 0);
+  l.scale.assign(per_output * static_cast<size_t>(l.blocks), 0.0f);
+  l.ksum.assign(per_output, 0.0f);
+  l.bias.assign(per_output, 0.0f);
+  std::vector<int32_t> row(static_cast<size_t>(l.k));
+  for (int64_t o = 0; o < l.n; ++o) {
+    const int64_t tile = o / kQd8Tile, j = o % kQd8Tile;
+    for (int64_t k = 0; k < l.k; ++k) row[static_cast<size_t>(k)] = t ? filter_int(w, k, o) : filter_int(w, o, k);
+    uint8_t* tp = l.packed.data() + tile * l.tile_bytes();
+    for (int64_t k = 0; k < l.k; ++k) {
+      const int32_t v = row[static_cast<size_t>(k)];
+      if (l.nibbles) {
+        uint8_t& byte = tp[(k / 8) * kQd8Tile * 4 + j * 4 + k % 4];
+        byte = static_cast<uint8_t>(byte | ((static_cast<uint32_t>(v) & 0xfu) << ((k % 8) < 4 ? 0 : 4)));
+      } else {
+        tp[(k / 4) * kQd8Tile * 4 + j * 4 + k % 4] = static_cast<uint8_t>(static_cast<int8_t>(v));
+      }
+      l.wsum[static_cast<size_t>((tile * l.blocks + k / l.block) * kQd8Tile + j)] += v;
+    }
+    for (int64_t b = 0; b < l.blocks; ++b) {
+      const size_t at = static_cast<size_t>((tile * l.blocks + b) * kQd8Tile + j);
+      if (blockwise) {
+        // The kernel's filter integers are 16x (shifted left 4): XNNPACK packs scale / 16 in bf16.
+        l.scale[at] = round_bf16(round_bf16(w.quant.scales[static_cast<size_t>(o * l.blocks + b)]) / 16.0f);
+      } else {
+        l.scale[at] = w.quant.scales[static_cast<size_t>(o)];
+      }
+    }
+    if (blockwise) {
+      // XNNPACK's packing: the column's float term less each group's sum times its block's scale.
+      float f = 0.0f;
+      for (int64_t g = 0; g < l.k; g += kPackGroup) {
+        int32_t sum = 0;
+        for (int64_t k = g; k < std::min(g + kPackGroup, l.k); ++k) sum += row[static_cast<size_t>(k)];
+        const float product = static_cast<float>(sum) * round_bf16(w.quant.scales[static_cast<size_t>(o * l.blocks + g / l.block)]);
+        f = f - product;
+      }
+      l.ksum[static_cast<size_t>(o)] = f;
+    }
+  }
+  if (n.inputs[2] >= 0) {
+    const xnn::TensorValue& b = value(n.inputs[2]);
+    if (b.numel != static_cast<uint64_t>(l.n)) return bad(i, "bias size differs from the outputs");
+    std::memcpy(l.bias.data(), b.constant.data(), static_cast<size_t>(l.n) * 4);
+  }
+  qd8_of_node[i] = static_cast<int32_t>(qd8_layers.size());
+  qd8_layers.push_back(std::move(l));
+  return ok_status();
+}
+
+// ---------------------------------------------------------------------------------------------
+// [running]
+
+namespace {
+
+// acc[j] = the sum over `len` inputs (a multiple of 8) of a[k] x filter integer of output j of
+// the tile (16x the integer for 4-bit filters, as XNNPACK's kernels sum them), from the packed
+// bytes of those inputs. Integer sums: the same whichever instructions compute them.
+void tile_sums(const uint8_t* a, const uint8_t* w, int64_t len, bool nibbles, int32_t* acc) {
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+  __m512i sum = _mm512_setzero_si512();
+  if (nibbles) {
+    const __m512i high = _mm512_set1_epi8(static_cast<char>(0xf0));
+    for (int64_t p = 0; p < len / 8; ++p) {
+      uint32_t lo4, hi4;
+      std::memcpy(&lo4, a + 8 * p, 4);
+      std::memcpy(&hi4, a + 8 * p + 4, 4);
+      const __m512i bytes = _mm512_loadu_si512(w + p * kQd8Tile * 4);
+      const __m512i wl = _mm512_and_si512(_mm512_slli_epi16(bytes, 4), high);
+      const __m512i wh = _mm512_and_si512(bytes, high);
+      sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi32(static_cast<int32_t>(lo4)), wl);
+      sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi32(static_cast<int32_t>(hi4)), wh);
+    }
+  } else {
+    for (int64_t g = 0; g < len / 4; ++g) {
+      uint32_t a4;
+      std::memcpy(&a4, a + 4 * g, 4);
+      sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi32(static_cast<int32_t>(a4)), _mm512_loadu_si512(w + g * kQd8Tile * 4));
+    }
+  }
+  _mm512_storeu_si512(acc, sum);
+#else
+  for (int64_t j = 0; j < kQd8Tile; ++j) acc[j] = 0;
+  if (nibbles) {
+    for (int64_t p = 0; p < len / 8; ++p) {
+      const uint8_t* wp = w + p * kQd8Tile * 4;
+      for (int64_t j = 0; j < kQd8Tile; ++j) {
+        for (int64_t q = 0; q < 4; ++q) {
+          const uint8_t byte = wp[j * 4 + q];
+          acc[j] += static_cast<int32_t>(a[8 * p + q]) * static_cast<int8_t>(static_cast<uint8_t>(byte << 4)) +
+                    static_cast<int32_t>(a[8 * p + 4 + q]) * static_cast<int8_t>(byte & 0xf0);
+        }
+      }
+    }
+  } else {
+    for (int64_t g = 0; g < len / 4; ++g) {
+      const int8_t* wp = reinterpret_cast<const int8_t*>(w + g * kQd8Tile * 4);
+      for (int64_t j = 0; j < kQd8Tile; ++j) {
+        for (int64_t q = 0; q < 4; ++q) acc[j] += static_cast<int32_t>(a[4 * g + q]) * wp[j * 4 + q];
+      }
+    }
+  }
+#endif
+}
+
+}  // namespace
+
+void run_fully_connected_qd8(DelegateState& m, const Node& n) {
+  const size_t i = static_cast<size_t>(&n - m.graph.nodes.data());
+  const Qd8Layer& l = m.qd8_layers[static_cast<size_t>(m.qd8_of_node[i])];
+  const DynamicRows& x = m.dynamic_rows[static_cast<size_t>(n.inputs[0])];
+  float* out = m.output(n);
+  const int64_t rows = l.k > 0 ? m.in_shape(n, 0).numel() / l.k : 0;
+  // The rows as XNNPACK's qdu8 kernels read them: input + 128 as uint8, zero-padded to kpad.
+  std::vector<uint8_t>& au = m.qd8_rows;
+  au.assign(static_cast<size_t>(rows * l.kpad), 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t k = 0; k < l.k; ++k) au[static_cast<size_t>(r * l.kpad + k)] = static_cast<uint8_t>(x.q[static_cast<size_t>(r * l.k + k)] + 128);
+  }
+  alignas(64) int32_t acc[kQd8Tile];
+  float v[kQd8Tile];
+  for (int64_t t = 0; t < l.tiles; ++t) {
+    const uint8_t* wt = l.packed.data() + t * l.tile_bytes();
+    const int64_t width = std::min(kQd8Tile, l.n - t * kQd8Tile);
+    const size_t at = static_cast<size_t>(t * kQd8Tile);
+    for (int64_t r = 0; r < rows; ++r) {
+      const uint8_t* a = au.data() + r * l.kpad;
+      const float in_scale = x.scale[static_cast<size_t>(r)];
+      const int32_t zero_u = x.zero[static_cast<size_t>(r)] + 128;
+      float* o = out + r * l.n + t * kQd8Tile;
+      if (l.kind == Qd8Layer::Weights::kPerChannel) {
+        // The int32 sum of (input - zero point) x filter, times the input's scale; then the
+        // filter's scale and the bias in one fused multiply-add.
+        tile_sums(a, wt, l.kpad, l.nibbles, acc);
+        for (int64_t j = 0; j < width; ++j) {
+          const int32_t sum = (l.nibbles ? acc[j] >> 4 : acc[j]) - zero_u * l.wsum[at + static_cast<size_t>(j)];
+          const float f = static_cast<float>(sum) * in_scale;
+          o[j] = std::min(std::max(std::fma(f, l.scale[at + static_cast<size_t>(j)], l.bias[at + static_cast<size_t>(j)]), l.lo), l.hi);
+        }
+        continue;
+      }
+      // Blockwise 4-bit filters: the column's float term times the zero point (+ 128), then per
+      // block the int32 sum of (input + 128) x 16 x filter fused into it with the block's
+      // scale / 16; then times the input's scale, plus the bias, clamped.
+      for (int64_t j = 0; j < kQd8Tile; ++j) v[j] = l.ksum[at + static_cast<size_t>(j)] * static_cast<float>(zero_u);
+      for (int64_t b = 0; b < l.blocks; ++b) {
+        tile_sums(a + b * l.block, wt + b * l.block * kQd8Tile / 2, l.block, true, acc);
+        const float* s = l.scale.data() + (t * l.blocks + b) * kQd8Tile;
+        for (int64_t j = 0; j < kQd8Tile; ++j) v[j] = std::fma(static_cast<float>(acc[j]), s[j], v[j]);
+      }
+      for (int64_t j = 0; j < width; ++j) {
+        float f = v[j] * in_scale;
+        f = f + l.bias[at + static_cast<size_t>(j)];
+        o[j] = std::min(std::max(f, l.lo), l.hi);
+      }
+    }
+  }
+}
+
+}  // namespace etscope::runtime::xnnpack
