@@ -1,0 +1,41 @@
+// Regex pre-tokenization through PCRE2.
+//
+// Why PCRE2: the split patterns of Llama 3, GPT-2/4 and Qwen need Unicode properties (\p{L},
+// \p{N}), Unicode-aware \s, case-insensitive groups and a negative lookahead (`\s+(?!\S)`).
+// std::regex has none of the Unicode classes and no lookbehind-free guarantee of speed; RE2 has no
+// lookahead; hand-written Unicode tables would go stale with each Unicode version. PCRE2 (Debian's
+// libpcre2-dev) implements the same Perl syntax the Rust `fancy-regex`/Oniguruma engines behind
+// tiktoken and Hugging Face tokenizers accept, with UTF and UCP modes and a JIT.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "etscope/core/result.h"
+
+namespace etscope::tokenizer {
+
+class RegexSplitter {
+ public:
+  /// Compiles `pattern` (UTF, UCP; JIT-compiled when the library supports it). The error names
+  /// the pattern offset PCRE2 stopped at.
+  static Result<RegexSplitter> compile(std::string_view pattern);
+
+  RegexSplitter(RegexSplitter&&) noexcept;
+  RegexSplitter& operator=(RegexSplitter&&) noexcept;
+  ~RegexSplitter();
+
+  /// Every non-overlapping match in `text` (valid UTF-8), left to right, as [begin, end) byte
+  /// ranges. An empty match advances one character.
+  std::vector<std::pair<size_t, size_t>> matches(std::string_view text) const;
+
+ private:
+  struct Impl;
+  explicit RegexSplitter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace etscope::tokenizer
