@@ -240,6 +240,24 @@ TEST_CASE("long words merge correctly and the text need not be in the corpus", "
   CHECK(*back == word);
 }
 
+TEST_CASE("half-megabyte runs of one character class are split and round-trip whole", "[tokenizer]") {
+  // A regex engine giving up (a JIT stack or backtracking limit) must never drop text silently.
+  for (const std::string file : {"hf_bytelevel.json", "hf_gpt2.json", "hf_llama2.json", "tiktoken.model"}) {
+    auto tok = load_fixture(file);
+    for (const std::string& unit : {std::string(" "), std::string("a"), std::string("!"), std::string("\n"), std::string("7"),
+                                    std::string("\xE6\x97\xA5"), std::string(" \t")}) {
+      std::string text;
+      while (text.size() < (1u << 19)) text += unit;
+      INFO(file << " unit '" << unit << "'");
+      auto ids = tok->encode(text, false, false);
+      REQUIRE(ids.ok());
+      auto back = tok->decode(*ids);
+      REQUIRE(back.ok());
+      CHECK(*back == text);
+    }
+  }
+}
+
 TEST_CASE("bad input fails with a message naming the problem", "[tokenizer]") {
   auto error_of = [](const std::string& bytes, const std::string& name) {
     auto tok = load_text(bytes, name);

@@ -30,30 +30,43 @@ namespace {
 constexpr const char* kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
+std::vector<std::pair<size_t, size_t>> find_all(std::string_view text, std::string_view literal) {
+  std::vector<std::pair<size_t, size_t>> out;
+  if (literal.empty()) return out;
+  for (size_t pos = text.find(literal); pos != std::string_view::npos; pos = text.find(literal, pos + literal.size())) {
+    out.emplace_back(pos, pos + literal.size());
+  }
+  return out;
+}
+
+std::string replace_ranges(std::string_view text, const std::vector<std::pair<size_t, size_t>>& ranges, std::string_view content) {
+  std::string out;
+  size_t last = 0;
+  for (auto [b, e] : ranges) {
+    out.append(text.substr(last, b - last));
+    out.append(content);
+    last = e;
+  }
+  out.append(text.substr(last));
+  return out;
+}
+
+std::string replace_literal(std::string_view text, std::string_view literal, std::string_view content) {
+  return replace_ranges(text, find_all(text, literal), content);
+}
+
 // A literal string or a compiled regex, as the JSON's {"String": ...} / {"Regex": ...}.
 struct Pattern {
   std::string literal;
   std::shared_ptr<RegexSplitter> regex;
 
-  std::vector<std::pair<size_t, size_t>> matches(std::string_view text) const {
+  Result<std::vector<std::pair<size_t, size_t>>> matches(std::string_view text) const {
     if (regex) return regex->matches(text);
-    std::vector<std::pair<size_t, size_t>> out;
-    if (literal.empty()) return out;
-    for (size_t pos = text.find(literal); pos != std::string_view::npos; pos = text.find(literal, pos + literal.size())) {
-      out.emplace_back(pos, pos + literal.size());
-    }
-    return out;
+    return find_all(text, literal);
   }
-  std::string replace_all(std::string_view text, std::string_view content) const {
-    std::string out;
-    size_t last = 0;
-    for (auto [b, e] : matches(text)) {
-      out.append(text.substr(last, b - last));
-      out.append(content);
-      last = e;
-    }
-    out.append(text.substr(last));
-    return out;
+  Result<std::string> replace_all(std::string_view text, std::string_view content) const {
+    ETSCOPE_ASSIGN_OR_RETURN(auto ranges, matches(text));
+    return replace_ranges(text, ranges, content);
   }
 };
 
@@ -213,7 +226,9 @@ class HuggingFaceTokenizer final : public Tokenizer {
       }
       ETSCOPE_ASSIGN_OR_RETURN(std::string normalized, normalize(text.substr(seg.begin, seg.end - seg.begin)));
       std::vector<Piece> pieces{{std::move(normalized), seg.begin == 0}};
-      for (const PreTokenizerStep& step : pre_tokenizer_) pieces = pre_tokenize(step, pieces);
+      for (const PreTokenizerStep& step : pre_tokenizer_) {
+        ETSCOPE_ASSIGN_OR_RETURN(pieces, pre_tokenize(step, pieces));
+      }
       for (const Piece& p : pieces) tokenize_piece(p.text, ids);
     }
     if (add_eos) {
@@ -239,7 +254,7 @@ class HuggingFaceTokenizer final : public Tokenizer {
       for (size_t i = 0; i < tokens.size(); ++i) out += (i ? " " : "") + tokens[i];
       return out;
     }
-    for (const DecoderStep& step : decoder_) apply_decoder(step, tokens);
+    for (const DecoderStep& step : decoder_) ETSCOPE_TRY(apply_decoder(step, tokens));
     std::string out;
     for (const std::string& t : tokens) out += t;
     return out;
@@ -252,9 +267,10 @@ class HuggingFaceTokenizer final : public Tokenizer {
     std::string text(segment);
     for (const NormalizerStep& step : normalizer_) {
       switch (step.kind) {
-        case NormalizerStep::Kind::kReplace:
-          text = step.pattern.replace_all(text, step.content);
+        case NormalizerStep::Kind::kReplace: {
+          ETSCOPE_ASSIGN_OR_RETURN(text, step.pattern.replace_all(text, step.content));
           break;
+        }
         case NormalizerStep::Kind::kPrepend:
           if (!text.empty()) text = step.content + text;
           break;
@@ -267,13 +283,14 @@ class HuggingFaceTokenizer final : public Tokenizer {
     return text;
   }
 
-  std::vector<Piece> pre_tokenize(const PreTokenizerStep& step, const std::vector<Piece>& pieces) const {
+  Result<std::vector<Piece>> pre_tokenize(const PreTokenizerStep& step, const std::vector<Piece>& pieces) const {
     std::vector<Piece> out;
     for (const Piece& in : pieces) {
       switch (step.kind) {
         case PreTokenizerStep::Kind::kSplit:
         case PreTokenizerStep::Kind::kDigits: {
-          auto parts = split_piece(in, step.pattern.matches(in.text), step.behavior, step.invert);
+          ETSCOPE_ASSIGN_OR_RETURN(auto found, step.pattern.matches(in.text));
+          auto parts = split_piece(in, found, step.behavior, step.invert);
           for (auto& p : parts) out.push_back(std::move(p));
           break;
         }
@@ -281,18 +298,21 @@ class HuggingFaceTokenizer final : public Tokenizer {
           Piece p = in;
           if (step.add_prefix_space && (p.text.empty() || p.text[0] != ' ')) p.text = " " + p.text;
           std::vector<Piece> parts{p};
-          if (step.pattern.regex) parts = split_piece(p, step.pattern.matches(p.text), SplitBehavior::kIsolated, false);
+          if (step.pattern.regex) {
+            ETSCOPE_ASSIGN_OR_RETURN(auto found, step.pattern.matches(p.text));
+            parts = split_piece(p, found, SplitBehavior::kIsolated, false);
+          }
           for (auto& part : parts) out.push_back({to_byte_level(part.text), part.first});
           break;
         }
         case PreTokenizerStep::Kind::kMetaspace: {
-          Piece p{Pattern{" ", nullptr}.replace_all(in.text, step.replacement), in.first};
+          Piece p{replace_literal(in.text, " ", step.replacement), in.first};
           const bool starts = p.text.compare(0, step.replacement.size(), step.replacement) == 0;
           if (!starts && (step.prepend == PrependScheme::kAlways || (step.prepend == PrependScheme::kFirst && p.first))) {
             p.text = step.replacement + p.text;
           }
           if (step.split) {
-            auto parts = split_piece(p, Pattern{step.replacement, nullptr}.matches(p.text), SplitBehavior::kMergedWithNext, false);
+            auto parts = split_piece(p, find_all(p.text, step.replacement), SplitBehavior::kMergedWithNext, false);
             for (auto& part : parts) out.push_back(std::move(part));
           } else {
             out.push_back(std::move(p));
@@ -352,7 +372,7 @@ class HuggingFaceTokenizer final : public Tokenizer {
     ids.insert(ids.end(), symbols.begin(), symbols.end());
   }
 
-  static void apply_decoder(const DecoderStep& step, std::vector<std::string>& tokens) {
+  static Status apply_decoder(const DecoderStep& step, std::vector<std::string>& tokens) {
     switch (step.kind) {
       case DecoderStep::Kind::kByteLevel:
         for (auto& t : tokens) t = from_byte_level(t);
@@ -362,11 +382,13 @@ class HuggingFaceTokenizer final : public Tokenizer {
         // is dropped (the space Metaspace prepended) unless the scheme never prepends.
         for (size_t i = 0; i < tokens.size(); ++i) {
           const bool drop = i == 0 && step.prepend != PrependScheme::kNever;
-          tokens[i] = Pattern{step.content, nullptr}.replace_all(tokens[i], drop ? "" : " ");
+          tokens[i] = replace_literal(tokens[i], step.content, drop ? "" : " ");
         }
         break;
       case DecoderStep::Kind::kReplace:
-        for (auto& t : tokens) t = step.pattern.replace_all(t, step.content);
+        for (auto& t : tokens) {
+          ETSCOPE_ASSIGN_OR_RETURN(t, step.pattern.replace_all(t, step.content));
+        }
         break;
       case DecoderStep::Kind::kByteFallback:
         for (auto& t : tokens) {
@@ -392,6 +414,7 @@ class HuggingFaceTokenizer final : public Tokenizer {
         }
         break;
     }
+    return ok_status();
   }
 
   static uint64_t pair_key(int64_t a, int64_t b) { return (static_cast<uint64_t>(a) << 32) | static_cast<uint64_t>(b); }

@@ -36,7 +36,7 @@ Result<RegexSplitter> RegexSplitter::compile(std::string_view pattern) {
   return RegexSplitter(std::move(impl));
 }
 
-std::vector<std::pair<size_t, size_t>> RegexSplitter::matches(std::string_view text) const {
+Result<std::vector<std::pair<size_t, size_t>>> RegexSplitter::matches(std::string_view text) const {
   std::vector<std::pair<size_t, size_t>> out;
   pcre2_match_data* data = pcre2_match_data_create_from_pattern(impl_->code, nullptr);
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
@@ -44,7 +44,14 @@ std::vector<std::pair<size_t, size_t>> RegexSplitter::matches(std::string_view t
   while (start <= text.size()) {
     // The caller validated the text: skip PCRE2's own UTF check, which would rescan it per match.
     const int rc = pcre2_match(impl_->code, subject, text.size(), start, PCRE2_NO_UTF_CHECK, data, nullptr);
-    if (rc < 0) break;
+    if (rc == PCRE2_ERROR_NOMATCH) break;
+    if (rc < 0) {
+      PCRE2_UCHAR message[256];
+      pcre2_get_error_message(rc, message, sizeof(message));
+      pcre2_match_data_free(data);
+      return Error(ErrorCode::kOutOfResources, "the split pattern failed at byte " + std::to_string(start) + ": " +
+                                                   reinterpret_cast<const char*>(message));
+    }
     const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(data);
     const size_t b = ov[0], e = ov[1];
     if (e > b) {

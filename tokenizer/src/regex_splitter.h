@@ -2,10 +2,10 @@
 //
 // Why PCRE2: the split patterns of Llama 3, GPT-2/4 and Qwen need Unicode properties (\p{L},
 // \p{N}), Unicode-aware \s, case-insensitive groups and a negative lookahead (`\s+(?!\S)`).
-// std::regex has none of the Unicode classes and no lookbehind-free guarantee of speed; RE2 has no
-// lookahead; hand-written Unicode tables would go stale with each Unicode version. PCRE2 (Debian's
-// libpcre2-dev) implements the same Perl syntax the Rust `fancy-regex`/Oniguruma engines behind
-// tiktoken and Hugging Face tokenizers accept, with UTF and UCP modes and a JIT.
+// std::regex has no Unicode classes (and works on bytes, not characters); RE2 has no lookahead;
+// hand-written Unicode tables would go stale with each Unicode version. PCRE2 (Debian's
+// libpcre2-dev) accepts the same Perl syntax as the engines behind tiktoken (fancy-regex) and
+// Hugging Face tokenizers (Oniguruma), with UTF and UCP modes and a JIT.
 #pragma once
 
 #include <memory>
@@ -29,8 +29,9 @@ class RegexSplitter {
   ~RegexSplitter();
 
   /// Every non-overlapping match in `text` (valid UTF-8), left to right, as [begin, end) byte
-  /// ranges. An empty match advances one character.
-  std::vector<std::pair<size_t, size_t>> matches(std::string_view text) const;
+  /// ranges. An empty match advances one character. Fails (never silently stops early) when
+  /// PCRE2 gives up on a match, e.g. at its backtracking limit.
+  Result<std::vector<std::pair<size_t, size_t>>> matches(std::string_view text) const;
 
  private:
   struct Impl;

@@ -88,7 +88,9 @@ class TiktokenTokenizer final : public Tokenizer {
         continue;
       }
       const std::string_view segment = text.substr(seg.begin, seg.end - seg.begin);
-      for (auto [b, e] : splitter_.matches(segment)) encode_piece(segment.substr(b, e - b), ids);
+      auto found = splitter_.matches(segment);
+      if (!found.ok()) return found.error().with_context(name());
+      for (auto [b, e] : *found) encode_piece(segment.substr(b, e - b), ids);
     }
     if (add_eos) ids.push_back(num_base_ + 1);
     return ids;
