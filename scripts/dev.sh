@@ -108,7 +108,7 @@ asan() {
 # UBSan, on a copy of its seed corpus; new crashes are copied into fuzz/findings/<target>/ (which
 # every build's replay test then runs). Needs clang and libclang-rt-dev (Debian).
 fuzz() {
-  local target="${1:?usage: scripts/dev.sh fuzz pte|ptd|bpte|etdump|etrecord|graph_json|pickle|npy|xnnpack|run SECONDS}" seconds="${2:-60}"
+  local target="${1:?usage: scripts/dev.sh fuzz pte|ptd|bpte|etdump|etrecord|graph_json|pickle|npy|xnnpack|run|tokenizer SECONDS}" seconds="${2:-60}"
   command -v clang++ >/dev/null || { echo "etscope fuzz: needs clang++ (apt-get install clang libclang-rt-dev)" >&2; exit 2; }
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DETSCOPE_LIBFUZZER=ON \
     -DETSCOPE_BUILD_TESTS=OFF -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
