@@ -10,6 +10,8 @@ CJK, emoji, code, digits, whitespace runs, tabs and newlines):
   hf_bytelevel.json       Hugging Face BPE, Llama 3 style: Split(Llama 3 regex) + ByteLevel,
                           ByteLevel decoder, ignore_merges, merges as [a, b] pairs, BOS template.
   hf_bytelevel_str.json   the same model with merges as "a b" strings and no post-processor.
+  hf_added.json           hf_bytelevel.json plus added tokens with lstrip/rstrip/single_word flags,
+                          special and not.
   hf_gpt2.json            GPT-2/SmolLM style: Digits(individual) + ByteLevel(use_regex) pre-tokenizer.
   hf_metaspace.json       SentencePiece-style BPE: Metaspace(prepend first), byte_fallback <0xNN>,
                           Metaspace decoder, an <unk> token.
@@ -257,6 +259,15 @@ def main():
     spec["model"]["merges"] = [" ".join(m) if isinstance(m, list) else m for m in spec["model"]["merges"]]
     spec["post_processor"] = None
     record_hf("hf_bytelevel_str.json", Tokenizer.from_str(json.dumps(spec)), TRICKY + SPECIAL_STRINGS)
+    # Added tokens with their flags, matched before pre-tokenization.
+    added = Tokenizer.from_str(bytelevel.to_str())
+    added.add_special_tokens([tokenizers.AddedToken("<|im_start|>", special=True),
+                              tokenizers.AddedToken("[MASK]", lstrip=True, rstrip=True, special=True)])
+    added.add_tokens([tokenizers.AddedToken("foo", single_word=True, normalized=False),
+                      tokenizers.AddedToken("hello world", normalized=False)])
+    record_hf("hf_added.json", added, TRICKY + SPECIAL_STRINGS + [
+        "<|im_start|>user\nhi<|end_of_text|>", "a [MASK] b", "a  [MASK]\t\tb", "[MASK]x", "foo foobar barfoo foo.",
+        "(foo) _foo foo_", "say hello world!", "xhello worldx", "<|im_start|><|im_start|>"])
     record_hf("hf_gpt2.json", train_gpt2(), TRICKY)
     metaspace = train_metaspace()
     record_hf("hf_metaspace.json", metaspace, TRICKY + ["<s>Hello</s> again", "x</s>y"])

@@ -102,6 +102,10 @@ TEST_CASE("byte-level BPE tokenizer.json with merges as strings matches tokenize
   check_file("hf_bytelevel_str.json");
 }
 
+TEST_CASE("added tokens with lstrip, rstrip and single_word, special and not, match tokenizers", "[tokenizer]") {
+  check_file("hf_added.json");
+}
+
 TEST_CASE("GPT-2 style Digits and ByteLevel regex pre-tokenizer matches tokenizers", "[tokenizer]") {
   check_file("hf_gpt2.json");
 }
