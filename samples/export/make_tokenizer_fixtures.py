@@ -12,6 +12,8 @@ CJK, emoji, code, digits, whitespace runs, tabs and newlines):
   hf_bytelevel_str.json   the same model with merges as "a b" strings and no post-processor.
   hf_added.json           hf_bytelevel.json plus added tokens with lstrip/rstrip/single_word flags,
                           special and not.
+  hf_variants.json        hf_bytelevel.json's vocabulary behind NFC and regex Replace normalizers,
+                          every Split behaviour and ByteLevel with a prefix space.
   hf_gpt2.json            GPT-2/SmolLM style: Digits(individual) + ByteLevel(use_regex) pre-tokenizer.
   hf_metaspace.json       SentencePiece-style BPE: Metaspace(prepend first), byte_fallback <0xNN>,
                           Metaspace decoder, an <unk> token.
@@ -268,6 +270,22 @@ def main():
     record_hf("hf_added.json", added, TRICKY + SPECIAL_STRINGS + [
         "<|im_start|>user\nhi<|end_of_text|>", "a [MASK] b", "a  [MASK]\t\tb", "[MASK]x", "foo foobar barfoo foo.",
         "(foo) _foo foo_", "say hello world!", "xhello worldx", "<|im_start|><|im_start|>"])
+    # The same vocabulary behind the other components etscope implements: NFC and a regex Replace
+    # normalizer, Split behaviours (removed, merged with previous/next, inverted), ByteLevel with a
+    # prefix space.
+    variants = json.loads(bytelevel.to_str())
+    variants["normalizer"] = {"type": "Sequence", "normalizers": [
+        {"type": "NFC"}, {"type": "Replace", "pattern": {"Regex": "[0-9]{4,}"}, "content": "#"}]}
+    variants["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": "\\t+"}, "behavior": "Removed", "invert": False},
+        {"type": "Split", "pattern": {"String": "-"}, "behavior": "MergedWithNext", "invert": False},
+        {"type": "Split", "pattern": {"Regex": "[.,;]"}, "behavior": "MergedWithPrevious", "invert": False},
+        {"type": "Split", "pattern": {"Regex": "\\p{L}+|\\p{N}+"}, "behavior": "Isolated", "invert": True},
+        {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}]}
+    variants["post_processor"] = None
+    record_hf("hf_variants.json", Tokenizer.from_str(json.dumps(variants)), TRICKY + SPECIAL_STRINGS + [
+        "cafe\u0301 and caf\u00e9", "A\u030a\u0301ngstr\u00f6m", "co-operate, re-enter; end.", "x.y,z;;w..",
+        "phone 5551234 and 12 and 123456789", "a\tb\t\tc"])
     record_hf("hf_gpt2.json", train_gpt2(), TRICKY)
     metaspace = train_metaspace()
     record_hf("hf_metaspace.json", metaspace, TRICKY + ["<s>Hello</s> again", "x</s>y"])

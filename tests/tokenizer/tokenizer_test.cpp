@@ -106,6 +106,10 @@ TEST_CASE("added tokens with lstrip, rstrip and single_word, special and not, ma
   check_file("hf_added.json");
 }
 
+TEST_CASE("NFC and regex Replace normalizers, every Split behaviour and a ByteLevel prefix space match tokenizers", "[tokenizer]") {
+  check_file("hf_variants.json");
+}
+
 TEST_CASE("GPT-2 style Digits and ByteLevel regex pre-tokenizer matches tokenizers", "[tokenizer]") {
   check_file("hf_gpt2.json");
 }
