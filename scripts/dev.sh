@@ -17,11 +17,13 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 # to be running for.
 # libpng-dev writes the viewer's screenshots, which its tests take under xvfb (xauth) with Mesa's
 # software OpenGL (libgl1-mesa-dri) and a DejaVu font. libgraphviz-dev lays out the viewer's
-# operator graph (Graphviz's dot, through libgvc).
+# operator graph (Graphviz's dot, through libgvc). The tokenizers (tokenizer/, docs/llm.md) split text
+# with PCRE2 (libpcre2-dev), read SentencePiece .model files with libsentencepiece-dev and NFC-normalize
+# with ICU (libicu-dev); without the last two etscope builds and refuses those files.
 packages=(cmake make g++ pkg-config flatbuffers-compiler libflatbuffers-dev libcli11-dev
           nlohmann-json3-dev libeigen3-dev catch2 libimgui-dev libglfw3-dev libsqlite3-dev libzip-dev xz-utils
           libpng-dev fonts-dejavu-core xvfb xauth libgl1-mesa-dri
-          libpq-dev libssl-dev postgresql libgraphviz-dev)
+          libpq-dev libssl-dev postgresql libgraphviz-dev libpcre2-dev libsentencepiece-dev libicu-dev)
 
 setup() {
   local missing=()
@@ -106,7 +108,7 @@ asan() {
 # UBSan, on a copy of its seed corpus; new crashes are copied into fuzz/findings/<target>/ (which
 # every build's replay test then runs). Needs clang and libclang-rt-dev (Debian).
 fuzz() {
-  local target="${1:?usage: scripts/dev.sh fuzz pte|ptd|bpte|etdump|etrecord|graph_json|pickle|npy|xnnpack|run SECONDS}" seconds="${2:-60}"
+  local target="${1:?usage: scripts/dev.sh fuzz pte|ptd|bpte|etdump|etrecord|graph_json|pickle|npy|xnnpack|run|tokenizer SECONDS}" seconds="${2:-60}"
   command -v clang++ >/dev/null || { echo "etscope fuzz: needs clang++ (apt-get install clang libclang-rt-dev)" >&2; exit 2; }
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DETSCOPE_LIBFUZZER=ON \
     -DETSCOPE_BUILD_TESTS=OFF -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \

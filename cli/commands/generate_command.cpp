@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "etscope/core/text.h"
 #include "etscope/llm/generation_stats.h"
 #include "etscope/llm/generator.h"
+#include "etscope/tokenizer/tokenizer.h"
 #include "render/json_output.h"
 
 namespace etscope::cli {
@@ -43,7 +45,11 @@ class GenerateCommand : public Command {
     CLI::App* sub = app.add_subcommand("generate", "Generate with an LLM export (ExecuTorch's LLM exporter) and profile it token by token");
     sub->add_option("model", model_, "The .pte")->required();
     sub->add_option("--ptd", ptd_files_, "Tensor-data file with external tensors (repeatable)");
-    sub->add_option("--prompt-ids", prompt_ids_, "The prompt as token ids, comma-separated")->required();
+    auto* ids = sub->add_option("--prompt-ids", prompt_ids_, "The prompt as token ids, comma-separated");
+    auto* tok = sub->add_option("--tokenizer", tokenizer_path_, "Tokenizer file: Hugging Face tokenizer.json, tiktoken or SentencePiece .model");
+    auto* text = sub->add_option("--prompt", prompt_, "The prompt as text (with --tokenizer), encoded with the tokenizer's BOS");
+    ids->excludes(text);
+    text->needs(tok);
     sub->add_option("--max-new-tokens", max_new_tokens_, "Stop after this many new tokens (default: until an end-of-sequence id or the context is full)");
     sub->add_option("--temperature", temperature_, "0 (default): greedy; above 0: sample at this temperature");
     sub->add_option("--top-p", top_p_, "With --temperature: sample from the smallest set of tokens whose probability reaches P (default 1: all)");
@@ -65,8 +71,19 @@ class GenerateCommand : public Command {
     if (!etdump_path_.empty() && (etdump_path_ == model_ || std::find(ptd_files_.begin(), ptd_files_.end(), etdump_path_) != ptd_files_.end())) {
       return usage("--etdump names one of the inputs");
     }
-    auto ids = parse_ids(prompt_ids_);
+    if (prompt_ids_.empty() && prompt_.empty()) return usage("give the prompt as --prompt-ids IDS, or as --tokenizer FILE --prompt TEXT");
+    std::unique_ptr<tokenizer::Tokenizer> tok;
+    if (!tokenizer_path_.empty()) {
+      auto loaded = tokenizer::load_tokenizer(tokenizer_path_);
+      if (!loaded.ok()) return loaded.error();
+      tok = std::move(*loaded);
+    }
+    Result<std::vector<int64_t>> ids = prompt_.empty() ? parse_ids(prompt_ids_) : Result<std::vector<int64_t>>(std::vector<int64_t>{});
     if (!ids.ok()) return usage(ids.error().message());
+    if (!prompt_.empty()) {
+      ETSCOPE_ASSIGN_OR_RETURN(*ids, tok->encode(prompt_, tok->bos_id().has_value(), false));
+      if (ids->empty()) return usage("--prompt encodes to no tokens");
+    }
     const bool json = format_.json();
 
     runner::RunnerOptions options;
@@ -76,6 +93,11 @@ class GenerateCommand : public Command {
     options.trace = !etdump_path_.empty();
     ETSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<llm::Generator> generator, llm::Generator::load(options));
     const llm::LlmMetadata& md = generator->metadata();
+    if (tok && tok->vocab_size() > md.vocab_size) {
+      return Error(ErrorCode::kInvalidArgument, tokenizer_path_ + ": the tokenizer has " + std::to_string(tok->vocab_size()) +
+                                                    " ids, the program's vocabulary " + std::to_string(md.vocab_size) +
+                                                    ": they do not belong together");
+    }
     if (!json) {
       std::printf("model      %s\n", model_.c_str());
       std::printf("engine     etscope %s (etscope's own kernels)\n", generator->runner().engine_version().c_str());
@@ -84,7 +106,7 @@ class GenerateCommand : public Command {
                   generator->max_tokens_per_call() > 1 ? ("prefill up to " + std::to_string(generator->max_tokens_per_call()) + " tokens a call").c_str()
                                                        : "one token a call");
       std::printf("prompt     %zu tokens\n", ids->size());
-      std::printf("tokens    ");
+      if (!tok) std::printf("tokens    ");
       std::fflush(stdout);
     }
     llm::GenerationConfig config;
@@ -93,11 +115,26 @@ class GenerateCommand : public Command {
     config.top_p = top_p_;
     config.seed = seed_;
     config.stop_at_eos = !ignore_eos_;
+    if (tok) config.fallback_eos_ids = tok->eos_ids();
+    std::optional<tokenizer::StreamDecoder> stream;
+    if (tok) stream.emplace(*tok);
+    std::string text;
+    if (!json && tok) std::printf("text       %s", prompt_.c_str());
     auto result = generator->generate(*ids, config, [&](int64_t token) {
-      if (json) return;
-      std::printf(" %lld", static_cast<long long>(token));
-      std::fflush(stdout);
+      if (stream) {
+        auto piece = stream->next(token);
+        if (piece.ok()) text += *piece;
+        if (!json && piece.ok()) std::printf("%s", piece->c_str());
+      } else if (!json) {
+        std::printf(" %lld", static_cast<long long>(token));
+      }
+      if (!json) std::fflush(stdout);
     });
+    if (stream) {
+      const std::string rest = stream->finish();
+      text += rest;
+      if (!json) std::printf("%s", rest.c_str());
+    }
     if (!json) std::printf("\n");
     // The dump is written even when generation failed part way: it shows what ran.
     Status trace = write_trace(*generator, json);
@@ -119,6 +156,11 @@ class GenerateCommand : public Command {
                            {"enable_dynamic_shape", md.enable_dynamic_shape}};
       j["prompt_ids"] = result->prompt;
       j["generated_ids"] = result->generated;
+      if (tok) {
+        j["prompt"] = prompt_;
+        j["text"] = text;
+        j["tokenizer"] = tokenizer_path_;
+      }
       j["stop_reason"] = result->stop_reason;
       Json calls = Json::array();
       for (const llm::CallRecord& c : result->calls) {
@@ -176,6 +218,8 @@ class GenerateCommand : public Command {
   std::string model_;
   std::vector<std::string> ptd_files_;
   std::string prompt_ids_;
+  std::string tokenizer_path_;
+  std::string prompt_;
   int64_t max_new_tokens_ = 0;
   double temperature_ = 0;
   double top_p_ = 1.0;

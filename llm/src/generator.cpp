@@ -164,6 +164,7 @@ Result<GenerationResult> Generator::generate(std::span<const int64_t> prompt, co
   result.load_ms = m.runner->load_ms();
   const size_t first_call = m.calls.size();
   Sampler sampler(config.temperature, config.top_p, config.seed);
+  const std::vector<int64_t>& eos = md.eos_ids.empty() ? config.fallback_eos_ids : md.eos_ids;
   const clock::time_point start = clock::now();
   std::vector<float> logits;
   if (m.has_position) {
@@ -182,7 +183,7 @@ Result<GenerationResult> Generator::generate(std::span<const int64_t> prompt, co
     result.generated.push_back(token);
     if (result.generated.size() == 1) result.first_token_ms = ms_since(start);
     if (on_token) on_token(token);
-    if (config.stop_at_eos && std::find(md.eos_ids.begin(), md.eos_ids.end(), token) != md.eos_ids.end()) {
+    if (config.stop_at_eos && std::find(eos.begin(), eos.end(), token) != eos.end()) {
       result.stop_reason = "eos";
       break;
     }

@@ -43,6 +43,9 @@ struct GenerationConfig {
   double top_p = 1.0;
   uint64_t seed = 0;
   bool stop_at_eos = true;
+  /// End-of-sequence ids used when the program has no get_eos_ids (a tokenizer's); the
+  /// program's own take precedence, as in ExecuTorch's runner.
+  std::vector<int64_t> fallback_eos_ids;
 };
 
 struct GenerationResult {
