@@ -222,3 +222,40 @@ TEST_CASE("etscope generate: streams ExecuTorch's greedy tokens, statistics, JSO
   CHECK(missing.exit_code != 0);
   CHECK_THAT(missing.err, Contains("/nonexistent/m.pte"));
 }
+
+TEST_CASE("etscope generate --tokenizer: the prompt encoded with BOS as the Python library does, text streamed", "[llm][cli]") {
+  // sp_small.model (200 ids) fits the fixtures' vocabulary of 256; expected.json holds
+  // sentencepiece's own encodings (samples/export/make_tokenizer_fixtures.py).
+  std::ifstream in(etscope::testing::test_data_dir() + "/../fixtures/tokenizers/expected.json");
+  REQUIRE(in.good());
+  const nlohmann::json e = nlohmann::json::parse(in)["files"]["sp_small.model"];
+  nlohmann::json first;
+  for (const nlohmann::json& c : e["cases"]) {
+    const std::string t = c["text"].get<std::string>();
+    if (!t.empty() && t.find_first_of("'\\\n\t") == std::string::npos && !c["ids"].empty()) {
+      first = c;
+      break;
+    }
+  }
+  REQUIRE(first.is_object());
+  std::vector<int64_t> want = {e["bos_id"].get<int64_t>()};
+  for (int64_t id : first["ids"].get<std::vector<int64_t>>()) want.push_back(id);
+  const std::string tok = etscope::testing::test_data_dir() + "/../fixtures/tokenizers/sp_small.model";
+  const std::string text = first["text"].get<std::string>();
+  REQUIRE(text.find('\'') == std::string::npos);
+  auto res = run_etscope("generate '" + model_of("portable_fp32_sdpa") + "' --tokenizer '" + tok + "' --prompt '" + text +
+                         "' --max-new-tokens 4 --ignore-eos --format json");
+  INFO(res.err);
+  REQUIRE(res.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(res.out);
+  CHECK(j["prompt_ids"].get<std::vector<int64_t>>() == want);
+  CHECK(j["generated_ids"].size() == 4);
+  CHECK(j["text"].is_string());
+  // A tokenizer larger than the program's vocabulary does not belong to it.
+  auto big = run_etscope("generate '" + model_of("portable_fp32_sdpa") + "' --tokenizer '" + etscope::testing::test_data_dir() +
+                         "/../fixtures/tokenizers/sp_bpe.model' --prompt hi");
+  CHECK(big.exit_code != 0);
+  CHECK_THAT(big.err, Contains("do not belong together"));
+  auto neither = run_etscope("generate '" + model_of("portable_fp32_sdpa") + "'");
+  CHECK(neither.exit_code == 2);
+}
