@@ -259,3 +259,38 @@ TEST_CASE("etscope generate --tokenizer: the prompt encoded with BOS as the Pyth
   auto neither = run_etscope("generate '" + model_of("portable_fp32_sdpa") + "'");
   CHECK(neither.exit_code == 2);
 }
+
+TEST_CASE("memory of an LLM export: KV caches are state, with bytes per token of context", "[llm][cli]") {
+  for (const std::string config : kConfigs) {
+    INFO(config);
+    const nlohmann::json r = result_of(config);
+    auto res = run_etscope("memory '" + model_of(config) + "' --format json");
+    REQUIRE(res.exit_code == 0);
+    const nlohmann::json j = nlohmann::json::parse(res.out);
+    const nlohmann::json* forward = nullptr;
+    for (const nlohmann::json& p : j["plans"]) {
+      if (p["name"] == "forward") forward = &p;
+    }
+    REQUIRE(forward != nullptr);
+    const nlohmann::json& state = (*forward)["state"];
+    const int64_t context = r["metadata"]["get_max_seq_len"].get<int64_t>();
+    const int64_t layers = r["metadata"]["get_n_layers"].get<int64_t>();
+    uint64_t buffer_bytes = 0;
+    size_t buffers = 0;
+    for (const nlohmann::json& t : (*forward)["tensors"]) {
+      if (t["role"] != "buffer") continue;
+      ++buffers;
+      buffer_bytes += t["nbytes"].get<uint64_t>();
+      // [batch, context, kv heads, head dim] with the sdpa op, [batch, kv heads, context, head dim] without.
+      CHECK((t["sizes"][1] == context || t["sizes"][2] == context));
+    }
+    CHECK(buffers == static_cast<size_t>(2 * layers));  // a key and a value cache per layer
+    CHECK(state["context_len"] == context);
+    CHECK(state["kv_buffers"] == buffers);
+    CHECK(state["kv_bytes"] == buffer_bytes);
+    CHECK(state["kv_bytes_per_token"].get<double>() == static_cast<double>(buffer_bytes) / static_cast<double>(context));
+  }
+  auto text = run_etscope("memory '" + model_of("xnn_8da4w_emb4") + "'");
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.out, Contains("per token of context"));
+}
