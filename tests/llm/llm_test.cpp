@@ -67,18 +67,57 @@ std::unique_ptr<Generator> load(const std::string& config) {
 
 }  // namespace
 
+// Every configuration committed under tests/fixtures/executorch/llm (index.json), with what etscope
+// does not yet reproduce named here and in docs/operators-llm.md.
+struct Known {
+  const char* config;
+  const char* why;
+};
+const Known kKnownDeviations[] = {
+    {"xnn_8da4w_g64", "XNNPACK qd8 x qb4w with one block per row: logits differ by 0.14 (open, issue 30)"},
+    {"xnn_bf16_sdpa", "XNNPACK graphs of bfloat16 values are not interpreted yet (open, issue 30)"},
+};
+
+const char* known_deviation(const std::string& config) {
+  for (const Known& k : kKnownDeviations) {
+    if (config == k.config) return k.why;
+  }
+  return nullptr;
+}
+
+std::vector<nlohmann::json> fixture_configs() {
+  std::ifstream in(fixture_dir() + "/llm/index.json");
+  REQUIRE(in.good());
+  std::vector<nlohmann::json> out;
+  const nlohmann::json index = nlohmann::json::parse(in);
+  for (const nlohmann::json& c : index["configurations"]) out.push_back(c);
+  REQUIRE(out.size() >= 4);
+  return out;
+}
+
 TEST_CASE("LLM exports: every call's logits equal ExecuTorch's on one loaded program", "[llm]") {
-  for (const std::string config : kConfigs) {
+  size_t checked = 0;
+  for (const nlohmann::json& cfg : fixture_configs()) {
+    const std::string config = cfg["name"].get<std::string>();
     INFO(config);
+    if (cfg["reference"] != "executorch" || known_deviation(config) != nullptr) continue;
     const nlohmann::json r = result_of(config);
     auto g = load(config);
     const size_t calls = r["calls"].size();
     REQUIRE(calls >= 5);  // a prefill and at least four decode steps
+    // float32 logits: attention and normalisation sum floats in another order than ExecuTorch's
+    // vectorised exp and GEMMs, every integer path (XNNPACK's qd8 layers, 4-bit embeddings, the
+    // int8 KV cache) is exact: logits of magnitude ~10 agree to 1e-4. Half-precision programs
+    // round every intermediate to 8 (bf16) or 11 (f16) bits: one step of the logits' scale.
+    const std::string dtype = r["logits_dtype"][0].get<std::string>();
+    const double bound = dtype == "float32" ? 1e-4 : dtype == "float16" ? 2e-2 : 1.3e-1;
     double worst = 0;
     std::string per_call;
     for (size_t k = 0; k < calls; ++k) {
       const std::vector<int64_t> tokens = ints_of(ref_dir(config) + "/tokens_" + std::to_string(k) + ".npy");
-      const std::vector<int64_t> pos = ints_of(ref_dir(config) + "/input_pos_" + std::to_string(k) + ".npy");
+      // A program without a KV cache takes no position: it is fed the whole sequence each call.
+      const std::string pos_file = ref_dir(config) + "/input_pos_" + std::to_string(k) + ".npy";
+      const std::vector<int64_t> pos = std::ifstream(pos_file).good() ? ints_of(pos_file) : std::vector<int64_t>{0};
       const std::vector<float> want = floats_of(ref_dir(config) + "/ref_call_" + std::to_string(k) + ".npy");
       auto got = g->forward(tokens, pos.at(0), k == 0 ? Phase::kPrefill : Phase::kDecode);
       REQUIRE(got.ok());
@@ -88,18 +127,34 @@ TEST_CASE("LLM exports: every call's logits equal ExecuTorch's on one loaded pro
       per_call += " " + std::to_string(call_worst);
       worst = std::max(worst, call_worst);
     }
-    // Float attention and normalisation reorder sums (ExecuTorch's vectorised exp and GEMMs);
-    // every integer path (XNNPACK's qd8 layers, 4-bit embeddings) is exact: logits of magnitude
-    // ~10 agree to 1e-4.
-    INFO("largest difference " << worst << ", per call" << per_call);
-    CHECK(worst < 1e-4);
+    INFO("logits " << dtype << ", largest difference " << worst << ", per call" << per_call);
+    CHECK(worst < bound);
     CHECK(g->calls().size() == calls);
+    ++checked;
+  }
+  CHECK(checked >= 10);
+}
+
+TEST_CASE("LLM exports ExecuTorch's runtime refuses are refused in one line", "[llm]") {
+  for (const nlohmann::json& cfg : fixture_configs()) {
+    if (cfg["reference"] == "executorch") continue;
+    const std::string config = cfg["name"].get<std::string>();
+    INFO(config);
+    etscope::runner::RunnerOptions o;
+    o.model = model_of(config);
+    auto g = Generator::load(o);
+    if (!g.ok()) continue;
+    auto r = (*g)->forward(std::vector<int64_t>{1, 17, 42}, 0, Phase::kPrefill);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message().find('\n') == std::string::npos);
   }
 }
 
 TEST_CASE("LLM exports: greedy generation gives ExecuTorch's tokens, metadata read from the program", "[llm]") {
-  for (const std::string config : kConfigs) {
+  for (const nlohmann::json& cfg : fixture_configs()) {
+    const std::string config = cfg["name"].get<std::string>();
     INFO(config);
+    if (cfg["reference"] != "executorch" || known_deviation(config) != nullptr) continue;
     const nlohmann::json r = result_of(config);
     auto g = load(config);
     const nlohmann::json& md = r["metadata"];
@@ -122,7 +177,8 @@ TEST_CASE("LLM exports: greedy generation gives ExecuTorch's tokens, metadata re
     CHECK(res->stop_reason == "max_new_tokens");
     const etscope::llm::GenerationStats s = etscope::llm::generation_stats(*res);
     CHECK(s.prompt_tokens == static_cast<int64_t>(prompt.size()));
-    CHECK(s.prefill_calls == 1);  // dynamic sequence: the prompt in one call
+    // A dynamic sequence takes the prompt in one call, a static one a call per token.
+    CHECK(s.prefill_calls == (g->metadata().enable_dynamic_shape ? 1 : s.prompt_tokens));
     CHECK(s.decode_calls == static_cast<int64_t>(want.size()) - 1);
     CHECK(s.decode_p50_ms <= s.decode_max_ms);
   }
