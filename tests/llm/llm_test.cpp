@@ -350,3 +350,34 @@ TEST_CASE("memory of an LLM export: KV caches are state, with bytes per token of
   REQUIRE(text.exit_code == 0);
   CHECK_THAT(text.out, Contains("per token of context"));
 }
+
+TEST_CASE("etscope generate --store: generation runs with their tokens per second, compared as runs", "[llm][cli]") {
+  const std::string dir = etscope::testing::temp_dir("generate_store");
+  const std::string store = dir + "/runs.sqlite";
+  const std::string cmd = "generate '" + model_of("xnn_fp32_sdpa") + "' --prompt-ids 1,17,42 --max-new-tokens 4 --ignore-eos --store '" + store + "'";
+  for (int i = 0; i < 2; ++i) {
+    auto r = run_etscope(cmd + " --tag try=" + std::to_string(i) + " --format json");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(nlohmann::json::parse(r.out)["store"]["run_id"] == i + 1);
+  }
+  auto runs = run_etscope("runs --store '" + store + "' --format json");
+  REQUIRE(runs.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(runs.out);
+  const nlohmann::json& rows = j.is_array() ? j : j["runs"];
+  REQUIRE(rows.size() == 2);
+  for (const nlohmann::json& row : rows) {
+    CHECK(row["source"] == "generate");
+    CHECK(row["executions"] == 4);  // one prefill call and three decode calls
+    // `runs --format json` gives the tags as one "k=v k=v" text, as its table does.
+    const std::string tags = row["tags"].get<std::string>();
+    CHECK_THAT(tags, Contains("decode_tokens_per_s="));
+    CHECK_THAT(tags, Contains("prompt_tokens=3"));
+  }
+  auto cmp = run_etscope("compare 1 2 --store '" + store + "'");
+  INFO(cmp.err);
+  CHECK((cmp.exit_code == 0 || cmp.exit_code == 1));
+  CHECK_THAT(cmp.out, Contains("Method::execute"));
+  auto lonely_tag = run_etscope("generate '" + model_of("xnn_fp32_sdpa") + "' --prompt-ids 1 --tag a=b");
+  CHECK(lonely_tag.exit_code == 2);
+}
