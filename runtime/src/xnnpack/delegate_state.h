@@ -208,7 +208,7 @@ struct DelegateState {
   /// Computes node i: in integers when it is an integer layer, else on floats, then rounds its
   /// outputs to their values' grids.
   void run_node(size_t i);
-  /// Rounds the outputs of a node whose values are quantized (or f16) to their grid.
+  /// Rounds the outputs of a node whose values are quantized (or f16 or bf16) to their grid.
   void quantize_outputs(const Node& n);
 };
 
