@@ -75,7 +75,6 @@ struct Known {
 };
 const Known kKnownDeviations[] = {
     {"xnn_8da4w_g64", "XNNPACK qd8 x qb4w with one block per row: logits differ by 0.14 (open, issue 30)"},
-    {"xnn_bf16_sdpa", "XNNPACK graphs of bfloat16 values are not interpreted yet (open, issue 30)"},
 };
 
 const char* known_deviation(const std::string& config) {
