@@ -313,6 +313,13 @@ TEST_CASE("etscope generate --tokenizer: the prompt encoded with BOS as the Pyth
   CHECK_THAT(big.err, Contains("do not belong together"));
   auto neither = run_etscope("generate '" + model_of("portable_fp32_sdpa") + "'");
   CHECK(neither.exit_code == 2);
+  // A corrupted tokenizer file: one line naming it.
+  const std::string bad = etscope::testing::temp_dir("generate_bad_tokenizer") + "/tokenizer.json";
+  std::ofstream(bad) << "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [\"a";
+  auto corrupt = run_etscope("generate '" + model_of("portable_fp32_sdpa") + "' --tokenizer '" + bad + "' --prompt hi");
+  CHECK(corrupt.exit_code != 0);
+  CHECK_THAT(corrupt.err, Contains(bad));
+  CHECK(std::count(corrupt.err.begin(), corrupt.err.end(), '\n') == 1);
 }
 
 TEST_CASE("memory of an LLM export: KV caches are state, with bytes per token of context", "[llm][cli]") {
