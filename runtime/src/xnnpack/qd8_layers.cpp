@@ -74,10 +74,20 @@ void quantize_rows_qd8(const float* x, float* out, int64_t rows, int64_t n, Dyna
     zp = std::min(std::max(zp, qmin), qmax);
     const float zero = std::nearbyint(zp);
     const float scale = 1.0f / mult;
+    // XNNPACK's convert: the scaled value clamped above at qmax - zero point (NaN becomes that
+    // bound, as minps returns it), below at qmin - zero point, rounded to nearest even (the
+    // magic-number addition, exact for these magnitudes), plus the zero point.
+    const float lo_z = qmin - zero, hi_z = qmax - zero, magic = 12582912.0f;
+    const int32_t zero_i = static_cast<int32_t>(zero);
+    int8_t* __restrict q = ints != nullptr ? ints->q.data() + r * n : nullptr;
+    float* o = out != nullptr ? out + r * n : nullptr;  // may be x itself
     for (int64_t i = 0; i < n; ++i) {
-      const float q = quantize_raw(xr[i] * mult, zero, qmin, qmax);
-      if (out != nullptr) out[r * n + i] = (q - zero) * scale;
-      if (ints != nullptr) ints->q[static_cast<size_t>(r * n + i)] = static_cast<int8_t>(q);
+      float y = xr[i] * mult;
+      y = y < hi_z ? y : hi_z;
+      y = y > lo_z ? y : lo_z;
+      const float rounded = (y + magic) - magic;
+      if (q != nullptr) q[i] = static_cast<int8_t>(static_cast<int32_t>(rounded) + zero_i);
+      if (o != nullptr) o[i] = rounded * scale;
     }
     if (ints != nullptr) {
       ints->zero[static_cast<size_t>(r)] = static_cast<int32_t>(zero);
@@ -299,8 +309,14 @@ void run_fully_connected_qd8(DelegateState& m, const Node& n) {
   // The rows as XNNPACK's qdu8 kernels read them: input + 128 as uint8, zero-padded to kpad.
   std::vector<uint8_t>& au = m.qd8_rows;
   au.assign(static_cast<size_t>(rows * l.kpad), 0);
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t k = 0; k < l.k; ++k) au[static_cast<size_t>(r * l.kpad + k)] = static_cast<uint8_t>(x.q[static_cast<size_t>(r * l.k + k)] + 128);
+  {
+    // Raw pointers: byte stores through the vector's own storage would reload everything.
+    const int64_t k = l.k, kpad = l.kpad;
+    const int8_t* __restrict src = x.q.data();
+    uint8_t* __restrict dst = au.data();
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < k; ++c) dst[r * kpad + c] = static_cast<uint8_t>(src[r * k + c] + 128);
+    }
   }
   alignas(64) int32_t acc[kQd8Rows][kQd8Tile];
   float v[kQd8Rows][kQd8Tile];
