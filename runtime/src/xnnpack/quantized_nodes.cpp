@@ -149,7 +149,9 @@ void DelegateState::quantize_outputs(const Node& n) {
       int64_t row = 1;
       for (int d = s.rank - static_cast<int>(v.quant.non_batch_dims); d < s.rank; ++d) row *= s.d[d];
       if (row <= 0) continue;
-      quantize_rows_qd8(out, out, count / row, row, &dynamic_rows[static_cast<size_t>(o)]);
+      // Values only qd8 layers read need no floats.
+      const bool floats = !qd8_only[static_cast<size_t>(o)];
+      quantize_rows_qd8(out, floats ? out : nullptr, count / row, row, &dynamic_rows[static_cast<size_t>(o)]);
     }
   }
 }

@@ -253,6 +253,14 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     if (impl->integer_layer(g.nodes[i])) ETSCOPE_TRY(impl->plan_quantized(i));
   }
   impl->dynamic_rows.resize(nv);
+  impl->qd8_only.assign(nv, 0);
+  std::vector<int> qd8_input_reads(nv, 0);
+  for (const Node& n : g.nodes) {
+    if (impl->qd8_layer(n)) ++qd8_input_reads[static_cast<size_t>(n.inputs[0])];
+  }
+  for (size_t v = 0; v < nv; ++v) {
+    impl->qd8_only[v] = qd8_input_reads[v] > 0 && qd8_input_reads[v] == impl->consumers[v] && (g.values[v].flags & xnn::kFlagExternalOutput) == 0;
+  }
   impl->qd8_of_node.assign(g.nodes.size(), -1);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (impl->qd8_layer(g.nodes[i])) ETSCOPE_TRY(impl->plan_qd8(i));
