@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "etscope/core/stats.h"
 #include "etscope/etdump/etdump_reader.h"
 #include "testing/test_util.h"
@@ -177,4 +179,42 @@ TEST_CASE("generation profile: attention and cache-update events in both spellin
   CHECK(is_cache_update_event("llama::update_cache.out"));
   CHECK(is_cache_update_event("llama::update_cache_with_indices.out"));
   CHECK_FALSE(is_cache_update_event("llama::custom_sdpa.out"));
+}
+
+TEST_CASE("inspect --generation prints the phases and per-token latency, as text and JSON") {
+  const std::string dump = generation_dump();
+  Opened o = open(dump);
+  auto profile = generation_profile(*o.inspector, GenerationOptions{kPromptTokens});
+  REQUIRE(profile.ok());
+  const GenerationProfile& g = profile.value();
+
+  auto text = testing::run_etscope("inspect --etdump '" + dump + "' --generation --prompt-tokens 8");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("prefill ") != std::string::npos);
+  CHECK(text.out.find("decode, per token") != std::string::npos);
+  CHECK(text.out.find("decode operators") != std::string::npos);
+  CHECK(text.out.find("llama::custom_sdpa.out") != std::string::npos);
+
+  auto js = testing::run_etscope("inspect --etdump '" + dump + "' --generation --prompt-tokens 8 --format json --top 3");
+  REQUIRE(js.exit_code == 0);
+  const auto j = nlohmann::json::parse(js.out);
+  CHECK(j["unit"] == "ms");
+  CHECK(j["prompt_tokens"] == kPromptTokens);
+  REQUIRE(j["phases"].size() == 2);
+  const auto& decode = j["phases"][1];
+  CHECK(decode["phase"] == "decode");
+  REQUIRE(decode["calls"].size() == g.decode.calls.size());
+  for (size_t k = 0; k < g.decode.calls.size(); ++k) {
+    CHECK(decode["calls"][k]["position"] == g.decode.calls[k].position);
+    CHECK(decode["calls"][k]["time"].get<double>() == g.decode.calls[k].time);
+    CHECK(decode["calls"][k]["attention"].get<double>() == g.decode.calls[k].attention);
+  }
+  CHECK(decode["tokens_per_second"].get<double>() == *g.decode.tokens_per_second);
+  CHECK(decode["operators"].size() == 3);
+  CHECK(decode["operators"][0]["name"] == g.decode.operators[0].name);
+
+  auto wrong = testing::run_etscope("inspect --etdump '" + testing::real_artifact("tutorial.etdp") + "' --generation");
+  CHECK(wrong.exit_code != 0);
+  CHECK(wrong.err.find("tutorial.etdp: no Prefill or Decode blocks") != std::string::npos);
+  CHECK(std::count(wrong.err.begin(), wrong.err.end(), '\n') == 1);
 }
