@@ -55,7 +55,9 @@ void DrawSplit(const inspect::GenerationProfile& g) {
 }
 
 // One bar per decode call: its time, with attention and the cache update stacked at its foot.
-void DrawDecodeBars(const GenerationModel& model, const inspect::GenerationProfile& g) {
+// With `clip`, the axis stops at twice the decode p90, so one preempted call does not flatten
+// every other bar; the calls past it reach the top with a mark.
+void DrawDecodeBars(const GenerationModel& model, const inspect::GenerationProfile& g, bool clip) {
   const std::vector<inspect::GenerationCall>& calls = g.decode.calls;
   const float height = std::max(160.0f, ImGui::GetContentRegionAvail().y * 0.4f);
   const PlotArea plot = BeginPlot("decode", ImVec2(ImGui::GetContentRegionAvail().x, height), PlotMargins{64, 8, 8, 20});
@@ -63,7 +65,10 @@ void DrawDecodeBars(const GenerationModel& model, const inspect::GenerationProfi
     plot.dl->AddText(ImVec2(plot.a.x + 8, plot.a.y + 8), palette::kAxis, "no decode calls");
     return;
   }
-  const double hi = model.decode_time_max() > 0 ? model.decode_time_max() * 1.05 : 1.0;
+  double hi = model.decode_time_max() > 0 ? model.decode_time_max() * 1.05 : 1.0;
+  const bool clipped = clip && g.decode.p90 > 0 && hi > 2 * g.decode.p90;
+  if (clipped) hi = 2 * g.decode.p90;
+  auto y_of = [&](double v) { return plot.y(std::min(v, hi), 0, hi); };
   for (const Tick& t : time_ticks(0, hi * 1e3, std::max(2, static_cast<int>(plot.height() / 40)))) {
     const float y = plot.y(t.value / 1e3, 0, hi);
     plot.dl->AddLine(ImVec2(plot.a.x, y), ImVec2(plot.b.x, y), palette::kGrid);
@@ -76,10 +81,13 @@ void DrawDecodeBars(const GenerationModel& model, const inspect::GenerationProfi
     const inspect::GenerationCall& c = calls[k];
     const float x0 = plot.x(static_cast<double>(k), 0, n) + gap * 0.5f;
     const float x1 = std::max(x0 + 1.0f, plot.x(static_cast<double>(k + 1), 0, n) - gap * 0.5f);
-    plot.dl->AddRectFilled(ImVec2(x0, plot.y(c.time, 0, hi)), ImVec2(x1, plot.b.y), kDecode);
-    plot.dl->AddRectFilled(ImVec2(x0, plot.y(c.attention, 0, hi)), ImVec2(x1, plot.b.y), kAttention);
-    plot.dl->AddRectFilled(ImVec2(x0, plot.y(c.attention + c.cache_update, 0, hi)), ImVec2(x1, plot.y(c.attention, 0, hi)),
-                           kCacheUpdate);
+    plot.dl->AddRectFilled(ImVec2(x0, y_of(c.time)), ImVec2(x1, plot.b.y), kDecode);
+    plot.dl->AddRectFilled(ImVec2(x0, y_of(c.attention)), ImVec2(x1, plot.b.y), kAttention);
+    plot.dl->AddRectFilled(ImVec2(x0, y_of(c.attention + c.cache_update)), ImVec2(x1, y_of(c.attention)), kCacheUpdate);
+    if (c.time > hi) {
+      const float mid = (x0 + x1) * 0.5f;
+      plot.dl->AddTriangleFilled(ImVec2(mid, plot.a.y), ImVec2(mid - 4, plot.a.y + 7), ImVec2(mid + 4, plot.a.y + 7), palette::kPeak);
+    }
   }
   // First and last positions under the axis.
   const std::string first = std::to_string(calls.front().position), last = std::to_string(calls.back().position);
@@ -184,7 +192,9 @@ void DrawGenerationView(const Session& session, ViewState& state) {
   Swatch(kCacheUpdate, "cache update");
   DrawSplit(g);
   ImGui::TextUnformatted(g.positions_known ? "Decode latency per token (x: position)" : "Decode latency per token (x: decode call)");
-  DrawDecodeBars(model, g);
+  ImGui::SameLine();
+  ImGui::Checkbox("clip at 2 x p90", &gv.clip_outliers);
+  DrawDecodeBars(model, g, gv.clip_outliers);
   DrawPhases(g);
   const float height = std::max(120.0f, ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing());
   if (ImGui::BeginTable("breakdown", 2, ImGuiTableFlags_SizingStretchSame)) {

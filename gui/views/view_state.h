@@ -51,6 +51,7 @@ struct StatsViewState {
 
 struct GenerationViewState {
   int prompt_tokens = 0;       ///< The prompt's token count the user gave (0: unknown).
+  bool clip_outliers = true;   ///< The latency axis stops at twice the decode p90.
 };
 
 struct GapsViewState {
