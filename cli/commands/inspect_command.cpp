@@ -1,14 +1,17 @@
 // etscope inspect: ExecuTorch's Inspector table (per-event statistics of a profiled run), joined
 // with the ETRecord when one is given, as text, CSV, TSV or JSON; the per-type summary and the
 // module tree with totals; with --aot-intermediates, the numeric gap between the AOT reference
-// and the run (ExecuTorch's calculate_numeric_gap).
+// and the run (ExecuTorch's calculate_numeric_gap); with --generation, the profile of a generation
+// (`etscope generate --etdump`) by phase.
 #include <cstdio>
 #include <iostream>
 #include <memory>
 
 #include "commands/command.h"
 #include "commands/inspect_inputs.h"
+#include "etscope/inspect/generation_profile.h"
 #include "etscope/inspect/numeric_gap.h"
+#include "render/generation_render.h"
 #include "render/inspector_render.h"
 #include "render/numeric_gap_render.h"
 #include "render/json_output.h"
@@ -34,11 +37,16 @@ class InspectCommand final : public Command {
                                                  "(samples/export/write_aot_intermediates.py)");
     sub->add_option("--aot-index", aot_index_, "Index of the AOT intermediates (default: FILE.json beside the .ptd, if any)");
     sub->add_option("--gap", gap_, "Numeric gap metric with --aot-intermediates: L1, MSE or SNR (default L1)");
+    sub->add_flag("--generation", generation_, "A generation's profile by phase (etscope generate --etdump): per-token latency, "
+                                               "attention and cache-update time per position, operators per phase");
+    sub->add_option("--prompt-tokens", prompt_tokens_, "With --generation: the prompt's token count (gives decode positions and "
+                                                      "prefill tokens/s)")->check(CLI::NonNegativeNumber);
     return sub;
   }
 
   Result<int> run() override {
     if (!aot_.empty() || !aot_index_.empty() || !gap_.empty()) return run_gap();
+    if (generation_) return run_generation();
     ETSCOPE_ASSIGN_OR_RETURN(inspect::Inspector in, inputs_.load());
     InspectTableOptions opt;
     opt.sort = sort_ == "avg" ? EventSort::kAvg : sort_ == "total" ? EventSort::kTotal : sort_ == "name" ? EventSort::kName : EventSort::kOrder;
@@ -82,6 +90,25 @@ class InspectCommand final : public Command {
   }
 
  private:
+  // A generation's profile (--generation).
+  Result<int> run_generation() {
+    if (format_ == "csv" || format_ == "tsv") {
+      std::cerr << "etscope: --generation prints tables or JSON (--format table or json)\n";
+      return 2;
+    }
+    ETSCOPE_ASSIGN_OR_RETURN(inspect::Inspector in, inputs_.load());
+    inspect::GenerationOptions options;
+    if (prompt_tokens_ >= 0) options.prompt_tokens = prompt_tokens_;
+    ETSCOPE_ASSIGN_OR_RETURN(inspect::GenerationProfile profile, inspect::generation_profile(in, options));
+    if (format_ == "json") {
+      std::cout << dump_json(generation_json(profile, top_)) << "\n";
+      return 0;
+    }
+    render_engine_line(in, std::cout);
+    render_generation_text(profile, top_, std::cout);
+    return 0;
+  }
+
   // The numeric gap table (--aot-intermediates / --gap).
   Result<int> run_gap() {
     if (aot_.empty() || inputs_.debug_buffer.empty() || inputs_.etrecord.empty()) {
@@ -112,6 +139,8 @@ class InspectCommand final : public Command {
   std::string aot_, aot_index_, gap_;
   std::string format_ = "table", sort_ = "order", block_;
   size_t top_ = 0;
+  int64_t prompt_tokens_ = -1;
+  bool generation_ = false;
   bool operator_calls_ = false, debug_events_ = false, by_type_ = false, modules_ = false;
 };
 

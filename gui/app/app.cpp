@@ -79,6 +79,7 @@ void App::install(std::unique_ptr<Session> session) {
   // The first thing loaded decides the tab, unless the command line did.
   if (session_ == nullptr && !view_chosen_) {
     state_.view = session->program ? ViewId::kProgram
+                  : session->generation ? ViewId::kGeneration
                   : session->dump    ? ViewId::kTimeline
                   : session->curve   ? ViewId::kTraining
                                      : ViewId::kCompare;

@@ -451,6 +451,7 @@ std::unique_ptr<Session> load_session(const OpenRequest& request, const Session*
       s->lookup = std::make_unique<EventLookup>(*s->inspector);
       report(progress, 0.9f, "computing op statistics");
       s->stats = StatsModel::build(*s->inspector);
+      s->generation = GenerationModel::build(*s->inspector);
       if (!s->baseline_samples.empty() && s->store_run == 0) {
         s->compare.emplace(s->baseline_samples, s->baseline_label, std::vector<inspect::RunSamples>{inspect::run_samples(*s->inspector)},
                            file_name(s->dump_path), s->baseline_engine, s->engine);

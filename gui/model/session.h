@@ -24,6 +24,7 @@
 #include "model/compare_model.h"
 #include "model/event_lookup.h"
 #include "model/gap_model.h"
+#include "model/generation_model.h"
 #include "model/graph_model.h"
 #include "model/memory_model.h"
 #include "model/program_model.h"
@@ -94,6 +95,8 @@ struct Session {
   std::unique_ptr<EventLookup> lookup;             ///< Borrows *inspector.
   std::optional<TimelineModel> timeline;
   std::optional<StatsModel> stats;
+  /// The Generation view's model, when the ETDump has Prefill/Decode blocks (etscope generate).
+  std::optional<GenerationModel> generation;
   std::optional<GapModel> gaps;
   /// Why there are no gaps although AOT intermediates are loaded ("" otherwise).
   std::string gaps_problem;

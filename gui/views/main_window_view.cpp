@@ -146,6 +146,7 @@ void DrawWelcome() {
       "Op statistics: per-operator timings, summary by type, module tree.   Memory: the planned arenas.",
       "Numeric gaps: AOT against runtime outputs per operator (AOT intermediates .ptd + ETRecord + debug buffer).",
       "Compare: two runs per operator (--baseline before.etdp, or stored runs with --store).   Training: a train --curve file.",
+      "Generation: prefill and decode, latency per token, operators per phase (the ETDump of etscope generate --etdump).",
   };
   float y = ImGui::GetCursorPosY() + avail.y * 0.3f;
   for (const char* line : lines) {
@@ -227,6 +228,8 @@ void DrawMainWindow(const Session* session, ViewState& state) {
     if (!state.loading) DrawWelcome();
   } else if (ImGui::BeginTabBar("views")) {
     for (const ViewInfo& tab : kViews) {
+      // The Generation tab only for the profile of a generation.
+      if (tab.id == ViewId::kGeneration && !session->generation) continue;
       const ImGuiTabItemFlags flags = state.select_view && state.view == tab.id ? ImGuiTabItemFlags_SetSelected : 0;
       if (!ImGui::BeginTabItem(tab.title, nullptr, flags)) continue;
       if (!state.select_view) state.view = tab.id;
@@ -258,6 +261,9 @@ void DrawMainWindow(const Session* session, ViewState& state) {
           if (RequireFile(session->curve.has_value(), "a training curve (etscope train --curve FILE.json) or a stored training run (--store, --run)")) {
             DrawTrainingView(*session, state);
           }
+          break;
+        case ViewId::kGeneration:
+          DrawGenerationView(*session, state);
           break;
       }
       ImGui::EndTabItem();

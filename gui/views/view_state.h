@@ -17,7 +17,7 @@
 
 namespace etscope::gui {
 
-enum class ViewId : uint8_t { kProgram, kGraph, kTimeline, kStats, kMemory, kGaps, kCompare, kTraining };
+enum class ViewId : uint8_t { kProgram, kGraph, kTimeline, kStats, kMemory, kGaps, kCompare, kTraining, kGeneration };
 
 /// Every view: its --view name, its tab title (in tab order; Alt+1.. follow it).
 struct ViewInfo {
@@ -32,7 +32,8 @@ inline constexpr ViewInfo kViews[] = {{ViewId::kProgram, "program", "Program"},
                                       {ViewId::kMemory, "memory", "Memory"},
                                       {ViewId::kGaps, "gaps", "Numeric gaps"},
                                       {ViewId::kCompare, "compare", "Compare"},
-                                      {ViewId::kTraining, "training", "Training"}};
+                                      {ViewId::kTraining, "training", "Training"},
+                                      {ViewId::kGeneration, "generation", "Generation"}};
 inline constexpr int kViewCount = static_cast<int>(sizeof kViews / sizeof kViews[0]);
 
 struct TimelineViewState {
@@ -46,6 +47,11 @@ struct StatsViewState {
   size_t block = SIZE_MAX;     ///< SIZE_MAX: the model's default block.
   char filter[256] = {};
   StatsQuery query;
+};
+
+struct GenerationViewState {
+  int prompt_tokens = 0;       ///< The prompt's token count the user gave (0: unknown).
+  bool clip_outliers = true;   ///< The latency axis stops at twice the decode p90.
 };
 
 struct GapsViewState {
@@ -109,6 +115,7 @@ struct ViewState {
 
   TimelineViewState timeline;
   StatsViewState stats;
+  GenerationViewState generation;
   GapsViewState gaps;
   MemoryViewState memory;
   GraphViewState graph;

@@ -23,5 +23,6 @@ void DrawGapsView(const Session& session, ViewState& state);
 void DrawGraphView(const Session& session, ViewState& state);
 void DrawCompareView(const Session& session, ViewState& state);
 void DrawTrainingView(const Session& session, ViewState& state);
+void DrawGenerationView(const Session& session, ViewState& state);
 
 }  // namespace etscope::gui

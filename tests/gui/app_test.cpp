@@ -170,6 +170,27 @@ TEST_CASE("every view draws the simple_conv fixture without a window", "[gui][vi
   CHECK_FALSE(app.state().timeline.scroll_to_selection);  // consumed by the timeline
 }
 
+TEST_CASE("a generation's dump opens on the Generation view, which draws without a window", "[gui][views][generation]") {
+  const std::string dump = etscope::testing::temp_dir("gui_app_generation") + "/g.etdp";
+  const std::string model = etscope::testing::fixture_extracted_dir() + "/llm/xnn_8da4w_emb4/model.pte";
+  REQUIRE(etscope::testing::run_etscope("generate '" + model + "' --prompt-ids 1,2,3 --max-new-tokens 6 --ignore-eos --etdump '" + dump + "'")
+              .exit_code == 0);
+  HeadlessImGui imgui;
+  App app("");
+  app.open({dump});
+  app.wait_until_loaded();
+  REQUIRE(app.session() != nullptr);
+  REQUIRE(app.session()->generation.has_value());
+  CHECK(app.state().view == ViewId::kGeneration);
+  int vertices = 0;
+  for (int f = 0; f < 3; ++f) vertices = imgui.Frame(app);
+  CHECK(app.state().view == ViewId::kGeneration);
+  CHECK(vertices > 2000);
+  app.state().generation.prompt_tokens = 3;
+  for (int f = 0; f < 2; ++f) imgui.Frame(app);
+  CHECK(app.session()->generation->recomputations() == 1);
+}
+
 TEST_CASE("the mouse wheel zooms the timeline around the pointer", "[gui][views]") {
   HeadlessImGui imgui;
   App app("");

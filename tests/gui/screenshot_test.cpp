@@ -139,6 +139,16 @@ TEST_CASE("screenshot of the training view", "[gui][screenshot]") {
   check_screenshot("training", std::string(etscope::testing::test_data_dir()) + "/gui/convnet_ce.curve.json", 0.2);
 }
 
+TEST_CASE("screenshot of the generation view", "[gui][screenshot]") {
+  // A 24-token generation's dump: the phase split, the decode bars and both operator tables.
+  const std::string dump = etscope::testing::temp_dir("gui_screenshot_generation_dump") + "/g.etdp";
+  const std::string model = etscope::testing::fixture_extracted_dir() + "/llm/xnn_8da4w_emb4/model.pte";
+  REQUIRE(etscope::testing::run_etscope("generate '" + model + "' --prompt-ids 1,17,42,200 --max-new-tokens 24 --ignore-eos --etdump '" +
+                                        dump + "'")
+              .exit_code == 0);
+  check_screenshot("generation", dump, 0.2);
+}
+
 TEST_CASE("a file that cannot be read shows the error dialog and exits 1", "[gui][screenshot]") {
   const std::string dir = etscope::testing::temp_dir("gui_screenshot_error");
   const std::string png = dir + "/error.png";
