@@ -3,6 +3,7 @@
 
     python export_llm.py [--out DIR] [--only NAME,...] [--full]
     python export_llm.py --refresh-ops DIR          rewrite every ops.json and DIR/index.json
+    python export_llm.py --bundle DIR [NAME ...]    DIR/<name>/model.bpte (default: BUNDLED)
     python export_llm.py --pack DIR DEST [NAME ...] the fixture folder (default: FIXTURES)
     python export_llm.py --docs DIR FILE            docs/operators-llm.md
 
@@ -571,6 +572,83 @@ def do_config(out: Path, name: str, yaml, overrides, what, ppath, cpath) -> dict
     return entry
 
 
+# --------------------------------------------------------------------------- bundle
+
+# The configurations whose bundled program is committed: ExecuTorch's own reference, and a
+# model.pte small enough (< 300 KB) that a second copy inside the .bpte keeps the fixtures small.
+BUNDLED = ("xnn_8da4w_emb4", "xnn_8da4w_emb4_static", "portable_bf16_sdpa", "portable_fp16_sdpa",
+           "xnn_bf16_sdpa")
+BUNDLE_MAX_PTE = 300_000
+# The tolerances the committed cases are checked with (tests/runtime/llm_bundled_test.cpp): the
+# logits' own precision, as tests/llm/llm_test.cpp. Here ExecuTorch's bundled checker proves that
+# ExecuTorch passes its own cases with them.
+BUNDLE_ATOL = {"float32": 1e-4, "float16": 2e-2, "bfloat16": 1.3e-1}
+
+
+def bundle(work: Path, names: list[str]) -> None:
+    """Wraps work/<name>/model.pte into work/<name>/model.bpte with ExecuTorch's bundled-program
+    API: one suite for "forward" whose cases are the recorded calls in order (tokens_<k>.npy and,
+    when recorded, input_pos_<k>.npy; expected output ref_call_<k>.npy in the program's output
+    dtype and shape). The cases are one generation (prefill, then decode steps): they pass only
+    when run in order on one loaded method, as ExecuTorch's BundledModule runs them (the KV
+    cache carries over), which this checks with ExecuTorch's runtime before keeping the file."""
+    import numpy as np
+    import torch
+    from executorch.devtools import BundledProgram
+    from executorch.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
+    from executorch.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
+    for name in names:
+        d = work / name
+        res = json.loads((d / "result.json").read_text())
+        pte = d / "model.pte"
+        if res.get("reference") != "executorch":
+            sys.exit(f"{name}: not bundled, the reference is not ExecuTorch's ({res.get('reference')})")
+        if pte.stat().st_size >= BUNDLE_MAX_PTE:
+            sys.exit(f"{name}: not bundled, model.pte is {pte.stat().st_size} bytes (limit {BUNDLE_MAX_PTE})")
+        (dtype,) = res["logits_dtype"]
+        shape = _forward_output_shape(pte)
+        cases = []
+        for k in range(res["n_calls"]):
+            ins = [torch.from_numpy(np.load(d / f"tokens_{k}.npy"))]
+            if (d / f"input_pos_{k}.npy").exists():
+                ins.append(torch.from_numpy(np.load(d / f"input_pos_{k}.npy")))
+            ref = torch.from_numpy(np.load(d / f"ref_call_{k}.npy"))
+            # ref_call is float32 widened from the program's own dtype: the cast back is exact.
+            exp = ref.reshape(shape).to(getattr(torch, dtype))
+            cases.append(MethodTestCase(inputs=ins, expected_outputs=[exp]))
+        bp = BundledProgram(None, pte_file_path=str(pte),
+                            method_test_suites=[MethodTestSuite(method_name="forward", test_cases=cases)])
+        out = d / "model.bpte"
+        out.write_bytes(serialize_from_bundled_program_to_flatbuffer(bp))
+        # ExecuTorch's bundled checker in its own process (its runtime can abort).
+        r = subprocess.run([sys.executable, __file__, "--verify-bundle", str(out), str(len(cases)),
+                            str(BUNDLE_ATOL[dtype])], capture_output=True, text=True)
+        if r.returncode != 0:
+            out.unlink()
+            sys.exit(f"{name}: ExecuTorch's bundled checker refuses model.bpte:\n{r.stdout}{r.stderr}")
+        print(f"{out}: {out.stat().st_size} bytes, {len(cases)} cases of forward "
+              f"(output {dtype} {list(shape)}), {r.stdout.strip()}")
+
+
+def _forward_output_shape(pte: Path) -> tuple:
+    """The forward method's output 0 shape, as the program declares it."""
+    from executorch.extension.pybindings.portable_lib import _load_for_executorch
+    _load_custom_ops()
+    meta = _load_for_executorch(str(pte)).method_meta("forward")
+    return tuple(meta.output_tensor_meta(0).sizes())
+
+
+def verify_bundle_child(bpte: Path, n: int, atol: float) -> None:
+    """Every case of forward, in order on one loaded method, through ExecuTorch's BundledModule
+    (rtol 0, atol the logits' precision)."""
+    _load_custom_ops()
+    from executorch.extension.pybindings.portable_lib import _load_bundled_program_from_buffer
+    bmod = _load_bundled_program_from_buffer(bpte.read_bytes())
+    for i in range(n):
+        bmod.verify_result_with_bundled_expected_output("forward", i, 0.0, atol)
+    print(f"ExecuTorch's BundledModule passes all {n} in order (rtol 0, atol {atol:g})")
+
+
 # --------------------------------------------------------------------------- pack
 
 FIXTURES = (
@@ -608,7 +686,7 @@ def pack(work: Path, dest: Path, names: list[str]) -> None:
     for n in names:
         files += sorted(f"{n}/{p.name}" for p in (work / n).iterdir()
                         if p.is_file() and p.name not in SKIP)
-    big = [f for f in files if f.endswith((".pte", ".ptd"))]
+    big = [f for f in files if f.endswith((".pte", ".ptd", ".bpte"))]
     index = {}
     for rel in files:
         p = work / rel
@@ -660,6 +738,20 @@ def manifest(top: dict, dest: Path) -> str:
         "*reference* `executorch`: the `ref_call_<k>.npy` are ExecuTorch's; `eager`: ExecuTorch's "
         "runtime refuses the program (`result.json` `executorch_error`), so they are the eager "
         "model's.", "",
+        "`model.bpte` (in `" + ARCHIVE + "` too, paths `<configuration>/model.bpte`) of "
+        + ", ".join(f"`{n}`" for n in names_with(top, "model.bpte")) + ": the bundled program "
+        "(`python export_llm.py --bundle WORK`, ExecuTorch's `executorch.devtools.bundled_program` "
+        "API) of that `model.pte` with one suite for `forward` whose test cases are the recorded "
+        "calls in order (inputs `tokens_<k>.npy` and, when present, `input_pos_<k>.npy`; expected "
+        "output `ref_call_<k>.npy` in the program's output dtype and shape, [1, vocab]). The cases "
+        "are one generation: they pass only run in order on one loaded method (the KV cache "
+        "carries over from case to case), as ExecuTorch's `BundledModule` and `etscope run "
+        "--bundled` run them; a case alone (`--bundled K`, K > 0) does not. The script keeps a "
+        "`.bpte` only when ExecuTorch's own bundled checker passes every case in order with rtol 0 "
+        "and atol " + ", ".join(f"{v:g} ({k})" for k, v in BUNDLE_ATOL.items()) + "; "
+        "`tests/runtime/llm_bundled_test.cpp` runs each with `etscope run --bundled --engine "
+        "etscope` at the same bounds. Only programs under " + f"{BUNDLE_MAX_PTE // 1000} KB with "
+        "an ExecuTorch reference are bundled (the `.bpte` holds the program again).", "",
         "| configuration | what | reference | operators | delegates | greedy ids |", "|---|---|---|---|---|---|"]
     for e in top["configurations"]:
         lines.append(f"| `{e['name']}` | {e['what']} | {e.get('reference')} | "
@@ -668,6 +760,11 @@ def manifest(top: dict, dest: Path) -> str:
     total = sum(p.stat().st_size for p in dest.rglob("*") if p.is_file() and p.name != "MANIFEST.md")
     lines += ["", f"Committed bytes in this directory: {total} (+ this file)."]
     return "\n".join(lines) + "\n"
+
+
+def names_with(top: dict, filename: str) -> list[str]:
+    """The configurations of a packed index that have `filename`."""
+    return [e["name"] for e in top["configurations"] if f"{e['name']}/{filename}" in top["files"]]
 
 
 def flags_of(e: dict) -> str:
@@ -783,6 +880,13 @@ def main() -> None:
             "section \"LLM exporter configurations\" of [operators.md](operators.md), kept in its own "
             "file because `tests/runtime/op_conformance_test.cpp` renders operators.md whole.\n\n"
             + docs_section(Path(sys.argv[2])))
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--bundle":
+        # --bundle WORK [NAME ...]
+        bundle(Path(sys.argv[2]), sys.argv[3:] or list(BUNDLED))
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--verify-bundle":
+        verify_bundle_child(Path(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--pack":
         # --pack WORK DEST [NAME ...]
