@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands/command.h"
+#include "commands/store_options.h"
 #include "etscope/core/text.h"
 #include "etscope/llm/generation_stats.h"
 #include "etscope/llm/generator.h"
@@ -56,6 +57,8 @@ class GenerateCommand : public Command {
     sub->add_option("--seed", seed_, "Seed of the sampler (default 0)");
     sub->add_flag("--ignore-eos", ignore_eos_, "Do not stop at end-of-sequence ids");
     sub->add_option("--etdump", etdump_path_, "Record the load and every call (blocks \"Prefill\" and \"Decode\", in call order) as an ETDump");
+    store_option_ = add_store_option(sub, store_location_)->expected(0, 1);
+    sub->add_option("--tag", tags_, "With --store: key=value labels of the stored run (repeatable)");
     format_.add_to(sub, "docs/json.md, generate");
     return sub;
   }
@@ -90,7 +93,9 @@ class GenerateCommand : public Command {
     options.model = model_;
     options.ptd_files = ptd_files_;
     options.engine = runner::EngineKind::kEtscope;
-    options.trace = !etdump_path_.empty();
+    const bool store = store_option_->count() > 0;
+    if (!tags_.empty() && !store) return usage("--tag needs --store");
+    options.trace = !etdump_path_.empty() || store;
     ETSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<llm::Generator> generator, llm::Generator::load(options));
     const llm::LlmMetadata& md = generator->metadata();
     if (tok && tok->vocab_size() > md.vocab_size) {
@@ -141,6 +146,22 @@ class GenerateCommand : public Command {
     if (!result.ok()) return result.error();
     ETSCOPE_TRY(trace);
     const llm::GenerationStats s = llm::generation_stats(*result);
+    std::optional<StoredRun> stored;
+    if (store) {
+      // The generation's dump (Prefill and Decode blocks) with its figures as tags, so that
+      // `runs`, `history` and `compare` find generation runs and their tokens per second.
+      store::ImportRequest req;
+      req.etdump = etdump_path_;
+      req.pte = model_;
+      req.method = generator->runner().method_name();
+      req.source = "generate";
+      std::vector<std::string> tags = tags_;
+      tags.push_back("prompt_tokens=" + std::to_string(s.prompt_tokens));
+      tags.push_back("generated_tokens=" + std::to_string(s.generated_tokens));
+      tags.push_back("prefill_tokens_per_s=" + significant_text(s.prefill_tokens_per_s));
+      tags.push_back("decode_tokens_per_s=" + significant_text(s.decode_tokens_per_s));
+      ETSCOPE_ASSIGN_OR_RETURN(stored, store_run(store_location_, tags, std::move(req), generator->runner()));
+    }
     if (json) {
       Json j;
       j["model"] = model_;
@@ -186,6 +207,7 @@ class GenerateCommand : public Command {
                               {"p99", number_json(s.decode_p99_ms)},
                               {"max", number_json(s.decode_max_ms)}}}};
       if (!etdump_path_.empty()) j["etdump"] = etdump_path_;
+      if (stored) j["store"] = Json{{"run_id", stored->run_id}, {"location", stored->location}};
       std::printf("%s\n", dump_json(j).c_str());
       return 0;
     }
@@ -203,6 +225,7 @@ class GenerateCommand : public Command {
     }
     std::printf("sampling   %s\n", duration_text_ms(s.sampling_ms).c_str());
     std::printf("total      %s\n", duration_text_ms(s.total_ms).c_str());
+    if (stored) std::printf("store      run %lld in %s\n", static_cast<long long>(stored->run_id), stored->location.c_str());
     return 0;
   }
 
@@ -226,6 +249,9 @@ class GenerateCommand : public Command {
   uint64_t seed_ = 0;
   bool ignore_eos_ = false;
   std::string etdump_path_;
+  std::string store_location_;
+  CLI::Option* store_option_ = nullptr;
+  std::vector<std::string> tags_;
   ReportFormat format_;
 };
 

@@ -108,7 +108,11 @@ class MemoryCommand final : public Command {
       // The SVG or trace below is all stdout gets.
     } else if (json_) {
       Json out{{"file", program.name()}, {"plans", Json::array()}, {"problems", program.problems}};
-      for (size_t i = 0; i < models.size(); ++i) out["plans"].push_back(memory_plan_json(models[i], debug[i], top_));
+      for (size_t i = 0; i < models.size(); ++i) {
+        Json plan = memory_plan_json(models[i], debug[i], top_);
+        plan["state"] = state_json(inspect::state_summary(models[i], program));
+        out["plans"].push_back(std::move(plan));
+      }
       std::cout << dump_json(out) << "\n";
     } else {
       std::cout << program.name() << ": " << program.plans.size() << " method"
@@ -116,6 +120,7 @@ class MemoryCommand final : public Command {
       for (size_t i = 0; i < models.size(); ++i) {
         std::cout << "\n";
         print_memory_summary(std::cout, models[i], debug[i], top_);
+        print_state_summary(std::cout, inspect::state_summary(models[i], program));
         for (size_t k = 0; k < models[i].arenas().size(); ++k) print_arena_map(std::cout, models[i], k);
       }
     }

@@ -15,6 +15,11 @@ Json level_json(const inspect::DebugBufferLevel& level) {
 
 }  // namespace
 
+Json state_json(const inspect::StateSummary& s) {
+  return Json{{"buffers", s.buffers},       {"bytes", s.bytes},       {"context_len", s.context_len},
+              {"kv_buffers", s.kv_buffers}, {"kv_bytes", s.kv_bytes}, {"kv_bytes_per_token", number_json(s.kv_bytes_per_token)}};
+}
+
 Json memory_plan_json(const inspect::MemoryPlan& plan, const inspect::DebugBufferPlan& debug, size_t top) {
   Json arenas = Json::array();
   for (const inspect::Arena& a : plan.arenas()) {

@@ -1,9 +1,11 @@
 #include "render/memory_text.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
+#include "etscope/core/text.h"
 #include "etscope/inspect/program_description.h"
 #include "render/format.h"
 
@@ -37,6 +39,17 @@ std::string percent(double v) {
 }
 
 }  // namespace
+
+void print_state_summary(std::ostream& out, const inspect::StateSummary& s) {
+  if (s.buffers == 0) return;
+  out << "\nstate across executions: " << count_text(s.buffers, "mutable buffer") << ", " << bytes_text(s.bytes)
+      << " (in the peak, never waste)\n";
+  if (s.kv_buffers > 0) {
+    out << "  KV caches: " << count_text(s.kv_buffers, "buffer") << " with the context of " << s.context_len << " tokens, "
+        << bytes_text(s.kv_bytes) << " = " << bytes_text(static_cast<uint64_t>(std::llround(s.kv_bytes_per_token)))
+        << " per token of context (planned at the bound: a shorter context would need proportionally less)\n";
+  }
+}
 
 void print_memory_summary(std::ostream& out, const MemoryPlan& plan, const inspect::DebugBufferPlan& debug,
                           size_t top) {

@@ -10,6 +10,10 @@
 namespace etscope::cli {
 
 /// Everything about one plan except the arena maps. `top` limits the largest-tensors list.
+/// The plan's state across executions (mutable buffers; an LLM's KV caches per token of context);
+/// nothing when it has none.
+void print_state_summary(std::ostream& out, const inspect::StateSummary& state);
+
 void print_memory_summary(std::ostream& out, const inspect::MemoryPlan& plan,
                           const inspect::DebugBufferPlan& debug, size_t top);
 

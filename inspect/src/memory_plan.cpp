@@ -445,4 +445,26 @@ std::vector<std::string> declared_memory_warnings(const Program& program, uint64
   return out;
 }
 
+StateSummary state_summary(const MemoryPlan& plan, const Program& program) {
+  StateSummary s;
+  if (const ExecutionPlan* m = program.find_plan("get_max_seq_len"); m != nullptr && m->outputs.size() == 1) {
+    const int32_t out = m->outputs.front();
+    if (out >= 0 && static_cast<size_t>(out) < m->values.size() && m->values[static_cast<size_t>(out)].kind == ValueKind::kInt &&
+        !m->values[static_cast<size_t>(out)].written_at_run_time && m->values[static_cast<size_t>(out)].int_value > 0) {
+      s.context_len = m->values[static_cast<size_t>(out)].int_value;
+    }
+  }
+  for (const PlannedTensor& t : plan.tensors()) {
+    if (t.role != TensorRole::kBuffer) continue;
+    ++s.buffers;
+    s.bytes += t.nbytes;
+    if (s.context_len > 0 && std::find(t.sizes.begin(), t.sizes.end(), s.context_len) != t.sizes.end()) {
+      ++s.kv_buffers;
+      s.kv_bytes += t.nbytes;
+    }
+  }
+  if (s.context_len > 0 && s.kv_buffers > 0) s.kv_bytes_per_token = static_cast<double>(s.kv_bytes) / static_cast<double>(s.context_len);
+  return s;
+}
+
 }  // namespace etscope::inspect

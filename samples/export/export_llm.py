@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Small random-weight Llama 3 programs written by ExecuTorch's own LLM exporter, with answers.
 
-    python export_llm.py [--out DIR] [--only NAME,...] [--small] [--fixtures DEST]
+    python export_llm.py [--out DIR] [--only NAME,...] [--full]
+    python export_llm.py --refresh-ops DIR          rewrite every ops.json and DIR/index.json
+    python export_llm.py --pack DIR DEST [NAME ...] the fixture folder (default: FIXTURES)
+    python export_llm.py --docs DIR FILE            docs/operators-llm.md
 
 For every configuration below this runs ExecuTorch 1.5.1's exporter,
 `python -m executorch.extension.llm.export.export_llm` (a bundled yaml and/or command-line
@@ -23,8 +26,9 @@ overrides), into OUT/<name>/ and records:
 
 OUT/index.json lists every configuration, OUT/STATUS.md is rewritten after each one.
 The weights are a seeded random checkpoint (OUT/checkpoint.pth, passed as base.checkpoint) of
-the architecture in OUT/params.json, so eager and exported programs share weights. With --small
-the weights lie on a coarse grid (values k/16 scaled per layer) so that xz packs them small.
+the architecture in OUT/params.json (dim 64, 2 layers, vocab 256; --full: dim 128, vocab 512), so
+eager and exported programs share weights. The default size's weights lie on a coarse grid (33
+levels per tensor) so that xz packs the fixtures small.
 
 Each configuration's ExecuTorch run happens in its own process (the runtime can abort).
 """
@@ -114,8 +118,30 @@ CONFIGS: list[tuple[str, str | None, list[str], str]] = [
     ("portable_bf16_sdpa", "llama_bf16.yaml", [], "llama_bf16.yaml: bf16, KV cache, sdpa (portable)"),
     ("xnn_bf16_sdpa", None, KV + SDPA + XNN + ["model.dtype_override=bf16", "backend.xnnpack.enable_bf16=True"],
      "XNNPACK bf16, KV cache, sdpa"),
-    ("xnn_q8da4w_noxnnflag", "llama_q8da4w.yaml", ["quantization.group_size=32"],
-     "llama_q8da4w.yaml: 8da4w + emb4, no KV cache (exporter forces XNNPACK for the linears)"),
+    ("q8da4w_yaml", "llama_q8da4w.yaml", ["quantization.group_size=32"],
+     "llama_q8da4w.yaml as shipped: 8da4w + emb4, no KV cache, no backend (portable path)"),
+    ("xnn_torchao_8da8w", None, KV + SDPA + XNN + ["quantization.qmode=torchao:8da8w", "quantization.group_size=32"],
+     "XNNPACK, qmode torchao:8da8w (the accepted spelling of 8-bit-activation 8-bit-weight)"),
+    ("portable_torchao_8da4w", None, KV + SDPA + ["quantization.qmode=torchao:8da4w", "quantization.group_size=32"],
+     "no XNNPACK, qmode torchao:8da4w (torchao's own low-bit kernels)"),
+    ("portable_emb2_g32", None, KV + SDPA + ["quantization.embedding_quantize=2,32"],
+     "portable, 2-bit embeddings group 32"),
+    ("portable_fp16_sdpa", None, KV + SDPA + ["model.dtype_override=fp16"], "portable fp16, KV cache, sdpa"),
+    ("portable_attention_sink_w32", None, KV + SDPA + ["model.use_attention_sink=4,32"],
+     "portable fp32, attention sink 4 + window 32 (ring covers max_seq_length)"),
+    ("xnn_attention_sink_w32", "llama_attention_sink.yaml",
+     ["quantization.group_size=32", "model.use_attention_sink=4,32"],
+     "llama_attention_sink.yaml with window 32: 8da4w, emb4, XNNPACK"),
+    ("portable_attention_sink_static", None, KV + SDPA + STATIC + ["model.use_attention_sink=4,4"],
+     "portable fp32, attention sink 4 + window 4, static shapes: the 16-token generation evicts"),
+    ("portable_local_global_w32", None, KV + SDPA + ["model.local_global_attention=[32,0]"],
+     "portable fp32, layer 0 sliding window 32, layer 1 global"),
+    ("xnn_local_global_w32", None, KV + SDPA + XNN + ["model.local_global_attention=[32,0]"],
+     "XNNPACK fp32, layer 0 sliding window 32, layer 1 global"),
+    ("portable_local_global_static", None, KV + SDPA + STATIC + ["model.local_global_attention=[4,0]"],
+     "portable fp32, layer 0 sliding window 4 (ring 8), static shapes: the 16-token generation wraps"),
+    ("xnn_quant_kv_static", None, KV + SDPA + XNN + STATIC + ["model.quantize_kv_cache=True"],
+     "XNNPACK fp32, int8 quantized KV cache, static shapes"),
 ]
 
 
@@ -213,10 +239,19 @@ def export_one(out: Path, name: str, yaml: str | None, overrides: list[str], ppa
         rc = subprocess.run(["nice"] + argv, cwd=work, stdout=log, stderr=subprocess.STDOUT, env=env).returncode
     (d / "export.log").open("a").write(f"\n[export_llm.py] rc={rc} seconds={time.time() - t0:.1f}\n")
     if rc != 0 or not (d / "model.pte").exists():
-        tail = (d / "export.log").read_text().strip().splitlines()
-        err = [l for l in tail if "Error" in l or "error" in l or "Exception" in l]
-        return False, (err[-1] if err else " | ".join(tail[-3:]))
+        return False, export_error(d / "export.log")
     return True, ""
+
+
+def export_error(log: Path) -> str:
+    """The exporter's exception line (the last 'SomethingError: ...'), else its last lines."""
+    import re
+    tail = log.read_text().strip().splitlines()
+    exc = [l for l in tail if re.match(r"^[\w.]*(Error|Exception)\b.*: ", l)]
+    if exc:
+        i = tail.index(exc[-1])
+        return " ".join(x.strip() for x in tail[i:i + 3] if x.strip())[:600]
+    return " | ".join(tail[-3:])
 
 
 def _shq(a: str) -> str:
@@ -538,7 +573,13 @@ def do_config(out: Path, name: str, yaml, overrides, what, ppath, cpath) -> dict
 
 # --------------------------------------------------------------------------- pack
 
-FIXTURES = ("xnn_8da4w_emb4", "xnn_fp32_sdpa", "portable_fp32_sdpa", "portable_kv_nosdpa")
+FIXTURES = (
+    "xnn_8da4w_emb4", "xnn_fp32_sdpa", "portable_fp32_sdpa", "portable_kv_nosdpa",
+    "xnn_8da4w_emb4_static", "portable_attention_sink_static", "portable_local_global_static",
+    "xnn_nokv", "xnn_bf16_sdpa", "portable_bf16_sdpa", "portable_fp16_sdpa", "portable_quant_kv",
+    "xnn_quant_kv_static", "portable_static_quant_kv", "portable_emb8", "portable_emb2_g32",
+    "portable_4w",
+)
 ARCHIVE = "llm.tar.xz"
 # Not committed: the exporter's log and hydra work dir, the per-run logs, the checkpoint.
 SKIP = ("export.log", "executorch.log", "eager.log", "progress.json")
@@ -559,8 +600,8 @@ def pack(work: Path, dest: Path, names: list[str]) -> None:
                 old.rmdir()
     dest.mkdir(parents=True, exist_ok=True)
     top = json.loads((work / "index.json").read_text())
-    status = {e["name"]: e["status"] for e in top["configurations"]}
-    bad = [n for n in names if status.get(n) != "ok" or not (work / n / "model.pte").exists()]
+    ref = {e["name"]: e.get("reference") for e in top["configurations"]}
+    bad = [n for n in names if ref.get(n) not in ("executorch", "eager") or not (work / n / "model.pte").exists()]
     if bad:
         sys.exit(f"not packed, no ExecuTorch reference: {bad}")
     files = ["params.json"]
@@ -616,9 +657,13 @@ def manifest(top: dict, dest: Path) -> str:
         "`eager_call_<k>.npy` (the exporter's eager model after its source transforms, same "
         "inputs), `eager.json`. `result.json` has `greedy_new_tokens` (8 ids: the argmax of "
         "every call), `top2_margin` per call and `max_abs_diff_executorch_vs_eager`.", "",
-        "| configuration | what | operators | delegates | greedy ids |", "|---|---|---|---|---|"]
+        "*reference* `executorch`: the `ref_call_<k>.npy` are ExecuTorch's; `eager`: ExecuTorch's "
+        "runtime refuses the program (`result.json` `executorch_error`), so they are the eager "
+        "model's.", "",
+        "| configuration | what | reference | operators | delegates | greedy ids |", "|---|---|---|---|---|---|"]
     for e in top["configurations"]:
-        lines.append(f"| `{e['name']}` | {e['what']} | " + " ".join(f"`{o}`" for o in e["operators"])
+        lines.append(f"| `{e['name']}` | {e['what']} | {e.get('reference')} | "
+                     + " ".join(f"`{o}`" for o in e["operators"])
                      + " | " + (" ".join(e["delegates"]) or "-") + f" | {e.get('greedy_new_tokens')} |")
     total = sum(p.stat().st_size for p in dest.rglob("*") if p.is_file() and p.name != "MANIFEST.md")
     lines += ["", f"Committed bytes in this directory: {total} (+ this file)."]
@@ -648,10 +693,15 @@ def docs_section(work: Path) -> str:
         "*operators* are the forward plan's operator table, *delegates* its delegate ids. "
         "*ExecuTorch* is what ExecuTorch's Python runtime (custom-ops and quantized libraries "
         "loaded) did with the program on a prefill and 7 greedy decode steps; where it fails the "
-        "reference is the exporter's eager model. The fixtures "
-        "`tests/fixtures/executorch/llm/` hold the first four.", "",
-        "| configuration | flags | operators | delegates (XNNPACK node kinds with value types) | ExecuTorch | etscope |",
-        "|---|---|---|---|---|---|"]
+        "reference is the exporter's eager model. *fixture*: committed under "
+        "`tests/fixtures/executorch/llm/<configuration>/` with its references; the others are "
+        "made by `python samples/export/export_llm.py --out DIR` (about a minute each). "
+        "*etscope* is for the kernel work to fill.", "",
+        "| configuration | fixture | flags | operators | delegates (XNNPACK node kinds with value types) | ExecuTorch | etscope |",
+        "|---|---|---|---|---|---|---|"]
+    fx = HERE.parent.parent / "tests/fixtures/executorch/llm/index.json"
+    fixtures = {e["name"] for e in json.loads(fx.read_text())["configurations"]} if fx.exists() else set()
+    users: dict[str, list[str]] = {}
     for e in top["configurations"]:
         ops = " ".join(f"`{o}`" for o in e.get("operators", [])) or "-"
         dels = " ".join(f"`{x}`" for x in e.get("delegates", [])) or "-"
@@ -664,14 +714,50 @@ def docs_section(work: Path) -> str:
         else:
             et = (f"runtime fails: {e.get('error', '').replace('|', '/')[:200]}; reference = "
                   f"{e.get('reference', 'none')}")
-        lines.append(f"| `{e['name']}` | {flags_of(e)} | {ops} | {dels} | {et} | ? |")
+        lines.append(f"| `{e['name']}` | {'yes' if e['name'] in fixtures else '-'} | {flags_of(e)} | "
+                     f"{ops} | {dels} | {et} | ? |")
+        for o in e.get("operators", []) + [f"{d} delegate: {k}" for d in e.get("delegates", [])
+                                           for k in e.get("xnnpack_nodes", [])]:
+            users.setdefault(o, []).append(e["name"])
+    lines += ["", "What ExecuTorch 1.5.1 did, observed on these programs:", "",
+              "- `qmode=8da8w` is not a qmode the exporter accepts; `torchao:8da8w` is, but not with "
+              "XNNPACK (\"Cannot use low-bit Ao ops ... while also delegating to XNNPack\"), and "
+              "`torchao:8da4w` without XNNPACK needs torchao's kernel library, which the wheels do "
+              "not ship (\"TorchAO kernel library is not loaded\").",
+              "- `qmode=4w`, `qmode=8da4w` without XNNPACK, and `llama_q8da4w.yaml` as shipped (no "
+              "backend) export, but ExecuTorch's runtime refuses the program at its first linear "
+              "(`aten::linear.out`: `tensors_have_same_dtype(in, mat2, out)` fails): the reference "
+              "of those is the exporter's eager model.",
+              "- `qmode=int8` (weight-only) leaves no quantized operator in the program: the "
+              "linears are plain `aten::linear.out` on float weights (the dequantized values).",
+              "- `use_attention_sink` and `local_global_attention` with dynamic shapes export only "
+              "when the ring buffer holds `max_seq_length` tokens (window 28 / 16 with "
+              "max_seq_length 64 fail in `torch.export`; window 32 works); with static shapes small "
+              "windows export (the `_static` configurations, whose 16-token generation wraps the "
+              "ring). Both emit `llama::update_cache_with_indices`.",
+              "- `quantize_kv_cache` (portable and XNNPACK with dynamic shapes, XNNPACK with static "
+              "shapes) and `static_quantize_kv_cache` ran every call here: the `choose_qparams` `scale > 0` abort on a second call seen elsewhere did "
+              "not occur with these weights.",
+              "- The causal-mask bool constant of `portable_kv_nosdpa` ([64, 64], shared by both "
+              "layers) holds only 0 and 1 bytes in these programs (`ops.json` `bool_constants`).",
+              "", "Every operator and XNNPACK node kind above, with the configurations that use it:", "",
+              "| operator / node kind | configurations | etscope |", "|---|---|---|"]
+    for o in sorted(users, key=lambda k: (not k.startswith(("llama::", "quantized_decomposed::", "torchao::")), k)):
+        lines.append(f"| `{o}` | {' '.join(users[o])} | ? |")
     return "\n".join(lines) + "\n"
 
 
 def refresh_ops(out: Path) -> None:
     idx = json.loads((out / "index.json").read_text())
+    what = {c[0]: c[3] for c in CONFIGS}
     for e in idx["configurations"]:
+        e["what"] = what.get(e["name"], e.get("what"))
         pte = out / e["name"] / "model.pte"
+        if e["status"] == "export_failed" and (out / e["name"] / "export.log").exists():
+            e["error"] = export_error(out / e["name"] / "export.log")
+            r = json.loads((out / e["name"] / "result.json").read_text())
+            r["error"] = e["error"]
+            (out / e["name"] / "result.json").write_text(json.dumps(r, indent=1) + "\n")
         if not pte.exists():
             continue
         plans = program_ops(pte)
@@ -689,8 +775,14 @@ def main() -> None:
         refresh_ops(Path(sys.argv[2]))
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--docs":
-        # --docs WORK FILE: write the docs section to FILE
-        Path(sys.argv[3]).write_text(docs_section(Path(sys.argv[2])))
+        # --docs WORK FILE: write the docs page (the section under a title) to FILE
+        Path(sys.argv[3]).write_text(
+            "# Operators of ExecuTorch's LLM exporter\n\n"
+            "Written by `python samples/export/export_llm.py --docs OUT docs/operators-llm.md` from "
+            "an export run into OUT; do not edit by hand except the *etscope* columns. This is the "
+            "section \"LLM exporter configurations\" of [operators.md](operators.md), kept in its own "
+            "file because `tests/runtime/op_conformance_test.cpp` renders operators.md whole.\n\n"
+            + docs_section(Path(sys.argv[2])))
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--pack":
         # --pack WORK DEST [NAME ...]

@@ -92,10 +92,9 @@ nice "$PYV" export_training_reference.py "$OUT/training" > "$WORK/log_training.t
 # with ExecuTorch's logits of a prefill and 7 greedy decode steps; export_llm.py without
 # --only exports every configuration it knows into build/export-work/llm (not committed).
 rm -rf "$WORK/llm"
-if nice "$PYV" export_llm.py --out "$WORK/llm" \
-    --only xnn_8da4w_emb4,xnn_fp32_sdpa,portable_fp32_sdpa,portable_kv_nosdpa > "$WORK/log_llm.txt" 2>&1; then
-  "$PYV" export_llm.py --pack "$WORK/llm" "$OUT/llm" \
-    xnn_8da4w_emb4 xnn_fp32_sdpa portable_fp32_sdpa portable_kv_nosdpa || failed="$failed llm"
+LLM_FIXTURES="xnn_8da4w_emb4,xnn_fp32_sdpa,portable_fp32_sdpa,portable_kv_nosdpa,xnn_8da4w_emb4_static,portable_attention_sink_static,portable_local_global_static,xnn_nokv,xnn_bf16_sdpa,portable_bf16_sdpa,portable_fp16_sdpa,portable_quant_kv,xnn_quant_kv_static,portable_static_quant_kv,portable_emb8,portable_emb2_g32,portable_4w"
+if nice "$PYV" export_llm.py --out "$WORK/llm" --only "$LLM_FIXTURES" > "$WORK/log_llm.txt" 2>&1; then
+  "$PYV" export_llm.py --pack "$WORK/llm" "$OUT/llm" || failed="$failed llm"
 else
   failed="$failed llm"
 fi

@@ -22,6 +22,7 @@ CJK, emoji, code, digits, whitespace runs, tabs and newlines):
   tiktoken.model          tiktoken ranks from hf_bytelevel's merges, read with ExecuTorch's Llama 3
                           special tokens (pytorch_tokenizers.TiktokenTokenizer).
   sp_bpe.model            sentencepiece BPE, byte_fallback, identity normalization.
+  sp_small.model          sentencepiece BPE of 200 ids, no byte fallback (fits the LLM fixtures).
   sp_unigram.model        sentencepiece unigram, byte_fallback, identity normalization.
   expected.json           per file: for each string, the reference ids and the reference decode,
                           plus the versions of the libraries used.
@@ -222,11 +223,11 @@ def write_tiktoken(bytelevel_tok, path):
             f.write(f"{base64.b64encode(token).decode()} {rank}\n")
 
 
-def train_sentencepiece(prefix, model_type, vocab_size):
+def train_sentencepiece(prefix, model_type, vocab_size, byte_fallback=True):
     corpus_path = os.path.join(OUT, "corpus.txt")
     spm.SentencePieceTrainer.train(
         input=corpus_path, model_prefix=prefix, model_type=model_type, vocab_size=vocab_size,
-        byte_fallback=True, normalization_rule_name="identity", remove_extra_whitespaces=False,
+        byte_fallback=byte_fallback, normalization_rule_name="identity", remove_extra_whitespaces=False,
         split_digits=True, character_coverage=0.98, bos_id=1, eos_id=2, unk_id=0, pad_id=-1,
         allow_whitespace_only_pieces=True, minloglevel=2)
 
@@ -308,9 +309,12 @@ def main():
     expected["files"]["tiktoken.model"] = {"kind": "tiktoken", "vocab_size": tt.n_words, "cases": cases,
                                            "bos_id": tt.bos_id, "eos_id": tt.eos_id}
 
-    for name, model_type, size in (("sp_bpe", "bpe", 420), ("sp_unigram", "unigram", 420)):
+    # sp_small fits the 256-id vocabulary of the LLM fixtures (tests/fixtures/executorch/llm), for
+    # `etscope generate --tokenizer` (too small for byte fallback's 256 byte pieces).
+    for name, model_type, size, fallback in (("sp_bpe", "bpe", 420, True), ("sp_unigram", "unigram", 420, True),
+                                             ("sp_small", "bpe", 200, False)):
         prefix = os.path.join(OUT, name)
-        train_sentencepiece(prefix, model_type, size)
+        train_sentencepiece(prefix, model_type, size, fallback)
         os.remove(prefix + ".vocab")
         sp = spm.SentencePieceProcessor(model_file=prefix + ".model")
         cases = []

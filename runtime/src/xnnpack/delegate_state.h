@@ -151,6 +151,7 @@ struct DelegateState {
   std::vector<int32_t> quantized_of_node;  // per node: index into quantized, or -1
   std::vector<QuantizedLayer> quantized;
   std::vector<DynamicRows> dynamic_rows;   // per value: qdint8 values' integers (else empty)
+  std::vector<uint8_t> qd8_only;           // per value: read by qd8 layers only (no floats kept)
   std::vector<int32_t> qd8_of_node;        // per node: index into qd8_layers, or -1
   std::vector<Qd8Layer> qd8_layers;
   std::vector<uint8_t> qd8_rows;           // a qd8 layer's input rows as its kernel reads them
@@ -208,7 +209,7 @@ struct DelegateState {
   /// Computes node i: in integers when it is an integer layer, else on floats, then rounds its
   /// outputs to their values' grids.
   void run_node(size_t i);
-  /// Rounds the outputs of a node whose values are quantized (or f16) to their grid.
+  /// Rounds the outputs of a node whose values are quantized (or f16 or bf16) to their grid.
   void quantize_outputs(const Node& n);
 };
 
@@ -291,8 +292,8 @@ inline float quantize_raw(float scaled, float zero_point, float qmin, float qmax
 
 /// XNNPACK's dynamic quantization of `rows` rows of `n` floats (f32 -> qdint8): each row's range
 /// widened to include 0, its multiplier 255 / range, zero point nudged to an integer, values
-/// rounded to nearest even. `out` receives the floats the integers stand for; `ints` (may be null)
-/// the integers and each row's zero point and scale.
+/// rounded to nearest even. `out` (may be null) receives the floats the integers stand for; `ints`
+/// (may be null) the integers and each row's zero point and scale.
 void quantize_rows_qd8(const float* x, float* out, int64_t rows, int64_t n, DynamicRows* ints);
 
 /// Dequantizes a constant into `out` (numel floats). Quantization parameters were checked by the

@@ -24,6 +24,7 @@ const char* bits(const xnn::TensorValue& v) {
 const char* real(const xnn::TensorValue& v) {
   switch (v.type) {
     case ElementType::kF16: return "F16";
+    case ElementType::kBF16: return "BF16";
     case ElementType::kQInt8: return "S8";
     case ElementType::kQUInt8: return "U8";
     default: return "F32";
@@ -80,6 +81,9 @@ std::string fully_connected_event(const DelegateState& m, const Node& n) {
   if (quantized_input(m, n)) {
     return "Fully Connected (NC, " + std::string(real(in) == std::string("S8") ? "QS8" : "QU8") + ", " + weights(m, n) + ") GEMM";
   }
+  // bf16 layers are XNNPACK's bf16 x bf16 -> f32 operator (ExecuTorch converts a bf16 output
+  // after it, an event etscope does not record).
+  if (in.type == ElementType::kBF16) return "Fully Connected (NC, BF16, F32) GEMM";
   return "Fully Connected (NC, " + std::string(real(in)) + ") GEMM";
 }
 

@@ -21,7 +21,8 @@ bool activation_type_ok(const xnn::TensorValue& v) {
   using Q = xnn::Quantization::Kind;
   switch (v.type) {
     case ElementType::kF32:
-    case ElementType::kF16: return v.quant.kind == Q::kNone;
+    case ElementType::kF16:
+    case ElementType::kBF16: return v.quant.kind == Q::kNone;  // bf16: in the kinds check_bf16 allows
     case ElementType::kQInt8:
     case ElementType::kQUInt8: return v.quant.kind == Q::kPerTensor && v.quant.scale > 0 && std::isfinite(v.quant.scale);
     case ElementType::kQDInt8: return v.quant.kind == Q::kPerRowDynamic;
@@ -32,10 +33,43 @@ bool activation_type_ok(const xnn::TensorValue& v) {
 
 bool constant_type_ok(ElementType t) {
   switch (t) {
-    case ElementType::kF32: case ElementType::kF16: case ElementType::kQInt8: case ElementType::kQUInt8: case ElementType::kQInt32:
-    case ElementType::kQCInt8: case ElementType::kQCInt32: case ElementType::kQCInt4: case ElementType::kQBInt4:
+    case ElementType::kF32: case ElementType::kF16: case ElementType::kBF16: case ElementType::kQInt8: case ElementType::kQUInt8:
+    case ElementType::kQInt32: case ElementType::kQCInt8: case ElementType::kQCInt32: case ElementType::kQCInt4: case ElementType::kQBInt4:
       return true;
     default: return false;
+  }
+}
+
+// bf16 values, held as floats and rounded to bf16 at each node output as f16 ones are. XNNPACK
+// computes bf16 in its elementwise binary operators (in fp32, the result rounded to bf16) and in
+// fully connected layers of bf16 inputs and filters, whose fp32 sums ExecuTorch's XNNPACK runtime
+// converts to bf16 when the graph wants a bf16 output; bf16 programs from ExecuTorch's LLM
+// exporter use those alone. Other kinds with bf16 values are refused.
+Status check_bf16(const DelegateState& m, size_t i) {
+  const Node& n = m.graph.nodes[i];
+  auto is = [&](int32_t v, ElementType t) { return v >= 0 && m.value(v).type == t; };
+  auto bf16 = [&](int32_t v) { return is(v, ElementType::kBF16); };
+  if (std::none_of(n.inputs.begin(), n.inputs.end(), bf16) && std::none_of(n.outputs.begin(), n.outputs.end(), bf16)) {
+    return ok_status();
+  }
+  switch (n.kind) {
+    case NodeKind::kAdd: case NodeKind::kSubtract: case NodeKind::kMultiply: case NodeKind::kDivide:
+    case NodeKind::kMinimum: case NodeKind::kMaximum:
+      // XNNPACK's binary operators take one element type for both inputs and the output.
+      if (std::all_of(n.inputs.begin(), n.inputs.end(), bf16) && std::all_of(n.outputs.begin(), n.outputs.end(), bf16)) return ok_status();
+      return Error(ErrorCode::kNotSupported, m.node_where(i) + ": mixes bf16 with other element types, which XNNPACK's binary operators do not");
+    case NodeKind::kFullyConnected:
+      // bf16 input and filter, an f32 (or, through ExecuTorch's conversion, bf16) output, no
+      // bias or an f32 one (bf16 too: etscope adds it in floats).
+      if (bf16(n.inputs[0]) && bf16(n.inputs[1]) && (bf16(n.outputs[0]) || is(n.outputs[0], ElementType::kF32)) &&
+          (n.inputs[2] < 0 || bf16(n.inputs[2]) || is(n.inputs[2], ElementType::kF32))) {
+        return ok_status();
+      }
+      return Error(ErrorCode::kNotSupported, m.node_where(i) + ": a bf16 fully connected layer needs a bf16 input and filter and an "
+                                                 "f32 or bf16 output, as XNNPACK's");
+    default:
+      return Error(ErrorCode::kNotSupported, m.node_where(i) + ": bf16 values; etscope computes bf16 in XNNPACK's Add, Subtract, "
+                                                 "Multiply, Divide, Minimum, Maximum and FullyConnected nodes only so far");
   }
 }
 
@@ -88,7 +122,7 @@ int64_t deconv_out(int64_t in, uint32_t pad_a, uint32_t pad_b, uint32_t kernel, 
 
 Status DelegateState::check_node(size_t i, Scratch* scratch) {
   const Node& n = graph.nodes[i];
-  // Activations are f32 or quantized per tensor (or per row, at run time); constants may be any
+  // Activations are f32, f16, bf16 or quantized per tensor (or per row, at run time); constants may be any
   // type etscope dequantizes at load. Quantized values are held as their dequantized floats.
   auto check_type = [&](int32_t v, const char* role) -> Status {
     const xnn::TensorValue& tv = value(v);
@@ -101,6 +135,7 @@ Status DelegateState::check_node(size_t i, Scratch* scratch) {
     if (v >= 0) ETSCOPE_TRY(check_type(v, "input"));
   }
   for (int32_t v : n.outputs) ETSCOPE_TRY(check_type(v, "output"));
+  ETSCOPE_TRY(check_bf16(*this, i));
   for (int32_t v : n.outputs) {
     if (value(v).type == ElementType::kQDInt8 && n.kind != NodeKind::kConvert) {
       return bad(i, "only a Convert node may produce a dynamically quantized value");

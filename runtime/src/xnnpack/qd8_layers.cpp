@@ -74,10 +74,20 @@ void quantize_rows_qd8(const float* x, float* out, int64_t rows, int64_t n, Dyna
     zp = std::min(std::max(zp, qmin), qmax);
     const float zero = std::nearbyint(zp);
     const float scale = 1.0f / mult;
+    // XNNPACK's convert: the scaled value clamped above at qmax - zero point (NaN becomes that
+    // bound, as minps returns it), below at qmin - zero point, rounded to nearest even (the
+    // magic-number addition, exact for these magnitudes), plus the zero point.
+    const float lo_z = qmin - zero, hi_z = qmax - zero, magic = 12582912.0f;
+    const int32_t zero_i = static_cast<int32_t>(zero);
+    int8_t* __restrict q = ints != nullptr ? ints->q.data() + r * n : nullptr;
+    float* o = out != nullptr ? out + r * n : nullptr;  // may be x itself
     for (int64_t i = 0; i < n; ++i) {
-      const float q = quantize_raw(xr[i] * mult, zero, qmin, qmax);
-      out[r * n + i] = (q - zero) * scale;
-      if (ints != nullptr) ints->q[static_cast<size_t>(r * n + i)] = static_cast<int8_t>(q);
+      float y = xr[i] * mult;
+      y = y < hi_z ? y : hi_z;
+      y = y > lo_z ? y : lo_z;
+      const float rounded = (y + magic) - magic;
+      if (q != nullptr) q[i] = static_cast<int8_t>(static_cast<int32_t>(rounded) + zero_i);
+      if (o != nullptr) o[i] = rounded * scale;
     }
     if (ints != nullptr) {
       ints->zero[static_cast<size_t>(r)] = static_cast<int32_t>(zero);
@@ -191,51 +201,98 @@ Status DelegateState::plan_qd8(size_t i) {
 
 namespace {
 
-// acc[j] = the sum over `len` inputs (a multiple of 8) of a[k] x filter integer of output j of
-// the tile (16x the integer for 4-bit filters, as XNNPACK's kernels sum them), from the packed
-// bytes of those inputs. Integer sums: the same whichever instructions compute them.
-void tile_sums(const uint8_t* a, const uint8_t* w, int64_t len, bool nibbles, int32_t* acc) {
+// acc[r][j] = the sum over `len` inputs (a multiple of 8) of row r's a[k] x the filter integer of
+// output j of the tile (16x the integer for 4-bit filters, as XNNPACK's kernels sum them), for
+// `nrows` (1 to kQd8Rows) rows `stride` bytes apart, from the packed bytes of those inputs.
+// Integer sums: the same whichever instructions compute them.
+constexpr int64_t kQd8Rows = 4;
+void tile_sums(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* w, int64_t len, bool nibbles, int32_t (*acc)[kQd8Tile]) {
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-  __m512i sum = _mm512_setzero_si512();
+  __m512i sum[kQd8Rows] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
+  auto broadcast = [&](int64_t r, int64_t at) {
+    uint32_t v;
+    std::memcpy(&v, a + r * stride + at, 4);
+    return _mm512_set1_epi32(static_cast<int32_t>(v));
+  };
   if (nibbles) {
     const __m512i high = _mm512_set1_epi8(static_cast<char>(0xf0));
     for (int64_t p = 0; p < len / 8; ++p) {
-      uint32_t lo4, hi4;
-      std::memcpy(&lo4, a + 8 * p, 4);
-      std::memcpy(&hi4, a + 8 * p + 4, 4);
       const __m512i bytes = _mm512_loadu_si512(w + p * kQd8Tile * 4);
       const __m512i wl = _mm512_and_si512(_mm512_slli_epi16(bytes, 4), high);
       const __m512i wh = _mm512_and_si512(bytes, high);
-      sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi32(static_cast<int32_t>(lo4)), wl);
-      sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi32(static_cast<int32_t>(hi4)), wh);
+      for (int64_t r = 0; r < nrows; ++r) {
+        sum[r] = _mm512_dpbusd_epi32(sum[r], broadcast(r, 8 * p), wl);
+        sum[r] = _mm512_dpbusd_epi32(sum[r], broadcast(r, 8 * p + 4), wh);
+      }
     }
   } else {
     for (int64_t g = 0; g < len / 4; ++g) {
-      uint32_t a4;
-      std::memcpy(&a4, a + 4 * g, 4);
-      sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi32(static_cast<int32_t>(a4)), _mm512_loadu_si512(w + g * kQd8Tile * 4));
+      const __m512i wg = _mm512_loadu_si512(w + g * kQd8Tile * 4);
+      for (int64_t r = 0; r < nrows; ++r) sum[r] = _mm512_dpbusd_epi32(sum[r], broadcast(r, 4 * g), wg);
     }
   }
-  _mm512_storeu_si512(acc, sum);
+  for (int64_t r = 0; r < nrows; ++r) _mm512_storeu_si512(acc[r], sum[r]);
 #else
-  for (int64_t j = 0; j < kQd8Tile; ++j) acc[j] = 0;
-  if (nibbles) {
-    for (int64_t p = 0; p < len / 8; ++p) {
-      const uint8_t* wp = w + p * kQd8Tile * 4;
-      for (int64_t j = 0; j < kQd8Tile; ++j) {
-        for (int64_t q = 0; q < 4; ++q) {
-          const uint8_t byte = wp[j * 4 + q];
-          acc[j] += static_cast<int32_t>(a[8 * p + q]) * static_cast<int8_t>(static_cast<uint8_t>(byte << 4)) +
-                    static_cast<int32_t>(a[8 * p + 4 + q]) * static_cast<int8_t>(byte & 0xf0);
+  for (int64_t r = 0; r < nrows; ++r) {
+    const uint8_t* ar = a + r * stride;
+    int32_t* out = acc[r];
+    for (int64_t j = 0; j < kQd8Tile; ++j) out[j] = 0;
+    if (nibbles) {
+      for (int64_t p = 0; p < len / 8; ++p) {
+        const uint8_t* wp = w + p * kQd8Tile * 4;
+        for (int64_t j = 0; j < kQd8Tile; ++j) {
+          for (int64_t q = 0; q < 4; ++q) {
+            const uint8_t byte = wp[j * 4 + q];
+            out[j] += static_cast<int32_t>(ar[8 * p + q]) * static_cast<int8_t>(static_cast<uint8_t>(byte << 4)) +
+                      static_cast<int32_t>(ar[8 * p + 4 + q]) * static_cast<int8_t>(byte & 0xf0);
+          }
+        }
+      }
+    } else {
+      for (int64_t g = 0; g < len / 4; ++g) {
+        const int8_t* wp = reinterpret_cast<const int8_t*>(w + g * kQd8Tile * 4);
+        for (int64_t j = 0; j < kQd8Tile; ++j) {
+          for (int64_t q = 0; q < 4; ++q) out[j] += static_cast<int32_t>(ar[4 * g + q]) * wp[j * 4 + q];
         }
       }
     }
-  } else {
-    for (int64_t g = 0; g < len / 4; ++g) {
-      const int8_t* wp = reinterpret_cast<const int8_t*>(w + g * kQd8Tile * 4);
-      for (int64_t j = 0; j < kQd8Tile; ++j) {
-        for (int64_t q = 0; q < 4; ++q) acc[j] += static_cast<int32_t>(a[4 * g + q]) * wp[j * 4 + q];
+  }
+#endif
+}
+
+// v[r][j] += per block b: fma(float(block sum of row r, output j), scale[b][j], v[r][j]), blocks
+// in order: the blockwise layer's float accumulation, its block sums from tile_sums.
+void blockwise_sums(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* w, const float* scale, int64_t block,
+                    int64_t blocks, float (*v)[kQd8Tile]) {
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+  __m512 f[kQd8Rows] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+  for (int64_t r = 0; r < nrows; ++r) f[r] = _mm512_loadu_ps(v[r]);
+  const __m512i high = _mm512_set1_epi8(static_cast<char>(0xf0));
+  for (int64_t b = 0; b < blocks; ++b) {
+    __m512i sum[kQd8Rows] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
+    const uint8_t* wb = w + b * block * kQd8Tile / 2;
+    for (int64_t p = 0; p < block / 8; ++p) {
+      const __m512i bytes = _mm512_loadu_si512(wb + p * kQd8Tile * 4);
+      const __m512i wl = _mm512_and_si512(_mm512_slli_epi16(bytes, 4), high);
+      const __m512i wh = _mm512_and_si512(bytes, high);
+      for (int64_t r = 0; r < nrows; ++r) {
+        uint32_t lo4, hi4;
+        std::memcpy(&lo4, a + r * stride + b * block + 8 * p, 4);
+        std::memcpy(&hi4, a + r * stride + b * block + 8 * p + 4, 4);
+        sum[r] = _mm512_dpbusd_epi32(sum[r], _mm512_set1_epi32(static_cast<int32_t>(lo4)), wl);
+        sum[r] = _mm512_dpbusd_epi32(sum[r], _mm512_set1_epi32(static_cast<int32_t>(hi4)), wh);
       }
+    }
+    const __m512 s = _mm512_loadu_ps(scale + b * kQd8Tile);
+    for (int64_t r = 0; r < nrows; ++r) f[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]), s, f[r]);
+  }
+  for (int64_t r = 0; r < nrows; ++r) _mm512_storeu_ps(v[r], f[r]);
+#else
+  alignas(64) int32_t acc[kQd8Rows][kQd8Tile];
+  for (int64_t b = 0; b < blocks; ++b) {
+    tile_sums(a + b * block, stride, nrows, w + b * block * kQd8Tile / 2, block, true, acc);
+    for (int64_t r = 0; r < nrows; ++r) {
+      for (int64_t j = 0; j < kQd8Tile; ++j) v[r][j] = std::fma(static_cast<float>(acc[r][j]), scale[b * kQd8Tile + j], v[r][j]);
     }
   }
 #endif
@@ -252,44 +309,56 @@ void run_fully_connected_qd8(DelegateState& m, const Node& n) {
   // The rows as XNNPACK's qdu8 kernels read them: input + 128 as uint8, zero-padded to kpad.
   std::vector<uint8_t>& au = m.qd8_rows;
   au.assign(static_cast<size_t>(rows * l.kpad), 0);
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t k = 0; k < l.k; ++k) au[static_cast<size_t>(r * l.kpad + k)] = static_cast<uint8_t>(x.q[static_cast<size_t>(r * l.k + k)] + 128);
+  {
+    // Raw pointers: byte stores through the vector's own storage would reload everything.
+    const int64_t k = l.k, kpad = l.kpad;
+    const int8_t* __restrict src = x.q.data();
+    uint8_t* __restrict dst = au.data();
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < k; ++c) dst[r * kpad + c] = static_cast<uint8_t>(src[r * k + c] + 128);
+    }
   }
-  alignas(64) int32_t acc[kQd8Tile];
-  float v[kQd8Tile];
+  alignas(64) int32_t acc[kQd8Rows][kQd8Tile];
+  float v[kQd8Rows][kQd8Tile];
   for (int64_t t = 0; t < l.tiles; ++t) {
     const uint8_t* wt = l.packed.data() + t * l.tile_bytes();
     const int64_t width = std::min(kQd8Tile, l.n - t * kQd8Tile);
     const size_t at = static_cast<size_t>(t * kQd8Tile);
-    for (int64_t r = 0; r < rows; ++r) {
-      const uint8_t* a = au.data() + r * l.kpad;
-      const float in_scale = x.scale[static_cast<size_t>(r)];
-      const int32_t zero_u = x.zero[static_cast<size_t>(r)] + 128;
-      float* o = out + r * l.n + t * kQd8Tile;
+    for (int64_t r0 = 0; r0 < rows; r0 += kQd8Rows) {
+      const int64_t nr = std::min(kQd8Rows, rows - r0);
+      const uint8_t* a = au.data() + r0 * l.kpad;
       if (l.kind == Qd8Layer::Weights::kPerChannel) {
         // The int32 sum of (input - zero point) x filter, times the input's scale; then the
         // filter's scale and the bias in one fused multiply-add.
-        tile_sums(a, wt, l.kpad, l.nibbles, acc);
-        for (int64_t j = 0; j < width; ++j) {
-          const int32_t sum = (l.nibbles ? acc[j] >> 4 : acc[j]) - zero_u * l.wsum[at + static_cast<size_t>(j)];
-          const float f = static_cast<float>(sum) * in_scale;
-          o[j] = std::min(std::max(std::fma(f, l.scale[at + static_cast<size_t>(j)], l.bias[at + static_cast<size_t>(j)]), l.lo), l.hi);
+        tile_sums(a, l.kpad, nr, wt, l.kpad, l.nibbles, acc);
+        for (int64_t r = 0; r < nr; ++r) {
+          const size_t row = static_cast<size_t>(r0 + r);
+          const int32_t zero_u = x.zero[row] + 128;
+          float* o = out + (r0 + r) * l.n + t * kQd8Tile;
+          for (int64_t j = 0; j < width; ++j) {
+            const int32_t sum = (l.nibbles ? acc[r][j] >> 4 : acc[r][j]) - zero_u * l.wsum[at + static_cast<size_t>(j)];
+            const float f = static_cast<float>(sum) * x.scale[row];
+            o[j] = std::min(std::max(std::fma(f, l.scale[at + static_cast<size_t>(j)], l.bias[at + static_cast<size_t>(j)]), l.lo), l.hi);
+          }
         }
         continue;
       }
       // Blockwise 4-bit filters: the column's float term times the zero point (+ 128), then per
       // block the int32 sum of (input + 128) x 16 x filter fused into it with the block's
       // scale / 16; then times the input's scale, plus the bias, clamped.
-      for (int64_t j = 0; j < kQd8Tile; ++j) v[j] = l.ksum[at + static_cast<size_t>(j)] * static_cast<float>(zero_u);
-      for (int64_t b = 0; b < l.blocks; ++b) {
-        tile_sums(a + b * l.block, wt + b * l.block * kQd8Tile / 2, l.block, true, acc);
-        const float* s = l.scale.data() + (t * l.blocks + b) * kQd8Tile;
-        for (int64_t j = 0; j < kQd8Tile; ++j) v[j] = std::fma(static_cast<float>(acc[j]), s[j], v[j]);
+      for (int64_t r = 0; r < nr; ++r) {
+        const float zero_u = static_cast<float>(x.zero[static_cast<size_t>(r0 + r)] + 128);
+        for (int64_t j = 0; j < kQd8Tile; ++j) v[r][j] = l.ksum[at + static_cast<size_t>(j)] * zero_u;
       }
-      for (int64_t j = 0; j < width; ++j) {
-        float f = v[j] * in_scale;
-        f = f + l.bias[at + static_cast<size_t>(j)];
-        o[j] = std::min(std::max(f, l.lo), l.hi);
+      blockwise_sums(a, l.kpad, nr, wt, l.scale.data() + t * l.blocks * kQd8Tile, l.block, l.blocks, v);
+      for (int64_t r = 0; r < nr; ++r) {
+        const float in_scale = x.scale[static_cast<size_t>(r0 + r)];
+        float* o = out + (r0 + r) * l.n + t * kQd8Tile;
+        for (int64_t j = 0; j < width; ++j) {
+          float f = v[r][j] * in_scale;
+          f = f + l.bias[at + static_cast<size_t>(j)];
+          o[j] = std::min(std::max(f, l.lo), l.hi);
+        }
       }
     }
   }

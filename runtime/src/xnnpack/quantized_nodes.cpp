@@ -67,7 +67,7 @@ Status dequantize_constant(const xnn::TensorValue& v, float* out, const std::str
     }
     return 1.0f;
   };
-  const bool needs_params = v.type != ElementType::kF32 && v.type != ElementType::kF16;
+  const bool needs_params = v.type != ElementType::kF32 && v.type != ElementType::kF16 && v.type != ElementType::kBF16;
   if (needs_params && v.quant.kind != Q::kPerTensor && v.quant.kind != Q::kPerChannel && v.quant.kind != Q::kPerBlock) {
     return Error(ErrorCode::kCorrupt, what + ": a " + std::string(xnn::to_string(v.type)) + " constant without quantization parameters");
   }
@@ -78,6 +78,13 @@ Status dequantize_constant(const xnn::TensorValue& v, float* out, const std::str
         uint16_t h;
         std::memcpy(&h, b + 2 * i, 2);
         out[i] = kernels::half_to_float(h);
+      }
+      break;
+    case ElementType::kBF16:
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, b + 2 * i, 2);
+        out[i] = kernels::bfloat16_to_float(h);
       }
       break;
     case ElementType::kQInt8:
@@ -133,13 +140,18 @@ void DelegateState::quantize_outputs(const Node& n) {
       for (int64_t i = 0; i < count; ++i) out[i] = fake_quant(out[i], v.quant.scale, v.quant.zero_point, qmin, qmax);
     } else if (v.type == ElementType::kF16) {
       for (int64_t i = 0; i < count; ++i) out[i] = kernels::half_to_float(kernels::float_to_half(out[i]));
+    } else if (v.type == ElementType::kBF16) {
+      // As XNNPACK's bf16 operators: computed in fp32, rounded to nearest even.
+      for (int64_t i = 0; i < count; ++i) out[i] = kernels::bfloat16_to_float(kernels::float_to_bfloat16(out[i]));
     } else if (v.type == ElementType::kQDInt8) {
       // Rows are what the last `non_batch_dims` dimensions span.
       const Shape& s = shapes[static_cast<size_t>(o)];
       int64_t row = 1;
       for (int d = s.rank - static_cast<int>(v.quant.non_batch_dims); d < s.rank; ++d) row *= s.d[d];
       if (row <= 0) continue;
-      quantize_rows_qd8(out, out, count / row, row, &dynamic_rows[static_cast<size_t>(o)]);
+      // Values only qd8 layers read need no floats.
+      const bool floats = !qd8_only[static_cast<size_t>(o)];
+      quantize_rows_qd8(out, floats ? out : nullptr, count / row, row, &dynamic_rows[static_cast<size_t>(o)]);
     }
   }
 }

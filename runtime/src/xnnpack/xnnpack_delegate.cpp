@@ -126,7 +126,7 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     impl->shapes[v] = impl->declared[v] = shape_of(g.values[v]);
     ready[v] = g.values[v].is_constant || (g.values[v].flags & xnn::kFlagExternalInput) != 0;
   }
-  std::vector<uint8_t> staged(nv, 0);  // f16 and int8 graph inputs and outputs: through float buffers
+  std::vector<uint8_t> staged(nv, 0);  // f16, bf16 and int8 graph inputs and outputs: through float buffers
   // The DelegateCall's arguments: each graph input or output is the argument its external id
   // names, a tensor with the graph's bytes (in its dim order, as XNNPACK receives it).
   for (const std::vector<int32_t>* list : {&g.inputs, &g.outputs}) {
@@ -140,7 +140,8 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
       if (a->tag != Tag::kTensor || a->tensor == nullptr) return Error(ErrorCode::kCorrupt, what + ": the argument is not a tensor");
       const TensorImpl& t = *a->tensor;
       const bool f32 = v.type == ElementType::kF32 && t.dtype() == ScalarType::kFloat;
-      const bool f16 = v.type == ElementType::kF16 && t.dtype() == ScalarType::kHalf;
+      const bool half = (v.type == ElementType::kF16 && t.dtype() == ScalarType::kHalf) ||
+                        (v.type == ElementType::kBF16 && t.dtype() == ScalarType::kBFloat16);
       // Quantized tensors the program passes as they are (e.g. a quantized constant): int8 for
       // qint8, uint8 for quint8, with the value's per-tensor parameters.
       const bool q8 = v.quant.kind == xnn::Quantization::Kind::kPerTensor &&
@@ -148,11 +149,11 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
                        (v.type == ElementType::kQUInt8 && t.dtype() == ScalarType::kByte));
       // int32 values (argmax indices) leave the graph as int32 or int64 tensors.
       const bool i32 = output && v.type == ElementType::kInt32 && (t.dtype() == ScalarType::kInt || t.dtype() == ScalarType::kLong);
-      if (!f32 && !f16 && !q8 && !i32) {
+      if (!f32 && !half && !q8 && !i32) {
         return Error(ErrorCode::kNotSupported, what + ": " + xnn::to_string(v.type) + " graph value for a " + scalar_type_name(t.dtype()) +
-                                                   " tensor; etscope passes f32, f16 and per-tensor int8 tensors to XNNPACK graphs, and takes int32 indices from them, only so far");
+                                                   " tensor; etscope passes f32, f16, bf16 and per-tensor int8 tensors to XNNPACK graphs, and takes int32 indices from them, only so far");
       }
-      if (f16 || q8 || i32) staged[static_cast<size_t>(vi)] = 1;
+      if (half || q8 || i32) staged[static_cast<size_t>(vi)] = 1;
       if (t.dim() > kMaxRank) return Error(ErrorCode::kCorrupt, what + ": rank above 6");
       const Shape physical = physical_shape(t);
       if (!same_elements(physical, impl->shapes[static_cast<size_t>(vi)])) {
@@ -252,6 +253,14 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     if (impl->integer_layer(g.nodes[i])) ETSCOPE_TRY(impl->plan_quantized(i));
   }
   impl->dynamic_rows.resize(nv);
+  impl->qd8_only.assign(nv, 0);
+  std::vector<int> qd8_input_reads(nv, 0);
+  for (const Node& n : g.nodes) {
+    if (impl->qd8_layer(n)) ++qd8_input_reads[static_cast<size_t>(n.inputs[0])];
+  }
+  for (size_t v = 0; v < nv; ++v) {
+    impl->qd8_only[v] = qd8_input_reads[v] > 0 && qd8_input_reads[v] == impl->consumers[v] && (g.values[v].flags & xnn::kFlagExternalOutput) == 0;
+  }
   impl->qd8_of_node.assign(g.nodes.size(), -1);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (impl->qd8_layer(g.nodes[i])) ETSCOPE_TRY(impl->plan_qd8(i));
@@ -352,6 +361,12 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
           const uint16_t* h = t.data_as<uint16_t>();
           for (uint64_t k = 0; k < count; ++k) staged[k] = kernels::half_to_float(h[k]);
         }
+      } else if (v.type == ElementType::kBF16) {
+        float* staged = m.data[static_cast<size_t>(vi)];
+        if (list == &g.inputs) {
+          const uint16_t* h = t.data_as<uint16_t>();
+          for (uint64_t k = 0; k < count; ++k) staged[k] = kernels::bfloat16_to_float(h[k]);
+        }
       } else if (v.type == ElementType::kQInt8 || v.type == ElementType::kQUInt8) {
         // Held as the floats they stand for, as every quantized value inside the graph.
         float* staged = m.data[static_cast<size_t>(vi)];
@@ -390,6 +405,10 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
     if (v.type == ElementType::kF16) {
       uint16_t* h = args[v.external_id]->tensor->data_as<uint16_t>();
       for (uint64_t k = 0; k < count; ++k) h[k] = kernels::float_to_half(f[k]);
+    } else if (v.type == ElementType::kBF16) {
+      // Already on the bf16 grid (rounded after the node that wrote them): exact.
+      uint16_t* h = args[v.external_id]->tensor->data_as<uint16_t>();
+      for (uint64_t k = 0; k < count; ++k) h[k] = kernels::float_to_bfloat16(f[k]);
     } else if (v.type == ElementType::kQInt8 || v.type == ElementType::kQUInt8) {
       // Values on the output's grid (rounded after the node that wrote them): back to integers.
       uint8_t* raw = args[v.external_id]->tensor->data_as<uint8_t>();

@@ -168,4 +168,22 @@ uint64_t declared_arena_bytes(const ExecutionPlan& plan);
 /// that run will refuse it. `pte` and `memory` print these as warnings; empty when all fit.
 std::vector<std::string> declared_memory_warnings(const Program& program, uint64_t budget);
 
+/// State that lives across executions: the plan's mutable buffers (an LLM's KV caches, a
+/// training program's running statistics), which `memory` counts in the peak and never as waste.
+struct StateSummary {
+  size_t buffers = 0;
+  uint64_t bytes = 0;
+  /// The program's context length: the Int its constant method get_max_seq_len returns (an
+  /// export of ExecuTorch's LLM exporter), 0 when it has none.
+  int64_t context_len = 0;
+  /// Buffers with a dimension of context_len (the KV caches: [batch, context, heads, head_dim]),
+  /// their bytes, and those bytes per token of context (kv_bytes / context_len).
+  size_t kv_buffers = 0;
+  uint64_t kv_bytes = 0;
+  double kv_bytes_per_token = 0;
+};
+
+/// The state of `plan` (built from `program`).
+StateSummary state_summary(const MemoryPlan& plan, const Program& program);
+
 }  // namespace etscope::inspect
