@@ -316,6 +316,24 @@ TEST_CASE("xnnpack qd8 fully connected layers equal ExecuTorch's outputs bit for
   CHECK(shapes >= 2);
 }
 
+// An LLM's RMSNorm as ExecuTorch's exporter writes it (tests/fixtures/executorch/xnnpack_rmsnorm,
+// export_xnnpack_rmsnorm.py): XNNPACK's reciprocal square root is a 14-bit estimate and one
+// Newton-Raphson step (not 1 / sqrt correctly rounded; zeros and subnormals give NaN, +inf 0, a
+// subnormal square of the estimate is flushed), and the mean of squares outside the delegate is
+// ExecuTorch's float sum in order. Both reach bit for bit here: rsqrt alone on values over 60
+// decades and the special ones, and RMSNorm before an 8da4w linear, whose rows quantized to int8
+// turn any last-place difference in the norm into a quantization step (the 8da4w LLM exports'
+// logits differed by 0.14 that way).
+TEST_CASE("xnnpack RMSNorm and rsqrt equal ExecuTorch's outputs bit for bit", "[xnnpack][runtime][fixtures][qd8]") {
+  for (const char* name : {"rsqrt_values", "rmsnorm_8da4w"}) {
+    const std::string base = std::string("xnnpack_rmsnorm/") + name;
+    INFO(base);
+    Program p = must(PteReader::open(fixture(base + ".pte")));
+    auto m = load_fixture(p, base);
+    execute_and_check_bits(*m, base);
+  }
+}
+
 // Graph forms ExecuTorch 1.5.1's runtime still runs but its exporter no longer writes
 // (tests/fixtures/executorch/xnnpack_handmade, payloads edited by export_xnnpack_handmade.py):
 // a graph input quantized per row on arrival (dq_datatype) instead of through a Convert node, and

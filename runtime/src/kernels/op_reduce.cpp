@@ -100,8 +100,12 @@ bool reduce_dims(KernelContext& ctx, Args args, size_t i, const TensorImpl& in, 
   return resize_or_fail(ctx, out, {sizes.data(), n}, op);
 }
 
-// sum / mean: accumulate in int64 for integral outputs, in double otherwise. `full` is the
-// dim-less overload (self, dtype?, out), which reduces everything to a 0-dim output.
+// sum / mean: accumulate in int64 for integral outputs; floating outputs in the output's own
+// precision (float for float, half and bfloat16 outputs, double for double ones), element by
+// element in order, then divided by the count for a mean, as ExecuTorch's portable kernels do:
+// their float sums are what an LLM's RMSNorm (mean of squares) rounds, and a dynamically
+// quantized layer after it can turn one last-place difference into a different integer.
+// `full` is the dim-less overload (self, dtype?, out), which reduces everything to a 0-dim output.
 void sum_or_mean(KernelContext& ctx, Args args, bool mean, const char* op, bool full = false) {
   const size_t out_index = full ? 2 : 4, dtype_index = full ? 1 : 3;
   if (!check_arg_count(ctx, args, out_index + 1, op)) return;
@@ -141,8 +145,10 @@ void sum_or_mean(KernelContext& ctx, Args args, bool mean, const char* op, bool 
             store_from<A>(out->dtype(), out->data(), o, mean ? acc / static_cast<A>(plan.red_numel) : acc);
           });
     };
-    if (is_floating(out->dtype())) {
+    if (out->dtype() == ScalarType::kDouble) {
       run(TypeTag<double>{});
+    } else if (is_floating(out->dtype())) {
+      run(TypeTag<float>{});
     } else {
       run(TypeTag<int64_t>{});
     }

@@ -10,6 +10,13 @@
 
 namespace etscope::runtime::xnnpack {
 
+/// XNNPACK's f32 reciprocal square root as ExecuTorch 1.5.1's XNNPACK computes it on x86-64 CPUs
+/// with AVX512F (its avx512f "rsqrt" kernel, xnn_math.cpp): the hardware's 14-bit estimate and one
+/// Newton-Raphson step, which is not always 1 / sqrt(v) correctly rounded (an LLM's RMSNorm
+/// reads it, and a dynamically quantized layer after the norm turns one last-place difference
+/// into a different integer). Without AVX512F at build time: 1 / sqrt(v).
+float xnn_rsqrt(float a);
+
 /// Clamps node n's output 0 to the node's output range, unless that range is unbounded.
 void apply_output_range(const DelegateState& m, const Node& n);
 
@@ -31,7 +38,7 @@ inline float op_abs(float v, float) { return std::fabs(v); }
 inline float op_negate(float v, float) { return -v; }
 inline float op_square(float v, float) { return v * v; }
 inline float op_sqrt(float v, float) { return std::sqrt(v); }
-inline float op_rsqrt(float v, float) { return 1.0f / std::sqrt(v); }
+inline float op_rsqrt(float v, float) { return xnn_rsqrt(v); }
 inline float op_exp(float v, float) { return std::exp(v); }
 inline float op_log(float v, float) { return std::log(v); }
 inline float op_floor(float v, float) { return std::floor(v); }

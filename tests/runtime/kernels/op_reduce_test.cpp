@@ -139,6 +139,30 @@ TEST_CASE("mean.out over the spatial dims with keepdim", "[kernels][reduce]") {
   REQUIRE(ctx.failed());  // integral output
 }
 
+// ExecuTorch's portable mean and sum add float elements in a float, in order (double ones in a
+// double): 2^24 + 1 + 1 + 1 stays 2^24 in float at every step (ties to even), where a double
+// accumulator would give 2^24 + 3. An LLM's RMSNorm is this mean of squares; its last place can
+// move a dynamically quantized integer in the layer after it.
+TEST_CASE("mean.out and sum.IntList_out accumulate floats in the output's precision and in order", "[kernels][reduce]") {
+  KernelCall c;
+  const float big = 16777216.0f;  // 2^24: adding 1 rounds back to it
+  EValue* x = c.f32({2, 4}, {big, 1, 1, 1, 1, 1, 1, big});
+  EValue* m = c.f32({2, 1});
+  REQUIRE_FALSE(c.run("aten::mean.out", {x, c.int_list({-1}), c.boolean_scalar(true), c.none(), m, m}).failed());
+  // Row 0: ((2^24 + 1) + 1) + 1 = 2^24 in float; row 1: 1 + 1 + 1 = 3, + 2^24 = 2^24 + 4 (tie to even).
+  CHECK(c.t(m).values<float>() == std::vector<float>{big / 4, (big + 4) / 4});
+  EValue* s = c.f32({2});
+  REQUIRE_FALSE(c.run("aten::sum.IntList_out", {x, c.int_list({1}), c.boolean_scalar(false), c.none(), s, s}).failed());
+  CHECK(c.t(s).values<float>() == std::vector<float>{big, big + 4});
+  // A double output still sums in double.
+  EValue* d = c.tensor<double>(ScalarType::kDouble, {});
+  auto ctx = c.run("aten::mean.out", {c.tensor<double>(ScalarType::kDouble, {4}, {9007199254740992.0, 1, 1, 1}),
+                                      c.int_list({0}), c.boolean_scalar(false), c.none(), d, d});
+  INFO(ctx.message());
+  REQUIRE_FALSE(ctx.failed());
+  CHECK(c.t(d).values<double>() == std::vector<double>{9007199254740992.0 / 4});
+}
+
 TEST_CASE("argmax.out along a dim and flattened", "[kernels][reduce]") {
   KernelCall c;
   EValue* x = c.f32({2, 3}, {1, 7, 7, 9, -1, 2});
