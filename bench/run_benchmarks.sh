@@ -52,3 +52,14 @@ if [ -x "$build/bin/etscope-executorch" ]; then
 else
   echo "(skipped: this build has no ExecuTorch engine)"
 fi
+echo
+echo "== LLMs at real size: etscope generate against ExecuTorch's Python runtime (interleaved, 1 thread, bench/llm.md)"
+# Programs as bench/bench_llm.py export writes them (ETSCOPE_LLM_BENCH_DIR, default
+# build/llm-bench); skipped without them or without the venv.
+llm_programs="${ETSCOPE_LLM_BENCH_DIR:-$root/build/llm-bench}"
+if [ -n "$python_bin" ] && [ -d "$llm_programs" ]; then
+  "$python_bin" "$root/bench/bench_llm.py" bench --out "$llm_programs" --etscope "$build/bin/etscope" \
+    --json "$out/llm.json" 2>/dev/null | sed -n '/^read bandwidth/,$p'
+else
+  echo "(skipped: needs $venv and programs in $llm_programs, from bench/bench_llm.py export --out DIR)"
+fi
