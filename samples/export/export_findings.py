@@ -195,7 +195,7 @@ def _portable_const_prop(model: nn.Module, ex: Tuple[torch.Tensor, ...]):
     calls = ["torch.export.export(model, inputs)", "to_edge(ep)",
              "constant_prop_pass(edge.exported_program())  # executorch.exir.passes.constant_prop_pass",
              "to_executorch()",
-             "executorch.devtools.generate_etrecord(path, edge_dialect_program=<folded edge copy>, "
+             "executorch.devtools.generate_etrecord(path, edge_dialect_program=<copy of the folded edge taken before to_executorch()>, "
              "executorch_program=et, exported_program=ep)"]
     return edge, ep, calls
 
@@ -514,6 +514,9 @@ def export_one(name: str, out: Path) -> Dict[str, Any]:
     info = get_delegation_info(edge.exported_program().graph_module)
     df = info.get_operator_delegation_dataframe()
     pairs = qdq_pairs(edge) if quantized else None
+    # The ETRecord of a constant-propagated program is made from a copy of the edge program taken
+    # before to_executorch(), whose passes renumber debug handles in place.
+    edge_copy = copy.deepcopy(edge) if spec["export"] is _portable_const_prop else None
     et = edge.to_executorch()
     pte = bytes(et.buffer)
     pte_path = out / f"{name}.pte"
@@ -521,7 +524,7 @@ def export_one(name: str, out: Path) -> Dict[str, Any]:
     etr_path = out / f"{name}.etrecord"
     if spec["export"] is _portable_const_prop:
         from executorch.devtools import generate_etrecord
-        generate_etrecord(str(etr_path), edge_dialect_program=copy.deepcopy(edge),
+        generate_etrecord(str(etr_path), edge_dialect_program=edge_copy,
                           executorch_program=et, exported_program=extra)
     else:
         et.get_etrecord().save(str(etr_path))
