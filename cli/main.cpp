@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   commands.push_back(make_history_command());
   commands.push_back(make_sql_command());
   commands.push_back(make_tokenize_command());
+  commands.push_back(make_findings_command());
   std::vector<std::pair<CLI::App*, Command*>> verbs;
   for (auto& c : commands) verbs.emplace_back(c->add_to(app), c.get());
 

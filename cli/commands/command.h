@@ -52,5 +52,6 @@ std::unique_ptr<Command> make_history_command();
 std::unique_ptr<Command> make_sql_command();
 std::unique_ptr<Command> make_generate_command();
 std::unique_ptr<Command> make_tokenize_command();
+std::unique_ptr<Command> make_findings_command();
 
 }  // namespace etscope::cli

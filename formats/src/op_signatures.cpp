@@ -134,4 +134,19 @@ KernelArgs split_kernel_args(const ExecutionPlan& plan, const Instruction& in) {
   return out;
 }
 
+void append_tensor_values(const ExecutionPlan& plan, int32_t value, std::vector<int32_t>& out) {
+  if (value < 0 || static_cast<size_t>(value) >= plan.values.size()) return;
+  const Value& v = plan.values[static_cast<size_t>(value)];
+  if (v.kind == ValueKind::kTensor) {
+    out.push_back(value);
+  } else if (v.kind == ValueKind::kTensorList || v.kind == ValueKind::kOptionalTensorList) {
+    for (int32_t item : v.tensor_list) {
+      if (item >= 0 && static_cast<size_t>(item) < plan.values.size() &&
+          plan.values[static_cast<size_t>(item)].kind == ValueKind::kTensor) {
+        out.push_back(item);
+      }
+    }
+  }
+}
+
 }  // namespace etscope

@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "etscope/formats/op_signatures.h"
 #include "etscope/formats/xnnpack_payload.h"
 #include "etscope/inspect/lifetime.h"
 #include "etscope/inspect/program_description.h"
@@ -25,21 +26,7 @@ bool is_state(const TensorInfo& t) {
 // The tensor values an instruction's arguments name (list items included), in argument order.
 void tensor_args(const ExecutionPlan& plan, const Instruction& in, std::vector<int32_t>& out) {
   out.clear();
-  auto add = [&](int32_t v) {
-    if (v < 0 || static_cast<size_t>(v) >= plan.values.size()) return;
-    const Value& value = plan.values[static_cast<size_t>(v)];
-    if (value.kind == ValueKind::kTensor) {
-      out.push_back(v);
-    } else if (value.kind == ValueKind::kTensorList || value.kind == ValueKind::kOptionalTensorList) {
-      for (int32_t item : value.tensor_list) {
-        if (item >= 0 && static_cast<size_t>(item) < plan.values.size() &&
-            plan.values[static_cast<size_t>(item)].kind == ValueKind::kTensor) {
-          out.push_back(item);
-        }
-      }
-    }
-  };
-  for (int32_t a : in.args) add(a);
+  for (int32_t a : in.args) append_tensor_values(plan, a, out);
 }
 
 bool same_frame(const etrecord::ModuleFrame& a, const etrecord::ModuleFrame& b) { return a.path == b.path && a.type == b.type; }

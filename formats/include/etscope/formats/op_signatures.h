@@ -23,6 +23,11 @@ size_t kernel_output_count(const std::string& qualified_name);
 /// (llama::update_cache's cache, sdpa_with_kv_cache's two caches). Empty for most operators.
 std::vector<size_t> kernel_mutated_inputs(const std::string& qualified_name);
 
+/// Appends the tensor values `value` names: itself when it is a tensor, the tensor items of a
+/// TensorList or OptionalTensorList (absent items skipped); nothing for other values or an index
+/// outside the plan.
+void append_tensor_values(const ExecutionPlan& plan, int32_t value, std::vector<int32_t>& out);
+
 struct KernelArgs {
   std::vector<int32_t> inputs;   ///< Arguments before the out arguments.
   std::vector<int32_t> mutated;  ///< The inputs the kernel writes in place (also listed in inputs).
