@@ -11,6 +11,8 @@
 #include "commands/inspect_inputs.h"
 #include "etscope/inspect/generation_profile.h"
 #include "etscope/inspect/numeric_gap.h"
+#include "etscope/findings/findings.h"
+#include "render/findings_render.h"
 #include "render/generation_render.h"
 #include "render/inspector_render.h"
 #include "render/numeric_gap_render.h"
@@ -39,6 +41,8 @@ class InspectCommand final : public Command {
     sub->add_option("--gap", gap_, "Numeric gap metric with --aot-intermediates: L1, MSE or SNR (default L1)");
     sub->add_flag("--generation", generation_, "A generation's profile by phase (etscope generate --etdump): per-token latency, "
                                                "attention and cache-update time per position, operators per phase");
+    sub->add_flag("--findings", findings_, "What to change, ranked by the time it would save (etscope findings on this profile; "
+                                           "give --pte for the program's rules)");
     sub->add_option("--prompt-tokens", prompt_tokens_, "With --generation: the prompt's token count (gives decode positions and "
                                                       "prefill tokens/s)")->check(CLI::NonNegativeNumber);
     return sub;
@@ -47,6 +51,7 @@ class InspectCommand final : public Command {
   Result<int> run() override {
     if (!aot_.empty() || !aot_index_.empty() || !gap_.empty()) return run_gap();
     if (generation_) return run_generation();
+    if (findings_) return run_findings();
     ETSCOPE_ASSIGN_OR_RETURN(inspect::Inspector in, inputs_.load());
     InspectTableOptions opt;
     opt.sort = sort_ == "avg" ? EventSort::kAvg : sort_ == "total" ? EventSort::kTotal : sort_ == "name" ? EventSort::kName : EventSort::kOrder;
@@ -109,6 +114,28 @@ class InspectCommand final : public Command {
     return 0;
   }
 
+  // The findings of this profile (--findings), as `etscope findings` prints them.
+  Result<int> run_findings() {
+    if (format_ == "csv" || format_ == "tsv") {
+      std::cerr << "etscope: --findings prints a report or JSON (--format table or json)\n";
+      return 2;
+    }
+    ETSCOPE_ASSIGN_OR_RETURN(inspect::Profile profile, inputs_.load_profile());
+    findings::Inputs in;
+    in.program = profile.program.get();
+    in.record = profile.record.get();
+    in.inspector = profile.inspector.get();
+    in.method = profile.method;
+    in.engine = profile.engine.known() ? profile.engine.text() : "";
+    ETSCOPE_ASSIGN_OR_RETURN(findings::Report report, findings::analyse(in));
+    if (format_ == "json") {
+      std::cout << dump_json(findings_json(report)) << "\n";
+    } else {
+      render_findings_text(report, std::cout);
+    }
+    return 0;
+  }
+
   // The numeric gap table (--aot-intermediates / --gap).
   Result<int> run_gap() {
     if (aot_.empty() || inputs_.debug_buffer.empty() || inputs_.etrecord.empty()) {
@@ -140,7 +167,7 @@ class InspectCommand final : public Command {
   std::string format_ = "table", sort_ = "order", block_;
   size_t top_ = 0;
   int64_t prompt_tokens_ = -1;
-  bool generation_ = false;
+  bool generation_ = false, findings_ = false;
   bool operator_calls_ = false, debug_events_ = false, by_type_ = false, modules_ = false;
 };
 

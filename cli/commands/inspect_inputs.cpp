@@ -25,6 +25,11 @@ void InspectInputs::add_options(CLI::App* sub) {
 }
 
 Result<inspect::Inspector> InspectInputs::load() const {
+  ETSCOPE_ASSIGN_OR_RETURN(inspect::Profile profile, load_profile());
+  return std::move(*profile.inspector);
+}
+
+Result<inspect::Profile> InspectInputs::load_profile() const {
   inspect::ProfileFiles files;
   files.etdump = etdump;
   files.etrecord = etrecord;
@@ -47,7 +52,7 @@ Result<inspect::Inspector> InspectInputs::load() const {
       std::fprintf(stderr, "etscope: %s: warning: %s\n", w.file.c_str(), w.text.c_str());
     }
   }
-  return std::move(*profile.inspector);
+  return profile;
 }
 
 }  // namespace etscope::cli

@@ -8,6 +8,7 @@
 
 #include "etscope/core/result.h"
 #include "etscope/inspect/inspector.h"
+#include "etscope/inspect/profile.h"
 
 namespace etscope::cli {
 
@@ -28,6 +29,9 @@ struct InspectInputs {
   /// Opens the files as inspect::open_profile does (files that do not belong together are
   /// refused unless --force) and prints its warnings on stderr.
   Result<inspect::Inspector> load() const;
+  /// The same, keeping the whole profile (program, ETRecord, method, engine) for reports that
+  /// need more than the Inspector (inspect --findings).
+  Result<inspect::Profile> load_profile() const;
 };
 
 }  // namespace etscope::cli

@@ -57,13 +57,13 @@ void render_findings_text(const findings::Report& report, std::ostream& out) {
     for (const std::string& e : f.evidence) out << "   evidence: " << e << "\n";
     if (!f.advice.empty()) out << "   do: " << f.advice << "\n";
   }
-  out << "\n" << count_text(report.findings.size(), "finding");
-  if (report.timed) {
+  if (!report.findings.empty()) out << "\n" << count_text(report.findings.size(), "finding");
+  if (report.timed && !report.findings.empty()) {
     out << "; together they cost " << duration_text_ms(report.total_ms) << " per run";
     if (report.total_share) out << " (" << significant_text(*report.total_share * 100.0, 3) << "% of the run, each instruction once)";
   }
   if (report.total_bytes) out << "; " << bytes_text(report.total_bytes) << " of memory";
-  out << "\n";
+  if (!report.findings.empty()) out << "\n";
   for (const std::string& s : report.skipped) out << "not checked: " << s << "\n";
 }
 

@@ -396,6 +396,27 @@ TEST_CASE("ranking: by time saved / the total counts each instruction once / sev
   CHECK(*p.report.total_share == Approx(p.report.total_ms / p.report.run_ms));
 }
 
+TEST_CASE("inspect --findings: the same report from inspect's inputs", "[findings][cli]") {
+  const std::string dir = testing::temp_dir("findings_inspect");
+  const std::string pte = findings_fixture("permuted_constant.pte");
+  REQUIRE(testing::run_etscope("run '" + pte + "' --engine etscope --input '" + findings_fixture("permuted_constant.input0.npy") +
+                               "' --iterations 3 --etdump '" + dir + "/run.etdp'").exit_code == 0);
+  auto r = testing::run_etscope("inspect --etdump '" + dir + "/run.etdp' --pte '" + pte + "' --findings --format json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["timed"] == true);
+  CHECK(j["runs"] == 3);
+  REQUIRE(j["findings"].size() == 1);
+  CHECK(j["findings"][0]["rule"] == "constant-work");
+  CHECK(j["findings"][0]["time_ms"].get<double>() > 0);
+  // Without the program only the profile's rules run, and say so.
+  auto dump_only = testing::run_etscope("inspect --etdump '" + dir + "/run.etdp' --findings");
+  CHECK(dump_only.exit_code == 0);
+  CHECK(dump_only.out.find("not checked: constant-work: needs the program (--pte)") != std::string::npos);
+  CHECK(testing::run_etscope("inspect --etdump '" + dir + "/run.etdp' --findings --format csv").exit_code == 2);
+}
+
 TEST_CASE("clean programs: the fixed twins and the example programs raise nothing but what their notes defend", "[findings]") {
   for (const char* clean : {"findings/partial_lowering_fixed.pte", "findings/permuted_constant_folded.pte",
                             "findings/dtype_roundtrip_fixed.pte", "simple_conv/simple_conv.pte",
