@@ -448,6 +448,7 @@ std::unique_ptr<Session> load_session(const OpenRequest& request, const Session*
       say(profile->warnings);
       s->inspector = std::move(profile->inspector);
       s->engine = profile->engine;
+      s->profile_method = profile->method;
       s->lookup = std::make_unique<EventLookup>(*s->inspector);
       report(progress, 0.9f, "computing op statistics");
       s->stats = StatsModel::build(*s->inspector);
@@ -472,6 +473,17 @@ std::unique_ptr<Session> load_session(const OpenRequest& request, const Session*
   if (s->baseline_dump && (!s->baseline_timeline || &s->baseline_timeline->dump() != s->baseline_dump.get())) {
     report(progress, 0.97f, "laying out the baseline's timeline");
     s->baseline_timeline = TimelineModel::build(s->baseline_dump);
+  }
+  // Findings read everything above; the library's analysis runs once per load.
+  if (s->program || s->inspector) {
+    report(progress, 0.98f, "looking for findings");
+    FindingsInputs in;
+    in.program = s->program.get();
+    in.record = s->record.get();
+    in.inspector = s->inspector.get();
+    in.method = s->profile_method;
+    if (s->inspector && s->engine.known()) in.engine = s->engine.text();
+    s->findings = FindingsModel::build(in);
   }
   report(progress, 1.0f, "done");
   return s;

@@ -23,6 +23,7 @@
 #include "etscope/store/store.h"
 #include "model/compare_model.h"
 #include "model/event_lookup.h"
+#include "model/findings_model.h"
 #include "model/gap_model.h"
 #include "model/generation_model.h"
 #include "model/graph_model.h"
@@ -92,6 +93,8 @@ struct Session {
   std::unique_ptr<inspect::Inspector> inspector;   ///< When an ETDump is loaded.
   /// The engine that made the loaded ETDump's timings (its engine marker; unknown without one).
   inspect::EngineIdentity engine;
+  /// The method the ETDump was read as (inspect::profile_method), "" without one.
+  std::string profile_method;
   std::unique_ptr<EventLookup> lookup;             ///< Borrows *inspector.
   std::optional<TimelineModel> timeline;
   std::optional<StatsModel> stats;
@@ -100,6 +103,9 @@ struct Session {
   std::optional<GapModel> gaps;
   /// Why there are no gaps although AOT intermediates are loaded ("" otherwise).
   std::string gaps_problem;
+  /// The Findings view's model: one findings::analyse of the program, ETRecord and profile,
+  /// when a program or a profile is loaded.
+  std::optional<FindingsModel> findings;
 
   // Training: a curve from `etscope train --curve` JSON, or the store run's.
   std::string curve_path;  ///< The file, or "store run N".
