@@ -21,8 +21,8 @@ bool parse_int(const std::string& text, int min, int max, int* out) {
 }  // namespace
 
 const char* gui_usage() {
-  return "usage: etscope-gui [FILES...] [--view program|graph|timeline|stats|memory|gaps|compare|training|generation] [--plan NAME]\n"
-         "                   [--baseline ETDUMP|RUN] [--store LOCATION] [--run RUN]\n"
+  return "usage: etscope-gui [FILES...] [--view program|graph|timeline|stats|memory|gaps|compare|training|generation|findings]\n"
+         "                   [--plan NAME] [--baseline ETDUMP|RUN] [--store LOCATION] [--run RUN]\n"
          "                   [--select [CHAIN:]INSTRUCTION] [--screenshot OUT.png] [--frames N] [--size WxH]\n"
          "                   [--mouse X,Y] [--bench-frames N]\n"
          "FILES: a program (.pte/.bpte), an ETDump (.etdp), an ETRecord, a debug buffer (.bin), AOT\n"

@@ -36,9 +36,10 @@ void DrawMenuBar(const Session* session, ViewState& state) {
   }
   if (ImGui::BeginMenu("View")) {
     for (int i = 0; i < kViewCount; ++i) {
+      // Alt+1..9, then Alt+0 for the tenth; later views have no key.
       char key[16];
-      std::snprintf(key, sizeof key, "Alt+%d", i + 1);
-      if (ImGui::MenuItem(kViews[i].title, key, state.view == kViews[i].id)) {
+      std::snprintf(key, sizeof key, "Alt+%d", (i + 1) % 10);
+      if (ImGui::MenuItem(kViews[i].title, i < 10 ? key : nullptr, state.view == kViews[i].id)) {
         state.view = kViews[i].id;
         state.select_view = true;
       }
@@ -147,6 +148,7 @@ void DrawWelcome() {
       "Numeric gaps: AOT against runtime outputs per operator (AOT intermediates .ptd + ETRecord + debug buffer).",
       "Compare: two runs per operator (--baseline before.etdp, or stored runs with --store).   Training: a train --curve file.",
       "Generation: prefill and decode, latency per token, operators per phase (the ETDump of etscope generate --etdump).",
+      "Findings: what to change in the program, ranked by the time it would save (a program, its ETDump for times).",
   };
   float y = ImGui::GetCursorPosY() + avail.y * 0.3f;
   for (const char* line : lines) {
@@ -214,8 +216,8 @@ void DrawMainWindow(const Session* session, ViewState& state) {
     state.selected = {};
   }
   if (io.KeyAlt) {
-    for (int i = 0; i < kViewCount && i < 9; ++i) {
-      if (ImGui::IsKeyPressed('1' + i, false)) {
+    for (int i = 0; i < kViewCount && i < 10; ++i) {
+      if (ImGui::IsKeyPressed(i < 9 ? '1' + i : '0', false)) {
         state.view = kViews[i].id;
         state.select_view = true;
       }
@@ -264,6 +266,11 @@ void DrawMainWindow(const Session* session, ViewState& state) {
           break;
         case ViewId::kGeneration:
           DrawGenerationView(*session, state);
+          break;
+        case ViewId::kFindings:
+          if (RequireFile(session->findings.has_value(), "a program (.pte or .bpte) or an ETDump (.etdp)")) {
+            DrawFindingsView(*session, state);
+          }
           break;
       }
       ImGui::EndTabItem();

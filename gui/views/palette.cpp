@@ -39,6 +39,16 @@ ImU32 bar(const BarStyle& style) {
   return kHues[style.hash % (sizeof kHues / sizeof kHues[0])];
 }
 
+ImU32 severity(findings::Severity severity) {
+  switch (severity) {
+    case findings::Severity::kHigh: return IM_COL32(0xe8, 0x5a, 0x4f, 255);
+    case findings::Severity::kMedium: return IM_COL32(0xf2, 0x9e, 0x4c, 255);
+    case findings::Severity::kLow: return IM_COL32(0xe8, 0xd0, 0x6a, 255);
+    case findings::Severity::kInfo: break;
+  }
+  return IM_COL32(0x9a, 0xa3, 0xb2, 255);
+}
+
 ImU32 text_on(ImU32 background) {
   const float r = static_cast<float>((background >> IM_COL32_R_SHIFT) & 0xff);
   const float g = static_cast<float>((background >> IM_COL32_G_SHIFT) & 0xff);

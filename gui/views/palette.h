@@ -5,6 +5,7 @@
 
 #include <imgui.h>
 
+#include "etscope/findings/findings.h"
 #include "etscope/inspect/memory_plan.h"
 #include "model/timeline_model.h"
 
@@ -15,6 +16,9 @@ ImU32 role(inspect::TensorRole role);
 /// A timeline bar: framework and wrapper events in muted tones, kernels and delegate events
 /// by a hash of their name.
 ImU32 bar(const BarStyle& style);
+/// A finding's severity: high red, medium orange, low yellow, info grey (readable as text on
+/// the dark theme and as a chip under dark text).
+ImU32 severity(findings::Severity severity);
 /// Black or white, whichever reads better on `background`.
 ImU32 text_on(ImU32 background);
 

@@ -17,9 +17,9 @@
 
 namespace etscope::gui {
 
-enum class ViewId : uint8_t { kProgram, kGraph, kTimeline, kStats, kMemory, kGaps, kCompare, kTraining, kGeneration };
+enum class ViewId : uint8_t { kProgram, kGraph, kTimeline, kStats, kMemory, kGaps, kCompare, kTraining, kGeneration, kFindings };
 
-/// Every view: its --view name, its tab title (in tab order; Alt+1.. follow it).
+/// Every view: its --view name, its tab title (in tab order; Alt+1..9 and Alt+0 follow it).
 struct ViewInfo {
   ViewId id;
   const char* key;
@@ -33,7 +33,8 @@ inline constexpr ViewInfo kViews[] = {{ViewId::kProgram, "program", "Program"},
                                       {ViewId::kGaps, "gaps", "Numeric gaps"},
                                       {ViewId::kCompare, "compare", "Compare"},
                                       {ViewId::kTraining, "training", "Training"},
-                                      {ViewId::kGeneration, "generation", "Generation"}};
+                                      {ViewId::kGeneration, "generation", "Generation"},
+                                      {ViewId::kFindings, "findings", "Findings"}};
 inline constexpr int kViewCount = static_cast<int>(sizeof kViews / sizeof kViews[0]);
 
 struct TimelineViewState {
@@ -101,6 +102,11 @@ struct CompareViewState {
   double t1 = 0;                ///< Shared axis of the stacked timelines: [0, t1] ticks; 0 fits.
 };
 
+struct FindingsViewState {
+  const void* model = nullptr;   ///< The FindingsModel `open` belongs to (another one resets it).
+  std::vector<uint8_t> open;     ///< Per row: expanded to show where, evidence and advice.
+};
+
 struct TrainingViewState {
   bool log_loss = false;        ///< The loss plot's axis is logarithmic.
 };
@@ -121,6 +127,7 @@ struct ViewState {
   GraphViewState graph;
   CompareViewState compare;
   TrainingViewState training;
+  FindingsViewState findings;
 
   // Loading, shown by the main window.
   bool loading = false;

@@ -24,5 +24,6 @@ void DrawGraphView(const Session& session, ViewState& state);
 void DrawCompareView(const Session& session, ViewState& state);
 void DrawTrainingView(const Session& session, ViewState& state);
 void DrawGenerationView(const Session& session, ViewState& state);
+void DrawFindingsView(const Session& session, ViewState& state);
 
 }  // namespace etscope::gui

@@ -1,12 +1,15 @@
 // gui/model/findings_model: the Findings view's rows from the findings library, built by
 // load_session from real exports (tests/fixtures/executorch/findings/) and a profile etscope's
-// engine records here.
+// engine records here; and the view drawn from them in a bare ImGui context.
 #include <catch2/catch.hpp>
+
+#include <imgui.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "app/app.h"
 #include "etscope/inspect/profile.h"
 #include "model/findings_model.h"
 #include "model/session.h"
@@ -175,4 +178,46 @@ TEST_CASE("findings: places and costs are worded as the CLI words them", "[gui][
   f.time_ms = 1.5;
   f.share = 0.25;
   CHECK(findings_cost_text(f) == duration_text_ms(1.5) + "/run (25.0%), " + bytes_text(2048));
+}
+
+namespace {
+
+struct HeadlessImGui {
+  HeadlessImGui() {
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = ImVec2(1400, 900);
+    io.DeltaTime = 1.0f / 60.0f;
+    unsigned char* pixels = nullptr;
+    int w = 0, h = 0;
+    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+  }
+  ~HeadlessImGui() { ImGui::DestroyContext(); }
+  int Frame(App& app) {
+    ImGui::NewFrame();
+    app.frame();
+    ImGui::Render();
+    return ImGui::GetDrawData()->TotalVtxCount;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the Findings view draws without a window, its first row open, with a selection", "[gui][views][findings]") {
+  HeadlessImGui imgui;
+  App app("");
+  app.set_initial_view("findings", "", InstructionRef{0, 0});
+  app.open({findings_fixture("permuted_constant.pte"), findings_fixture("permuted_constant.etrecord")});
+  app.wait_until_loaded();
+  REQUIRE(app.session() != nullptr);
+  REQUIRE(app.session()->findings.has_value());
+  int vertices = 0;
+  for (int f = 0; f < 3; ++f) vertices = imgui.Frame(app);
+  CHECK(app.state().view == ViewId::kFindings);
+  CHECK(app.state().selected == InstructionRef{0, 0});
+  CHECK(vertices > 1000);
+  REQUIRE(app.state().findings.open.size() == app.session()->findings->rows().size());
+  CHECK(app.state().findings.open[0] == 1);
+  CHECK(app.state().findings.model == &*app.session()->findings);
 }

@@ -181,3 +181,15 @@ TEST_CASE("screenshot of the graph view", "[gui][screenshot]") {
   // Coloured by time share, module groups from the ETRecord, instruction 3 selected.
   check_screenshot("graph", "--select 0:3 " + fixture(base + ".pte") + " " + fixture(base + ".etdp") + " " + fixture(base + ".etrecord"), 0.2);
 }
+
+TEST_CASE("screenshot of the findings view", "[gui][screenshot]") {
+  // partial_lowering run by etscope's engine: the ELU left between two XNNPACK calls (timed,
+  // opened, its instruction selected) and the first execution's warm-up.
+  const std::string dump = etscope::testing::temp_dir("gui_screenshot_findings_dump") + "/run.etdp";
+  const std::string pte = fixture("findings/partial_lowering.pte");
+  const auto run = etscope::testing::run_etscope("run '" + pte + "' --engine etscope --input '" +
+                                                 fixture("findings/partial_lowering.input0.npy") + "' --iterations 5 --etdump '" + dump + "'");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  check_screenshot("findings", "--select 0:1 " + pte + " " + dump + " " + fixture("findings/partial_lowering.etrecord"), 0.08);
+}
