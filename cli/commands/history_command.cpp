@@ -65,6 +65,8 @@ class HistoryCommand final : public Command {
     sub->add_option("program", program_, "The program: its file (found by its SHA-256, whatever its name), a hash prefix, or the file name it was stored under")->required();
     sub->add_option("--op", op_, "An operator's event name, e.g. convolution.out (default: the method total)");
     sub->add_option("--plot", plot_, "Also write an SVG of the medians");
+    sub->add_flag("--findings", findings_, "The findings stored with each run (etscope findings), marking those that appeared (+) "
+                                           "and went (-) since the run before");
     add_table_format(sub, format_);
     sub->add_option("--time-unit", time_unit_, "Unit of the medians in the table: auto (default: 3 significant figures), ns, us, ms or s")
         ->check(CLI::IsMember({"auto", "ns", "us", "ms", "s"}));
@@ -75,6 +77,15 @@ class HistoryCommand final : public Command {
   Result<int> run() override {
     ETSCOPE_ASSIGN_OR_RETURN(const TimeUnit unit, parse_time_unit(time_unit_));
     ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(location_, store::OpenMode::kExisting));
+    if (findings_) {
+      if (!op_.empty() || !plot_.empty()) {
+        std::fprintf(stderr, "etscope history: --findings lists findings, not medians: it takes no --op or --plot (etscope history --help lists the options)\n");
+        return 2;
+      }
+      ETSCOPE_ASSIGN_OR_RETURN(std::vector<store::FindingsPoint> points, store->findings_history(program_));
+      print_findings(points);
+      return 0;
+    }
     ETSCOPE_ASSIGN_OR_RETURN(auto pts, store->history(program_, op_));
     // history has refused a name that is several programs: this is the one it followed.
     ETSCOPE_ASSIGN_OR_RETURN(std::vector<store::StoredProgram> programs, store->programs(program_));
@@ -124,6 +135,45 @@ class HistoryCommand final : public Command {
   }
 
  private:
+  // Per run, oldest first: its findings, those that appeared since the run before (+) and those
+  // that went (-). CSV and JSON: one row per finding and run, with its change.
+  void print_findings(const std::vector<store::FindingsPoint>& points) const {
+    if (format_ == "table") {
+      for (const store::FindingsPoint& p : points) {
+        std::printf("run %lld  %s  %s  %s\n", static_cast<long long>(p.run_id), p.created_at.c_str(), p.engine.label().c_str(),
+                    count_text(p.findings.size(), "finding").c_str());
+        for (size_t i = 0; i < p.findings.size(); ++i) {
+          const store::StoredFinding& f = p.findings[i];
+          const bool appeared = std::find(p.appeared.begin(), p.appeared.end(), i) != p.appeared.end();
+          std::printf("  %s [%s] %s%s\n", appeared ? "+" : " ", f.severity.c_str(), f.key().c_str(),
+                      f.time_ms ? ("  (" + duration_text_ms(*f.time_ms) + "/run)").c_str() : "");
+        }
+        for (const store::StoredFinding& f : p.gone) std::printf("  - [%s] %s\n", f.severity.c_str(), f.key().c_str());
+      }
+      return;
+    }
+    TextTable t;
+    t.columns = {"run", "created_utc", "engine", "engine_version", "change", "rank", "rule", "severity", "what", "time_ms", "share", "bytes"};
+    t.numeric = {true, false, false, false, false, true, false, false, false, true, true, true};
+    auto optional_number = [](const std::optional<double>& v) { return v ? std::optional<std::string>(number_text(*v)) : std::nullopt; };
+    auto add = [&](const store::FindingsPoint& p, const store::StoredFinding& f, const char* change, bool ranked) {
+      t.rows.push_back({std::to_string(p.run_id), p.created_at,
+                        p.engine.known() ? std::optional<std::string>(p.engine.name) : std::nullopt,
+                        p.engine.known() ? std::optional<std::string>(p.engine.version) : std::nullopt, std::string(change),
+                        ranked ? std::optional<std::string>(std::to_string(f.rank)) : std::nullopt, f.rule, f.severity, f.what,
+                        optional_number(f.time_ms), optional_number(f.share), std::to_string(f.bytes)});
+    };
+    for (const store::FindingsPoint& p : points) {
+      for (size_t i = 0; i < p.findings.size(); ++i) {
+        const bool appeared = std::find(p.appeared.begin(), p.appeared.end(), i) != p.appeared.end();
+        add(p, p.findings[i], appeared ? "appeared" : "kept", true);
+      }
+      for (const store::StoredFinding& f : p.gone) add(p, f, "gone", false);
+    }
+    std::fputs(render_table(t, format_).c_str(), stdout);
+  }
+
+  bool findings_ = false;
   std::string program_, op_, plot_, location_, format_ = "table";
   std::string time_unit_ = "auto";
 };

@@ -80,6 +80,17 @@ const char* const kVersion3[] = {
     "r.method_median_ms, r.method_p90_ms, r.engine, r.engine_version FROM runs r LEFT JOIN programs p ON p.id = r.program_id",
 };
 
+// Version 4: the findings of each stored run (findings/, docs/findings.md), so that history can
+// tell when one appeared. Runs stored before have none (their dumps are not kept).
+const char* const kVersion4[] = {
+    "CREATE TABLE findings (run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, rank INTEGER NOT NULL, "
+    "rule TEXT NOT NULL, severity TEXT NOT NULL, what TEXT NOT NULL, chain INTEGER, instruction INTEGER, op TEXT, "
+    "time_ms DOUBLE PRECISION, share DOUBLE PRECISION, bytes BIGINT NOT NULL, advice TEXT NOT NULL, PRIMARY KEY (run_id, rank))",
+    "CREATE VIEW v_findings AS SELECT f.run_id, p.name AS program, r.method, f.rank, f.rule, f.severity, f.what, f.chain, "
+    "f.instruction, f.op, f.time_ms, f.share, f.bytes, f.advice FROM findings f JOIN runs r ON r.id = f.run_id "
+    "LEFT JOIN programs p ON p.id = r.program_id",
+};
+
 std::string with_id(const std::string& sql, const char* id) {
   std::string out = sql;
   const size_t at = out.find("{ID}");
@@ -135,7 +146,11 @@ Status migrate(Db& db, const std::string& location, bool create) {
       for (const char* stmt : kVersion3) ETSCOPE_TRY(db.exec(stmt));
       ETSCOPE_TRY(db.exec("UPDATE etscope_meta SET value = '3' WHERE key = 'schema_version'"));
     }
-    // Later versions: if (version < 4) { ...; UPDATE etscope_meta ... }
+    if (version < 4) {
+      for (const char* stmt : kVersion4) ETSCOPE_TRY(db.exec(stmt));
+      ETSCOPE_TRY(db.exec("UPDATE etscope_meta SET value = '4' WHERE key = 'schema_version'"));
+    }
+    // Later versions: if (version < 5) { ...; UPDATE etscope_meta ... }
     return db.commit();
   }();
   if (!s.ok()) db.rollback();

@@ -24,6 +24,7 @@
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/blob.h"
+#include "etscope/findings/findings.h"
 #include "etscope/formats/training.h"
 #include "etscope/inspect/profile.h"
 #include "etscope/inspect/program_description.h"
@@ -181,6 +182,23 @@ struct Store::Impl {
       warnings.push_back(w.text + " (stored with the tag " + std::string(kLoggingTag) + "=intermediate)");
     }
     const Program* program = profile.program.get();
+    // The run's findings, kept with it; a program whose findings cannot be derived is still
+    // stored (the analysis is advice, the run is data), with a warning.
+    std::vector<findings::Finding> run_findings;
+    {
+      findings::Inputs in;
+      in.program = program;
+      in.record = profile.record.get();
+      in.inspector = profile.inspector.get();
+      in.method = profile.method;
+      in.engine = profile.engine.known() ? profile.engine.text() : "";
+      auto report = findings::analyse(in);
+      if (report.ok()) {
+        run_findings = std::move(report->findings);
+      } else {
+        warnings.push_back("no findings stored: " + report.error().message());
+      }
+    }
     const std::string file = req.etdump_bytes ? blob->name() : std::filesystem::path(req.etdump).filename().string();
 
     ETSCOPE_TRY(db->begin());
@@ -266,6 +284,18 @@ struct Store::Impl {
         gaps.insert(gaps.end(), {run_id, std::to_string(g.row), g.name, g.metric, optional_real(g.gap)});
       }
       ETSCOPE_TRY(insert_many("INSERT INTO numeric_gaps (run_id, op, name, metric, gap)", 5, gaps));
+      std::vector<Param> found;
+      for (size_t i = 0; i < run_findings.size(); ++i) {
+        const findings::Finding& f = run_findings[i];
+        const bool placed = !f.where.empty() && f.where[0].instruction >= 0;
+        found.insert(found.end(), {run_id, std::to_string(i), f.rule, findings::to_string(f.severity), f.what,
+                                   placed ? Param(std::to_string(f.where[0].chain)) : Param(),
+                                   placed ? Param(std::to_string(f.where[0].instruction)) : Param(),
+                                   f.where.empty() ? Param() : Param(f.where[0].op), optional_real(f.time_ms),
+                                   optional_real(f.share), std::to_string(f.bytes), f.advice});
+      }
+      ETSCOPE_TRY(insert_many("INSERT INTO findings (run_id, rank, rule, severity, what, chain, instruction, op, time_ms, share, "
+                              "bytes, advice)", 12, found));
       ETSCOPE_TRY(db->commit());
       return ImportResult{std::strtoll(run_id.c_str(), nullptr, 10), true, warnings};
     }();
@@ -558,6 +588,69 @@ Result<inspect::Curve> Store::curve(int64_t run_id) {
   }
   for (const Row& r : val.rows) c.val.push_back({as_int(r[0]), as_double(r[1]).value_or(nan), as_double(r[2])});
   return c;
+}
+
+namespace {
+
+std::vector<StoredFinding> findings_of(const Rows& rows, size_t first = 0) {
+  std::vector<StoredFinding> out;
+  for (const Row& r : rows.rows) {
+    StoredFinding f;
+    f.rank = as_int(r[first]);
+    f.rule = text(r[first + 1]);
+    f.severity = text(r[first + 2]);
+    f.what = text(r[first + 3]);
+    if (r[first + 4]) f.chain = as_int(r[first + 4]);
+    if (r[first + 5]) f.instruction = as_int(r[first + 5]);
+    f.op = text(r[first + 6]);
+    f.time_ms = as_double(r[first + 7]);
+    f.share = as_double(r[first + 8]);
+    f.bytes = as_int(r[first + 9]);
+    f.advice = text(r[first + 10]);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+constexpr const char* kFindingColumns = "f.rank, f.rule, f.severity, f.what, f.chain, f.instruction, f.op, f.time_ms, f.share, f.bytes, f.advice";
+
+}  // namespace
+
+Result<std::vector<StoredFinding>> Store::findings(int64_t run_id) {
+  const std::string id = std::to_string(run_id);
+  ETSCOPE_ASSIGN_OR_RETURN(Rows run, impl_->db->query("SELECT id FROM runs WHERE id = $1", {id}));
+  if (run.rows.empty()) return Error(ErrorCode::kNotFound, impl_->location + ": no run " + id);
+  ETSCOPE_ASSIGN_OR_RETURN(Rows rows, impl_->db->query(std::string("SELECT ") + kFindingColumns +
+                                                           " FROM findings f WHERE f.run_id = $1 ORDER BY f.rank", {id}));
+  return findings_of(rows);
+}
+
+Result<std::vector<FindingsPoint>> Store::findings_history(const std::string& program) {
+  // The runs (and the program's resolution, with its refusals) exactly as history() has them.
+  ETSCOPE_ASSIGN_OR_RETURN(std::vector<HistoryPoint> runs, history(program, ""));
+  std::vector<FindingsPoint> out;
+  out.reserve(runs.size());
+  for (const HistoryPoint& h : runs) {
+    const std::vector<StoredFinding>* before = out.empty() ? nullptr : &out.back().findings;
+    FindingsPoint p;
+    p.run_id = h.run_id;
+    p.created_at = h.created_at;
+    p.engine = h.engine;
+    ETSCOPE_ASSIGN_OR_RETURN(p.findings, findings(h.run_id));
+    std::set<std::string> now, then;
+    for (const StoredFinding& f : p.findings) now.insert(f.key());
+    if (before) {
+      for (const StoredFinding& f : *before) then.insert(f.key());
+      for (const StoredFinding& f : *before) {
+        if (!now.contains(f.key())) p.gone.push_back(f);
+      }
+    }
+    for (size_t i = 0; i < p.findings.size(); ++i) {
+      if (!then.contains(p.findings[i].key())) p.appeared.push_back(i);
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 Result<std::vector<StoredProgram>> Store::programs(const std::string& ref) {

@@ -363,7 +363,7 @@ TEST_CASE("warmup: a first execution far slower than the rest / not a steady run
     REQUIRE(r.ok());
     const auto found = of_rule(*r, "warmup");
     REQUIRE(found.size() == 1);
-    CHECK(found[0]->what.find("first of 5 executions took 10.0 ms") != std::string::npos);
+    CHECK(found[0]->evidence[0].find("first of 5 executions took 10.0 ms") != std::string::npos);
     CHECK(found[0]->severity == Severity::kMedium);  // moves the 3.6 ms average by 1.6 ms
     CHECK(r->skipped.size() == 7);                  // the program rules, without a program
   }

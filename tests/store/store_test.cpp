@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -144,7 +145,7 @@ TEST_CASE("the run store keeps an imported ETDump as the Inspector's per-operato
     REQUIRE(q.rows.size() == 1);
     CHECK(q.columns == std::vector<std::string>{"program", "method", "executions"});
     CHECK(*q.rows[0][0] == "cifar10.pte");
-    for (const char* view : {"v_runs", "v_tags", "v_operators", "v_samples", "v_programs", "v_memory", "v_curves", "v_gaps", "v_outputs"}) {
+    for (const char* view : {"v_runs", "v_tags", "v_operators", "v_samples", "v_programs", "v_memory", "v_curves", "v_gaps", "v_outputs", "v_findings"}) {
       INFO(view);
       CHECK(s->sql(std::string("SELECT * FROM ") + view).ok());
     }
@@ -957,4 +958,56 @@ TEST_CASE("issue 28: run --repeat refuses what it cannot do with one line", "[st
     CHECK(r.out.empty());
   }
   CHECK_FALSE(std::filesystem::exists(location));
+}
+
+TEST_CASE("issue 33: every stored run keeps its findings and history --findings tells when one appeared (SQLite and PostgreSQL)",
+          "[store][cli][findings]") {
+  const std::string pte = fixture("findings/permuted_constant.pte");
+  const std::string input = fixture("findings/permuted_constant.input0.npy");
+  for (const std::string& location : both("findings")) {
+    INFO(location);
+    const std::string at = " --store " + quoted(location);
+    const std::string run = "run " + quoted(pte) + " --engine etscope --input " + quoted(input) + " --iterations 4";
+    // A profile, then one timed with intermediate logging on, then a profile again.
+    const std::string dir = temp_dir("store_findings");
+    REQUIRE(run_etscope(run + at).exit_code == 0);
+    REQUIRE(run_etscope(run + " --etdump " + quoted(dir + "/logged.etdp") + " --debug-buffer " + quoted(dir + "/logged.bin") +
+                        " --debug-level intermediate" + at).exit_code == 0);
+    REQUIRE(run_etscope(run + at).exit_code == 0);
+    auto s = must(store::Store::open(location, store::OpenMode::kExisting));
+    const auto first = must(s->findings(1));
+    REQUIRE_FALSE(first.empty());
+    CHECK(first[0].rule == "constant-work");
+    CHECK(first[0].instruction == std::optional<int64_t>(0));
+    CHECK(first[0].op == "aten::permute_copy.out");
+    REQUIRE(first[0].time_ms);
+    CHECK(*first[0].time_ms > 0);
+    CHECK_FALSE(s->findings(99).ok());
+    const auto points = must(s->findings_history(pte));
+    REQUIRE(points.size() == 3);
+    CHECK(points[0].appeared.size() == points[0].findings.size());
+    // logged-timings appears with the logged run and is gone from the next.
+    auto has = [](const std::vector<store::StoredFinding>& fs, const std::string& rule) {
+      return std::any_of(fs.begin(), fs.end(), [&](const store::StoredFinding& f) { return f.rule == rule; });
+    };
+    CHECK_FALSE(has(points[0].findings, "logged-timings"));
+    bool appeared = false;
+    for (size_t i : points[1].appeared) appeared |= points[1].findings[i].rule == "logged-timings";
+    CHECK(appeared);
+    CHECK(has(points[2].gone, "logged-timings"));
+    // constant-work is the same finding in every run: appeared once, never gone.
+    for (size_t i : points[1].appeared) CHECK(points[1].findings[i].rule != "constant-work");
+    CHECK_FALSE(has(points[1].gone, "constant-work"));
+    CHECK(must(s->sql("SELECT rule FROM v_findings WHERE run_id = 2 AND rule = 'logged-timings'")).rows.size() == 1);
+
+    auto text = run_etscope("history " + quoted(pte) + " --findings" + at);
+    INFO(text.err);
+    CHECK(text.exit_code == 0);
+    CHECK_THAT(text.out, Catch::Contains("  + [high] logged-timings: "));
+    CHECK_THAT(text.out, Catch::Contains("  - [high] logged-timings: "));
+    auto csv = run_etscope("history " + quoted(pte) + " --findings --format csv" + at);
+    CHECK_THAT(csv.out, Catch::StartsWith("run,created_utc,engine,engine_version,change,rank,rule,severity,what,time_ms,share,bytes\n"));
+    CHECK_THAT(csv.out, Catch::Contains(",gone,,logged-timings,high,"));
+    CHECK(run_etscope("history " + quoted(pte) + " --findings --op mm.out" + at).exit_code == 2);
+  }
 }

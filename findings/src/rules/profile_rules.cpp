@@ -23,8 +23,8 @@ void rule_delegate_overhead(const Context& ctx, std::vector<Found>& out) {
     Found f;
     Finding& fi = f.finding;
     fi.rule = "delegate-overhead";
-    fi.what = d.backend + " call at instruction " + std::to_string(d.instruction_id) + ": " + share_text(gap_ms / call_ms) +
-              " of it is in none of its operators";
+    fi.what = d.backend + " call at instruction " + std::to_string(d.instruction_id) +
+              " spends much of its time in none of its operators";
     Place p = ctx.method_place();
     p.instruction = d.instruction_id;
     p.chain = 0;
@@ -33,6 +33,7 @@ void rule_delegate_overhead(const Context& ctx, std::vector<Found>& out) {
       if (c.delegate && c.instruction == d.instruction_id) p = ctx.place(c);
     }
     fi.where.push_back(p);
+    fi.evidence.push_back(share_text(gap_ms / call_ms) + " of the call unattributed");
     fi.evidence.push_back("call " + duration_text_ms(call_ms) + ", its " + count_text(d.sub_events.size(), "operator") + " " +
                           duration_text_ms(sub_ms) + ", unattributed " + duration_text_ms(gap_ms));
     fi.time_ms = gap_ms;
@@ -85,9 +86,10 @@ void rule_warmup(const Context& ctx, std::vector<Found>& out) {
   Finding& fi = f.finding;
   fi.rule = "warmup";
   const double skew_ms = (first_ms - rest_ms) / static_cast<double>(raw.size());
-  fi.what = "the first of " + std::to_string(raw.size()) + " executions took " + duration_text_ms(first_ms) + ", the others " +
-            duration_text_ms(rest_ms) + " (median): it is counted in every average";
+  fi.what = "the first timed execution is far slower than the others and is counted in every average";
   fi.where.push_back(ctx.method_place());
+  fi.evidence.push_back("the first of " + std::to_string(raw.size()) + " executions took " + duration_text_ms(first_ms) +
+                        ", the others " + duration_text_ms(rest_ms) + " (median)");
   fi.evidence.push_back("first / median of the rest = " + significant_text(first_ms / rest_ms, 3) + "x; it moves the average by " +
                         duration_text_ms(skew_ms));
   fi.severity = ctx.run_ms() > 0 && skew_ms / ctx.run_ms() >= 0.05 ? Severity::kMedium : Severity::kLow;

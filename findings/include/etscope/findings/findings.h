@@ -54,7 +54,9 @@ struct Place {
 struct Finding {
   std::string rule;      ///< The rule's id ("constant-work"), see rule_catalog().
   Severity severity = Severity::kInfo;
-  std::string what;      ///< One line.
+  /// One line. It names operators, instructions and sizes but never a time, so that the same
+  /// finding in two runs has the same text (the store tells findings apart by rule and text).
+  std::string what;
   std::vector<Place> where;
   std::vector<std::string> evidence;  ///< One line each: the numbers that show it.
   /// Milliseconds per run the finding costs (and acting on it would save), when a profile says.

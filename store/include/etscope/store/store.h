@@ -23,7 +23,7 @@ namespace etscope::store {
 
 /// The schema version this build writes and reads; a store with a newer one is refused, an older
 /// one is migrated when opened (docs/store.md).
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 /// Where a run was made.
 struct Environment {
@@ -134,6 +134,34 @@ struct HistoryPoint {
   inspect::EngineIdentity engine;  ///< RunRow::engine of the run.
 };
 
+/// A finding stored with its run (findings::analyse of the run's profile, program and ETRecord, at
+/// import): what `v_findings` holds.
+struct StoredFinding {
+  int64_t rank = 0;                ///< Its place in the run's ranking, from 0.
+  std::string rule, severity, what;
+  std::optional<int64_t> chain, instruction;  ///< Its first place, when it names an instruction.
+  std::string op;
+  std::optional<double> time_ms, share;
+  int64_t bytes = 0;
+  std::string advice;
+  /// What identifies a finding from run to run: its rule and its text (which names operators and
+  /// instructions, never times).
+  std::string key() const { return rule + ": " + what; }
+};
+
+/// A stored run's findings beside the run before it (history --findings).
+struct FindingsPoint {
+  int64_t run_id = 0;
+  std::string created_at;
+  inspect::EngineIdentity engine;
+  std::vector<StoredFinding> findings;
+  /// Indices into findings of those the previous run of the program did not have (all of them
+  /// for the first run).
+  std::vector<size_t> appeared;
+  /// Findings of the previous run that this one no longer has.
+  std::vector<StoredFinding> gone;
+};
+
 struct QueryResult {
   std::vector<std::string> columns;
   std::vector<std::vector<std::optional<std::string>>> rows;
@@ -193,6 +221,11 @@ class Store {
   /// forward-backward and optimizer, validation points); an empty curve for other runs.
   /// kNotFound when there is no such run. Runs stored by schema version 1 have no time split.
   Result<inspect::Curve> curve(int64_t run_id);
+  /// A run's findings, ranked; kNotFound for an unknown run.
+  Result<std::vector<StoredFinding>> findings(int64_t run_id);
+  /// The findings of every stored run of `program` (resolved as history() resolves it), oldest
+  /// first, each with what appeared and what went since the run before.
+  Result<std::vector<FindingsPoint>> findings_history(const std::string& program);
   /// One read-only SELECT (or WITH) statement over the documented views.
   Result<QueryResult> sql(const std::string& statement);
 
