@@ -19,6 +19,17 @@ std::string findings_place_text(const findings::Place& place) {
   return text;
 }
 
+std::string findings_at_text(const std::vector<findings::Place>& where) {
+  if (where.empty()) return "";
+  const findings::Place& p = where.front();
+  std::string text = "method";
+  if (p.instruction >= 0) {
+    text = p.chain > 0 ? std::to_string(p.chain) + ":" + std::to_string(p.instruction) : std::to_string(p.instruction);
+  }
+  if (where.size() > 1) text += " +" + std::to_string(where.size() - 1);
+  return text;
+}
+
 std::string findings_cost_text(const findings::Finding& finding) {
   std::string text;
   if (finding.time_ms) {
@@ -72,6 +83,7 @@ FindingsModel FindingsModel::build(const FindingsInputs& inputs) {
       place.text = findings_place_text(p);
       row.where.push_back(std::move(place));
     }
+    row.at = findings_at_text(f.where);
     row.evidence = f.evidence;
     row.advice = f.advice;
     m.rows_.push_back(std::move(row));

@@ -37,6 +37,10 @@ struct FindingsRow {
   std::string cost;
   std::optional<double> share;      ///< The library's share of the run (0..1), for a bar.
   std::vector<FindingsPlace> where;
+  /// The first place, short, for the table: "12", "0:12" (chain 0 is implied), "12 +3" with three
+  /// more places, "method" for the method as a whole; "" without places. Findings of one rule
+  /// often share their `what` and differ only here.
+  std::string at;
   std::vector<std::string> evidence;
   std::string advice;
 };
@@ -88,6 +92,8 @@ class FindingsModel {
 
 /// A place as the CLI words it ("instruction 0 aten::permute_copy.out (features.0, model.py:42)").
 std::string findings_place_text(const findings::Place& place);
+/// FindingsRow::at for `where`.
+std::string findings_at_text(const std::vector<findings::Place>& where);
 /// A finding's cost as the CLI words it ("1.23 ms/run (4.56%), 12 KiB"; "-" when none).
 std::string findings_cost_text(const findings::Finding& finding);
 

@@ -1,8 +1,8 @@
 // Findings view: the findings library's report of what to change in the program, ranked by the
 // time each finding would save. A header names the program, method, profile and total; the table
-// gives severity (coloured), rule, what and cost per finding; a row opens into its places (a click
-// selects the instruction everywhere), its evidence and the advice. Rows that name the selected
-// instruction are marked.
+// gives severity (coloured), rule, first instruction, what and cost per finding; a row opens into
+// its places (a click selects the instruction everywhere), its evidence and the advice. Rows that
+// name the selected instruction are marked.
 #include <imgui.h>
 
 #include <algorithm>
@@ -52,14 +52,21 @@ void CostCell(const FindingsRow& row) {
   }
 }
 
-// The label of a detail row, in the rule column ("where", "evidence", "do").
+// The label of a detail row, in the rule column ("where", "evidence", "do"); its text goes in
+// the "what" column.
 void DetailLabel(const char* label) {
   ImGui::TableSetColumnIndex(2);
   ImGui::TextDisabled("%s", label);
-  ImGui::TableSetColumnIndex(3);
+  ImGui::TableSetColumnIndex(4);
 }
 
-void DrawDetails(const Session& session, const FindingsRow& row, ViewState& state) {
+void DrawDetails(const Session& session, const FindingsRow& row, float what_width, ViewState& state) {
+  // A `what` too long for its cell, whole and wrapped.
+  if (ImGui::CalcTextSize(row.what.c_str()).x > what_width) {
+    ImGui::TableNextRow();
+    DetailLabel("finding");
+    ImGui::TextWrapped("%s", row.what.c_str());
+  }
   for (size_t i = 0; i < row.where.size(); ++i) {
     const FindingsPlace& place = row.where[i];
     ImGui::TableNextRow();
@@ -111,10 +118,11 @@ void DrawTable(const Session& session, const FindingsModel& model, ViewState& st
   FindingsViewState& fv = state.findings;
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuterH |
                                 ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingFixedFit;
-  if (!ImGui::BeginTable("findings", 5, flags)) return;
+  if (!ImGui::BeginTable("findings", 6, flags)) return;
   ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed);
   ImGui::TableSetupColumn("severity", ImGuiTableColumnFlags_WidthFixed);
   ImGui::TableSetupColumn("rule", ImGuiTableColumnFlags_WidthFixed);
+  ImGui::TableSetupColumn("instr", ImGuiTableColumnFlags_WidthFixed);
   ImGui::TableSetupColumn("what", ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableSetupColumn("cost", ImGuiTableColumnFlags_WidthFixed, 210.0f);
   ImGui::TableHeadersRow();
@@ -136,6 +144,9 @@ void DrawTable(const Session& session, const FindingsModel& model, ViewState& st
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(row.rule.c_str());
     ImGui::TableNextColumn();
+    ImGui::TextUnformatted(row.at.c_str());
+    ImGui::TableNextColumn();
+    const float what_width = ImGui::GetContentRegionAvail().x;
     if (names_selection) ImGui::PushStyleColor(ImGuiCol_Text, palette::kSelection);
     if (ImGui::Selectable(row.what.c_str(), names_selection, ImGuiSelectableFlags_SpanAllColumns)) toggle = true;
     if (names_selection) ImGui::PopStyleColor();
@@ -151,7 +162,7 @@ void DrawTable(const Session& session, const FindingsModel& model, ViewState& st
       open = !open;
       fv.open[r] = open ? 1 : 0;
     }
-    if (open) DrawDetails(session, row, state);
+    if (open) DrawDetails(session, row, what_width, state);
     ImGui::PopID();
   }
   ImGui::EndTable();

@@ -67,6 +67,7 @@ TEST_CASE("findings: a permute of a constant is a constant-work row at instructi
   REQUIRE_FALSE(row.where.empty());
   CHECK(row.where[0].instruction == InstructionRef{0, 0});
   CHECK(row.where[0].method == "forward");
+  CHECK(row.at == "0");
   CHECK(row.where[0].text.rfind("instruction 0 aten::permute_copy.out (", 0) == 0);
   CHECK(row.where[0].text.find("export_findings.py:") != std::string::npos);  // the ETRecord's source line
   // No profile, no time: the cost says so, and the share bar has nothing to draw.
@@ -171,6 +172,14 @@ TEST_CASE("findings: places and costs are worded as the CLI words them", "[gui][
   p.module_path = "blocks.2";
   p.source = "model.py:7";
   CHECK(findings_place_text(p) == "instruction 4 (chain 1) aten::add.out (blocks.2, model.py:7)");
+  CHECK(findings_at_text({}) == "");
+  CHECK(findings_at_text({p}) == "1:4");
+  findings::Place q = p;
+  q.chain = 0;
+  CHECK(findings_at_text({q, p, p}) == "4 +2");
+  findings::Place method;
+  method.method = "forward";
+  CHECK(findings_at_text({method}) == "method");
   findings::Finding f;
   CHECK(findings_cost_text(f) == "-");
   f.bytes = 2048;
