@@ -116,8 +116,8 @@ TEST_CASE("findings: partial_lowering's profile gives a timed partial-delegation
   CHECK(row.rank == 1);
   CHECK(m.totals_text().find("; together they cost ") != std::string::npos);
   CHECK(m.totals_text().find("% of the run, each instruction once)") != std::string::npos);
-  // With a profile every rule ran.
-  CHECK(m.skipped().empty());
+  // With a profile every rule that needs one ran.
+  for (const std::string& t : m.skipped()) CHECK(t.find("needs a profile") == std::string::npos);
 
   // The same numbers as the library gives directly for these inputs: the model adds none.
   findings::Inputs in;
