@@ -23,6 +23,7 @@ class FindingsCommand final : public Command {
         "findings", "What to change in a program, from the program and its profile, ranked by the time it would save (docs/findings.md)");
     sub->add_option("file", pte_, "Program (.pte, or a .bpte's program)");
     sub->add_option("--etdump", etdump_, "ETDump of a run of the program: adds times and the profile's rules");
+    sub->add_option("--baseline", baseline_, "ETDump of an earlier run of the same program: its significant regressions, by module");
     sub->add_option("--etrecord", etrecord_, "ETRecord of the program: module paths and source lines");
     sub->add_option("--debug-buffer", debug_buffer_, "Debug buffer (.bin) of the run");
     sub->add_option("--method", method_, "Method to read (default: forward, else the first)");
@@ -41,6 +42,10 @@ class FindingsCommand final : public Command {
 
   Result<int> run() override {
     if (list_rules_) return list_rules();
+    if (!baseline_.empty() && etdump_.empty()) {
+      std::fprintf(stderr, "etscope findings: --baseline compares with the run of --etdump, which is missing (etscope findings --help lists the options)\n");
+      return 2;
+    }
     if (pte_.empty() && etdump_.empty()) {
       std::fprintf(stderr, "etscope findings: needs a program, an --etdump, or both (etscope findings --help lists the options)\n");
       return 2;
@@ -59,7 +64,7 @@ class FindingsCommand final : public Command {
     inputs.method = method_;
     std::shared_ptr<const Program> program;
     std::shared_ptr<const etrecord::EtRecord> record;
-    std::optional<inspect::Profile> profile;
+    std::optional<inspect::Profile> profile, baseline;
     if (!etdump_.empty()) {
       inspect::ProfileFiles files;
       files.etdump = etdump_;
@@ -79,6 +84,19 @@ class FindingsCommand final : public Command {
       inputs.method = profile->method;
       inputs.inspector = profile->inspector.get();
       inputs.engine = profile->engine.known() ? profile->engine.text() : "";
+      if (!baseline_.empty()) {
+        // The baseline is opened as the run is, against the same program and record.
+        files.etdump = baseline_;
+        ETSCOPE_ASSIGN_OR_RETURN(inspect::Profile opened_baseline, inspect::open_profile(files));
+        baseline = std::move(opened_baseline);
+        print_warnings(baseline->warnings);
+        const inspect::EngineCheck engines = inspect::check_engines(baseline->engine, profile->engine);
+        if (engines.match == inspect::EngineMatch::kDifferent) {
+          return Error(ErrorCode::kInvalidArgument, baseline_ + ": " + engines.text);
+        }
+        if (engines.match == inspect::EngineMatch::kUnknown) std::fprintf(stderr, "etscope: note: %s\n", engines.text.c_str());
+        inputs.baseline = baseline->inspector.get();
+      }
     } else {
       ETSCOPE_ASSIGN_OR_RETURN(Program p, inspect::load_program(pte_));
       program = std::make_shared<const Program>(std::move(p));
@@ -141,7 +159,7 @@ class FindingsCommand final : public Command {
     return 0;
   }
 
-  std::string pte_, etdump_, etrecord_, debug_buffer_, method_, fail_on_;
+  std::string pte_, etdump_, baseline_, etrecord_, debug_buffer_, method_, fail_on_;
   std::vector<std::string> rules_;
   double min_share_ = 0.005;
   bool include_warmup_ = false, force_ = false, list_rules_ = false;

@@ -101,22 +101,28 @@ Result<Context> Context::build(const Inputs& inputs, const Options& options) {
     ctx.ms_per_unit_ = 1000.0 / inspect::units_per_second(in.options().target);
     ctx.block_ = inspect::main_block(in);
     if (ctx.block_) {
+      // Medians throughout (as engine_fidelity.h reads a run): a promise must not jump because one
+      // execution of a busy machine was preempted. The run time is Method::execute's median, or
+      // the Inspector's run time when the dump has none.
       ctx.run_ms_ = in.run_time(*ctx.block_).value * ctx.ms_per_unit_;
+      for (const inspect::Event& ev : in.blocks()[*ctx.block_].events) {
+        if (ev.name == events::kMethodExecute && ev.perf) ctx.run_ms_ = ev.perf->p50 * ctx.ms_per_unit_;
+      }
       // Per instruction: OPERATOR_CALL, else its kernel event, else DELEGATE_CALL.
       std::map<uint64_t, double> op_call, native, delegate;
       for (const inspect::Event& ev : in.blocks()[*ctx.block_].events) {
         if (!ev.perf) continue;
         const uint64_t key = instruction_key(ev.chain, ev.instruction_id);
         switch (ev.kind()) {
-          case events::EventClass::kOperatorCall: op_call[key] += ev.perf->avg; break;
-          case events::EventClass::kNativeCall: native[key] += ev.perf->avg; break;
-          case events::EventClass::kDelegateCall: delegate[key] += ev.perf->avg; break;
+          case events::EventClass::kOperatorCall: op_call[key] += ev.perf->p50; break;
+          case events::EventClass::kNativeCall: native[key] += ev.perf->p50; break;
+          case events::EventClass::kDelegateCall: delegate[key] += ev.perf->p50; break;
           default: break;
         }
       }
       for (const auto* source : {&delegate, &native, &op_call}) {
-        for (const auto& [key, avg] : *source) {
-          ctx.cost_[{static_cast<int32_t>(key >> 32), static_cast<int32_t>(key & 0xffffffffu)}] = avg * ctx.ms_per_unit_;
+        for (const auto& [key, median] : *source) {
+          ctx.cost_[{static_cast<int32_t>(key >> 32), static_cast<int32_t>(key & 0xffffffffu)}] = median * ctx.ms_per_unit_;
         }
       }
     }
@@ -208,6 +214,16 @@ Place Context::place(const Call& call) const {
       p.source = file + ":" + std::to_string(f.lineno);
     }
   }
+  return p;
+}
+
+Place Context::place_of(int32_t chain, int32_t instruction) const {
+  for (const Call& c : calls_) {
+    if (c.chain == chain && c.instruction == instruction) return place(c);
+  }
+  Place p = method_place();
+  p.chain = chain;
+  p.instruction = instruction;
   return p;
 }
 

@@ -65,6 +65,9 @@ class Context {
   std::optional<double> cost_ms(const std::vector<size_t>& calls) const;
 
   Place place(const Call& call) const;
+  /// The place of an instruction, found among the calls (the method's place with the instruction
+  /// when it is none of them).
+  Place place_of(int32_t chain, int32_t instruction) const;
   Place method_place() const;
   /// "%12 f32[64,512]" with the value's name when the file records one.
   std::string describe_value(int32_t v) const;

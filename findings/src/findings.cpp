@@ -1,6 +1,9 @@
 #include "etscope/findings/findings.h"
 
 #include <algorithm>
+#include <string>
+
+#include "etscope/core/text.h"
 #include <set>
 #include <utility>
 
@@ -10,7 +13,7 @@
 namespace etscope::findings {
 namespace {
 
-enum class Needs : uint8_t { kProgram, kProfile };
+enum class Needs : uint8_t { kProgram, kProfile, kBaseline };
 
 struct RuleEntry {
   RuleInfo info;
@@ -29,6 +32,7 @@ const std::vector<RuleEntry>& entries() {
       {{"arena-over-greedy", "a planned arena larger than ExecuTorch's greedy planner needs", false}, Needs::kProgram, rule_arena_over_greedy},
       {{"logged-timings", "timings recorded with intermediate outputs logged", true}, Needs::kProfile, rule_logged_timings},
       {{"warmup", "a first execution far slower than the rest, counted in the averages", true}, Needs::kProfile, rule_warmup},
+      {{"regressions", "operators significantly slower than in a baseline run (--baseline), summed by module", true}, Needs::kBaseline, rule_regressions},
       {{"suspicious-constants", "NaN/Inf in weights, all-zero weight matrices, bool constants holding other bytes", false}, Needs::kProgram, rule_suspicious_constants},
   };
   return all;
@@ -91,18 +95,61 @@ Result<Report> analyse(const Inputs& inputs, const Options& options) {
       report.skipped.push_back(e.info.id + ": needs the program (--pte)");
       continue;
     }
-    if (e.needs == Needs::kProfile && !ctx.timed()) {
+    if ((e.needs == Needs::kProfile || e.needs == Needs::kBaseline) && !ctx.timed()) {
       report.skipped.push_back(e.info.id + ": needs a profile (--etdump)");
+      continue;
+    }
+    if (e.needs == Needs::kBaseline && !inputs.baseline) {
+      report.skipped.push_back(e.info.id + ": needs a baseline profile (--baseline)");
       continue;
     }
     e.run(ctx, found);
   }
 
-  // Timed findings below the share floor are noise; a finding without time keeps its place.
-  std::erase_if(found, [&](const Found& f) {
-    return f.finding.share && *f.finding.share < options.min_share && f.finding.bytes == 0 &&
-           f.finding.severity != Severity::kHigh;
-  });
+  // Timed findings below the share floor are folded, per rule, into one finding that names them
+  // all: one by one they are noise, together (one export pass removes them all) they may not be.
+  std::vector<Found> kept;
+  std::vector<std::pair<std::string, std::vector<Found>>> small;  // per rule, in rule order
+  for (Found& f : found) {
+    const bool below = f.finding.share && *f.finding.share < options.min_share && f.finding.bytes == 0;
+    if (!below) {
+      kept.push_back(std::move(f));
+      continue;
+    }
+    auto it = std::find_if(small.begin(), small.end(), [&](const auto& s) { return s.first == f.finding.rule; });
+    if (it == small.end()) it = small.insert(small.end(), {f.finding.rule, {}});
+    it->second.push_back(std::move(f));
+  }
+  for (auto& [rule, group] : small) {
+    if (group.size() == 1) {
+      kept.push_back(std::move(group.front()));
+      continue;
+    }
+    Found merged;
+    Finding& m = merged.finding;
+    m.rule = rule;
+    m.what = std::to_string(group.size()) + " smaller " + rule + " findings, each under " +
+             significant_text(options.min_share * 100.0, 2) + "% of the run";
+    m.advice = group.front().finding.advice;
+    for (Found& g : group) {
+      m.where.insert(m.where.end(), g.finding.where.begin(), g.finding.where.end());
+      m.evidence.push_back(g.finding.what);
+      merged.calls.insert(merged.calls.end(), g.calls.begin(), g.calls.end());
+    }
+    std::sort(merged.calls.begin(), merged.calls.end());
+    merged.calls.erase(std::unique(merged.calls.begin(), merged.calls.end()), merged.calls.end());
+    if (merged.calls.empty()) {  // findings whose time stands alone: their sum
+      double sum = 0;
+      for (const Found& g : group) sum += g.finding.time_ms.value_or(0);
+      m.time_ms = sum;
+      if (ctx.run_ms() > 0) m.share = sum / ctx.run_ms();
+      m.severity = ctx.severity_for(m.time_ms);
+    } else {
+      ctx.cost(m, merged.calls);
+    }
+    kept.push_back(std::move(merged));
+  }
+  found = std::move(kept);
   std::stable_sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
     const double ta = a.finding.time_ms.value_or(-1), tb = b.finding.time_ms.value_or(-1);
     if (ta != tb) return ta > tb;

@@ -71,9 +71,10 @@ void rule_layout_copies(const Context& ctx, std::vector<Found>& out) {
     fi.evidence.push_back("feeding: " + reached);
     ctx.cost(fi, group);
     if (state) {
-      fi.advice = "A trainable weight is transposed afresh for each product that reads it (the exported backward does this): "
-                  "compute the transposed product directly (mm with swapped, transposed operands), or keep aten.linear whole "
-                  "so that one kernel reads the weight as stored.";
+      fi.advice = "A trainable weight is transposed afresh for each product that reads it: ExecuTorch's training export "
+                  "decomposes linear and its backward this way and offers no switch against it, and constant propagation "
+                  "cannot fold a weight that changes every step. What it costs is the runtime's: a kernel library whose mm "
+                  "reads a transposed operand (or an optimizer step that also keeps the transposed copy) saves it.";
     } else {
       fi.advice = "Let the matrix product read the operand as it is: keep aten.linear / matmul undecomposed for a delegate "
                   "(XnnpackPartitioner takes fully connected and batched matrix products with transposed operands), or "

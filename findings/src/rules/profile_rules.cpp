@@ -1,10 +1,13 @@
 // The rules that read a profile alone: a delegate's unattributed time, timings taken with
 // intermediate logging on, and a first execution far slower than the rest.
 #include <algorithm>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "etscope/core/stats.h"
 #include "etscope/core/text.h"
+#include "etscope/inspect/compare.h"
 #include "etscope/inspect/debug_buffer_planner.h"
 #include "etscope/inspect/profile.h"
 #include "rules/rules.h"
@@ -25,13 +28,8 @@ void rule_delegate_overhead(const Context& ctx, std::vector<Found>& out) {
     fi.rule = "delegate-overhead";
     fi.what = d.backend + " call at instruction " + std::to_string(d.instruction_id) +
               " spends much of its time in none of its operators";
-    Place p = ctx.method_place();
-    p.instruction = d.instruction_id;
-    p.chain = 0;
-    p.op = "delegate " + d.backend;
-    for (const Call& c : ctx.calls()) {
-      if (c.delegate && c.instruction == d.instruction_id) p = ctx.place(c);
-    }
+    Place p = ctx.place_of(0, d.instruction_id);
+    if (p.op.empty()) p.op = "delegate " + d.backend;
     fi.where.push_back(p);
     fi.evidence.push_back(share_text(gap_ms / call_ms) + " of the call unattributed");
     fi.evidence.push_back("call " + duration_text_ms(call_ms) + ", its " + count_text(d.sub_events.size(), "operator") + " " +
@@ -96,6 +94,57 @@ void rule_warmup(const Context& ctx, std::vector<Found>& out) {
   fi.advice = "Leave warm-up executions out of the statistics: etscope run --warmup N records them apart; for a dump of "
               "ExecuTorch's own runner, inspect --skip-runs 1.";
   out.push_back(std::move(f));
+}
+
+// regressions: the operators a baseline run was significantly faster in (etscope compare's
+// verdicts: Mann-Whitney U with Benjamini-Hochberg, its drift correction and practical floors),
+// summed by module, so that a regression reads as "features.3 got 0.4 ms slower" rather than as
+// a list of operators.
+void rule_regressions(const Context& ctx, std::vector<Found>& out) {
+  const inspect::Inspector* baseline = ctx.inputs().baseline;
+  if (!baseline) return;
+  const inspect::Comparison cmp = inspect::compare_runs(inspect::run_samples(*baseline), inspect::run_samples(*ctx.inspector()));
+  struct Module {
+    std::vector<const inspect::CompareRow*> rows;
+    std::vector<Place> places;
+    double change_ms = 0;
+  };
+  std::map<std::string, Module> modules;
+  std::vector<std::string> order;
+  for (const inspect::CompareRow& row : cmp.rows) {
+    if (row.verdict != inspect::Verdict::kRegression) continue;
+    const Place place = ctx.place_of(row.chain, row.instruction);
+    const std::string key = place.module_path.empty() ? "" : place.module_path;
+    if (!modules.contains(key)) order.push_back(key);
+    Module& m = modules[key];
+    m.rows.push_back(&row);
+    m.places.push_back(place);
+    m.change_ms += row.change_ms;
+  }
+  for (const std::string& key : order) {
+    const Module& m = modules[key];
+    Found f;
+    Finding& fi = f.finding;
+    fi.rule = "regressions";
+    fi.what = (key.empty() ? std::string("operators outside any module") : "module " + key) + ": " +
+              count_text(m.rows.size(), "operator") + " significantly slower than in the baseline";
+    fi.where = m.places;
+    for (const inspect::CompareRow* r : m.rows) {
+      fi.evidence.push_back(r->name + " #" + std::to_string(r->instruction) + ": " + duration_text_ms(r->median_a_ms) + " -> " +
+                            duration_text_ms(r->median_b_ms) + " (+" + significant_text(r->delta * 100.0, 3) + "%, adjusted p " +
+                            significant_text(r->p_adjusted, 2) + ")");
+    }
+    if (cmp.method.n_a && cmp.method.n_b) {
+      fi.evidence.push_back("method total " + duration_text_ms(cmp.method.median_a_ms) + " -> " + duration_text_ms(cmp.method.median_b_ms));
+    }
+    fi.time_ms = m.change_ms;
+    if (ctx.run_ms() > 0) fi.share = m.change_ms / ctx.run_ms();
+    fi.severity = ctx.severity_for(m.change_ms);
+    fi.advice = "What changed between the two runs in this module (the export, its partitioning, the kernels, the build) is "
+                "where to look; `etscope compare` lists every operator with its test, and a rerun of the baseline on this "
+                "machine tells a real change from the machine's drift.";
+    out.push_back(std::move(f));
+  }
 }
 
 }  // namespace etscope::findings

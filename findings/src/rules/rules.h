@@ -32,6 +32,8 @@ void rule_arena_over_greedy(const Context& ctx, std::vector<Found>& out);
 void rule_delegate_overhead(const Context& ctx, std::vector<Found>& out);
 void rule_logged_timings(const Context& ctx, std::vector<Found>& out);
 void rule_warmup(const Context& ctx, std::vector<Found>& out);
+// Profile and baseline rules.
+void rule_regressions(const Context& ctx, std::vector<Found>& out);
 
 /// Operators that only move or copy bytes: their output holds the input's elements in another
 /// layout (permute, transpose, clone, contiguous copies, expand).

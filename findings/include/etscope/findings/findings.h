@@ -10,9 +10,13 @@
 // Numbers. A finding's time is what it would save per run: the sum over the instructions it
 // names of each instruction's cost, the executor's view of it (OPERATOR_CALL, kernel plus the
 // executor's overhead; the kernel event when the dump has no OPERATOR_CALL; DELEGATE_CALL for
-// a delegate), the Inspector's average over the main block's runs, in milliseconds. The total
-// counts each instruction once however many findings name it. Findings are ranked by time saved,
-// then by bytes, then by severity; findings without a cost keep rule order after them.
+// a delegate), its median over the main block's runs, in milliseconds; the run time is
+// Method::execute's median (the Inspector's run time without one). Medians, so that a promise
+// does not jump when one execution of a busy machine is preempted. The total counts each
+// instruction once however many findings name it. Findings are ranked by time saved, then by
+// bytes, then by severity; findings without a cost keep rule order after them. Timed findings
+// below Options::min_share are not dropped but folded, per rule, into one finding that names
+// them all, so that a fix that removes them together (one export pass) is promised all of them.
 //
 // Severity, from the cost: high when a finding costs at least 10% of the run time (or a
 // correctness problem: NaN or Inf in weights, timings that include intermediate logging),
@@ -82,6 +86,10 @@ struct Inputs {
   const etrecord::EtRecord* record = nullptr;
   const inspect::Inspector* inspector = nullptr;  ///< A profiled run of `method`.
   std::string engine;            ///< Which engine timed the profile ("etscope 0.1.0"), for the report.
+  /// A profile of an earlier run of the same program (`--baseline`): the regressions rule
+  /// compares the two as `etscope compare` does (inspect/compare.h) and sums its significant
+  /// regressions by module.
+  const inspect::Inspector* baseline = nullptr;
 };
 
 struct Options {
