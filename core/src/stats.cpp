@@ -35,4 +35,14 @@ double median(std::vector<double> samples) {
   return (lo + hi) / 2;
 }
 
+double trimmed_mean(std::vector<double> samples, double fraction) {
+  if (samples.empty()) return 0.0;
+  std::sort(samples.begin(), samples.end());
+  const double f = std::clamp(fraction, 0.0, 0.4999);
+  const size_t cut = static_cast<size_t>(std::floor(static_cast<double>(samples.size()) * f));
+  double sum = 0.0;
+  for (size_t i = cut; i < samples.size() - cut; ++i) sum += samples[i];
+  return sum / static_cast<double>(samples.size() - 2 * cut);
+}
+
 }  // namespace etscope

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "etscope/core/event_names.h"
+#include "etscope/core/stats.h"
 #include "etscope/core/text.h"
 #include "etscope/formats/op_signatures.h"
 #include "etscope/inspect/profile.h"
@@ -62,6 +63,9 @@ std::vector<Call> plan_calls(const ExecutionPlan& plan) {
   return calls;
 }
 
+// The share of the smallest and of the largest samples a cost leaves out.
+constexpr double kTrim = 0.1;
+
 uint64_t instruction_key(int32_t chain, int32_t instruction) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(chain)) << 32) | static_cast<uint32_t>(instruction);
 }
@@ -101,12 +105,12 @@ Result<Context> Context::build(const Inputs& inputs, const Options& options) {
     ctx.ms_per_unit_ = 1000.0 / inspect::units_per_second(in.options().target);
     ctx.block_ = inspect::main_block(in);
     if (ctx.block_) {
-      // Medians throughout (as engine_fidelity.h reads a run): a promise must not jump because one
-      // execution of a busy machine was preempted. The run time is Method::execute's median, or
-      // the Inspector's run time when the dump has none.
+      // Trimmed means (10% off each end, core/stats.h): what an execution is expected to cost,
+      // without the spikes of the few a busy machine preempted. The run time is Method::execute's,
+      // or the Inspector's run time when the dump has none.
       ctx.run_ms_ = in.run_time(*ctx.block_).value * ctx.ms_per_unit_;
       for (const inspect::Event& ev : in.blocks()[*ctx.block_].events) {
-        if (ev.name == events::kMethodExecute && ev.perf) ctx.run_ms_ = ev.perf->p50 * ctx.ms_per_unit_;
+        if (ev.name == events::kMethodExecute && ev.perf) ctx.run_ms_ = trimmed_mean(ev.perf->raw, kTrim) * ctx.ms_per_unit_;
       }
       // Per instruction: OPERATOR_CALL, else its kernel event, else DELEGATE_CALL.
       std::map<uint64_t, double> op_call, native, delegate;
@@ -114,15 +118,15 @@ Result<Context> Context::build(const Inputs& inputs, const Options& options) {
         if (!ev.perf) continue;
         const uint64_t key = instruction_key(ev.chain, ev.instruction_id);
         switch (ev.kind()) {
-          case events::EventClass::kOperatorCall: op_call[key] += ev.perf->p50; break;
-          case events::EventClass::kNativeCall: native[key] += ev.perf->p50; break;
-          case events::EventClass::kDelegateCall: delegate[key] += ev.perf->p50; break;
+          case events::EventClass::kOperatorCall: op_call[key] += trimmed_mean(ev.perf->raw, kTrim); break;
+          case events::EventClass::kNativeCall: native[key] += trimmed_mean(ev.perf->raw, kTrim); break;
+          case events::EventClass::kDelegateCall: delegate[key] += trimmed_mean(ev.perf->raw, kTrim); break;
           default: break;
         }
       }
       for (const auto* source : {&delegate, &native, &op_call}) {
-        for (const auto& [key, median] : *source) {
-          ctx.cost_[{static_cast<int32_t>(key >> 32), static_cast<int32_t>(key & 0xffffffffu)}] = median * ctx.ms_per_unit_;
+        for (const auto& [key, cost] : *source) {
+          ctx.cost_[{static_cast<int32_t>(key >> 32), static_cast<int32_t>(key & 0xffffffffu)}] = cost * ctx.ms_per_unit_;
         }
       }
     }

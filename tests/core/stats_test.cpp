@@ -35,3 +35,16 @@ TEST_CASE("the median of an even count is the mean of the middle two", "[core][s
   const std::vector<double> v{0.3, 1.7, 0.9, 2.2, 5.1, 0.4};
   CHECK(median(v) == Approx(percentile(v, 50)));
 }
+
+TEST_CASE("the trimmed mean leaves out as many of the largest as of the smallest samples (scipy's trim_mean)", "[core][stats]") {
+  // scipy.stats.trim_mean([1, 2, 3, 4, 100], 0.2) == 3.0; with 0.1 nothing is cut from 5 samples.
+  CHECK(etscope::trimmed_mean({100, 2, 4, 1, 3}, 0.2) == 3.0);
+  CHECK(etscope::trimmed_mean({1, 2, 3, 4, 100}, 0.1) == 22.0);
+  // Twenty executions, two preempted ten times over: 10% off each end drops them.
+  std::vector<double> runs(18, 0.5);
+  runs.push_back(5.0);
+  runs.push_back(4.5);
+  CHECK(etscope::trimmed_mean(runs, 0.1) == 0.5);
+  CHECK(etscope::trimmed_mean({}, 0.1) == 0.0);
+  CHECK(etscope::trimmed_mean({7}, 0.4) == 7.0);
+}

@@ -18,4 +18,10 @@ double percentile(std::vector<double> samples, double p);
 /// Median with numpy's rule (the mean of the middle two for an even count); 0 for none.
 double median(std::vector<double> samples);
 
+/// The mean after leaving out floor(n * fraction) of the smallest and as many of the largest
+/// samples (scipy.stats.trim_mean's rule), fraction in [0, 0.5); 0 for none. What an execution
+/// is expected to cost when a few were preempted: unlike the median it keeps a skewed
+/// distribution's weight, unlike the mean it drops the rare spikes of a busy machine.
+double trimmed_mean(std::vector<double> samples, double fraction);
+
 }  // namespace etscope

@@ -10,9 +10,10 @@
 // Numbers. A finding's time is what it would save per run: the sum over the instructions it
 // names of each instruction's cost, the executor's view of it (OPERATOR_CALL, kernel plus the
 // executor's overhead; the kernel event when the dump has no OPERATOR_CALL; DELEGATE_CALL for
-// a delegate), its median over the main block's runs, in milliseconds; the run time is
-// Method::execute's median (the Inspector's run time without one). Medians, so that a promise
-// does not jump when one execution of a busy machine is preempted. The total counts each
+// a delegate), its 10%-trimmed mean over the main block's runs (core/stats.h), in
+// milliseconds; the run time is Method::execute's (the Inspector's run time without one).
+// Trimmed means: a promise must not jump when one execution of a busy machine is preempted
+// (as a mean does), nor miss the weight of a skewed distribution (as a median does). The total counts each
 // instruction once however many findings name it. Findings are ranked by time saved, then by
 // bytes, then by severity; findings without a cost keep rule order after them. Timed findings
 // below Options::min_share are not dropped but folded, per rule, into one finding that names
