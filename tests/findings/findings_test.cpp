@@ -205,6 +205,16 @@ TEST_CASE("partial-delegation: an ELU XNNPACK does not take splits the delegate 
   // Fully lowered: quiet.
   const Profiled fixed = analyse_run("partial_lowering_fixed");
   CHECK(of_rule(fixed.report, "partial-delegation").empty());
+  // ExecuTorch's LLM export: RMSNorm's mean stays out of XNNPACK between its delegate calls; the
+  // llama:: kernels and the runtime's scalar/view primitives are meant to run outside.
+  const Report llm = analyse_program(testing::fixture("llm/xnn_8da4w_emb4/model.pte"), "", {"partial-delegation"});
+  bool mean = false;
+  for (const Finding& f : llm.findings) {
+    mean |= f.what.find("aten::mean.out runs outside XnnpackBackend") == 0;
+    CHECK(f.what.find("llama::") == std::string::npos);
+    CHECK(f.what.find("executorch_prim::") == std::string::npos);
+  }
+  CHECK(mean);
   // A program without any delegate is not "partially" delegated.
   CHECK(analyse_program(testing::fixture("simple_conv/simple_conv.pte"), "", {"partial-delegation"}).findings.empty());
 }

@@ -8,6 +8,18 @@
 #include "rules/rules.h"
 
 namespace etscope::findings {
+namespace {
+
+// Operators no delegate is meant to take: the runtime's scalar and view primitives (no tensor
+// data moves: executorch_prim::et_view, add.Scalar, sym_size, _local_scalar_dense) and the
+// kernels of ExecuTorch's LLM custom-op library (llama::custom_sdpa, update_cache: written to run
+// beside the delegate, on its KV caches).
+bool meant_outside(const std::string& op) {
+  return op.starts_with("executorch_prim::") || op.starts_with("llama::") || op.starts_with("aten::sym_size") ||
+         op.starts_with("aten::sym_numel") || op.starts_with("aten::_local_scalar_dense");
+}
+
+}  // namespace
 
 void rule_partial_delegation(const Context& ctx, std::vector<Found>& out) {
   const std::vector<Call>& calls = ctx.calls();
@@ -38,6 +50,7 @@ void rule_partial_delegation(const Context& ctx, std::vector<Found>& out) {
   std::map<std::string, std::vector<size_t>> by_op;
   for (size_t k = 0; k < calls.size(); ++k) {
     if (calls[k].delegate || constant_call[k] || in_qdq[k]) continue;  // their own findings
+    if (meant_outside(calls[k].op)) continue;
     by_op[calls[k].op].push_back(k);
   }
   for (auto& [op, group] : by_op) {
