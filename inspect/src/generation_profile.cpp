@@ -29,8 +29,8 @@ bool is_llama_op_with(std::string_view name, std::string_view part) {
 }
 
 std::optional<GenerationPhase> phase_of(std::string_view block_name) {
-  if (block_name == kGenerationPrefillBlock) return GenerationPhase::kPrefill;
-  if (block_name == kGenerationDecodeBlock) return GenerationPhase::kDecode;
+  if (block_name == events::kBlockPrefill) return GenerationPhase::kPrefill;
+  if (block_name == events::kBlockDecode) return GenerationPhase::kDecode;
   return std::nullopt;
 }
 
@@ -111,8 +111,8 @@ bool has_generation_blocks(const Inspector& inspector) {
 
 Result<GenerationProfile> generation_profile(const Inspector& inspector, const GenerationOptions& options) {
   if (!has_generation_blocks(inspector)) {
-    return Error(ErrorCode::kInvalidArgument, inspector.dump().name() + ": no " + std::string(kGenerationPrefillBlock) + " or " +
-                                                  std::string(kGenerationDecodeBlock) +
+    return Error(ErrorCode::kInvalidArgument, inspector.dump().name() + ": no " + std::string(events::kBlockPrefill) + " or " +
+                                                  std::string(events::kBlockDecode) +
                                                   " blocks: not the profile of a generation (etscope generate --etdump)");
   }
   if (options.prompt_tokens && *options.prompt_tokens < 0) {

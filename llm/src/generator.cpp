@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "etscope/core/event_names.h"
 #include "etscope/formats/tensor_stats.h"
 #include "etscope/llm/sampler.h"
 
@@ -113,7 +114,7 @@ Result<std::vector<float>> Generator::forward(std::span<const int64_t> tokens, i
     const int64_t p[1] = {start_pos};
     ETSCOPE_TRY(m.runner->set_input(1, int_bytes(p, pos.tensor->dtype()), pos.tensor->sizes()));
   }
-  ETSCOPE_ASSIGN_OR_RETURN(double ms, m.runner->execute_once(phase == Phase::kPrefill ? kBlockPrefill : kBlockDecode));
+  ETSCOPE_ASSIGN_OR_RETURN(double ms, m.runner->execute_once((phase == Phase::kPrefill ? events::kBlockPrefill : events::kBlockDecode).data()));
   m.calls.push_back(CallRecord{phase, start_pos, n, ms});
   const EValue& out = m.runner->output(0);
   if (out.tag != Tag::kTensor || out.tensor == nullptr || out.tensor->data() == nullptr) {

@@ -36,6 +36,11 @@ inline constexpr std::string_view kBlockWarmup = "Warmup";
 /// `etscope train`'s block for a validation pass (a forward-backward without an update), so that
 /// it groups apart from the training steps' "Execute" blocks.
 inline constexpr std::string_view kBlockEval = "Eval";
+/// `etscope generate`'s blocks: each call of an LLM's program is an execution of its own, in call
+/// order, "Prefill" for the calls that feed the prompt and "Decode" for each generated token
+/// (llm/generator.h writes them, inspect/generation_profile.h reads them).
+inline constexpr std::string_view kBlockPrefill = "Prefill";
+inline constexpr std::string_view kBlockDecode = "Decode";
 /// `etscope train`'s event for the optimizer's update, in the step's "Execute" block after
 /// Method::execute: model time and optimizer time side by side.
 inline constexpr std::string_view kOptimizerStep = "Optimizer::step";

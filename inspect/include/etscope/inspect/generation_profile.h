@@ -24,9 +24,6 @@
 
 namespace etscope::inspect {
 
-/// Run block names of a generation (the same as llm::kBlockPrefill / llm::kBlockDecode).
-inline constexpr std::string_view kGenerationPrefillBlock = "Prefill";
-inline constexpr std::string_view kGenerationDecodeBlock = "Decode";
 
 enum class GenerationPhase : uint8_t { kPrefill, kDecode };
 /// "prefill", "decode".

@@ -23,9 +23,6 @@
 
 namespace etscope::llm {
 
-inline constexpr const char* kBlockPrefill = "Prefill";
-inline constexpr const char* kBlockDecode = "Decode";
-
 enum class Phase : uint8_t { kPrefill, kDecode };
 const char* to_string(Phase phase);
 
