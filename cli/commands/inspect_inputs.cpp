@@ -7,6 +7,17 @@
 
 namespace etscope::cli {
 
+void print_profile_warnings(const std::vector<inspect::ProfileWarning>& warnings, bool skip_logged_timings) {
+  for (const inspect::ProfileWarning& w : warnings) {
+    if (skip_logged_timings && w.kind == inspect::ProfileWarning::Kind::kLoggedTimings) continue;
+    if (w.kind == inspect::ProfileWarning::Kind::kMismatch) {
+      std::fprintf(stderr, "etscope: warning: %s (joined anyway: --force)\n", w.text.c_str());
+    } else {
+      std::fprintf(stderr, "etscope: %s: warning: %s\n", w.file.c_str(), w.text.c_str());
+    }
+  }
+}
+
 void InspectInputs::add_options(CLI::App* sub) {
   sub->add_option("--etdump", etdump, "ETDump trace (.etdp)")->required();
   sub->add_option("--etrecord", etrecord, "ETRecord archive of the same program (module hierarchy, stack traces, op types)");
@@ -44,14 +55,7 @@ Result<inspect::Profile> InspectInputs::load_profile() const {
   options.join_mismatched = force;
   options.mismatch_hint = " (--force joins them anyway)";
   ETSCOPE_ASSIGN_OR_RETURN(inspect::Profile profile, inspect::open_profile(files));
-  for (const inspect::ProfileWarning& w : profile.warnings) {
-    if (logging_expected && w.kind == inspect::ProfileWarning::Kind::kLoggedTimings) continue;
-    if (w.kind == inspect::ProfileWarning::Kind::kMismatch) {
-      std::fprintf(stderr, "etscope: warning: %s (joined anyway: --force)\n", w.text.c_str());
-    } else {
-      std::fprintf(stderr, "etscope: %s: warning: %s\n", w.file.c_str(), w.text.c_str());
-    }
-  }
+  print_profile_warnings(profile.warnings, logging_expected);
   return profile;
 }
 

@@ -5,12 +5,18 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 #include "etscope/core/result.h"
 #include "etscope/inspect/inspector.h"
 #include "etscope/inspect/profile.h"
 
 namespace etscope::cli {
+
+/// Prints what an opened profile's warnings say on stderr, one line each ("etscope: FILE: warning:
+/// ..."; a mismatch joined with --force names both files). Timings taken with intermediate logging
+/// on are left out when `skip_logged_timings` (the caller logged them itself, or reports them).
+void print_profile_warnings(const std::vector<inspect::ProfileWarning>& warnings, bool skip_logged_timings);
 
 struct InspectInputs {
   std::string etdump, etrecord, debug_buffer;
