@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "commands/command.h"
+#include "commands/inspect_inputs.h"
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/findings/findings.h"
 #include "etscope/inspect/profile.h"
@@ -78,7 +79,7 @@ class FindingsCommand final : public Command {
       files.options.mismatch_hint = " (--force joins them anyway)";
       ETSCOPE_ASSIGN_OR_RETURN(inspect::Profile opened, inspect::open_profile(files));
       profile = std::move(opened);
-      print_warnings(profile->warnings);
+      print_profile_warnings(profile->warnings, /*skip_logged_timings=*/true);  // logged-timings reports it
       program = profile->program;
       record = profile->record;
       inputs.method = profile->method;
@@ -89,7 +90,7 @@ class FindingsCommand final : public Command {
         files.etdump = baseline_;
         ETSCOPE_ASSIGN_OR_RETURN(inspect::Profile opened_baseline, inspect::open_profile(files));
         baseline = std::move(opened_baseline);
-        print_warnings(baseline->warnings);
+        print_profile_warnings(baseline->warnings, true);
         const inspect::EngineCheck engines = inspect::check_engines(baseline->engine, profile->engine);
         if (engines.match == inspect::EngineMatch::kDifferent) {
           return Error(ErrorCode::kInvalidArgument, baseline_ + ": " + engines.text);
@@ -113,7 +114,7 @@ class FindingsCommand final : public Command {
       popts.join_mismatched = force_;
       popts.mismatch_hint = " (--force joins them anyway)";
       ETSCOPE_ASSIGN_OR_RETURN(std::vector<inspect::ProfileWarning> warnings, inspect::check_profile_parts(parts, popts));
-      print_warnings(warnings);
+      print_profile_warnings(warnings, true);
     }
     inputs.program = program.get();
     inputs.record = record.get();
@@ -132,18 +133,6 @@ class FindingsCommand final : public Command {
   }
 
  private:
-  static void print_warnings(const std::vector<inspect::ProfileWarning>& warnings) {
-    for (const inspect::ProfileWarning& w : warnings) {
-      // Timings taken with logging on are a finding of their own (logged-timings).
-      if (w.kind == inspect::ProfileWarning::Kind::kLoggedTimings) continue;
-      if (w.kind == inspect::ProfileWarning::Kind::kMismatch) {
-        std::fprintf(stderr, "etscope: warning: %s (joined anyway: --force)\n", w.text.c_str());
-      } else {
-        std::fprintf(stderr, "etscope: %s: warning: %s\n", w.file.c_str(), w.text.c_str());
-      }
-    }
-  }
-
   Result<int> list_rules() const {
     if (format_.json()) {
       Json list = Json::array();

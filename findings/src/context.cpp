@@ -66,21 +66,14 @@ std::vector<Call> plan_calls(const ExecutionPlan& plan) {
 // The share of the smallest and of the largest samples a cost leaves out.
 constexpr double kTrim = 0.1;
 
-uint64_t instruction_key(int32_t chain, int32_t instruction) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(chain)) << 32) | static_cast<uint32_t>(instruction);
-}
-
 }  // namespace
 
-std::string share_text(double share) { return significant_text(share * 100.0, 3) + "%"; }
-
-Result<Context> Context::build(const Inputs& inputs, const Options& options) {
+Result<Context> Context::build(const Inputs& inputs) {
   if (!inputs.program && !inputs.inspector) {
     return Error(ErrorCode::kInvalidArgument, "findings need a program or a profile");
   }
   Context ctx;
   ctx.inputs_ = inputs;
-  ctx.options_ = &options;
   if (inputs.program) {
     ctx.method_ = inspect::profile_method(inputs.method, inputs.program, inputs.record);
     ctx.plan_ = inputs.program->find_plan(ctx.method_);
@@ -113,10 +106,10 @@ Result<Context> Context::build(const Inputs& inputs, const Options& options) {
         if (ev.name == events::kMethodExecute && ev.perf) ctx.run_ms_ = trimmed_mean(ev.perf->raw, kTrim) * ctx.ms_per_unit_;
       }
       // Per instruction: OPERATOR_CALL, else its kernel event, else DELEGATE_CALL.
-      std::map<uint64_t, double> op_call, native, delegate;
+      std::map<std::pair<int32_t, int32_t>, double> op_call, native, delegate;
       for (const inspect::Event& ev : in.blocks()[*ctx.block_].events) {
         if (!ev.perf) continue;
-        const uint64_t key = instruction_key(ev.chain, ev.instruction_id);
+        const std::pair<int32_t, int32_t> key{ev.chain, ev.instruction_id};
         switch (ev.kind()) {
           case events::EventClass::kOperatorCall: op_call[key] += trimmed_mean(ev.perf->raw, kTrim); break;
           case events::EventClass::kNativeCall: native[key] += trimmed_mean(ev.perf->raw, kTrim); break;
@@ -125,9 +118,7 @@ Result<Context> Context::build(const Inputs& inputs, const Options& options) {
         }
       }
       for (const auto* source : {&delegate, &native, &op_call}) {
-        for (const auto& [key, cost] : *source) {
-          ctx.cost_[{static_cast<int32_t>(key >> 32), static_cast<int32_t>(key & 0xffffffffu)}] = cost * ctx.ms_per_unit_;
-        }
+        for (const auto& [key, cost] : *source) ctx.cost_[key] = cost * ctx.ms_per_unit_;
       }
     }
   }

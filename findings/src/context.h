@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "etscope/findings/findings.h"
+#include "etscope/findings/findings_text.h"
 #include "etscope/inspect/memory_plan.h"
 #include "etscope/inspect/program_graph.h"
 
@@ -30,10 +31,9 @@ struct Call {
 
 class Context {
  public:
-  static Result<Context> build(const Inputs& inputs, const Options& options);
+  static Result<Context> build(const Inputs& inputs);
 
   const Inputs& inputs() const { return inputs_; }
-  const Options& options() const { return *options_; }
   const Program* program() const { return inputs_.program; }
   const ExecutionPlan* plan() const { return plan_; }
   const std::string& method() const { return method_; }
@@ -79,7 +79,6 @@ class Context {
 
  private:
   Inputs inputs_;
-  const Options* options_ = nullptr;
   const ExecutionPlan* plan_ = nullptr;
   std::string method_;
   std::optional<size_t> block_;
@@ -92,7 +91,5 @@ class Context {
   std::map<std::pair<int32_t, int32_t>, double> cost_;  ///< (chain, instruction) -> ms.
 };
 
-/// "12.3%" (core/text.h's significant figures).
-std::string share_text(double share);
 
 }  // namespace etscope::findings

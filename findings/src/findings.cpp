@@ -78,7 +78,7 @@ Result<Report> analyse(const Inputs& inputs, const Options& options) {
     }
     wanted.insert(id);
   }
-  ETSCOPE_ASSIGN_OR_RETURN(Context ctx, Context::build(inputs, options));
+  ETSCOPE_ASSIGN_OR_RETURN(Context ctx, Context::build(inputs));
 
   Report report;
   report.program = inputs.program ? inputs.program->name() : "";

@@ -1,23 +1,8 @@
 #include "model/findings_model.h"
 
-#include "etscope/core/text.h"
+#include "etscope/findings/findings_text.h"
 
 namespace etscope::gui {
-
-std::string findings_place_text(const findings::Place& place) {
-  std::string text;
-  if (place.instruction >= 0) {
-    text = "instruction " + std::to_string(place.instruction);
-    if (place.chain > 0) text += " (chain " + std::to_string(place.chain) + ")";
-    if (!place.op.empty()) text += " " + place.op;
-  } else {
-    text = "method " + place.method;
-  }
-  std::string extra = place.module_path;
-  if (!place.source.empty()) extra += (extra.empty() ? "" : ", ") + place.source;
-  if (!extra.empty()) text += " (" + extra + ")";
-  return text;
-}
 
 std::string findings_at_text(const std::vector<findings::Place>& where) {
   if (where.empty()) return "";
@@ -28,16 +13,6 @@ std::string findings_at_text(const std::vector<findings::Place>& where) {
   }
   if (where.size() > 1) text += " +" + std::to_string(where.size() - 1);
   return text;
-}
-
-std::string findings_cost_text(const findings::Finding& finding) {
-  std::string text;
-  if (finding.time_ms) {
-    text = duration_text_ms(*finding.time_ms) + "/run";
-    if (finding.share) text += " (" + significant_text(*finding.share * 100.0, 3) + "%)";
-  }
-  if (finding.bytes != 0) text += (text.empty() ? "" : ", ") + bytes_text(finding.bytes);
-  return text.empty() ? "-" : text;
 }
 
 FindingsModel FindingsModel::build(const FindingsInputs& inputs) {
@@ -59,13 +34,7 @@ FindingsModel FindingsModel::build(const FindingsInputs& inputs) {
   m.program_ = slash == std::string::npos ? report.program : report.program.substr(slash + 1);
   m.method_ = report.method;
   m.timed_ = report.timed;
-  if (report.timed) {
-    m.profile_text_ = "profile of " + count_text(report.runs, "run") + " by " +
-                      (report.engine.empty() ? std::string("an unknown engine") : report.engine) + ", run time " +
-                      duration_text_ms(report.run_ms);
-  } else {
-    m.profile_text_ = "program only (no profile: no times)";
-  }
+  m.profile_text_ = findings::profile_text(report);
 
   for (const findings::Finding& f : report.findings) {
     FindingsRow row;
@@ -74,13 +43,13 @@ FindingsModel FindingsModel::build(const FindingsInputs& inputs) {
     row.severity_text = findings::to_string(f.severity);
     row.rule = f.rule;
     row.what = f.what;
-    row.cost = findings_cost_text(f);
+    row.cost = findings::cost_text(f);
     row.share = f.share;
     for (const findings::Place& p : f.where) {
       FindingsPlace place;
       if (p.chain >= 0 && p.instruction >= 0) place.instruction = {p.chain, p.instruction};
       place.method = p.method;
-      place.text = findings_place_text(p);
+      place.text = findings::place_text(p);
       row.where.push_back(std::move(place));
     }
     row.at = findings_at_text(f.where);
@@ -90,14 +59,7 @@ FindingsModel FindingsModel::build(const FindingsInputs& inputs) {
   }
   m.highest_ = findings::highest_severity(report);
 
-  m.totals_text_ = count_text(report.findings.size(), "finding");
-  if (report.timed) {
-    m.totals_text_ += "; together they cost " + duration_text_ms(report.total_ms) + " per run";
-    if (report.total_share) {
-      m.totals_text_ += " (" + significant_text(*report.total_share * 100.0, 3) + "% of the run, each instruction once)";
-    }
-  }
-  if (report.total_bytes != 0) m.totals_text_ += "; " + bytes_text(report.total_bytes) + " of memory";
+  m.totals_text_ = findings::totals_text(report);
   m.skipped_ = report.skipped;
   return m;
 }

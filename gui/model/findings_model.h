@@ -90,11 +90,7 @@ class FindingsModel {
   std::optional<findings::Severity> highest_;
 };
 
-/// A place as the CLI words it ("instruction 0 aten::permute_copy.out (features.0, model.py:42)").
-std::string findings_place_text(const findings::Place& place);
 /// FindingsRow::at for `where`.
 std::string findings_at_text(const std::vector<findings::Place>& where);
-/// A finding's cost as the CLI words it ("1.23 ms/run (4.56%), 12 KiB"; "-" when none).
-std::string findings_cost_text(const findings::Finding& finding);
 
 }  // namespace etscope::gui

@@ -12,6 +12,7 @@
 #include "app/gui_options.h"
 #include "app/png_writer.h"
 #include "app/recent_files.h"
+#include "gui/headless_imgui.h"
 #include "testing/test_util.h"
 
 using namespace etscope;
@@ -116,32 +117,6 @@ TEST_CASE("PNG files round-trip", "[gui][png]") {
   CHECK(read_png("/nonexistent.png").error().message().rfind("/nonexistent.png: ", 0) == 0);
 }
 
-namespace {
-
-// A bare ImGui context: fonts built, a display size, no platform or renderer backend.
-struct HeadlessImGui {
-  HeadlessImGui() {
-    ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(1400, 900);
-    io.DeltaTime = 1.0f / 60.0f;
-    unsigned char* pixels = nullptr;
-    int w = 0, h = 0;
-    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
-  }
-  ~HeadlessImGui() { ImGui::DestroyContext(); }
-
-  // One frame; returns the number of vertices drawn.
-  int Frame(App& app) {
-    ImGui::NewFrame();
-    app.frame();
-    ImGui::Render();
-    return ImGui::GetDrawData()->TotalVtxCount;
-  }
-};
-
-}  // namespace
 
 TEST_CASE("every view draws the simple_conv fixture without a window", "[gui][views]") {
   HeadlessImGui imgui;

@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "app/app.h"
+#include "etscope/findings/findings_text.h"
 #include "etscope/inspect/profile.h"
 #include "model/findings_model.h"
 #include "model/session.h"
+#include "gui/headless_imgui.h"
 #include "testing/test_util.h"
 
 using namespace etscope;
@@ -131,7 +133,7 @@ TEST_CASE("findings: partial_lowering's profile gives a timed partial-delegation
   REQUIRE(report->findings.size() == m.rows().size());
   CHECK(report->findings[0].rule == row.rule);
   CHECK(*report->findings[0].share == *row.share);
-  CHECK(findings_cost_text(report->findings[0]) == row.cost);
+  CHECK(findings::cost_text(report->findings[0]) == row.cost);
 }
 
 TEST_CASE("findings: the constant-propagated program gives no rows", "[gui][findings]") {
@@ -165,13 +167,13 @@ TEST_CASE("findings: what analyse refuses is the model's error line", "[gui][fin
 TEST_CASE("findings: places and costs are worded as the CLI words them", "[gui][findings]") {
   findings::Place p;
   p.method = "forward";
-  CHECK(findings_place_text(p) == "method forward");
+  CHECK(findings::place_text(p) == "method forward");
   p.chain = 1;
   p.instruction = 4;
   p.op = "aten::add.out";
   p.module_path = "blocks.2";
   p.source = "model.py:7";
-  CHECK(findings_place_text(p) == "instruction 4 (chain 1) aten::add.out (blocks.2, model.py:7)");
+  CHECK(findings::place_text(p) == "instruction 4 (chain 1) aten::add.out (blocks.2, model.py:7)");
   CHECK(findings_at_text({}) == "");
   CHECK(findings_at_text({p}) == "1:4");
   findings::Place q = p;
@@ -181,37 +183,14 @@ TEST_CASE("findings: places and costs are worded as the CLI words them", "[gui][
   method.method = "forward";
   CHECK(findings_at_text({method}) == "method");
   findings::Finding f;
-  CHECK(findings_cost_text(f) == "-");
+  CHECK(findings::cost_text(f) == "-");
   f.bytes = 2048;
-  CHECK(findings_cost_text(f) == bytes_text(2048));
+  CHECK(findings::cost_text(f) == bytes_text(2048));
   f.time_ms = 1.5;
   f.share = 0.25;
-  CHECK(findings_cost_text(f) == duration_text_ms(1.5) + "/run (25.0%), " + bytes_text(2048));
+  CHECK(findings::cost_text(f) == duration_text_ms(1.5) + "/run (25.0%), " + bytes_text(2048));
 }
 
-namespace {
-
-struct HeadlessImGui {
-  HeadlessImGui() {
-    ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(1400, 900);
-    io.DeltaTime = 1.0f / 60.0f;
-    unsigned char* pixels = nullptr;
-    int w = 0, h = 0;
-    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
-  }
-  ~HeadlessImGui() { ImGui::DestroyContext(); }
-  int Frame(App& app) {
-    ImGui::NewFrame();
-    app.frame();
-    ImGui::Render();
-    return ImGui::GetDrawData()->TotalVtxCount;
-  }
-};
-
-}  // namespace
 
 TEST_CASE("the Findings view draws without a window, its first row open, with a selection", "[gui][views][findings]") {
   HeadlessImGui imgui;
