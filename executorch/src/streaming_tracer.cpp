@@ -135,6 +135,7 @@ void StreamingTracer::end_profiling(et::EventTracerEntry entry) {
     e.delegate_id = o.delegate_id;
   } else {
     e.name = o.name != nullptr ? o.name : "";
+    if (e.name == events::kMethodInit) method_init_end_ns_ = end;
   }
   e.chain = o.chain;
   e.handle = o.handle;

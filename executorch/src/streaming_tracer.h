@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "etscope/core/event_names.h"
 #include "etscope/worker/messages.h"
 #include "etscope/worker/wire.h"
 
@@ -50,6 +51,10 @@ class StreamingTracer final : public et::EventTracer {
 
   /// The messages recorded since the last take (frames: type, payload), in order.
   std::vector<std::pair<worker::MessageType, std::vector<uint8_t>>> take();
+  /// Adds an event timed by the worker itself (a delegate's init).
+  void record(const worker::TimedEvent& e) { emit(e); }
+  /// When the last Method::init ended (steady-clock ns), 0 before one has.
+  uint64_t method_init_end_ns() const { return method_init_end_ns_; }
 
  private:
   struct Open {
@@ -67,6 +72,7 @@ class StreamingTracer final : public et::EventTracer {
   void emit_value(worker::WireValue v, bool output, bool delegate, int32_t delegate_id);
 
   std::vector<Open> open_;  ///< indexed by EventTracerEntry::event_id
+  uint64_t method_init_end_ns_ = 0;
   int64_t pal_offset_ns_ = 0;
   uint64_t pal_num_ = 1, pal_den_ = 1;
   std::vector<std::pair<worker::MessageType, std::vector<uint8_t>>> pending_;

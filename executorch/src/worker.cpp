@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "etscope/core/event_names.h"
 #include "etscope/worker/messages.h"
 #include "etscope/worker/wire.h"
 #include "streaming_tracer.h"
@@ -165,6 +166,42 @@ std::unique_ptr<KeptInput> keep(worker::WireValue v) {
   return k;
 }
 
+/// The program's data loader, which notes when ExecuTorch reads a delegate's segment: Method::init
+/// reads it right before the backend's init (BackendDelegate::Init), so the reads split the
+/// delegates' initialisations apart (core/event_names.h kDelegateInit). Reads cost nothing here
+/// (the bytes are mapped already).
+class TimingLoader final : public et::DataLoader {
+ public:
+  TimingLoader(const void* data, size_t size) : inner_(data, size) {}
+
+  et::Result<et::FreeableBuffer> load(size_t offset, size_t size, const SegmentInfo& info) const override {
+    if (noting_ && info.segment_type == SegmentInfo::Type::Backend) backend_reads_.push_back(steady_now_ns());
+    return inner_.load(offset, size, info);
+  }
+  et::Error load_into(size_t offset, size_t size, const SegmentInfo& info, void* buffer) const override {
+    return inner_.load_into(offset, size, info, buffer);
+  }
+  et::Result<size_t> size() const override { return inner_.size(); }
+
+  /// Notes the delegates' reads from now on (clearing earlier ones), until stop().
+  void start() {
+    backend_reads_.clear();
+    noting_ = true;
+  }
+  void stop() { noting_ = false; }
+  const std::vector<uint64_t>& backend_reads() const { return backend_reads_; }
+
+  static uint64_t steady_now_ns() {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+  }
+
+ private:
+  BufferDataLoader inner_;
+  bool noting_ = false;
+  mutable std::vector<uint64_t> backend_reads_;
+};
+
 class Session {
  public:
   explicit Session(int socket) : socket_(socket) {}
@@ -190,7 +227,7 @@ class Session {
   bool trace_ = false;
   Mapped program_bytes_;
   std::vector<std::unique_ptr<Mapped>> data_bytes_;
-  std::unique_ptr<BufferDataLoader> program_loader_;
+  std::unique_ptr<TimingLoader> program_loader_;
   std::vector<std::unique_ptr<BufferDataLoader>> data_loaders_;
   std::optional<et::Program> program_;
   std::vector<FlatTensorDataMap> data_maps_;
@@ -229,7 +266,7 @@ std::string Session::load(const worker::LoadRequest& request, worker::LoadReply&
   reply.threads = pool != nullptr ? static_cast<uint32_t>(pool->get_thread_count()) : 1;
 
   if (!map_fd(request.program_fd, program_bytes_)) return "cannot map the program's bytes";
-  program_loader_ = std::make_unique<BufferDataLoader>(program_bytes_.data, program_bytes_.size);
+  program_loader_ = std::make_unique<TimingLoader>(program_bytes_.data, program_bytes_.size);
   for (int32_t fd : request.data_fds) {
     auto m = std::make_unique<Mapped>();
     if (!map_fd(fd, *m)) return "cannot map a .ptd's bytes";
@@ -268,9 +305,27 @@ std::string Session::load(const worker::LoadRequest& request, worker::LoadReply&
   for (auto& b : planned_) planned_spans_.emplace_back(b.data(), b.size());
   planned_allocator_ = std::make_unique<et::HierarchicalAllocator>(et::Span<et::Span<uint8_t>>(planned_spans_.data(), planned_spans_.size()));
   memory_ = std::make_unique<et::MemoryManager>(&method_allocator_, planned_allocator_.get(), &temp_allocator_);
+  program_loader_->start();
   auto method = program_->load_method(request.method.c_str(), memory_.get(), tracer, named);
+  program_loader_->stop();
   if (!method.ok()) return failed(("Program::load_method('" + request.method + "')").c_str(), method.error());
   method_.emplace(std::move(method.get()));
+  if (trace_) {
+    // Each delegate's init, from the read of its segment to the next delegate's read (the last
+    // to the end of Method::init), as the k-th such event: the runner knows which delegate and
+    // instruction that is.
+    const std::vector<uint64_t>& reads = program_loader_->backend_reads();
+    const uint64_t init_end = tracer_.method_init_end_ns();
+    for (size_t k = 0; k < reads.size() && init_end != 0; ++k) {
+      worker::TimedEvent e;
+      e.name = std::string(events::kDelegateInit);
+      e.chain = -1;
+      e.handle = static_cast<uint32_t>(k);
+      e.start_ns = reads[k];
+      e.end_ns = std::max(reads[k], k + 1 < reads.size() ? reads[k + 1] : init_end);
+      tracer_.record(e);
+    }
+  }
   reply.num_inputs = static_cast<uint32_t>(method_->inputs_size());
   reply.num_outputs = static_cast<uint32_t>(method_->outputs_size());
   reply.executorch_version = ETSCOPE_EXECUTORCH_VERSION;

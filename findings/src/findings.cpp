@@ -32,6 +32,7 @@ const std::vector<RuleEntry>& entries() {
       {{"arena-over-greedy", "a planned arena larger than ExecuTorch's greedy planner needs", false}, Needs::kProgram, rule_arena_over_greedy},
       {{"logged-timings", "timings recorded with intermediate outputs logged", true}, Needs::kProfile, rule_logged_timings},
       {{"warmup", "a first execution far slower than the rest, counted in the averages", true}, Needs::kProfile, rule_warmup},
+      {{"load-time", "a method's load made mostly of one delegate's (or one backend's) init", true}, Needs::kProfile, rule_load_time},
       {{"regressions", "operators significantly slower than in a baseline run (--baseline), summed by module", true}, Needs::kBaseline, rule_regressions},
       {{"suspicious-constants", "NaN/Inf in weights, all-zero weight matrices, bool constants holding other bytes", false}, Needs::kProgram, rule_suspicious_constants},
   };

@@ -1,5 +1,7 @@
 #include "etscope/findings/findings_text.h"
 
+#include <algorithm>
+
 #include "etscope/core/text.h"
 
 namespace etscope::findings {
@@ -40,7 +42,8 @@ std::string profile_text(const Report& report) {
 
 std::string totals_text(const Report& report) {
   std::string text = count_text(report.findings.size(), "finding");
-  if (report.timed && !report.findings.empty()) {
+  const bool any_timed = std::any_of(report.findings.begin(), report.findings.end(), [](const Finding& f) { return f.time_ms.has_value(); });
+  if (report.timed && any_timed) {
     text += "; together they cost " + duration_text_ms(report.total_ms) + " per run";
     if (report.total_share) text += " (" + share_text(*report.total_share) + " of the run, each instruction once)";
   }

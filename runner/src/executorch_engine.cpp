@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <tuple>
 #include <unordered_set>
 
 #include "etscope/runner/engine.h"
@@ -47,6 +48,27 @@ Result<Fd> sealed_copy(std::span<const uint8_t> bytes, const char* name) {
   }
   fcntl(f.fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
   return f;
+}
+
+/// Where each delegate init the worker reports belongs: for the k-th delegate whose data sits in
+/// a segment (ExecuTorch reads them in delegate order), the first instruction that calls it; a
+/// delegate no instruction calls has (-1, 0). Empty when any delegate's data is inline: its init
+/// reads nothing, so the reads would not tell it from its neighbour's.
+std::vector<std::pair<int32_t, uint32_t>> delegate_init_sites(const ExecutionPlan& plan) {
+  std::vector<std::pair<int32_t, uint32_t>> sites(plan.delegates.size(), {-1, 0});
+  for (const Delegate& d : plan.delegates) {
+    if (d.inline_data) return {};
+  }
+  for (size_t c = plan.chains.size(); c-- > 0;) {
+    const auto& instructions = plan.chains[c].instructions;
+    for (size_t i = instructions.size(); i-- > 0;) {
+      const Instruction& in = instructions[i];
+      if (in.kind != InstructionKind::kDelegateCall || in.delegate_index < 0) continue;
+      const auto d = static_cast<size_t>(in.delegate_index);
+      if (d < sites.size()) sites[d] = {static_cast<int32_t>(c), static_cast<uint32_t>(i)};
+    }
+  }
+  return sites;
 }
 
 /// A value received from the worker, owning its bytes, viewed as an EValue.
@@ -120,6 +142,10 @@ class ExecutorchEngine final : public Engine {
   std::string version_;
   uint32_t threads_ = 1;
   std::unordered_set<std::string> names_;  // event names the tracer points to (node-based: stable)
+  /// The (chain, instruction) of the first call of each delegate the worker's k-th delegate init
+  /// event stands for (ExecuTorch inits the delegates in order and reads each one's segment);
+  /// empty when a delegate's data is inline (no read splits its init from its neighbours').
+  std::vector<std::pair<int32_t, uint32_t>> delegate_init_sites_;
   std::deque<OwnedValue> outputs_;
 };
 
@@ -145,6 +171,7 @@ Status ExecutorchEngine::start(const Program& program, const std::string& method
   load.trace = tracer_ != nullptr;
   load.debug_level = static_cast<uint8_t>(tracer_ != nullptr ? tracer_->debug_level() : DebugLevel::kNone);
   const ExecutionPlan& plan = *program.find_plan(method_name);
+  delegate_init_sites_ = delegate_init_sites(plan);
   for (const Chain& c : plan.chains) {
     for (const Instruction& in : c.instructions) {
       if (in.kind == InstructionKind::kKernelCall) {
@@ -209,6 +236,10 @@ Status ExecutorchEngine::relay(const worker::Frame& f) {
   if (f.type == static_cast<uint32_t>(MessageType::kEvent)) {
     worker::TimedEvent e;
     ETSCOPE_TRY(worker::decode(f.payload, e));
+    if (!e.delegate && e.chain == -1 && e.name == events::kDelegateInit) {
+      if (e.handle >= delegate_init_sites_.size()) return ok_status();  // not one delegate's: left out
+      std::tie(e.chain, e.handle) = delegate_init_sites_[e.handle];
+    }
     tracer_->record_timed_event(e.has_name ? intern(e.name) : nullptr, e.chain, e.handle, e.delegate, e.delegate_id, e.start_ns, e.end_ns);
     return ok_status();
   }

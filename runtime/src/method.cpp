@@ -413,7 +413,13 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels, bool valid
           const std::string at = where() + ": instruction " + std::to_string(ii) + " (delegate " +
                                  std::to_string(in.delegate_index) + ")";
           auto reserve_fn = [this](uint64_t n, const std::string& what) { return reserve(n, what); };
+          // The delegate's initialisation, timed in the load block as the ExecuTorch engine times
+          // ExecuTorch's (core/event_names.h kDelegateInit).
+          const EventHandle init_event =
+              tracer != nullptr ? tracer->start_profiling(events::kDelegateInit.data(), static_cast<int32_t>(ci), static_cast<uint32_t>(ii))
+                                : kNoEvent;
           auto loaded = xnnpack::XnnpackDelegate::load(*program, d, {arg_pool.data() + step.arg_offset, step.arg_count}, reserve_fn, at);
+          if (tracer != nullptr) tracer->end_profiling(init_event);
           // A graph etscope cannot execute yet is another engine's to run; a corrupt one is refused.
           if (!loaded.ok() && validate_only && loaded.error().code() == ErrorCode::kNotSupported) break;
           if (!loaded.ok()) return loaded.error();

@@ -20,6 +20,7 @@
 #include "etscope/inspect/memory_plan.h"
 #include "etscope/inspect/profile.h"
 #include "etscope/inspect/program_description.h"
+#include "etscope/runner/engine.h"
 #include "inspect/crafted_programs.h"
 #include "testing/test_util.h"
 
@@ -329,7 +330,7 @@ TEST_CASE("logged-timings: a dump recorded with intermediate outputs logged / pr
   }
   const Report program_only = analyse_program(testing::fixture("simple_conv/simple_conv.pte"));
   CHECK_FALSE(program_only.timed);
-  CHECK(program_only.skipped.size() == 4);  // three profile rules and the baseline's
+  CHECK(program_only.skipped.size() == 5);  // four profile rules and the baseline's
 }
 
 TEST_CASE("delegate-overhead: a delegate call whose operators leave time unattributed (ExecuTorch's own dump)", "[findings]") {
@@ -391,6 +392,108 @@ TEST_CASE("warmup: a first execution far slower than the rest / not a steady run
     auto r = analyse(inputs);
     REQUIRE(r.ok());
     CHECK(r->findings.empty());
+  }
+}
+
+TEST_CASE("load-time: one delegate's init is most of the load / a backend's inits together / quiet otherwise", "[findings]") {
+  // partial_lowering: XNNPACK delegate calls at instructions 0 and 2, aten::elu between them.
+  auto program = inspect::load_program(findings_fixture("partial_lowering.pte"));
+  REQUIRE(program.ok());
+  // A load block of `load_ms` whose two delegate inits take `first_ms` and `second_ms`, then five
+  // executions of 2 ms.
+  auto report_of = [&](double load_ms, double first_ms, double second_ms) {
+    etdump::EtDumpWriterOptions options;
+    etdump::EtDumpWriter writer(options);
+    const uint64_t t0 = 1000000;
+    auto at = [&](double ms) { return t0 + static_cast<uint64_t>(ms * 1e6); };
+    writer.create_event_block("Default");
+    writer.record_timed_event(events::kDelegateInit.data(), 0, 0, false, -1, at(0.1), at(0.1 + first_ms));
+    writer.record_timed_event(events::kDelegateInit.data(), 0, 2, false, -1, at(0.1 + first_ms), at(0.1 + first_ms + second_ms));
+    writer.record_timed_event("Method::init", -1, 0, false, -1, at(0.05), at(load_ms - 0.01));
+    writer.record_timed_event("Program::load_method", -1, 0, false, -1, at(0), at(load_ms));
+    uint64_t t = at(load_ms + 1);
+    for (int k = 0; k < 5; ++k) {
+      writer.create_event_block("Execute");
+      writer.record_timed_event("Method::execute", -1, 0, false, -1, t, t + 2000000);
+      t += 3000000;
+    }
+    const inspect::Inspector in = inspector_of(writer);
+    Inputs inputs;
+    inputs.program = &*program;
+    inputs.inspector = &in;
+    Options opts;
+    opts.rules = {"load-time"};
+    auto r = analyse(inputs, opts);
+    REQUIRE(r.ok());
+    return std::move(*r);
+  };
+  {
+    const Report r = report_of(20.0, 14.0, 1.0);  // one init is 70% of the load
+    const auto found = of_rule(r, "load-time");
+    REQUIRE(found.size() == 1);
+    CHECK(found[0]->what == "the method's load is mostly the init of one XnnpackBackend delegate (instruction 0)");
+    CHECK(instructions(*found[0]) == std::vector<int32_t>{0});
+    CHECK(found[0]->where[0].op == "delegate XnnpackBackend");
+    CHECK(found[0]->evidence[0] == "load 20.0 ms (Program::load_method), XnnpackBackend init 15.0 ms (75.0%)");
+    CHECK(found[0]->evidence.back() == "the load takes as long as 10.0 executions (2.00 ms each)");
+    CHECK(!found[0]->time_ms);  // paid once per load, not per run: no share of the run
+    CHECK(found[0]->severity == Severity::kLow);
+    CHECK(found[0]->advice.find("weight_cache_enabled") != std::string::npos);
+  }
+  {
+    const Report r = report_of(20.0, 6.0, 6.0);  // neither alone, both together (60%)
+    const auto found = of_rule(r, "load-time");
+    REQUIRE(found.size() == 1);
+    CHECK(found[0]->what == "the method's load is mostly XnnpackBackend's init of its 2 delegates");
+    CHECK(instructions(*found[0]) == std::vector<int32_t>{0, 2});
+  }
+  CHECK(of_rule(report_of(20.0, 2.0, 2.0), "load-time").empty());  // the inits are 20% of it
+  CHECK(of_rule(report_of(0.5, 0.4, 0.05), "load-time").empty());  // nobody waits half a millisecond
+  {
+    const Report r = report_of(1500.0, 1400.0, 10.0);
+    REQUIRE(of_rule(r, "load-time").size() == 1);
+    CHECK(of_rule(r, "load-time")[0]->severity == Severity::kMedium);  // an app start the user sees
+  }
+}
+
+TEST_CASE("both engines time each delegate's init inside Method::init, at the instruction that calls it", "[findings]") {
+  const std::string pte = findings_fixture("partial_lowering.pte");
+  const std::string input = findings_fixture("partial_lowering.input0.npy");
+  for (const std::string engine : {"etscope", "executorch"}) {
+    if (engine == "executorch" && !runner::engine_available(runner::EngineKind::kExecutorch).ok()) {
+      WARN("the ExecuTorch engine is not built: its delegate inits are not checked");
+      continue;
+    }
+    INFO(engine);
+    const std::string dir = testing::temp_dir("findings_load_" + engine);
+    const testing::CommandResult run = testing::run_etscope("run '" + pte + "' --engine " + engine + " --input '" + input +
+                                                            "' --iterations 2 --etdump '" + dir + "/run.etdp'");
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    auto file = etdump::EtDumpReader::open(dir + "/run.etdp");
+    REQUIRE(file.ok());
+    const etdump::EtDumpFile& dump = *file;
+    REQUIRE(!dump.blocks.empty());
+    const auto& load = dump.blocks[0];
+    const etdump::Event* init = nullptr;
+    std::vector<const etdump::Event*> inits;
+    for (uint32_t k = 0; k < load.event_count; ++k) {
+      const etdump::Event& e = dump.events[load.first_event + k];
+      if (e.kind != etdump::EventKind::kProfile || e.delegate) continue;
+      if (dump.name_of(e) == events::kMethodInit) init = &e;
+      if (dump.name_of(e) == events::kDelegateInit) inits.push_back(&e);
+    }
+    REQUIRE(init != nullptr);
+    REQUIRE(inits.size() == 2);
+    std::set<int32_t> at;
+    for (const etdump::Event* e : inits) {
+      CHECK(e->chain == 0);
+      at.insert(e->instruction);
+      CHECK(e->start >= init->start);
+      CHECK(e->end <= init->end);
+      CHECK(e->end >= e->start);
+    }
+    CHECK(at == std::set<int32_t>{0, 2});
   }
 }
 

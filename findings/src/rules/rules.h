@@ -32,6 +32,7 @@ void rule_arena_over_greedy(const Context& ctx, std::vector<Found>& out);
 void rule_delegate_overhead(const Context& ctx, std::vector<Found>& out);
 void rule_logged_timings(const Context& ctx, std::vector<Found>& out);
 void rule_warmup(const Context& ctx, std::vector<Found>& out);
+void rule_load_time(const Context& ctx, std::vector<Found>& out);
 // Profile and baseline rules.
 void rule_regressions(const Context& ctx, std::vector<Found>& out);
 

@@ -18,6 +18,15 @@ inline constexpr std::string_view kMethodInit = "Method::init";
 inline constexpr std::string_view kMethodExecute = "Method::execute";
 inline constexpr std::string_view kMethodStep = "Method::step";
 
+/// etscope's load-phase event: one delegate's initialisation inside Method::init (the backend's
+/// init: for XNNPACK, building its runtime and packing the weights), in the "Default" block,
+/// recorded with the chain and instruction of the first DelegateCall that calls the delegate (so
+/// that it associates with the delegate's nodes as that call does). ExecuTorch's runtime has no
+/// event here: the ExecuTorch engine times it from the worker's data loader (the delegate's
+/// segment is read right before the backend's init; one init ends where the next one's read
+/// begins, the last at the end of Method::init), the etscope engine around its own delegate load.
+inline constexpr std::string_view kDelegateInit = "etscope::delegate_init";
+
 // Per-instruction events.
 inline constexpr std::string_view kOperatorCall = "OPERATOR_CALL";  ///< A KernelCall: kernel plus overhead.
 inline constexpr std::string_view kDelegateCall = "DELEGATE_CALL";  ///< A DelegateCall, as the executor times it.
