@@ -14,11 +14,6 @@
 namespace etscope::findings {
 namespace {
 
-bool has_initial_value(const TensorInfo& t) {
-  return t.data_kind == TensorDataKind::kConstant || t.data_kind == TensorDataKind::kExternalConstant ||
-         t.data_kind == TensorDataKind::kPlannedWithInit || t.data_kind == TensorDataKind::kExternalMutable;
-}
-
 std::vector<Call> plan_calls(const ExecutionPlan& plan) {
   std::vector<Call> calls;
   std::unordered_set<int32_t> written(plan.inputs.begin(), plan.inputs.end());
@@ -48,13 +43,9 @@ std::vector<Call> plan_calls(const ExecutionPlan& plan) {
       } else {
         call.delegate = true;
         call.op = plan.delegates[static_cast<size_t>(in.delegate_index)].id;
-        std::vector<int32_t> tensors;
-        for (int32_t v : in.args) append_tensor_values(plan, v, tensors);
-        for (int32_t v : tensors) {
-          const TensorInfo& t = plan.values[static_cast<size_t>(v)].tensor;
-          if (written.contains(v) || has_initial_value(t)) call.inputs.push_back(v);
-          else call.outputs.push_back(v);
-        }
+        DelegateTensors tensors = delegate_call_tensors(plan, in, [&](int32_t v) { return written.contains(v); });
+        call.inputs = std::move(tensors.inputs);
+        call.outputs = std::move(tensors.outputs);
       }
       for (int32_t v : call.outputs) written.insert(v);
       calls.push_back(std::move(call));

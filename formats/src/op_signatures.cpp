@@ -149,4 +149,9 @@ void append_tensor_values(const ExecutionPlan& plan, int32_t value, std::vector<
   }
 }
 
+bool has_initial_value(const TensorInfo& t) {
+  return t.data_kind == TensorDataKind::kConstant || t.data_kind == TensorDataKind::kExternalConstant ||
+         t.data_kind == TensorDataKind::kPlannedWithInit || t.data_kind == TensorDataKind::kExternalMutable;
+}
+
 }  // namespace etscope

@@ -28,6 +28,28 @@ std::vector<size_t> kernel_mutated_inputs(const std::string& qualified_name);
 /// outside the plan.
 void append_tensor_values(const ExecutionPlan& plan, int32_t value, std::vector<int32_t>& out);
 
+/// A tensor that holds bytes before the first instruction runs: a constant (in the program or a
+/// .ptd), a planned tensor with an initial value, mutable external data.
+bool has_initial_value(const TensorInfo& tensor);
+
+/// The tensors a DelegateCall reads and writes (lists expanded). Its arguments do not say which
+/// are outputs: a tensor is an input when it already holds a value (`written(v)`: a method input
+/// or made by an earlier instruction; or has_initial_value), an output otherwise.
+struct DelegateTensors {
+  std::vector<int32_t> inputs, outputs;
+};
+template <typename Written>
+DelegateTensors delegate_call_tensors(const ExecutionPlan& plan, const Instruction& instruction, const Written& written) {
+  DelegateTensors out;
+  std::vector<int32_t> tensors;
+  for (int32_t v : instruction.args) append_tensor_values(plan, v, tensors);
+  for (int32_t v : tensors) {
+    const bool input = written(v) || has_initial_value(plan.values[static_cast<size_t>(v)].tensor);
+    (input ? out.inputs : out.outputs).push_back(v);
+  }
+  return out;
+}
+
 struct KernelArgs {
   std::vector<int32_t> inputs;   ///< Arguments before the out arguments.
   std::vector<int32_t> mutated;  ///< The inputs the kernel writes in place (also listed in inputs).
