@@ -39,6 +39,8 @@ class InspectCommand final : public Command {
                                                  "(samples/export/write_aot_intermediates.py)");
     sub->add_option("--aot-index", aot_index_, "Index of the AOT intermediates (default: FILE.json beside the .ptd, if any)");
     sub->add_option("--gap", gap_, "Numeric gap metric with --aot-intermediates: L1, MSE or SNR (default L1)");
+    sub->add_flag("--gap-stats", gap_stats_, "With --aot-intermediates: add each row's max errors, cosine, worst output channel's "
+                                             "SQNR, ULPs, exact matches and NaN/Inf counts to the table (JSON and CSV always have them)");
     sub->add_flag("--generation", generation_, "A generation's profile by phase (etscope generate --etdump): per-token latency, "
                                                "attention and cache-update time per position, operators per phase");
     sub->add_flag("--findings", findings_, "What to change, ranked by the time it would save (etscope findings on this profile; "
@@ -157,7 +159,7 @@ class InspectCommand final : public Command {
     } else if (format_ == "csv" || format_ == "tsv") {
       render_gap_rows(rows, metric, format_ == "csv" ? ',' : '\t', std::cout);
     } else {
-      render_gap_table(rows, metric, std::cout);
+      render_gap_table(rows, metric, std::cout, nullptr, gap_stats_);
     }
     return 0;
   }
@@ -167,7 +169,7 @@ class InspectCommand final : public Command {
   std::string format_ = "table", sort_ = "order", block_;
   size_t top_ = 0;
   int64_t prompt_tokens_ = -1;
-  bool generation_ = false, findings_ = false;
+  bool generation_ = false, findings_ = false, gap_stats_ = false;
   bool operator_calls_ = false, debug_events_ = false, by_type_ = false, modules_ = false;
 };
 

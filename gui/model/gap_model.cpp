@@ -112,6 +112,12 @@ std::optional<size_t> GapModel::row_of(const InstructionRef& ref) const {
 
 size_t GapModel::elements(size_t row) const { return row < rows_.size() ? std::max<size_t>(1, rows_[row].elements[0].size()) : 0; }
 
+const inspect::GapStats* GapModel::stats(size_t row, size_t element) const {
+  if (row >= rows_.size()) return nullptr;
+  const std::vector<inspect::GapStats>& all = by_metric_[0][row].stats;
+  return element < all.size() ? &all[element] : nullptr;
+}
+
 std::pair<const inspect::GapValue*, const inspect::GapValue*> GapModel::values(size_t row, size_t element) const {
   if (row >= rows_.size()) return {nullptr, nullptr};
   const inspect::GapRow& r = by_metric_[0][row];

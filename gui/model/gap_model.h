@@ -49,6 +49,10 @@ class GapModel {
   /// The two compared values of element `element` of row `row` (the AOT reference first).
   std::pair<const inspect::GapValue*, const inspect::GapValue*> values(size_t row, size_t element) const;
 
+  /// libinspect's stats of element `element` of row `row` (max errors, cosine, worst channel,
+  /// ULPs, exact matches, NaN/Inf), or nullptr.
+  const inspect::GapStats* stats(size_t row, size_t element) const;
+
   /// Whether the run used the AOT intermediates' inputs (libinspect's check_run_inputs).
   const inspect::InputCheck& input_check() const { return input_check_; }
   const std::string& reference_graph() const { return reference_graph_; }

@@ -290,6 +290,14 @@ void DrawDetail(const GapModel& model, ViewState& state, size_t row) {
   const inspect::GapDetail& d = *detail;
   ImGui::Text("max |runtime - AOT| %.4g at %s   mean %.4g   over %llu elements", d.max_abs, Coordinates(d.max_at).c_str(), d.mean_abs,
               static_cast<unsigned long long>(d.compared));
+  if (const inspect::GapStats* st = model.stats(row, element)) {
+    std::string text;
+    for (const auto& [label, value] : inspect::gap_stats_text(*st)) {
+      if (label == "max abs" || value == "-") continue;  // max abs: the line above
+      text += (text.empty() ? "" : "   ") + label + " " + value;
+    }
+    ImGui::TextUnformatted(text.c_str());
+  }
   const auto metric = static_cast<inspect::GapMetric>(gv.metric);
   const std::vector<double>& gaps = r.elements[static_cast<size_t>(gv.metric)];
   if (element < gaps.size()) ImGui::Text("%s %s", to_string(metric), GapText(gaps[element], metric).c_str());

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -321,7 +323,8 @@ struct Doubles {
   std::vector<double> values;
 };
 
-Result<Doubles> to_doubles(const GapValue& v) {
+// The values as they are (no NaN replacement).
+Result<Doubles> raw_doubles(const GapValue& v) {
   Doubles out;
   if (v.kind == GapValue::Kind::kScalar) {
     out.values.push_back(v.scalar);
@@ -338,6 +341,11 @@ Result<Doubles> to_doubles(const GapValue& v) {
   } else {
     return Error(ErrorCode::kInvalidArgument, std::string("cannot compare ") + (v.is_list() ? "a sequence" : "None") + " as one value");
   }
+  return out;
+}
+
+Result<Doubles> to_doubles(const GapValue& v) {
+  ETSCOPE_ASSIGN_OR_RETURN(Doubles out, raw_doubles(v));
   if (std::any_of(out.values.begin(), out.values.end(), [](double x) { return std::isnan(x); })) {
     const double big = std::numeric_limits<double>::max();
     for (double& x : out.values) x = std::isnan(x) ? 0.0 : std::isinf(x) ? (x > 0 ? big : -big) : x;
@@ -400,7 +408,191 @@ bool for_each_broadcast(const Doubles& a, const Doubles& b, F&& f, uint64_t& cou
   return true;
 }
 
+// numpy's broadcast shape of two shapes, right-aligned (for_each_broadcast checks that they
+// broadcast).
+std::vector<int64_t> broadcast_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  std::vector<int64_t> out(rank, 1);
+  for (size_t k = 0; k < rank; ++k) {
+    const int64_t da = k < a.size() ? a[a.size() - 1 - k] : 1;
+    const int64_t db = k < b.size() ? b[b.size() - 1 - k] : 1;
+    out[rank - 1 - k] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// IEEE half bits of a value a half holds exactly (it was read from one).
+uint64_t half_bits(double x) {
+  const uint64_t sign = std::signbit(x) ? 0x8000 : 0;
+  const double a = std::fabs(x);
+  if (std::isnan(x)) return 0x7e00;
+  if (std::isinf(x)) return sign | 0x7c00;
+  if (a == 0) return sign;
+  int e = 0;
+  const double m = std::frexp(a, &e);  // a = m 2^e, m in [0.5, 1)
+  const int exponent = e - 1;          // a = (2m) 2^exponent
+  if (exponent >= -14) {
+    const auto field = static_cast<uint64_t>(std::min(exponent + 15, 30));
+    return sign | (field << 10) | static_cast<uint64_t>(std::lround((2 * m - 1) * 1024.0));
+  }
+  return sign | static_cast<uint64_t>(std::lround(a * 16777216.0));  // a subnormal: multiples of 2^-24
+}
+
+// The bits of `x` in the float `dtype` (which holds it exactly), on a line where neighbouring
+// representable values are neighbouring integers and +0 meets -0; nullopt for other dtypes.
+std::optional<uint64_t> ordered_bits(ScalarType dtype, double x) {
+  uint64_t bits = 0;
+  int width = 0;
+  switch (dtype) {
+    case ScalarType::kDouble:
+      std::memcpy(&bits, &x, 8);
+      width = 64;
+      break;
+    case ScalarType::kFloat:
+    case ScalarType::kBFloat16: {
+      const auto f = static_cast<float>(x);
+      uint32_t b = 0;
+      std::memcpy(&b, &f, 4);
+      bits = dtype == ScalarType::kFloat ? b : b >> 16;
+      width = dtype == ScalarType::kFloat ? 32 : 16;
+      break;
+    }
+    case ScalarType::kHalf:
+      bits = half_bits(x);
+      width = 16;
+      break;
+    default:
+      return std::nullopt;
+  }
+  const uint64_t sign = uint64_t{1} << (width - 1);
+  const uint64_t magnitude = bits & (sign - 1);
+  return (bits & sign) != 0 ? sign - magnitude : sign + magnitude;
+}
+
+std::optional<ScalarType> float_dtype(const GapValue& v) {
+  if (v.kind != GapValue::Kind::kTensor) return std::nullopt;
+  switch (v.tensor.dtype) {
+    case ScalarType::kHalf:
+    case ScalarType::kBFloat16:
+    case ScalarType::kFloat:
+    case ScalarType::kDouble: return v.tensor.dtype;
+    default: return std::nullopt;
+  }
+}
+
 }  // namespace
+
+int64_t output_channel_dim(const std::vector<std::string>& op_names, size_t rank) {
+  if (rank < 2) return -1;
+  if (rank >= 4) return 1;  // NCHW (NCDHW): PyTorch's layout of every 4-d activation
+  for (const std::string& name : op_names) {
+    std::string lower(name);
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (lower.find("conv") != std::string::npos) return 1;
+  }
+  return static_cast<int64_t>(rank) - 1;
+}
+
+Result<GapStats> gap_stats(const GapValue& aot, const GapValue& runtime, int64_t channel_dim) {
+  ETSCOPE_ASSIGN_OR_RETURN(Doubles ta, raw_doubles(aot));
+  ETSCOPE_ASSIGN_OR_RETURN(Doubles tb, raw_doubles(runtime));
+  const std::vector<int64_t> shape = broadcast_shape(ta.shape, tb.shape);
+  GapStats s;
+  uint64_t channels = 0, inner = 1;
+  if (channel_dim >= 0 && static_cast<size_t>(channel_dim) < shape.size()) {
+    s.channel_dim = channel_dim;
+    channels = static_cast<uint64_t>(shape[static_cast<size_t>(channel_dim)]);
+    for (size_t d = static_cast<size_t>(channel_dim) + 1; d < shape.size(); ++d) inner *= static_cast<uint64_t>(shape[d]);
+  }
+  std::vector<Sum> signal(channels), noise(channels);
+  const std::optional<ScalarType> fa = float_dtype(aot), fb = float_dtype(runtime);
+  const bool ulps = fa && fb && *fa == *fb;
+  Sum dot, aa, bb;
+  uint64_t n = 0, ulp = 0, finite = 0;
+  double rel = 0;
+  bool has_rel = false;
+  const bool ok = for_each_broadcast(ta, tb, [&](double x, double y) {
+    s.aot_nan += std::isnan(x) ? 1 : 0;
+    s.aot_inf += std::isinf(x) ? 1 : 0;
+    s.runtime_nan += std::isnan(y) ? 1 : 0;
+    s.runtime_inf += std::isinf(y) ? 1 : 0;
+    if (x == y || (std::isnan(x) && std::isnan(y))) ++s.exact;
+    if (std::isfinite(x) && std::isfinite(y)) {
+      ++finite;
+      const double d = std::fabs(y - x);
+      s.max_abs = std::max(s.max_abs, d);
+      if (x != 0) {
+        rel = std::max(rel, d / std::fabs(x));
+        has_rel = true;
+      }
+      dot.add(x * y);
+      aa.add(x * x);
+      bb.add(y * y);
+      if (channels > 0) {
+        const auto c = static_cast<size_t>((n / inner) % channels);
+        signal[c].add(x * x);
+        noise[c].add((y - x) * (y - x));
+      }
+      if (ulps) {
+        const uint64_t ox = *ordered_bits(*fa, x), oy = *ordered_bits(*fa, y);
+        ulp = std::max(ulp, ox > oy ? ox - oy : oy - ox);
+      }
+    }
+    ++n;
+  }, s.compared);
+  if (!ok) return Error(ErrorCode::kInvalidArgument, "shapes " + describe(aot) + " and " + describe(runtime) + " do not broadcast");
+  if (has_rel) s.max_rel = rel;
+  if (ulps) s.max_ulp = ulp;
+  const double na = aa.value(), nb = bb.value();
+  if (finite > 0 && na == 0 && nb == 0) {
+    s.cosine = 1.0;
+  } else if (na > 0 && nb > 0) {
+    s.cosine = std::clamp(dot.value() / (std::sqrt(na) * std::sqrt(nb)), -1.0, 1.0);
+  }
+  for (size_t c = 0; c < channels; ++c) {
+    const double sig = signal[c].value(), err = noise[c].value();
+    const double db = err == 0 ? std::numeric_limits<double>::infinity() : 10.0 * std::log10(sig / err);
+    if (!s.worst_channel_sqnr_db || db < *s.worst_channel_sqnr_db) {
+      s.worst_channel_sqnr_db = db;
+      s.worst_channel = static_cast<int64_t>(c);
+    }
+  }
+  return s;
+}
+
+std::vector<std::pair<std::string, std::string>> gap_stats_text(const GapStats& s) {
+  auto number = [](double v) {
+    if (std::isnan(v)) return std::string("nan");
+    if (std::isinf(v)) return std::string(v > 0 ? "inf" : "-inf");
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return std::string(buf);
+  };
+  std::vector<std::pair<std::string, std::string>> out;
+  out.emplace_back("max abs", s.compared == 0 ? "-" : number(s.max_abs));
+  out.emplace_back("max rel", s.max_rel ? number(*s.max_rel) : "-");
+  std::string cosine = "-";
+  if (s.cosine) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.6f", *s.cosine);
+    cosine = buf;
+  }
+  out.emplace_back("cosine", cosine);
+  std::string worst = "-";
+  if (s.worst_channel_sqnr_db) {
+    worst = (std::isinf(*s.worst_channel_sqnr_db) && *s.worst_channel_sqnr_db > 0 ? std::string("exact")
+                                                                                   : number(*s.worst_channel_sqnr_db) + " dB") +
+            " (channel " + std::to_string(s.worst_channel) + " of dim " + std::to_string(s.channel_dim) + ")";
+  }
+  out.emplace_back("worst channel", worst);
+  out.emplace_back("max ULP", s.max_ulp ? std::to_string(*s.max_ulp) : "-");
+  out.emplace_back("exact", std::to_string(s.exact) + "/" + std::to_string(s.compared));
+  const bool special = s.aot_nan + s.aot_inf + s.runtime_nan + s.runtime_inf > 0;
+  out.emplace_back("NaN/Inf", special ? "aot " + std::to_string(s.aot_nan) + "/" + std::to_string(s.aot_inf) + ", runtime " +
+                                            std::to_string(s.runtime_nan) + "/" + std::to_string(s.runtime_inf)
+                                      : "-");
+  return out;
+}
 
 Result<double> compare_values(GapMetric metric, const GapValue& a, const GapValue& b) {
   ETSCOPE_ASSIGN_OR_RETURN(Doubles ta, to_doubles(a));
@@ -437,14 +629,8 @@ Result<GapDetail> gap_detail(const GapValue& aot, const GapValue& runtime, size_
   ETSCOPE_ASSIGN_OR_RETURN(Doubles ta, to_doubles(aot));
   ETSCOPE_ASSIGN_OR_RETURN(Doubles tb, to_doubles(runtime));
   GapDetail d;
-  // The broadcast shape, right-aligned as numpy does (for_each_broadcast checks it again).
-  const size_t rank = std::max(ta.shape.size(), tb.shape.size());
-  d.shape.assign(rank, 1);
-  for (size_t k = 0; k < rank; ++k) {
-    const int64_t da = k < ta.shape.size() ? ta.shape[ta.shape.size() - 1 - k] : 1;
-    const int64_t db = k < tb.shape.size() ? tb.shape[tb.shape.size() - 1 - k] : 1;
-    d.shape[rank - 1 - k] = da == 1 ? db : da;
-  }
+  d.shape = broadcast_shape(ta.shape, tb.shape);
+  const size_t rank = d.shape.size();
   // First pass: extremes and the largest difference.
   uint64_t n = 0;
   Sum abs_sum;
@@ -682,6 +868,22 @@ const GapValue& match_by_shape(const TensorView& aot, const std::vector<GapValue
 
 }  // namespace
 
+namespace {
+
+// The stats of one compared pair of a row, channels by the row's op names.
+Status add_stats(GapRow& row, const GapValue& aot, const GapValue& runtime, const std::string& dump_name) {
+  std::vector<std::string> ops = row.aot_ops;
+  ops.insert(ops.end(), row.runtime_ops.begin(), row.runtime_ops.end());
+  const size_t rank = std::max(aot.kind == GapValue::Kind::kTensor ? aot.tensor.shape.size() : 0,
+                               runtime.kind == GapValue::Kind::kTensor ? runtime.tensor.shape.size() : 0);
+  auto stats = gap_stats(aot, runtime, output_channel_dim(ops, rank));
+  if (!stats.ok()) return stats.error().with_context(dump_name);
+  row.stats.push_back(*stats);
+  return ok_status();
+}
+
+}  // namespace
+
 Result<std::vector<GapRow>> calculate_numeric_gap(const Inspector& in, const AotIntermediates& aot, GapMetric metric) {
   const std::string& dump_name = in.dump().name();
   if (!in.record()) {
@@ -806,11 +1008,13 @@ Result<std::vector<GapRow>> calculate_numeric_gap(const Inspector& in, const Aot
         auto g = compare_values(metric, p.aot.items[i], p.runtime.items[i]);
         if (!g.ok()) return g.error().with_context(dump_name);
         row.gap.push_back(*g);
+        ETSCOPE_TRY(add_stats(row, p.aot.items[i], p.runtime.items[i], dump_name));
       }
     } else {
       auto g = compare_values(metric, p.aot, p.runtime);
       if (!g.ok()) return g.error().with_context(dump_name);
       row.gap.push_back(*g);
+      ETSCOPE_TRY(add_stats(row, p.aot, p.runtime, dump_name));
     }
     for (const std::string& op : row.aot_ops) {
       if (std::any_of(row.stack_traces.begin(), row.stack_traces.end(), [&](const auto& s) { return s.first == op; })) continue;
@@ -914,13 +1118,15 @@ Result<InputCheck> check_run_inputs(const Inspector& in, double rtol, double ato
   return check;
 }
 
-bool gap_passes(const GapRow& row, GapMetric metric, double threshold) {
-  return std::any_of(row.gap.begin(), row.gap.end(), [&](double g) {
+bool gaps_pass(const std::vector<double>& gaps, GapMetric metric, double threshold) {
+  return std::any_of(gaps.begin(), gaps.end(), [&](double g) {
     // NaN comes from nothing to compare (0/0: empty tensors, an all-zero SNR signal and noise).
     if (std::isnan(g)) return false;
     return metric == GapMetric::kSNR ? g < threshold : g > threshold;
   });
 }
+
+bool gap_passes(const GapRow& row, GapMetric metric, double threshold) { return gaps_pass(row.gap, metric, threshold); }
 
 std::optional<size_t> first_divergence(const std::vector<GapRow>& rows, GapMetric metric, double threshold) {
   for (size_t i = 0; i < rows.size(); ++i)

@@ -735,4 +735,22 @@ Result<QueryResult> Store::sql(const std::string& statement) {
   return QueryResult{std::move(rows->columns), std::move(rows->rows)};
 }
 
+std::vector<GapPoint> gap_points(int64_t row, const std::string& name, const std::string& metric, double gap,
+                                 const inspect::GapStats& stats) {
+  std::vector<GapPoint> out{{row, name, metric, gap}};
+  auto add = [&](const char* m, double v) { out.push_back({row, name, m, v}); };
+  add("max_abs", stats.max_abs);
+  if (stats.max_rel) add("max_rel", *stats.max_rel);
+  if (stats.cosine) add("cosine", *stats.cosine);
+  if (stats.worst_channel_sqnr_db) add("worst_channel_sqnr_db", *stats.worst_channel_sqnr_db);
+  if (stats.max_ulp) add("max_ulp", static_cast<double>(*stats.max_ulp));
+  add("exact", static_cast<double>(stats.exact));
+  add("compared", static_cast<double>(stats.compared));
+  add("runtime_nan", static_cast<double>(stats.runtime_nan));
+  add("runtime_inf", static_cast<double>(stats.runtime_inf));
+  add("aot_nan", static_cast<double>(stats.aot_nan));
+  add("aot_inf", static_cast<double>(stats.aot_inf));
+  return out;
+}
+
 }  // namespace etscope::store

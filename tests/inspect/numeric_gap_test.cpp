@@ -201,6 +201,100 @@ TEST_CASE("L1 sums, MSE averages, SNR is in dB against the AOT side", "[numeric_
   CHECK(std::isnan(gap(GapMetric::kMSE, tensor(none, {0, 3}), tensor(none, {0, 3}))));
 }
 
+GapValue typed(ScalarType dtype, const std::vector<uint8_t>& bytes, std::vector<int64_t> shape) {
+  GapValue v;
+  v.kind = GapValue::Kind::kTensor;
+  v.tensor.dtype = dtype;
+  v.tensor.shape = std::move(shape);
+  v.tensor.bytes = bytes;
+  return v;
+}
+
+GapStats stats_of(const GapValue& a, const GapValue& b, int64_t channel_dim = -1) {
+  auto r = gap_stats(a, b, channel_dim);
+  INFO((r.ok() ? "" : r.error().message()));
+  REQUIRE(r.ok());
+  return *r;
+}
+
+TEST_CASE("gap stats: max errors / cosine / exact matches / ULPs per dtype", "[numeric_gap]") {
+  const std::vector<float> a{1, 2, 3, 4}, b{1, 2, 3, 5};
+  const GapStats s = stats_of(tensor(a, {4}), tensor(b, {4}));
+  CHECK(s.compared == 4);
+  CHECK(s.exact == 3);
+  CHECK(s.max_abs == 1.0);
+  REQUIRE(s.max_rel);
+  CHECK(*s.max_rel == 0.25);
+  REQUIRE(s.cosine);
+  CHECK(*s.cosine == Approx(34.0 / std::sqrt(30.0 * 39.0)).epsilon(1e-12));
+  REQUIRE(s.max_ulp);
+  CHECK(*s.max_ulp == (1u << 21));  // from 4 to 5 in steps of 2^-21
+  CHECK(!s.worst_channel_sqnr_db);  // no channels asked for
+  // Neighbouring floats are 1 ULP apart; -0 and +0 are the same value; the two smallest
+  // subnormals around zero are 2 apart.
+  const float one = 1.0f, next = std::nextafter(1.0f, 2.0f), tiny = std::numeric_limits<float>::denorm_min();
+  const std::vector<float> x{one, -0.0f, -tiny}, y{next, 0.0f, tiny};
+  const GapStats u = stats_of(tensor(x, {3}), tensor(y, {3}));
+  CHECK(*u.max_ulp == 2);
+  CHECK(u.exact == 1);
+  // Halves and bfloat16s count in their own steps: 1 and 1 + 2^-10 (f16), 1 and 1 + 2^-7 (bf16).
+  const std::vector<uint8_t> h1{0x00, 0x3c}, h2{0x01, 0x3c}, bf1{0x80, 0x3f}, bf2{0x81, 0x3f};
+  CHECK(*stats_of(typed(ScalarType::kHalf, h1, {1}), typed(ScalarType::kHalf, h2, {1})).max_ulp == 1);
+  CHECK(*stats_of(typed(ScalarType::kBFloat16, bf1, {1}), typed(ScalarType::kBFloat16, bf2, {1})).max_ulp == 1);
+  // Integers, or two float dtypes: no ULP distance; exact matches still count.
+  const std::vector<uint8_t> i8a{1, 2, 3}, i8b{1, 2, 4};
+  const GapStats q = stats_of(typed(ScalarType::kChar, i8a, {3}), typed(ScalarType::kChar, i8b, {3}));
+  CHECK(!q.max_ulp);
+  CHECK(q.exact == 2);
+  CHECK(!stats_of(typed(ScalarType::kHalf, h1, {1}), typed(ScalarType::kBFloat16, bf1, {1})).max_ulp);
+}
+
+TEST_CASE("gap stats: the worst output channel / NaN and Inf counted apart", "[numeric_gap]") {
+  // [1, 2, 2]: channel 1 of a convolution's output (dim 1) is off in one element.
+  const std::vector<float> a{1, 1, 2, 2}, b{1, 1, 2, 2.2f};
+  CHECK(output_channel_dim({"aten_convolution_default"}, 3) == 1);
+  CHECK(output_channel_dim({"Convolution (NHWC, F32) IGEMM #1"}, 4) == 1);
+  CHECK(output_channel_dim({"linear"}, 3) == 2);
+  CHECK(output_channel_dim({"relu_"}, 4) == 1);  // an activation of a CNN is NCHW too
+  CHECK(output_channel_dim({"linear"}, 1) == -1);
+  const GapStats conv = stats_of(tensor(a, {1, 2, 2}), tensor(b, {1, 2, 2}), 1);
+  REQUIRE(conv.worst_channel_sqnr_db);
+  const double e = static_cast<double>(2.2f) - 2.0;
+  CHECK(*conv.worst_channel_sqnr_db == Approx(10 * std::log10(8.0 / (e * e))));
+  CHECK(conv.worst_channel == 1);
+  CHECK(conv.channel_dim == 1);
+  // The same tensors read as a linear's [.., out_features]: the columns are the channels.
+  const GapStats lin = stats_of(tensor(a, {1, 2, 2}), tensor(b, {1, 2, 2}), 2);
+  CHECK(*lin.worst_channel_sqnr_db == Approx(10 * std::log10(5.0 / (e * e))));
+  CHECK(lin.worst_channel == 1);
+  // An exact channel everywhere: +inf, the text says so.
+  const GapStats same = stats_of(tensor(a, {1, 2, 2}), tensor(a, {1, 2, 2}), 1);
+  CHECK(std::isinf(*same.worst_channel_sqnr_db));
+  const auto text = gap_stats_text(same);
+  REQUIRE(text.size() == 7);
+  CHECK(text[3] == std::pair<std::string, std::string>{"worst channel", "exact (channel 0 of dim 1)"});
+  CHECK(text[5].second == "4/4");
+  CHECK(text[6].second == "-");
+  // NaN and Inf: counted per side, left out of the error figures; NaN matches NaN.
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> p{nan, 1, 3}, r{nan, inf, 3.5f};
+  const GapStats n = stats_of(tensor(p, {3}), tensor(r, {3}));
+  CHECK(n.aot_nan == 1);
+  CHECK(n.runtime_nan == 1);
+  CHECK(n.runtime_inf == 1);
+  CHECK(n.aot_inf == 0);
+  CHECK(n.exact == 1);
+  CHECK(n.max_abs == 0.5);
+  CHECK(gap_stats_text(n)[6].second == "aot 1/0, runtime 1/1");
+  // Nothing finite on both sides: no cosine; all zeros on both: cosine 1.
+  const std::vector<float> only_nan{nan}, zeros{0, 0};
+  CHECK(!stats_of(tensor(only_nan, {1}), tensor(only_nan, {1})).cosine);
+  CHECK(*stats_of(tensor(zeros, {2}), tensor(zeros, {2})).cosine == 1.0);
+  // Shapes that do not broadcast are refused as the comparator refuses them.
+  const std::vector<float> three{1, 2, 3};
+  CHECK_FALSE(gap_stats(tensor(three, {3}), tensor(zeros, {2}), -1).ok());
+}
+
 TEST_CASE("NaN turns to zero and infinities to the largest doubles only when a NaN is present", "[numeric_gap]") {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   const std::vector<float> with_nan{nan, 1}, ones{1, 1}, with_inf{inf, 1};
@@ -424,5 +518,10 @@ TEST_CASE("gap detail agrees with the L1 gap ExecuTorch's rows give on cifar10",
     for (uint64_t c : d->histogram) binned += c;
     CHECK(binned == d->compared);
     CHECK(d->points.size() <= 2049);
+    // The row's stats read the same elements: the same largest difference and count.
+    REQUIRE(row.stats.size() == 1);
+    CHECK(row.stats[0].max_abs == d->max_abs);
+    CHECK(row.stats[0].compared == d->compared);
+    CHECK(row.stats[0].max_ulp.has_value());  // f32 on both sides
   }
 }

@@ -114,6 +114,46 @@ Result<GapMetric> parse_gap_metric(std::string_view text);
 /// lists, non-numeric dtypes and shapes that do not broadcast.
 Result<double> compare_values(GapMetric metric, const GapValue& a, const GapValue& b);
 
+/// The figures users compute by hand beside ExecuTorch's L1/MSE/SNR (executorch#16426), for one
+/// compared pair (`aot` the reference), in float64 over numpy's broadcast of the two shapes. Unlike
+/// the comparator they read the raw values (no NaN replacement): NaN and Inf are counted, and the
+/// error figures are over the elements both sides hold finite.
+struct GapStats {
+  uint64_t compared = 0;           ///< Elements of the broadcast shape.
+  uint64_t exact = 0;              ///< Elements equal on both sides (NaN equal to NaN).
+  uint64_t aot_nan = 0, aot_inf = 0, runtime_nan = 0, runtime_inf = 0;
+  double max_abs = 0;              ///< Largest |runtime - aot|.
+  /// Largest |runtime - aot| / |aot| over elements whose aot is not 0; nullopt when none is.
+  std::optional<double> max_rel;
+  /// aot.runtime / (|aot| |runtime|); 1 when both are all zeros, nullopt when one of them is
+  /// (or no element is finite on both sides).
+  std::optional<double> cosine;
+  /// Per output channel (channel_dim of the broadcast shape), 10 log10(sum aot^2 / sum (runtime -
+  /// aot)^2) of the worst channel (+inf when it is exact); nullopt for scalars and 1-d tensors.
+  std::optional<double> worst_channel_sqnr_db;
+  int64_t worst_channel = -1;
+  int64_t channel_dim = -1;        ///< The dimension read as channels, -1 when none.
+  /// Largest distance in units in the last place, when both sides are floats of one dtype (f16,
+  /// bf16, f32, f64): how many representable values lie between them; nullopt otherwise.
+  std::optional<uint64_t> max_ulp;
+};
+
+/// The channel dimension of an operator's output of rank `rank`: 1 from rank 4 (NCHW, PyTorch's
+/// layout of images and their activations) and for a rank-3 convolution (an op name containing
+/// "conv", any case: NCL), the last dimension otherwise (linear, matmul, attention:
+/// [..., features]); -1 below rank 2.
+int64_t output_channel_dim(const std::vector<std::string>& op_names, size_t rank);
+
+/// gap_stats of two non-list values (tensors or scalars), channels along `channel_dim` of the
+/// broadcast shape (-1: none). kInvalidArgument as compare_values.
+Result<GapStats> gap_stats(const GapValue& aot, const GapValue& runtime, int64_t channel_dim);
+
+/// The stats as (label, text) pairs in one order, for the CLI's table and the viewer: "max abs",
+/// "max rel", "cosine", "worst channel", "max ULP", "exact", "NaN/Inf"; "-" where a figure does
+/// not apply ("worst channel": "38.2 dB (channel 3 of dim 1)"; "NaN/Inf": "-" when neither side has any,
+/// else "aot N/I, runtime N/I").
+std::vector<std::pair<std::string, std::string>> gap_stats_text(const GapStats& stats);
+
 /// One row of calculate_numeric_gap's DataFrame.
 struct GapRow {
   std::vector<int64_t> aot_handles;     ///< The matched runtime key, as ExecuTorch reports it.
@@ -123,6 +163,9 @@ struct GapRow {
   std::vector<int64_t> runtime_handles;
   GapValue runtime_output;
   std::vector<double> gap;              ///< One per compared element (usually one).
+  /// One per compared element, beside `gap`; channels by output_channel_dim of the row's AOT and
+  /// runtime op names.
+  std::vector<GapStats> stats;
   /// Per AOT op name (first-seen order, no duplicates): its stack trace in the reference graph,
   /// nullopt when the graph, the node or its trace is unknown.
   std::vector<std::pair<std::string, std::optional<std::string>>> stack_traces;
@@ -194,6 +237,8 @@ Result<InputCheck> check_run_inputs(const Inspector& inspector, double rtol = kI
 /// larger gap); NaN does not (it means nothing was compared: empty tensors, zero signal and zero
 /// noise). A sequence row passes when any of its elements does.
 bool gap_passes(const GapRow& row, GapMetric metric, double threshold);
+/// The same test on one row's gaps (GapRow::gap, or a local gap: numerics/local_gap.h).
+bool gaps_pass(const std::vector<double>& gaps, GapMetric metric, double threshold);
 
 /// The first row (in ExecuTorch's row order: the reference graph's execution order) whose gap
 /// passes `threshold`, or nullopt when none does.

@@ -17,6 +17,7 @@
 #include "etscope/formats/blob.h"
 #include "etscope/inspect/compare.h"
 #include "etscope/inspect/engine_identity.h"
+#include "etscope/inspect/numeric_gap.h"
 #include "etscope/inspect/training_curve.h"
 
 namespace etscope::store {
@@ -51,6 +52,13 @@ struct GapPoint {
   std::string metric;
   double gap = 0;
 };
+
+/// The points of one compared operator: its gap under `metric`, then its stats (inspect::GapStats)
+/// as metrics of their own, those that apply: "max_abs", "max_rel", "cosine",
+/// "worst_channel_sqnr_db", "max_ulp", "exact" and "compared" (element counts), "runtime_nan",
+/// "runtime_inf", "aot_nan", "aot_inf".
+std::vector<GapPoint> gap_points(int64_t row, const std::string& name, const std::string& metric, double gap,
+                                 const inspect::GapStats& stats);
 
 struct ImportRequest {
   std::string etdump;    ///< The ETDump file (required unless etdump_bytes is given).
