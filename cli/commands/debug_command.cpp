@@ -15,6 +15,7 @@
 #include "etscope/formats/blob.h"
 #include "etscope/inspect/debug_buffer_planner.h"
 #include "etscope/inspect/numeric_gap.h"
+#include "etscope/numerics/local_gap.h"
 #include "etscope/runner/runner.h"
 #include "render/inspector_render.h"
 #include "render/json_output.h"
@@ -80,6 +81,11 @@ class DebugCommand final : public Command {
     sub->add_option("--etdump", keep_etdump_, "Keep the run's ETDump here (for inspect, or the viewer's numeric gaps view)");
     sub->add_option("--debug-buffer", keep_debug_buffer_, "With --etdump: keep the intermediate outputs (debug buffer) here");
     sub->add_flag("--force", force_, "Compare even when the recorded inputs differ from the AOT inputs (with a warning)");
+    sub->add_flag("--stats", stats_,
+                  "Add each row's max absolute and relative error, cosine, worst output channel's SQNR, ULPs, exact "
+                  "matches and NaN/Inf counts to the table (JSON always has them)");
+    sub->add_flag("--no-local", no_local_,
+                  "Skip the local gaps (a second run in which each operator computes from the AOT values of its inputs)");
     return sub;
   }
 
@@ -158,20 +164,43 @@ class DebugCommand final : public Command {
     if (aot) {
       ETSCOPE_TRY(check_gap_inputs(in, force_));
       ETSCOPE_ASSIGN_OR_RETURN(std::vector<inspect::GapRow> rows, inspect::calculate_numeric_gap(in, *aot, metric));
+      // The local gaps: a second run on etscope's engine, each call fed the AOT values of its inputs.
+      std::optional<LocalGaps> local;
+      if (!no_local_ && in.record() != nullptr) {
+        ETSCOPE_ASSIGN_OR_RETURN(local, local_gaps(options, *in.record(), *aot, metric, rows, dir));
+      }
       if (json) {
-        report["gap"] = gap_json(rows, metric);
+        report["gap"] = gap_json(rows, metric, local ? &local->gaps : nullptr);
         const std::optional<size_t> first = inspect::first_divergence(rows, metric, threshold);
         report["first_divergence"] = Json{{"threshold", threshold}, {"row", first ? Json(*first) : Json()}};
+        if (local) {
+          const std::optional<size_t> culprit = numerics::first_local_divergence(local->gaps, metric, threshold);
+          report["culprit"] = Json{{"threshold", threshold},
+                                   {"row", culprit ? Json(*culprit) : Json()},
+                                   {"forced", Json{{"calls", local->run.calls}, {"replaced", local->run.replaced}, {"kept", local->run.kept}}}};
+        }
       } else {
-        render_gap_table(rows, metric, std::cout);
+        render_gap_table(rows, metric, std::cout, local ? &local->gaps : nullptr, stats_);
         std::cout << "\n";
         render_first_divergence(rows, metric, threshold, std::cout);
+        if (local) {
+          render_culprit(rows, local->gaps, metric, threshold, std::cout);
+          std::cout << "  (local: each operator run again on etscope's engine from the AOT values of its inputs; "
+                    << local->run.replaced << " inputs replaced, " << local->run.kept << " kept their runtime values)\n";
+        }
       }
       for (size_t i = 0; i < rows.size(); ++i) {
         if (rows[i].gap.empty()) continue;
         std::string name;
         for (const std::string& op : rows[i].runtime_ops) name += (name.empty() ? "" : "+") + op;
-        gaps_.push_back({static_cast<int64_t>(i), name, gap_, rows[i].gap.front()});
+        std::vector<store::GapPoint> points =
+            rows[i].stats.empty() ? std::vector<store::GapPoint>{{static_cast<int64_t>(i), name, gap_, rows[i].gap.front()}}
+                                  : store::gap_points(static_cast<int64_t>(i), name, gap_, rows[i].gap.front(), rows[i].stats.front());
+        if (local && local->gaps[i] && !local->gaps[i]->empty()) {
+          points.push_back({static_cast<int64_t>(i), name, "local_" + std::string(inspect::to_string(metric)), local->gaps[i]->front()});
+        }
+        gaps_.insert(gaps_.end(), points.begin(), points.end());
+        ++gap_rows_;
       }
     } else {
       const std::string hint = missing_aot_hint();
@@ -205,9 +234,9 @@ class DebugCommand final : public Command {
       req.gaps = gaps_;
       ETSCOPE_ASSIGN_OR_RETURN(StoredRun r, store_run(store_location_, tags_, std::move(req), *runner));
       if (json) {
-        report["store"] = Json{{"run_id", r.run_id}, {"location", r.location}, {"gap_rows", gaps_.size()}};
+        report["store"] = Json{{"run_id", r.run_id}, {"location", r.location}, {"gap_rows", gap_rows_}};
       } else {
-        std::cout << "\nstore: run " << r.run_id << " in " << r.location << " (" << gaps_.size() << " gap rows)\n";
+        std::cout << "\nstore: run " << r.run_id << " in " << r.location << " (" << gap_rows_ << " gap rows)\n";
       }
     }
     if (json) {
@@ -218,6 +247,35 @@ class DebugCommand final : public Command {
   }
 
  private:
+  struct LocalGaps {
+    numerics::ForcedRun run;
+    std::vector<std::optional<std::vector<double>>> gaps;  ///< Per row of the accumulated gaps.
+  };
+
+  // The forced run (numerics/local_gap.h) on a second runner of the same options, its dump read
+  // back and compared with the AOT intermediates as the first run was.
+  Result<LocalGaps> local_gaps(const runner::RunnerOptions& options, const etrecord::EtRecord& record,
+                               const inspect::AotIntermediates& aot, inspect::GapMetric metric,
+                               const std::vector<inspect::GapRow>& rows, const TempDir& dir) const {
+    ETSCOPE_ASSIGN_OR_RETURN(auto forced, runner::Runner::load(options));
+    ETSCOPE_TRY(size_debug_buffer(*forced));
+    ETSCOPE_TRY(forced->set_inputs_from_etrecord(etrecord_));
+    LocalGaps out;
+    ETSCOPE_ASSIGN_OR_RETURN(out.run, numerics::run_forced(*forced, record, aot));
+    InspectInputs files;
+    files.etdump = dir.file("forced.etdp");
+    files.debug_buffer = dir.file("forced.debug.bin");
+    files.etrecord = etrecord_;
+    files.method = forced->method_name();
+    files.logging_expected = true;
+    if (fs::path(model_).extension() == ".pte") files.pte = model_;
+    ETSCOPE_TRY(forced->write_trace(files.etdump, files.debug_buffer));
+    ETSCOPE_ASSIGN_OR_RETURN(inspect::Inspector in, files.load());
+    ETSCOPE_ASSIGN_OR_RETURN(std::vector<inspect::GapRow> forced_rows, inspect::calculate_numeric_gap(in, aot, metric));
+    out.gaps = numerics::local_gaps(rows, forced_rows);
+    return out;
+  }
+
   // The debug buffer one execution logs (the memory plan's sizes), set up before the run; an
   // explicit --debug-buffer-size that cannot hold it is refused here, naming the size needed.
   Status size_debug_buffer(runner::Runner& runner) const {
@@ -267,7 +325,10 @@ class DebugCommand final : public Command {
   std::string store_location_;
   std::vector<std::string> tags_;
   CLI::Option* store_option_ = nullptr;
-  std::vector<store::GapPoint> gaps_;
+  std::vector<store::GapPoint> gaps_;  ///< Each compared operator's gap and stats.
+  size_t gap_rows_ = 0;                 ///< Compared operators.
+  bool no_local_ = false;
+  bool stats_ = false;
 };
 
 }  // namespace

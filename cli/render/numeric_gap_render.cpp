@@ -9,6 +9,7 @@
 
 #include "etscope/formats/tensor_stats.h"
 #include "etscope/inspect/event_index.h"
+#include "etscope/numerics/local_gap.h"
 #include "render/format.h"
 #include "render/json_output.h"
 
@@ -72,14 +73,71 @@ nlohmann::ordered_json traces_json(const GapRow& r) {
   return j;
 }
 
+nlohmann::ordered_json stats_json(const inspect::GapStats& st) {
+  nlohmann::ordered_json j;
+  j["compared"] = st.compared;
+  j["exact"] = st.exact;
+  j["max_abs"] = gap_json(st.max_abs);
+  j["max_rel"] = st.max_rel ? gap_json(*st.max_rel) : nlohmann::ordered_json(nullptr);
+  j["cosine"] = st.cosine ? gap_json(*st.cosine) : nlohmann::ordered_json(nullptr);
+  j["worst_channel_sqnr_db"] = st.worst_channel_sqnr_db ? gap_json(*st.worst_channel_sqnr_db) : nlohmann::ordered_json(nullptr);
+  j["worst_channel"] = st.worst_channel_sqnr_db ? nlohmann::ordered_json(st.worst_channel) : nlohmann::ordered_json(nullptr);
+  j["channel_dim"] = st.channel_dim >= 0 ? nlohmann::ordered_json(st.channel_dim) : nlohmann::ordered_json(nullptr);
+  j["max_ulp"] = st.max_ulp ? nlohmann::ordered_json(*st.max_ulp) : nlohmann::ordered_json(nullptr);
+  j["aot_nan"] = st.aot_nan;
+  j["aot_inf"] = st.aot_inf;
+  j["runtime_nan"] = st.runtime_nan;
+  j["runtime_inf"] = st.runtime_inf;
+  return j;
+}
+
+nlohmann::ordered_json stats_json(const GapRow& r) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const inspect::GapStats& st : r.stats) j.push_back(stats_json(st));
+  return j;
+}
+
 std::string compact(const nlohmann::ordered_json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+// "row 3 of 12, aot handles 4 (conv2d), runtime native_call_convolution.out".
+void render_row_place(const std::vector<GapRow>& rows, size_t k, std::ostream& out) {
+  const GapRow& r = rows[k];
+  std::string ops;
+  for (size_t i = 0; i < r.aot_ops.size(); ++i) ops += (i ? ", " : "") + r.aot_ops[i];
+  std::string rt;
+  for (size_t i = 0; i < r.runtime_ops.size(); ++i) rt += (i ? ", " : "") + r.runtime_ops[i];
+  out << "row " << k + 1 << " of " << rows.size() << ", aot handles " << handles_text(r.aot_handles) << " (" << ops << "), runtime " << rt;
+}
+
+// The user's frames of each AOT op's stack trace, indented.
+void render_row_traces(const GapRow& r, std::ostream& out) {
+  for (const auto& [op, trace] : r.stack_traces) {
+    if (!trace) continue;
+    out << "  " << op << " at:\n";
+    const std::string frames = inspect::user_stack_frames(*trace, 2);
+    for (size_t start = 0; start < frames.size();) {
+      const size_t end = std::min(frames.find('\n', start), frames.size());
+      out << "    " << frames.substr(start, end - start) << "\n";
+      start = end + 1;
+    }
+  }
+}
 
 }  // namespace
 
-void render_gap_table(const std::vector<GapRow>& rows, inspect::GapMetric metric, std::ostream& out) {
-  const std::vector<std::string> headers{"aot handles", "aot ops", "runtime ops", "runtime handles", "shape",
-                                         std::string("gap (") + inspect::to_string(metric) + ")"};
+void render_gap_table(const std::vector<GapRow>& rows, inspect::GapMetric metric, std::ostream& out, const LocalGapColumn* local,
+                      bool stats) {
+  std::vector<std::string> headers{"aot handles", "aot ops", "runtime ops", "runtime handles", "shape",
+                                   std::string("gap (") + inspect::to_string(metric) + ")"};
+  if (local) headers.push_back("local");
+  // The stats' columns (inspect::gap_stats_text), each element's text joined like the gaps;
+  // NaN/Inf only when some row has any.
+  const size_t first_stat = headers.size();
+  if (stats) {
+    for (const auto& [label, text] : inspect::gap_stats_text({})) headers.push_back(label);
+  }
   std::vector<std::vector<std::string>> cells;
+  bool any_special = false;
   for (const GapRow& r : rows) {
     std::string ops;
     for (size_t i = 0; i < r.aot_ops.size(); ++i) ops += (i ? ", " : "") + r.aot_ops[i];
@@ -88,7 +146,25 @@ void render_gap_table(const std::vector<GapRow>& rows, inspect::GapMetric metric
     std::string shape = inspect::describe(r.aot_output);
     if (const std::string other = inspect::describe(r.runtime_output); other != shape) shape += " vs " + other;
     cells.push_back({handles_text(r.aot_handles), ops, rt, handles_text(r.runtime_handles), shape, gaps_text(r.gap)});
+    if (local) {
+      const size_t k = cells.size() - 1;
+      cells.back().push_back(k < local->size() && (*local)[k] ? gaps_text(*(*local)[k]) : "-");
+    }
+    cells.back().resize(headers.size());
+    for (const inspect::GapStats& st : stats ? r.stats : std::vector<inspect::GapStats>{}) {
+      const auto fields = inspect::gap_stats_text(st);
+      for (size_t k = 0; k < fields.size(); ++k) {
+        std::string& cell = cells.back()[first_stat + k];
+        cell += (cell.empty() ? "" : " ") + fields[k].second;
+      }
+      any_special |= st.aot_nan + st.aot_inf + st.runtime_nan + st.runtime_inf > 0;
+    }
   }
+  if (stats && !any_special) {
+    headers.pop_back();
+    for (auto& row : cells) row.pop_back();
+  }
+  const size_t gap_column = local ? first_stat - 2 : first_stat - 1;
   std::vector<size_t> width(headers.size());
   for (size_t c = 0; c < headers.size(); ++c) width[c] = headers[c].size();
   for (const auto& row : cells)
@@ -96,7 +172,7 @@ void render_gap_table(const std::vector<GapRow>& rows, inspect::GapMetric metric
   auto line = [&](const std::vector<std::string>& row) {
     std::string s = " ";
     for (size_t c = 0; c < row.size(); ++c) {
-      const bool right = c + 1 == row.size();
+      const bool right = c >= gap_column;
       const std::string pad(width[c] - row[c].size(), ' ');
       s += right ? pad + row[c] : row[c] + pad;
       if (c + 1 < row.size()) s += "  ";
@@ -116,20 +192,21 @@ void render_gap_table(const std::vector<GapRow>& rows, inspect::GapMetric metric
 void render_gap_rows(const std::vector<GapRow>& rows, inspect::GapMetric metric, char sep, std::ostream& out) {
   (void)metric;
   const char* headers[] = {"aot_debug_handle", "aot_ops", "aot_intermediate_output", "runtime_ops", "runtime_debug_handle",
-                           "runtime_intermediate_output", "gap", "stacktraces"};
-  for (size_t i = 0; i < 8; ++i) out << (i ? std::string(1, sep) : "") << headers[i];
+                           "runtime_intermediate_output", "gap", "stacktraces", "stats"};
+  for (size_t i = 0; i < 9; ++i) out << (i ? std::string(1, sep) : "") << headers[i];
   out << "\n";
   for (const GapRow& r : rows) {
     nlohmann::ordered_json gaps = nlohmann::ordered_json::array();
     for (double g : r.gap) gaps.push_back(gap_json(g));
     const std::string fields[] = {compact(r.aot_handles), compact(r.aot_ops), inspect::describe(r.aot_output), compact(r.runtime_ops),
-                                  compact(r.runtime_handles), inspect::describe(r.runtime_output), compact(gaps), compact(traces_json(r))};
-    for (size_t i = 0; i < 8; ++i) out << (i ? std::string(1, sep) : "") << delimited_cell(fields[i], sep);
+                                  compact(r.runtime_handles), inspect::describe(r.runtime_output), compact(gaps), compact(traces_json(r)),
+                                  compact(stats_json(r))};
+    for (size_t i = 0; i < 9; ++i) out << (i ? std::string(1, sep) : "") << delimited_cell(fields[i], sep);
     out << "\n";
   }
 }
 
-nlohmann::ordered_json gap_json(const std::vector<GapRow>& rows, inspect::GapMetric metric) {
+nlohmann::ordered_json gap_json(const std::vector<GapRow>& rows, inspect::GapMetric metric, const LocalGapColumn* local) {
   nlohmann::ordered_json j;
   j["metric"] = inspect::to_string(metric);
   j["rows"] = nlohmann::ordered_json::array();
@@ -144,7 +221,17 @@ nlohmann::ordered_json gap_json(const std::vector<GapRow>& rows, inspect::GapMet
     nlohmann::ordered_json gaps = nlohmann::ordered_json::array();
     for (double g : r.gap) gaps.push_back(gap_json(g));
     row["gap"] = gaps;
+    if (local) {
+      const size_t k = j["rows"].size();
+      nlohmann::ordered_json own = nullptr;
+      if (k < local->size() && (*local)[k]) {
+        own = nlohmann::ordered_json::array();
+        for (double g : *(*local)[k]) own.push_back(gap_json(g));
+      }
+      row["local_gap"] = std::move(own);
+    }
     row["stacktraces"] = traces_json(r);
+    row["stats"] = stats_json(r);
     j["rows"].push_back(std::move(row));
   }
   return j;
@@ -166,23 +253,33 @@ void render_first_divergence(const std::vector<GapRow>& rows, inspect::GapMetric
     out << "first divergence (" << test << "): none of " << rows.size() << " operators\n";
     return;
   }
-  const GapRow& r = rows[*first];
-  std::string ops;
-  for (size_t i = 0; i < r.aot_ops.size(); ++i) ops += (i ? ", " : "") + r.aot_ops[i];
-  std::string rt;
-  for (size_t i = 0; i < r.runtime_ops.size(); ++i) rt += (i ? ", " : "") + r.runtime_ops[i];
-  out << "first divergence (" << test << "): row " << *first + 1 << " of " << rows.size() << ", aot handles "
-      << handles_text(r.aot_handles) << " (" << ops << "), runtime " << rt << ", gap " << gaps_text(r.gap) << "\n";
-  for (const auto& [op, trace] : r.stack_traces) {
-    if (!trace) continue;
-    out << "  " << op << " at:\n";
-    const std::string frames = inspect::user_stack_frames(*trace, 2);
-    for (size_t start = 0; start < frames.size();) {
-      const size_t end = std::min(frames.find('\n', start), frames.size());
-      out << "    " << frames.substr(start, end - start) << "\n";
-      start = end + 1;
-    }
+  out << "first divergence (" << test << "): ";
+  render_row_place(rows, *first, out);
+  out << ", gap " << gaps_text(rows[*first].gap) << "\n";
+  render_row_traces(rows[*first], out);
+}
+
+void render_culprit(const std::vector<GapRow>& rows, const LocalGapColumn& local, inspect::GapMetric metric, double threshold,
+                    std::ostream& out) {
+  const std::string test = "local " + std::string(inspect::to_string(metric)) + (metric == inspect::GapMetric::kSNR ? " < " : " > ") +
+                           gap_text(threshold);
+  const std::optional<size_t> culprit = numerics::first_local_divergence(local, metric, threshold);
+  const std::optional<size_t> first = inspect::first_divergence(rows, metric, threshold);
+  if (!culprit) {
+    out << "culprit (" << test << "): none of " << rows.size() << " operators adds that error by itself";
+    out << (first ? ": the divergence builds up from operators each under the threshold\n" : "\n");
+    return;
   }
+  out << "culprit (" << test << "): ";
+  render_row_place(rows, *culprit, out);
+  out << ", its own gap " << gaps_text(*local[*culprit]) << " (accumulated " << gaps_text(rows[*culprit].gap) << ")\n";
+  if (first && *first != *culprit && *first < local.size()) {
+    out << "  the first divergence (row " << *first + 1 << ") "
+        << (local[*first] && inspect::gaps_pass(*local[*first], metric, threshold) ? "adds its own error too"
+                                                                                  : "only inherits its error from the rows before it")
+        << "\n";
+  }
+  render_row_traces(rows[*culprit], out);
 }
 
 }  // namespace etscope::cli

@@ -2,6 +2,7 @@
 // calculate_numeric_gap as an aligned table, CSV/TSV, or JSON (docs/inspect.md, "Numeric gap").
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <vector>
 
@@ -11,8 +12,14 @@
 
 namespace etscope::cli {
 
-/// Text table: AOT handles, AOT ops, runtime ops, runtime handles, shape, gap; then a summary line.
-void render_gap_table(const std::vector<inspect::GapRow>& rows, inspect::GapMetric metric, std::ostream& out);
+/// Each row's local gap (numerics/local_gap.h), or nullopt; null when there are none.
+using LocalGapColumn = std::vector<std::optional<std::vector<double>>>;
+
+/// Text table: AOT handles, AOT ops, runtime ops, runtime handles, shape, gap, the local gap when
+/// `local` is given ("-" for rows without one), then with `stats` the stats of
+/// inspect::gap_stats_text (NaN/Inf only when some row has any).
+void render_gap_table(const std::vector<inspect::GapRow>& rows, inspect::GapMetric metric, std::ostream& out,
+                      const LocalGapColumn* local = nullptr, bool stats = false);
 
 /// One line per row with ExecuTorch's DataFrame columns (lists and dicts as JSON text, tensors as
 /// "f32[1,16,32,32]"), separated by `sep` (',' with RFC 4180 quoting, or '\t').
@@ -20,7 +27,9 @@ void render_gap_rows(const std::vector<inspect::GapRow>& rows, inspect::GapMetri
 
 /// {"metric": "L1", "rows": [...]}, tensors summarised with dtype, shape and statistics; non-finite
 /// gaps as the strings "inf", "-inf", "nan".
-nlohmann::ordered_json gap_json(const std::vector<inspect::GapRow>& rows, inspect::GapMetric metric);
+/// With `local`, each row has "local_gap" (like "gap", or null).
+nlohmann::ordered_json gap_json(const std::vector<inspect::GapRow>& rows, inspect::GapMetric metric,
+                                const LocalGapColumn* local = nullptr);
 
 /// The run's inputs against the AOT inputs (inspect::check_run_inputs): different inputs are an
 /// error unless `force` (then a warning on stderr); unrecorded inputs a warning on stderr.
@@ -30,5 +39,11 @@ Status check_gap_inputs(const inspect::Inspector& in, bool force);
 /// "no operator's gap passes ..." when none does.
 void render_first_divergence(const std::vector<inspect::GapRow>& rows, inspect::GapMetric metric, double threshold,
                              std::ostream& out);
+
+/// "culprit (local SNR < 40): ..." naming the first row whose *local* gap passes `threshold`
+/// (numerics::first_local_divergence) with its source lines (stack traces), and whether the
+/// first divergence's gap is its own or inherited; "no operator's own gap passes ..." when none.
+void render_culprit(const std::vector<inspect::GapRow>& rows, const LocalGapColumn& local, inspect::GapMetric metric,
+                    double threshold, std::ostream& out);
 
 }  // namespace etscope::cli

@@ -133,6 +133,7 @@ struct Method::Impl {
   std::vector<Storage> storage;          // per value: what a tensor value's bytes are
   std::vector<AlignedBuffer> owned;      // aligned copies of constants, buffers of unplanned inputs
   std::vector<std::unique_ptr<xnnpack::XnnpackDelegate>> delegates;  // per DelegateCall (Step::a)
+  Method::InstructionHook hook;          // set_instruction_hook
   uint64_t memory_left = 0;              // of MethodOptions::max_memory
 
   std::string where() const { return program->name() + ": method '" + plan->name + "'"; }
@@ -721,6 +722,26 @@ Status Method::set_scalar_input(size_t i, const EValue& value) {
   return ok_status();
 }
 
+void Method::set_instruction_hook(InstructionHook hook) { impl_->hook = std::move(hook); }
+
+Status Method::overwrite_tensor(int32_t value, std::span<const uint8_t> bytes) {
+  Impl& m = *impl_;
+  const std::string what = m.where() + " value " + std::to_string(value);
+  if (value < 0 || static_cast<size_t>(value) >= m.values.size()) return Error(ErrorCode::kInvalidArgument, what + ": out of range");
+  const EValue& ev = m.values[static_cast<size_t>(value)];
+  if (ev.tag != Tag::kTensor || ev.tensor == nullptr) return Error(ErrorCode::kInvalidArgument, what + ": not a tensor");
+  if (m.storage[static_cast<size_t>(value)] != Storage::kWritable) {
+    return Error(ErrorCode::kInvalidArgument, what + ": has no writable memory of its own (a constant, or no memory)");
+  }
+  TensorImpl& t = *ev.tensor;
+  if (!t.contiguous()) return Error(ErrorCode::kInvalidArgument, what + ": is not in row-major dim order");
+  if (t.nbytes() != bytes.size() || (t.nbytes() > 0 && t.data() == nullptr)) {
+    return make_error(ErrorCode::kInvalidArgument, "%s: holds %zu bytes, not %zu", what.c_str(), static_cast<size_t>(t.nbytes()), bytes.size());
+  }
+  if (!bytes.empty()) std::memcpy(t.data(), bytes.data(), bytes.size());
+  return ok_status();
+}
+
 // ---------------------------------------------------------------------------------------------
 // [execute]
 
@@ -746,6 +767,10 @@ Status Method::execute(const char* block) {
         return Error(ErrorCode::kCorrupt, m.where() + ": more than 10,000,000 instructions in one execution (a jump loop?)");
       }
       const Step& step = steps[idx];
+      if (m.hook && (step.kind == InstructionKind::kKernelCall || step.kind == InstructionKind::kDelegateCall)) {
+        Status s = m.hook(c, idx);
+        if (!s.ok()) return s;
+      }
       InstructionScope instruction(tracer, static_cast<int32_t>(c), static_cast<uint32_t>(idx));
       size_t next = idx + 1;
       switch (step.kind) {

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <regex>
 
 #include "etscope/etrecord/etrecord_reader.h"
@@ -27,10 +28,11 @@ std::string model() { return fixture(kBase + ".pte"); }
 std::string etrecord() { return fixture(kBase + ".etrecord"); }
 std::string aot() { return fixture(kBase + ".aot_intermediates.ptd"); }
 
-// The gap values of a table printed by `inspect --aot-intermediates` or `debug` (last column).
+// The gap values of a table printed by `inspect --aot-intermediates` or `debug` (the gap column,
+// before debug's local gap).
 std::vector<double> table_gaps(const std::string& out) {
   std::vector<double> gaps;
-  static const std::regex row(R"(native_call_\S+\s+\d+\s+\S+\s+(-?[0-9.e+-]+|inf|-inf|nan)\n)");
+  static const std::regex row(R"(native_call_\S+\s+\d+\s+\S+\s+(-?[0-9.e+-]+|inf|-inf|nan)(?:\s+(?:-?[0-9.e+-]+|inf|-inf|nan|-))?\n)");
   for (auto it = std::sregex_iterator(out.begin(), out.end(), row); it != std::sregex_iterator(); ++it) {
     gaps.push_back(std::strtod((*it)[1].str().c_str(), nullptr));
   }
@@ -40,7 +42,7 @@ std::vector<double> table_gaps(const std::string& out) {
 // Every row's gap, whatever produced the runtime value (the shape column precedes the gap).
 std::vector<double> all_row_gaps(const std::string& out) {
   std::vector<double> gaps;
-  static const std::regex row(R"([a-z]+[0-9]+\[[0-9,]*\]\s+(-?[0-9.e+-]+|inf|-inf|nan)\n)");
+  static const std::regex row(R"([a-z]+[0-9]+\[[0-9,]*\]\s+(-?[0-9.e+-]+|inf|-inf|nan)(?:\s+(?:-?[0-9.e+-]+|inf|-inf|nan|-))?\n)");
   for (auto it = std::sregex_iterator(out.begin(), out.end(), row); it != std::sregex_iterator(); ++it) {
     gaps.push_back(std::strtod((*it)[1].str().c_str(), nullptr));
   }
@@ -151,13 +153,26 @@ TEST_CASE("etscope debug runs, compares, names the first divergence and profiles
   INFO(stored.err);
   REQUIRE(stored.exit_code == 0);
   CHECK_THAT(stored.out, Catch::Contains("store: run 1") && Catch::Contains("(2 gap rows)"));
-  auto rows = run_etscope("sql \"SELECT op, name, metric, gap FROM v_gaps ORDER BY op\" --format json --store " + store);
+  auto rows = run_etscope("sql \"SELECT op, name, metric, gap FROM v_gaps WHERE metric = 'SNR' ORDER BY op\" --format json --store " + store);
   REQUIRE(rows.exit_code == 0);
   const auto j = nlohmann::json::parse(rows.out);
   REQUIRE(j.size() == 2);
   CHECK(j[0]["metric"] == "SNR");
   CHECK(j[0]["gap"].get<double>() == Approx(kExecuTorchConvSnr).epsilon(1e-5));
   CHECK_THAT(j[0]["name"].get<std::string>(), Catch::Contains("convolution"));
+  // Beside the gap, each row's stats and its local gap are metrics of their own.
+  auto metrics = run_etscope("sql \"SELECT metric, gap FROM v_gaps WHERE op = 0 ORDER BY metric\" --format json --store " + store);
+  REQUIRE(metrics.exit_code == 0);
+  std::map<std::string, double> by_metric;
+  for (const auto& m : nlohmann::json::parse(metrics.out)) by_metric[m["metric"].get<std::string>()] = m["gap"].get<double>();
+  CHECK(by_metric.count("cosine") == 1);
+  CHECK(by_metric["cosine"] == Approx(1.0).epsilon(1e-9));
+  CHECK(by_metric["compared"] == 1 * 16 * 32 * 32);
+  CHECK(by_metric.count("worst_channel_sqnr_db") == 1);
+  CHECK(by_metric.count("max_ulp") == 1);
+  CHECK(by_metric["runtime_nan"] == 0);
+  REQUIRE(by_metric.count("local_SNR") == 1);
+  CHECK(by_metric["local_SNR"] == Approx(kExecuTorchConvSnr).epsilon(1e-5));  // the first operator's inputs are the AOT inputs
 
   // A threshold no float computation meets names the first operator, conv2d.
   auto strict = run_etscope("debug " + model() + " --etrecord " + etrecord() + " --aot-intermediates " + aot() +

@@ -7,6 +7,7 @@
 // instruction's scratch space is reserved. execute() then runs without heap allocation.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -89,6 +90,18 @@ class Method {
 
   /// Number of instructions over all chains.
   size_t instruction_count() const;
+
+  /// Called by execute() before each kernel or delegate call with its chain and instruction
+  /// index (ExecuTorch's instruction id), outside the instruction's events; an error stops the
+  /// execution. For glass-box experiments that change what an instruction reads (etscope debug's
+  /// local gaps: inputs replaced by reference values, numerics/). An empty function removes it.
+  using InstructionHook = std::function<Status(size_t chain, size_t instruction)>;
+  void set_instruction_hook(InstructionHook hook);
+  /// Overwrites the bytes of tensor value `value` (an index into the plan's values) with
+  /// `bytes`, for instruction hooks. Refused (kInvalidArgument, naming the value) unless it is a
+  /// tensor with writable memory of its own (planned or owned: never a constant), of row-major
+  /// dim order and of exactly bytes.size() bytes at its current sizes.
+  Status overwrite_tensor(int32_t value, std::span<const uint8_t> bytes);
 
  private:
   struct Impl;
