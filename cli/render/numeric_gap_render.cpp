@@ -265,8 +265,14 @@ void render_culprit(const std::vector<GapRow>& rows, const LocalGapColumn& local
                            gap_text(threshold);
   const std::optional<size_t> culprit = numerics::first_local_divergence(local, metric, threshold);
   const std::optional<size_t> first = inspect::first_divergence(rows, metric, threshold);
+  const size_t with_local = static_cast<size_t>(std::count_if(local.begin(), local.end(), [](const auto& l) { return l.has_value(); }));
+  if (with_local == 0) {
+    out << "culprit (" << test << "): no local gaps: every compared operator is a node inside a delegate, and its inputs are "
+           "its neighbours' (not replaced)\n";
+    return;
+  }
   if (!culprit) {
-    out << "culprit (" << test << "): none of " << rows.size() << " operators adds that error by itself";
+    out << "culprit (" << test << "): none of " << with_local << " operators adds that error by itself";
     out << (first ? ": the divergence builds up from operators each under the threshold\n" : "\n");
     return;
   }

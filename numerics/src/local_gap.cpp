@@ -169,8 +169,10 @@ std::vector<std::optional<std::vector<double>>> local_gaps(const std::vector<ins
   out.reserve(accumulated.size());
   for (const inspect::GapRow& r : accumulated) {
     auto it = by_handles.find(r.aot_handles);
-    out.push_back(it == by_handles.end() || it->second->gap.size() != r.gap.size() ? std::nullopt
-                                                                                   : std::optional<std::vector<double>>(it->second->gap));
+    // A node inside a delegate computes from its neighbours' runtime values, never replaced: its
+    // gap in the forced run is not its own.
+    const bool own = it != by_handles.end() && it->second->gap.size() == r.gap.size() && !r.delegated && !it->second->delegated;
+    out.push_back(own ? std::optional<std::vector<double>>(it->second->gap) : std::nullopt);
   }
   return out;
 }

@@ -603,9 +603,18 @@ TEST_CASE("inspect --findings: the same report from inspect's inputs", "[finding
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["timed"] == true);
   CHECK(j["runs"] == 3);
-  REQUIRE(j["findings"].size() == 1);
-  CHECK(j["findings"][0]["rule"] == "constant-work");
-  CHECK(j["findings"][0]["time_ms"].get<double>() > 0);
+  // The permute of the constant; a busy machine may also slow the first of the three runs
+  // (the warmup rule), nothing else.
+  size_t constant_work = 0;
+  for (const auto& f : j["findings"]) {
+    if (f["rule"] == "constant-work") {
+      ++constant_work;
+      CHECK(f["time_ms"].get<double>() > 0);
+    } else {
+      CHECK(f["rule"] == "warmup");
+    }
+  }
+  CHECK(constant_work == 1);
   // Without the program only the profile's rules run, and say so.
   auto dump_only = testing::run_etscope("inspect --etdump '" + dir + "/run.etdp' --findings");
   CHECK(dump_only.exit_code == 0);

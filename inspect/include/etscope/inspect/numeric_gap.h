@@ -162,6 +162,8 @@ struct GapRow {
   std::vector<std::string> runtime_ops; ///< Runtime event names whose key lies within.
   std::vector<int64_t> runtime_handles;
   GapValue runtime_output;
+  bool delegated = false;               ///< The runtime value is one a delegate logged inside (a node of its graph).
+
   std::vector<double> gap;              ///< One per compared element (usually one).
   /// One per compared element, beside `gap`; channels by output_channel_dim of the row's AOT and
   /// runtime op names.

@@ -14,7 +14,7 @@
 // tensor per output of the call (element i of a sequence output for output i). Not replaced:
 // method inputs (already the AOT inputs), constants, tensors a kernel writes in place (KV
 // caches), tensors of another dim order, outputs of a delegate (its inner nodes have no value in
-// the plan; inside XNNPACK delegates the local gap is the delegate's as a whole).
+// the plan). Nodes inside a delegate compute from their neighbours' runtime values: no local gap.
 #pragma once
 
 #include <cstddef>
@@ -47,7 +47,8 @@ Result<ForcedRun> run_forced(runner::Runner& runner, const etrecord::EtRecord& r
 
 /// The local gap of each row of `accumulated` (one value per compared element, as GapRow::gap):
 /// the gap of the row of `forced` (calculate_numeric_gap of the forced run) with the same AOT
-/// handles; nullopt for rows the forced run does not have.
+/// handles; nullopt for rows the forced run does not have and for nodes inside a delegate
+/// (GapRow::delegated: their inputs are their neighbours' runtime values).
 std::vector<std::optional<std::vector<double>>> local_gaps(const std::vector<inspect::GapRow>& accumulated,
                                                            const std::vector<inspect::GapRow>& forced);
 
