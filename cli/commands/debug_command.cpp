@@ -168,13 +168,14 @@ class DebugCommand final : public Command {
       std::optional<LocalGaps> local;
       if (!no_local_ && in.record() != nullptr) {
         ETSCOPE_ASSIGN_OR_RETURN(local, local_gaps(options, *in.record(), *aot, metric, rows, dir));
+        local_kept_ = !keep_etdump_.empty();
       }
       if (json) {
         report["gap"] = gap_json(rows, metric, local ? &local->gaps : nullptr);
         const std::optional<size_t> first = inspect::first_divergence(rows, metric, threshold);
         report["first_divergence"] = Json{{"threshold", threshold}, {"row", first ? Json(*first) : Json()}};
         if (local) {
-          const std::optional<size_t> culprit = numerics::first_local_divergence(local->gaps, metric, threshold);
+          const std::optional<size_t> culprit = inspect::first_local_divergence(local->gaps, metric, threshold);
           report["culprit"] = Json{{"threshold", threshold},
                                    {"row", culprit ? Json(*culprit) : Json()},
                                    {"forced", Json{{"calls", local->run.calls}, {"replaced", local->run.replaced}, {"kept", local->run.kept}}}};
@@ -213,7 +214,13 @@ class DebugCommand final : public Command {
     }
     if (json) {
       report["profile"] = inspector_json(in, InspectTableOptions{});
-      if (!keep_etdump_.empty()) report["kept"] = Json{{"etdump", keep_etdump_}, {"debug_buffer", keep_debug_buffer_}};
+      if (!keep_etdump_.empty()) {
+        report["kept"] = Json{{"etdump", keep_etdump_}, {"debug_buffer", keep_debug_buffer_}};
+        if (local_kept_) {
+          const auto [etdump, buffer] = inspect::local_run_paths(keep_etdump_, keep_debug_buffer_);
+          report["kept"]["local"] = Json{{"etdump", etdump}, {"debug_buffer", buffer}};
+        }
+      }
     } else {
       std::cout << "\nprofile (one run; timings include logging the intermediate outputs)\n";
       render_event_table(in, InspectTableOptions{}, std::cout);
@@ -222,6 +229,10 @@ class DebugCommand final : public Command {
       std::cout << "\nkept: " << keep_etdump_ << " and " << keep_debug_buffer_ << "; view the gaps with\n  etscope-gui "
                 << model_ << " " << keep_etdump_ << " " << etrecord_ << " " << keep_debug_buffer_
                 << (aot_path.empty() ? "" : " " + aot_path) << " --view gaps\n";
+      if (local_kept_) {
+        const auto [etdump, buffer] = inspect::local_run_paths(keep_etdump_, keep_debug_buffer_);
+        std::cout << "  (the local gaps' run: " << etdump << " and " << buffer << ", which the viewer reads from beside them)\n";
+      }
     }
     if (store_option_->count() > 0) {
       // The run (its timings include logging) and the gap of every compared operator.
@@ -249,7 +260,7 @@ class DebugCommand final : public Command {
  private:
   struct LocalGaps {
     numerics::ForcedRun run;
-    std::vector<std::optional<std::vector<double>>> gaps;  ///< Per row of the accumulated gaps.
+    inspect::LocalGaps gaps;  ///< Per row of the accumulated gaps.
   };
 
   // The forced run (numerics/local_gap.h) on a second runner of the same options, its dump read
@@ -265,6 +276,10 @@ class DebugCommand final : public Command {
     InspectInputs files;
     files.etdump = dir.file("forced.etdp");
     files.debug_buffer = dir.file("forced.debug.bin");
+    if (!keep_etdump_.empty()) {
+      // Kept beside the run for the viewer's local-gap column.
+      std::tie(files.etdump, files.debug_buffer) = inspect::local_run_paths(keep_etdump_, keep_debug_buffer_);
+    }
     files.etrecord = etrecord_;
     files.method = forced->method_name();
     files.logging_expected = true;
@@ -272,7 +287,7 @@ class DebugCommand final : public Command {
     ETSCOPE_TRY(forced->write_trace(files.etdump, files.debug_buffer));
     ETSCOPE_ASSIGN_OR_RETURN(inspect::Inspector in, files.load());
     ETSCOPE_ASSIGN_OR_RETURN(std::vector<inspect::GapRow> forced_rows, inspect::calculate_numeric_gap(in, aot, metric));
-    out.gaps = numerics::local_gaps(rows, forced_rows);
+    out.gaps = inspect::local_gaps(rows, forced_rows);
     return out;
   }
 
@@ -328,6 +343,7 @@ class DebugCommand final : public Command {
   std::vector<store::GapPoint> gaps_;  ///< Each compared operator's gap and stats.
   size_t gap_rows_ = 0;                 ///< Compared operators.
   bool no_local_ = false;
+  bool local_kept_ = false;  ///< The local gaps' run was written beside --etdump.
   bool stats_ = false;
 };
 

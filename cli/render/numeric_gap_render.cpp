@@ -9,7 +9,6 @@
 
 #include "etscope/formats/tensor_stats.h"
 #include "etscope/inspect/event_index.h"
-#include "etscope/numerics/local_gap.h"
 #include "render/format.h"
 #include "render/json_output.h"
 
@@ -263,7 +262,7 @@ void render_culprit(const std::vector<GapRow>& rows, const LocalGapColumn& local
                     std::ostream& out) {
   const std::string test = "local " + std::string(inspect::to_string(metric)) + (metric == inspect::GapMetric::kSNR ? " < " : " > ") +
                            gap_text(threshold);
-  const std::optional<size_t> culprit = numerics::first_local_divergence(local, metric, threshold);
+  const std::optional<size_t> culprit = inspect::first_local_divergence(local, metric, threshold);
   const std::optional<size_t> first = inspect::first_divergence(rows, metric, threshold);
   const size_t with_local = static_cast<size_t>(std::count_if(local.begin(), local.end(), [](const auto& l) { return l.has_value(); }));
   if (with_local == 0) {

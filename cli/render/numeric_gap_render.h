@@ -12,8 +12,8 @@
 
 namespace etscope::cli {
 
-/// Each row's local gap (numerics/local_gap.h), or nullopt; null when there are none.
-using LocalGapColumn = std::vector<std::optional<std::vector<double>>>;
+/// Each row's local gap (inspect::local_gaps); null when there are none.
+using LocalGapColumn = inspect::LocalGaps;
 
 /// Text table: AOT handles, AOT ops, runtime ops, runtime handles, shape, gap, the local gap when
 /// `local` is given ("-" for rows without one), then with `stats` the stats of
@@ -41,7 +41,7 @@ void render_first_divergence(const std::vector<inspect::GapRow>& rows, inspect::
                              std::ostream& out);
 
 /// "culprit (local SNR < 40): ..." naming the first row whose *local* gap passes `threshold`
-/// (numerics::first_local_divergence) with its source lines (stack traces), and whether the
+/// (inspect::first_local_divergence) with its source lines (stack traces), and whether the
 /// first divergence's gap is its own or inherited; "no operator's own gap passes ..." when none.
 void render_culprit(const std::vector<inspect::GapRow>& rows, const LocalGapColumn& local, inspect::GapMetric metric,
                     double threshold, std::ostream& out);

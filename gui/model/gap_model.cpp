@@ -42,13 +42,20 @@ double worst(const std::vector<double>& gaps, inspect::GapMetric metric) {
 
 }  // namespace
 
-Result<GapModel> GapModel::build(const inspect::Inspector& inspector, std::shared_ptr<const inspect::AotIntermediates> aot) {
+Result<GapModel> GapModel::build(const inspect::Inspector& inspector, std::shared_ptr<const inspect::AotIntermediates> aot,
+                                 const inspect::Inspector* forced) {
   GapModel m;
   m.aot_ = std::move(aot);
   m.reference_graph_ = m.aot_->reference_graph;
   for (int k = 0; k < 3; ++k) {
-    ETSCOPE_ASSIGN_OR_RETURN(m.by_metric_[k], inspect::calculate_numeric_gap(inspector, *m.aot_, static_cast<inspect::GapMetric>(k)));
+    const auto metric = static_cast<inspect::GapMetric>(k);
+    ETSCOPE_ASSIGN_OR_RETURN(m.by_metric_[k], inspect::calculate_numeric_gap(inspector, *m.aot_, metric));
+    if (forced != nullptr) {
+      ETSCOPE_ASSIGN_OR_RETURN(std::vector<inspect::GapRow> forced_rows, inspect::calculate_numeric_gap(*forced, *m.aot_, metric));
+      m.local_[k] = inspect::local_gaps(m.by_metric_[k], forced_rows);
+    }
   }
+  m.has_local_ = forced != nullptr;
   const auto& rows = m.by_metric_[0];
   for (int k = 1; k < 3; ++k) {
     if (m.by_metric_[k].size() != rows.size()) return Error(ErrorCode::kInternal, "numeric gap rows differ between metrics");
@@ -81,6 +88,7 @@ Result<GapModel> GapModel::build(const inspect::Inspector& inspector, std::share
     for (int k = 0; k < 3; ++k) {
       row.elements[k] = m.by_metric_[k][i].gap;
       row.gap[k] = worst(row.elements[k], static_cast<inspect::GapMetric>(k));
+      if (i < m.local_[k].size() && m.local_[k][i]) row.local[k] = worst(*m.local_[k][i], static_cast<inspect::GapMetric>(k));
     }
     m.rows_.push_back(std::move(row));
   }
@@ -100,6 +108,11 @@ std::optional<size_t> GapModel::first_divergence(inspect::GapMetric metric, doub
 
 bool GapModel::passes(size_t row, inspect::GapMetric metric, double threshold) const {
   return row < rows_.size() && inspect::gap_passes(by_metric_[static_cast<int>(metric)][row], metric, threshold);
+}
+
+std::optional<size_t> GapModel::culprit(inspect::GapMetric metric, double threshold) const {
+  if (!has_local_) return std::nullopt;
+  return inspect::first_local_divergence(local_[static_cast<int>(metric)], metric, threshold);
 }
 
 std::optional<size_t> GapModel::row_of(const InstructionRef& ref) const {

@@ -27,18 +27,28 @@ struct GapModelRow {
   /// (largest L1/MSE, smallest SNR). NaN when nothing was compared.
   std::array<double, 3> gap{};
   std::array<std::vector<double>, 3> elements;  ///< Every element's gap, per metric.
+  /// The local gap per metric (inspect::local_gaps; worst element as `gap`), when the model has
+  /// the local gaps' run and the row has one.
+  std::array<std::optional<double>, 3> local{};
 };
 
 class GapModel {
  public:
   /// Needs the Inspector built with the ETRecord and debug buffer, and the AOT intermediates;
   /// both must outlive the model (rows view their bytes). Errors are libinspect's, one line.
-  static Result<GapModel> build(const inspect::Inspector& inspector, std::shared_ptr<const inspect::AotIntermediates> aot);
+  /// `forced`, when given, is the Inspector of the local gaps' run (`etscope debug --etdump`
+  /// keeps it beside the run: inspect::local_run_paths): each row then has its local gap.
+  static Result<GapModel> build(const inspect::Inspector& inspector, std::shared_ptr<const inspect::AotIntermediates> aot,
+                                const inspect::Inspector* forced = nullptr);
 
   const std::vector<GapModelRow>& rows() const { return rows_; }
   /// libinspect's first_divergence for `metric` and `threshold`.
   std::optional<size_t> first_divergence(inspect::GapMetric metric, double threshold) const;
   bool passes(size_t row, inspect::GapMetric metric, double threshold) const;
+  /// Whether the rows have local gaps (the model was built with the local gaps' run).
+  bool has_local() const { return has_local_; }
+  /// libinspect's first_local_divergence: the culprit, or nullopt.
+  std::optional<size_t> culprit(inspect::GapMetric metric, double threshold) const;
   /// The first row produced by `ref`, or nullopt.
   std::optional<size_t> row_of(const InstructionRef& ref) const;
   /// Number of elements of row `row`'s output (1 unless it is a sequence).
@@ -62,6 +72,8 @@ class GapModel {
   /// calculate_numeric_gap's rows per metric (index = GapMetric); the same rows in the same order
   /// in each, only the gaps differ.
   std::array<std::vector<inspect::GapRow>, 3> by_metric_;
+  std::array<inspect::LocalGaps, 3> local_;  ///< Per metric, per row.
+  bool has_local_ = false;
   std::vector<GapModelRow> rows_;
   inspect::InputCheck input_check_;
   std::string reference_graph_;

@@ -20,6 +20,15 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 // AOT intermediates with the index beside them; a .ptd of weights is refused by its keys.
+// The Inspector of the local gaps' run (its dump and debug buffer), linked with the same ETRecord.
+Result<inspect::Inspector> load_local_run(const std::string& etdump, const std::string& buffer,
+                                          std::shared_ptr<const etrecord::EtRecord> record) {
+  ETSCOPE_ASSIGN_OR_RETURN(auto dump_blob, Blob::open_file(etdump));
+  ETSCOPE_ASSIGN_OR_RETURN(etdump::EtDumpFile dump, etdump::EtDumpReader::read(dump_blob));
+  ETSCOPE_ASSIGN_OR_RETURN(auto buffer_blob, Blob::open_file(buffer));
+  return inspect::Inspector::build(std::make_shared<const etdump::EtDumpFile>(std::move(dump)), std::move(record), buffer_blob);
+}
+
 Result<std::shared_ptr<const inspect::AotIntermediates>> load_aot(const std::string& path) {
   auto aot = inspect::load_aot_intermediates(path, inspect::aot_index_beside(path));
   if (!aot.ok()) {
@@ -459,7 +468,21 @@ std::unique_ptr<Session> load_session(const OpenRequest& request, const Session*
       }
       if (s->aot) {
         report(progress, 0.95f, "computing numeric gaps");
-        auto gaps = GapModel::build(*s->inspector, s->aot);
+        // The local gaps' run `etscope debug --etdump` keeps beside the dump, when it is there.
+        std::optional<inspect::Inspector> forced;
+        if (!s->dump_path.empty() && !s->debug_path.empty()) {
+          const auto [etdump, buffer] = inspect::local_run_paths(s->dump_path, s->debug_path);
+          std::error_code ec;
+          if (std::filesystem::exists(etdump, ec) && std::filesystem::exists(buffer, ec)) {
+            auto local = load_local_run(etdump, buffer, s->record);
+            if (local.ok()) {
+              forced.emplace(std::move(local).value());
+            } else {
+              s->errors.push_back("warning: " + local.error().message() + " (the gaps are shown without their local gaps)");
+            }
+          }
+        }
+        auto gaps = GapModel::build(*s->inspector, s->aot, forced ? &*forced : nullptr);
         if (gaps.ok()) {
           s->gaps = std::move(gaps).value();
         } else {

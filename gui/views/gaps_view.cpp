@@ -166,7 +166,8 @@ void DrawTable(const GapModel& model, ViewState& state, const std::optional<size
   const auto metric = static_cast<inspect::GapMetric>(gv.metric);
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingFixedFit;
-  if (!ImGui::BeginTable("gap_rows", 6, flags, size)) return;
+  const bool local = model.has_local();
+  if (!ImGui::BeginTable("gap_rows", local ? 7 : 6, flags, size)) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("#");
   ImGui::TableSetupColumn("runtime operator", ImGuiTableColumnFlags_WidthStretch);
@@ -174,6 +175,7 @@ void DrawTable(const GapModel& model, ViewState& state, const std::optional<size
   ImGui::TableSetupColumn("module");
   ImGui::TableSetupColumn("output");
   ImGui::TableSetupColumn(to_string(metric));
+  if (local) ImGui::TableSetupColumn("local");
   ImGui::TableHeadersRow();
   const size_t n = model.rows().size();
   for (size_t i = 0; i < n; ++i) {
@@ -201,6 +203,12 @@ void DrawTable(const GapModel& model, ViewState& state, const std::optional<size
     if (diverged) ImGui::PushStyleColor(ImGuiCol_Text, palette::kPeakText);
     ImGui::TextUnformatted(GapText(r.gap[static_cast<size_t>(gv.metric)], metric).c_str());
     if (diverged) ImGui::PopStyleColor();
+    if (local) {
+      // The operator's own gap (computed from the AOT values of its inputs): "-" inside a delegate.
+      ImGui::TableNextColumn();
+      const std::optional<double>& own = r.local[static_cast<size_t>(gv.metric)];
+      ImGui::TextUnformatted(own ? GapText(*own, metric).c_str() : "-");
+    }
   }
   ImGui::EndTable();
 }
@@ -350,6 +358,20 @@ void DrawGapsView(const Session& session, ViewState& state) {
     if (ImGui::SmallButton("go")) SelectRow(model, *first, state);
   } else {
     ImGui::Text("no operator diverges (%zu compared)", model.rows().size());
+  }
+  if (model.has_local()) {
+    ImGui::SameLine(0, 24);
+    if (const std::optional<size_t> culprit = model.culprit(metric, gv.threshold)) {
+      const GapModelRow& r = model.rows()[*culprit];
+      ImGui::PushStyleColor(ImGuiCol_Text, palette::kPeakText);
+      ImGui::Text("culprit (own gap): #%zu %s (local %s %s)", *culprit, r.name.c_str(), metrics[gv.metric],
+                  GapText(*r.local[static_cast<size_t>(gv.metric)], metric).c_str());
+      ImGui::PopStyleColor();
+      ImGui::SameLine();
+      if (ImGui::SmallButton("go##culprit")) SelectRow(model, *culprit, state);
+    } else {
+      ImGui::TextDisabled("no operator's own gap diverges");
+    }
   }
   const inspect::InputCheck& check = model.input_check();
   if (check.outcome == inspect::InputCheck::Outcome::kDifferent) {

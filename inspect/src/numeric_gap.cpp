@@ -1130,6 +1130,35 @@ bool gaps_pass(const std::vector<double>& gaps, GapMetric metric, double thresho
 
 bool gap_passes(const GapRow& row, GapMetric metric, double threshold) { return gaps_pass(row.gap, metric, threshold); }
 
+LocalGaps local_gaps(const std::vector<GapRow>& accumulated, const std::vector<GapRow>& forced) {
+  std::map<Handles, const GapRow*> by_handles;
+  for (const GapRow& r : forced) by_handles.emplace(r.aot_handles, &r);
+  LocalGaps out;
+  out.reserve(accumulated.size());
+  for (const GapRow& r : accumulated) {
+    auto it = by_handles.find(r.aot_handles);
+    const bool own = it != by_handles.end() && it->second->gap.size() == r.gap.size() && !r.delegated && !it->second->delegated;
+    out.push_back(own ? std::optional<std::vector<double>>(it->second->gap) : std::nullopt);
+  }
+  return out;
+}
+
+std::optional<size_t> first_local_divergence(const LocalGaps& local, GapMetric metric, double threshold) {
+  for (size_t i = 0; i < local.size(); ++i) {
+    if (local[i] && gaps_pass(*local[i], metric, threshold)) return i;
+  }
+  return std::nullopt;
+}
+
+std::pair<std::string, std::string> local_run_paths(const std::string& etdump_path, const std::string& debug_buffer_path) {
+  auto local = [](const std::string& path) {
+    std::filesystem::path p(path);
+    const std::string ext = p.extension().string();
+    return (p.parent_path() / (p.stem().string() + ".local" + ext)).string();
+  };
+  return {local(etdump_path), local(debug_buffer_path)};
+}
+
 std::optional<size_t> first_divergence(const std::vector<GapRow>& rows, GapMetric metric, double threshold) {
   for (size_t i = 0; i < rows.size(); ++i)
     if (gap_passes(rows[i], metric, threshold)) return i;

@@ -161,28 +161,4 @@ Result<ForcedRun> run_forced(runner::Runner& runner, const etrecord::EtRecord& r
   return run;
 }
 
-std::vector<std::optional<std::vector<double>>> local_gaps(const std::vector<inspect::GapRow>& accumulated,
-                                                           const std::vector<inspect::GapRow>& forced) {
-  std::map<Handles, const inspect::GapRow*> by_handles;
-  for (const inspect::GapRow& r : forced) by_handles.emplace(r.aot_handles, &r);
-  std::vector<std::optional<std::vector<double>>> out;
-  out.reserve(accumulated.size());
-  for (const inspect::GapRow& r : accumulated) {
-    auto it = by_handles.find(r.aot_handles);
-    // A node inside a delegate computes from its neighbours' runtime values, never replaced: its
-    // gap in the forced run is not its own.
-    const bool own = it != by_handles.end() && it->second->gap.size() == r.gap.size() && !r.delegated && !it->second->delegated;
-    out.push_back(own ? std::optional<std::vector<double>>(it->second->gap) : std::nullopt);
-  }
-  return out;
-}
-
-std::optional<size_t> first_local_divergence(const std::vector<std::optional<std::vector<double>>>& local, inspect::GapMetric metric,
-                                             double threshold) {
-  for (size_t i = 0; i < local.size(); ++i) {
-    if (local[i] && inspect::gaps_pass(*local[i], metric, threshold)) return i;
-  }
-  return std::nullopt;
-}
-
 }  // namespace etscope::numerics

@@ -190,6 +190,52 @@ TEST_CASE("numeric gaps: every row of libinspect's gap, joined to its instructio
   CHECK(gaps.input_check().outcome != inspect::InputCheck::Outcome::kDifferent);
 }
 
+TEST_CASE("numeric gaps: the local gaps of the run etscope debug keeps beside the dump", "[gui][session][gaps]") {
+  const std::string base = "cifar10/cifar10";
+  const std::string dir = etscope::testing::temp_dir("gui_local_gaps");
+  const auto kept = etscope::testing::run_etscope("debug '" + fixture(base + ".pte") + "' --etrecord '" + fixture(base + ".etrecord") +
+                                                  "' --aot-intermediates '" + fixture(base + ".aot_intermediates.ptd") +
+                                                  "' --aot-index '" + fixture(base + ".aot_intermediates.json") + "' --etdump '" + dir +
+                                                  "/run.etdp' --debug-buffer '" + dir + "/run.bin'");
+  INFO(kept.err);
+  REQUIRE(kept.exit_code == 0);
+  CHECK_THAT(kept.out, Catch::Contains(dir + "/run.local.etdp"));
+  REQUIRE(std::filesystem::exists(dir + "/run.local.etdp"));
+  REQUIRE(std::filesystem::exists(dir + "/run.local.bin"));
+  auto s = load_session({fixture(base + ".pte"), dir + "/run.etdp", fixture(base + ".etrecord"), dir + "/run.bin",
+                         fixture(base + ".aot_intermediates.ptd")},
+                        nullptr, nullptr);
+  INFO((s->errors.empty() ? s->gaps_problem : s->errors[0]));
+  REQUIRE(s->gaps);
+  const GapModel& gaps = *s->gaps;
+  REQUIRE(gaps.has_local());
+  // The local gaps are libinspect's, of the kept run.
+  auto dump = etdump::EtDumpReader::open(dir + "/run.local.etdp");
+  REQUIRE(dump.ok());
+  auto buffer = Blob::open_file(dir + "/run.local.bin");
+  REQUIRE(buffer.ok());
+  auto forced = inspect::Inspector::build(std::make_shared<const etdump::EtDumpFile>(std::move(*dump)), s->record, *buffer);
+  REQUIRE(forced.ok());
+  auto forced_rows = inspect::calculate_numeric_gap(*forced, *s->aot, inspect::GapMetric::kSNR);
+  auto rows = inspect::calculate_numeric_gap(*s->inspector, *s->aot, inspect::GapMetric::kSNR);
+  REQUIRE(forced_rows.ok());
+  REQUIRE(rows.ok());
+  const inspect::LocalGaps want = inspect::local_gaps(*rows, *forced_rows);
+  REQUIRE(want.size() == gaps.rows().size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    REQUIRE(want[i].has_value());  // a portable program: every operator has its own gap
+    CHECK(gaps.rows()[i].local[2] == (*want[i])[0]);
+  }
+  CHECK_FALSE(gaps.culprit(inspect::GapMetric::kSNR, 40.0));  // the right program: nobody's own error
+  CHECK(gaps.culprit(inspect::GapMetric::kL1, 0.0) == 0u);     // every float operator adds some
+  // Without the kept run beside the dump: no local column.
+  auto plain = load_session({fixture(base + ".pte"), fixture(base + ".etdp"), fixture(base + ".etrecord"),
+                             fixture(base + ".debug.bin"), fixture(base + ".aot_intermediates.ptd")},
+                            nullptr, nullptr);
+  REQUIRE(plain->gaps);
+  CHECK_FALSE(plain->gaps->has_local());
+}
+
 TEST_CASE("a training curve file is read for the Training view", "[gui][session][training]") {
   inspect::Curve c;
   c.first_step = 11;

@@ -246,6 +246,24 @@ bool gaps_pass(const std::vector<double>& gaps, GapMetric metric, double thresho
 /// passes `threshold`, or nullopt when none does.
 std::optional<size_t> first_divergence(const std::vector<GapRow>& rows, GapMetric metric, double threshold);
 
+/// Each row's local gap (issue 32): the gap the operator adds by itself, from a second run in
+/// which every operator computed from the AOT values of its inputs (numerics/local_gap.h runs
+/// it). Per row of `accumulated`, one value per compared element as GapRow::gap: the gap of the
+/// row of `forced` (calculate_numeric_gap of that run) with the same AOT handles; nullopt for
+/// rows the forced run does not have and for nodes inside a delegate (GapRow::delegated: their
+/// inputs are their neighbours' runtime values, not replaced).
+using LocalGaps = std::vector<std::optional<std::vector<double>>>;
+LocalGaps local_gaps(const std::vector<GapRow>& accumulated, const std::vector<GapRow>& forced);
+
+/// The culprit: the first row (in row order) whose local gap passes `threshold` (gaps_pass),
+/// nullopt when none does.
+std::optional<size_t> first_local_divergence(const LocalGaps& local, GapMetric metric, double threshold);
+
+/// Where `etscope debug --etdump D --debug-buffer B` keeps the run its local gaps come from, and
+/// where the viewer looks for it: ".local" before each file's extension ("run.etdp" ->
+/// "run.local.etdp", "run.bin" -> "run.local.bin").
+std::pair<std::string, std::string> local_run_paths(const std::string& etdump_path, const std::string& debug_buffer_path);
+
 /// The threshold `etscope debug` uses without --threshold: L1 1e-3, MSE 1e-6, SNR 40 dB.
 double default_gap_threshold(GapMetric metric);
 

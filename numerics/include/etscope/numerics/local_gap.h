@@ -6,7 +6,8 @@
 // the threshold. The local gap separates the two: the program runs once more on etscope's engine
 // with every call's inputs replaced, just before the call, by the AOT outputs of the calls that
 // made them ("teacher forcing"); each operator then computes from exactly the reference inputs,
-// and the numeric gap of that run, row by row, is what the operator adds by itself.
+// and the numeric gap of that run, row by row, is what the operator adds by itself
+// (inspect::local_gaps matches the two runs' rows: the number's one definition).
 //
 // What is replaced: a tensor input of a kernel or delegate call made by an earlier call whose
 // debug handles key an AOT intermediate output (the call with the largest instruction id of that
@@ -18,8 +19,6 @@
 #pragma once
 
 #include <cstddef>
-#include <optional>
-#include <vector>
 
 #include "etscope/core/result.h"
 #include "etscope/etrecord/etrecord.h"
@@ -44,17 +43,5 @@ struct ForcedRun {
 /// level; its ETDump then holds the forced run. Errors: the engine's, kInvalidArgument without
 /// the method's debug handle map in `record`.
 Result<ForcedRun> run_forced(runner::Runner& runner, const etrecord::EtRecord& record, const inspect::AotIntermediates& aot);
-
-/// The local gap of each row of `accumulated` (one value per compared element, as GapRow::gap):
-/// the gap of the row of `forced` (calculate_numeric_gap of the forced run) with the same AOT
-/// handles; nullopt for rows the forced run does not have and for nodes inside a delegate
-/// (GapRow::delegated: their inputs are their neighbours' runtime values).
-std::vector<std::optional<std::vector<double>>> local_gaps(const std::vector<inspect::GapRow>& accumulated,
-                                                           const std::vector<inspect::GapRow>& forced);
-
-/// The culprit: the first row (in row order) whose local gap passes `threshold`
-/// (inspect::gap_passes), nullopt when none does.
-std::optional<size_t> first_local_divergence(const std::vector<std::optional<std::vector<double>>>& local,
-                                             inspect::GapMetric metric, double threshold);
 
 }  // namespace etscope::numerics
