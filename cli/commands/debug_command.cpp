@@ -167,8 +167,17 @@ class DebugCommand final : public Command {
       // The local gaps: a second run on etscope's engine, each call fed the AOT values of its inputs.
       std::optional<LocalGaps> local;
       if (!no_local_ && in.record() != nullptr) {
-        ETSCOPE_ASSIGN_OR_RETURN(local, local_gaps(options, *in.record(), *aot, metric, rows, dir));
-        local_kept_ = !keep_etdump_.empty();
+        // A forced run that fails (a kernel refusing an AOT value) costs the local column, not
+        // the report: said as a warning.
+        Result<LocalGaps> forced = local_gaps(options, *in.record(), *aot, metric, rows, dir);
+        if (forced.ok()) {
+          local = std::move(forced).value();
+          local_kept_ = !keep_etdump_.empty();
+        } else {
+          const std::string w = "no local gaps: " + forced.error().message();
+          std::fprintf(stderr, "etscope: warning: %s\n", w.c_str());
+          warnings_.push_back(w);
+        }
       }
       if (json) {
         report["gap"] = gap_json(rows, metric, local ? &local->gaps : nullptr);
