@@ -169,7 +169,7 @@ class DebugCommand final : public Command {
       if (!no_local_ && in.record() != nullptr) {
         // A forced run that fails (a kernel refusing an AOT value) costs the local column, not
         // the report: said as a warning.
-        Result<LocalGaps> forced = local_gaps(options, *in.record(), *aot, metric, rows, dir);
+        Result<LocalGaps> forced = local_gaps(options, in, *aot, metric, rows, dir);
         if (forced.ok()) {
           local = std::move(forced).value();
           local_kept_ = !keep_etdump_.empty();
@@ -274,14 +274,14 @@ class DebugCommand final : public Command {
 
   // The forced run (numerics/local_gap.h) on a second runner of the same options, its dump read
   // back and compared with the AOT intermediates as the first run was.
-  Result<LocalGaps> local_gaps(const runner::RunnerOptions& options, const etrecord::EtRecord& record,
+  Result<LocalGaps> local_gaps(const runner::RunnerOptions& options, const inspect::Inspector& run,
                                const inspect::AotIntermediates& aot, inspect::GapMetric metric,
                                const std::vector<inspect::GapRow>& rows, const TempDir& dir) const {
     ETSCOPE_ASSIGN_OR_RETURN(auto forced, runner::Runner::load(options));
     ETSCOPE_TRY(size_debug_buffer(*forced));
     ETSCOPE_TRY(forced->set_inputs_from_etrecord(etrecord_));
     LocalGaps out;
-    ETSCOPE_ASSIGN_OR_RETURN(out.run, numerics::run_forced(*forced, record, aot));
+    ETSCOPE_ASSIGN_OR_RETURN(out.run, numerics::run_forced(*forced, *run.record(), aot, run));
     InspectInputs files;
     files.etdump = dir.file("forced.etdp");
     files.debug_buffer = dir.file("forced.debug.bin");

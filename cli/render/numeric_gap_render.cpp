@@ -266,8 +266,7 @@ void render_culprit(const std::vector<GapRow>& rows, const LocalGapColumn& local
   const std::optional<size_t> first = inspect::first_divergence(rows, metric, threshold);
   const size_t with_local = static_cast<size_t>(std::count_if(local.begin(), local.end(), [](const auto& l) { return l.has_value(); }));
   if (with_local == 0) {
-    out << "culprit (" << test << "): no local gaps: every compared operator is a node inside a delegate, and its inputs are "
-           "its neighbours' (not replaced)\n";
+    out << "culprit (" << test << "): no row has a local gap (the forced run compared none of them)\n";
     return;
   }
   if (!culprit) {

@@ -849,7 +849,6 @@ struct Pair {
   Handles key;            // The runtime key (reported as the AOT handle too).
   size_t aot_entry = 0;
   GapValue aot, runtime;
-  bool delegated = false;  // The runtime value is a delegate's inner node's.
 };
 
 // _find_matching_runtime_output_by_shape_and_dtype.
@@ -955,7 +954,7 @@ Result<std::vector<GapRow>> calculate_numeric_gap(const Inspector& in, const Aot
       if (!match) continue;
       const GapValue& aot_out = aot.entries[*match].output;
       const size_t k = static_cast<size_t>(i) + 1;  // Runtime element at index -(i+1).
-      Pair p{rt.key, *match, aot_out, {}, rt.event->is_delegated_op.value_or(false)};
+      Pair p{rt.key, *match, aot_out, {}};
       if (runtime.items.size() < k) continue;  // No such logged value (ExecuTorch: IndexError).
       const GapValue& last = runtime.items[runtime.items.size() - k];
       if (aot_out.is_list()) {
@@ -996,7 +995,6 @@ Result<std::vector<GapRow>> calculate_numeric_gap(const Inspector& in, const Aot
     row.aot_ops = find_op_names(p.key, aot_names);
     row.runtime_ops = find_op_names(p.key, runtime_names);
     row.runtime_handles = p.key;
-    row.delegated = p.delegated;
     if (p.aot.is_list() != p.runtime.is_list()) {
       return Error(ErrorCode::kInvalidArgument, dump_name + ": AOT output " + describe(p.aot) + " and runtime output " +
                                                     describe(p.runtime) + " must both be sequences or both not");
@@ -1137,7 +1135,7 @@ LocalGaps local_gaps(const std::vector<GapRow>& accumulated, const std::vector<G
   out.reserve(accumulated.size());
   for (const GapRow& r : accumulated) {
     auto it = by_handles.find(r.aot_handles);
-    const bool own = it != by_handles.end() && it->second->gap.size() == r.gap.size() && !r.delegated && !it->second->delegated;
+    const bool own = it != by_handles.end() && it->second->gap.size() == r.gap.size();
     out.push_back(own ? std::optional<std::vector<double>>(it->second->gap) : std::nullopt);
   }
   return out;

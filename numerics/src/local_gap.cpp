@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "etscope/formats/op_signatures.h"
+#include "etscope/formats/tensor_stats.h"
 #include "etscope/runtime/method.h"
 
 namespace etscope::numerics {
@@ -39,13 +40,57 @@ struct Plan {
   size_t kept = 0;
 };
 
-Result<Plan> plan_replacements(const ExecutionPlan& plan, const etrecord::MethodMaps& maps, const inspect::AotIntermediates& aot) {
-  std::map<Handles, const inspect::AotEntry*> by_key;
+using AotByKey = std::map<Handles, const inspect::AotEntry*>;
+
+/// The AOT entries by their sorted handles.
+AotByKey aot_by_key(const inspect::AotIntermediates& aot) {
+  AotByKey by_key;
   for (const inspect::AotEntry& e : aot.entries) {
     Handles key = e.handles;
     std::sort(key.begin(), key.end());
     by_key.emplace(std::move(key), &e);
   }
+  return by_key;
+}
+
+/// Fills `logical` with the AOT value standing for a delegate's node output: the entry of the
+/// handles the node's output was linked to, a tensor of exactly `sizes` (any floating dtype, read
+/// as float). False when there is none.
+using NodeHandles = std::map<std::pair<int64_t, int64_t>, Handles>;
+
+/// The debug handles of each delegate node's logged output, (instruction, delegate debug id) ->
+/// sorted handles, as the Inspector of the unforced run linked them (it knows how etscope's
+/// XNNPACK ids map to the edge graph's handles).
+NodeHandles node_handles(const inspect::Inspector& run) {
+  NodeHandles out;
+  for (const inspect::EventBlock& b : run.blocks()) {
+    for (const inspect::Event& e : b.events) {
+      if (!e.is_delegated_op.value_or(false) || !e.delegate_id_int || !e.debug_handles) continue;
+      Handles h = *e.debug_handles;
+      std::sort(h.begin(), h.end());
+      out.emplace(std::make_pair(static_cast<int64_t>(e.instruction_id), *e.delegate_id_int), std::move(h));
+    }
+  }
+  return out;
+}
+
+bool delegate_reference(const NodeHandles& nodes, const AotByKey& by_key, size_t instruction, int32_t handle,
+                        std::span<const int64_t> sizes, std::span<float> logical) {
+  auto n = nodes.find({static_cast<int64_t>(instruction), handle});
+  if (n == nodes.end()) return false;
+  auto e = by_key.find(n->second);
+  if (e == by_key.end()) return false;
+  const inspect::GapValue& ref = e->second->output;
+  const ScalarType t = ref.tensor.dtype;
+  const bool floating = t == ScalarType::kFloat || t == ScalarType::kDouble || t == ScalarType::kHalf || t == ScalarType::kBFloat16;
+  if (ref.kind != inspect::GapValue::Kind::kTensor || !floating) return false;
+  if (!std::equal(ref.tensor.shape.begin(), ref.tensor.shape.end(), sizes.begin(), sizes.end())) return false;
+  if (ref.tensor.numel() != logical.size()) return false;
+  for (size_t k = 0; k < logical.size(); ++k) logical[k] = static_cast<float>(element_as_double(ref.tensor.dtype, ref.tensor.bytes.data(), k));
+  return true;
+}
+
+Result<Plan> plan_replacements(const ExecutionPlan& plan, const etrecord::MethodMaps& maps, const AotByKey& by_key) {
   auto handles_of = [&](size_t instruction) -> Handles {
     auto it = maps.debug_handle_map.find(static_cast<int64_t>(instruction));
     if (it == maps.debug_handle_map.end()) return {};
@@ -123,7 +168,8 @@ Result<Plan> plan_replacements(const ExecutionPlan& plan, const etrecord::Method
 
 }  // namespace
 
-Result<ForcedRun> run_forced(runner::Runner& runner, const etrecord::EtRecord& record, const inspect::AotIntermediates& aot) {
+Result<ForcedRun> run_forced(runner::Runner& runner, const etrecord::EtRecord& record, const inspect::AotIntermediates& aot,
+                             const inspect::Inspector& run_profile) {
   const std::string where = runner.program().name() + ": method '" + runner.method_name() + "'";
   if (runner.engine() != runner::EngineKind::kEtscope) {
     return Error(ErrorCode::kNotSupported, where + ": local gaps run on etscope's engine (ExecuTorch's runtime has no hook between "
@@ -136,7 +182,9 @@ Result<ForcedRun> run_forced(runner::Runner& runner, const etrecord::EtRecord& r
     return Error(ErrorCode::kInvalidArgument, record.path + ": no debug handle map for method '" + runner.method_name() +
                                                   "': local gaps need it to know which call made which tensor");
   }
-  ETSCOPE_ASSIGN_OR_RETURN(Plan replacements, plan_replacements(*plan, *maps, aot));
+  const AotByKey by_key = aot_by_key(aot);
+  const NodeHandles nodes = node_handles(run_profile);
+  ETSCOPE_ASSIGN_OR_RETURN(Plan replacements, plan_replacements(*plan, *maps, by_key));
   ForcedRun run;
   run.kept = replacements.kept;
   runtime::Method& method = runner.method();
@@ -155,8 +203,15 @@ Result<ForcedRun> run_forced(runner::Runner& runner, const etrecord::EtRecord& r
     }
     return ok_status();
   });
+  // Inside XNNPACK delegates: each node output the debug buffer logs continues as its AOT value.
+  method.set_delegate_value_hook([&](size_t, size_t instruction, int32_t handle, std::span<const int64_t> sizes, std::span<float> logical) {
+    const bool replaced = delegate_reference(nodes, by_key, instruction, handle, sizes, logical);
+    ++(replaced ? run.replaced : run.kept);
+    return replaced;
+  });
   Result<double> executed = runner.execute_once(events::kBlockExecute.data());
   method.set_instruction_hook({});
+  method.set_delegate_value_hook({});
   if (!executed.ok()) return executed.error();
   return run;
 }

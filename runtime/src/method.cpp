@@ -134,6 +134,7 @@ struct Method::Impl {
   std::vector<AlignedBuffer> owned;      // aligned copies of constants, buffers of unplanned inputs
   std::vector<std::unique_ptr<xnnpack::XnnpackDelegate>> delegates;  // per DelegateCall (Step::a)
   Method::InstructionHook hook;          // set_instruction_hook
+  Method::DelegateValueHook delegate_hook;  // set_delegate_value_hook
   uint64_t memory_left = 0;              // of MethodOptions::max_memory
 
   std::string where() const { return program->name() + ": method '" + plan->name + "'"; }
@@ -723,6 +724,7 @@ Status Method::set_scalar_input(size_t i, const EValue& value) {
 }
 
 void Method::set_instruction_hook(InstructionHook hook) { impl_->hook = std::move(hook); }
+void Method::set_delegate_value_hook(DelegateValueHook hook) { impl_->delegate_hook = std::move(hook); }
 
 Status Method::overwrite_tensor(int32_t value, std::span<const uint8_t> bytes) {
   Impl& m = *impl_;
@@ -825,7 +827,13 @@ Status Method::execute(const char* block) {
         case InstructionKind::kDelegateCall: {
           OpScope scope(tracer, events::kDelegateCall.data());
           const Args args{m.arg_pool.data() + step.arg_offset, step.arg_count};
-          Status s = m.delegates[static_cast<size_t>(step.a)]->execute(args, tracer);
+          xnnpack::XnnpackDelegate::ValueHook values;
+          if (m.delegate_hook) {
+            values = [&m, c, idx](int32_t handle, std::span<const int64_t> sizes, std::span<float> logical) {
+              return m.delegate_hook(c, idx, handle, sizes, logical);
+            };
+          }
+          Status s = m.delegates[static_cast<size_t>(step.a)]->execute(args, tracer, m.delegate_hook ? &values : nullptr);
           if (!s.ok()) return s;
           // As ExecuTorch: every argument is logged, inputs and outputs alike.
           for (EValue* a : args) log_intermediate(tracer, *a);

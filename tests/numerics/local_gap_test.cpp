@@ -10,11 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "etscope/etdump/etdump_reader.h"
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/op_signatures.h"
 #include "etscope/inspect/numeric_gap.h"
 #include "etscope/inspect/program_description.h"
 #include "etscope/numerics/local_gap.h"
+#include "etscope/formats/tensor_data_file.h"
 #include "testing/test_util.h"
 
 namespace etscope::numerics {
@@ -112,6 +114,59 @@ TEST_CASE("local gaps: a layer's changed weights are its own error / the layers 
   CHECK(!q["gap"]["rows"][0].contains("local_gap"));
 }
 
+TEST_CASE("local gaps inside an XNNPACK delegate: each node continues from the AOT value of the one before", "[numerics][gap]") {
+  // xnn_cnn: one XNNPACK delegate, its nodes logged by etscope's engine. The AOT intermediates are
+  // changed instead of the program: conv2d_1's reference output (handle 5) scaled by 1.1. The run
+  // is right, so only that row's accumulated gap is low; in the forced run the average pool after
+  // it computes from the scaled value, so its *local* gap is low too, while its accumulated one is
+  // not: forcing reached inside the delegate.
+  const std::string dir = testing::temp_dir("local_gap_xnnpack");
+  const std::string base = "xnnpack/xnn_cnn";
+  auto aot = inspect::load_aot_intermediates(fixture(base + ".aot_intermediates.ptd"), fixture(base + ".aot_intermediates.json"));
+  REQUIRE(aot.ok());
+  const std::vector<uint8_t> original(aot->file->blob->bytes().begin(), aot->file->blob->bytes().end());
+  std::vector<uint8_t> changed = original;
+  bool found = false;
+  for (const inspect::AotEntry& e : aot->entries) {
+    if (e.handles != std::vector<int64_t>{5}) continue;
+    REQUIRE(e.output.kind == inspect::GapValue::Kind::kTensor);
+    REQUIRE(e.output.tensor.dtype == ScalarType::kFloat);
+    const size_t offset = static_cast<size_t>(e.output.tensor.bytes.data() - aot->file->blob->bytes().data());
+    for (size_t k = 0; k < e.output.tensor.bytes.size(); k += 4) {
+      float f = 0;
+      std::memcpy(&f, changed.data() + offset + k, 4);
+      f *= 1.1f;
+      std::memcpy(changed.data() + offset + k, &f, 4);
+    }
+    found = true;
+  }
+  REQUIRE(found);
+  std::ofstream(dir + "/changed.ptd", std::ios::binary).write(reinterpret_cast<const char*>(changed.data()), static_cast<std::streamsize>(changed.size()));
+  const testing::CommandResult r =
+      testing::run_etscope("debug '" + fixture(base + ".pte") + "' --etrecord '" + fixture(base + ".etrecord") + "' --aot-intermediates '" +
+                           dir + "/changed.ptd' --aot-index '" + fixture(base + ".aot_intermediates.json") + "' --format json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json j = json::parse(r.out);
+  const json& rows = j["gap"]["rows"];
+  size_t conv = rows.size(), pool = rows.size();
+  for (size_t k = 0; k < rows.size(); ++k) {
+    if (rows[k]["aot_debug_handle"] == json::array({5})) conv = k;
+    if (rows[k]["aot_debug_handle"] == json::array({6})) pool = k;
+  }
+  REQUIRE(conv < rows.size());
+  REQUIRE(pool < rows.size());
+  CHECK(first_gap(rows[conv]["gap"]) < 40);
+  CHECK(first_gap(rows[pool]["gap"]) > 100);        // the run itself is right
+  REQUIRE(!rows[pool]["local_gap"].is_null());
+  CHECK(first_gap(rows[pool]["local_gap"]) < 40);   // computed from the scaled reference
+  CHECK(first_gap(rows[conv]["local_gap"]) < 40);
+  CHECK(j["culprit"]["row"] == conv);
+  CHECK(j["culprit"]["forced"]["replaced"].get<size_t>() >= 5);
+  // Rows before it compute right from right values.
+  for (size_t k = 0; k < conv; ++k) CHECK(first_gap(rows[k]["local_gap"]) > 100);
+}
+
 TEST_CASE("local gaps: the unchanged program has no culprit / only etscope's engine can force inputs", "[numerics][gap]") {
   const std::string args = "debug '" + fixture("cifar10/cifar10.pte") + "' --etrecord '" + fixture("cifar10/cifar10.etrecord") +
                            "' --aot-intermediates '" + fixture("cifar10/cifar10.aot_intermediates.ptd") + "' --aot-index '" +
@@ -133,7 +188,11 @@ TEST_CASE("local gaps: the unchanged program has no culprit / only etscope's eng
   REQUIRE(record.ok());
   auto aot = inspect::load_aot_intermediates(fixture("cifar10/cifar10.aot_intermediates.ptd"), "");
   REQUIRE(aot.ok());
-  auto forced = run_forced(**et, *record, *aot);
+  auto dump = etdump::EtDumpReader::open(fixture("cifar10/cifar10.etdp"));
+  REQUIRE(dump.ok());
+  auto profile = inspect::Inspector::build(std::make_shared<const etdump::EtDumpFile>(std::move(*dump)), nullptr, nullptr);
+  REQUIRE(profile.ok());
+  auto forced = run_forced(**et, *record, *aot, *profile);
   REQUIRE_FALSE(forced.ok());
   CHECK(forced.error().code() == ErrorCode::kNotSupported);
 }

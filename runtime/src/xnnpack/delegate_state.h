@@ -184,8 +184,12 @@ struct DelegateState {
   std::vector<Logged> logged;
   std::vector<int32_t> logged_of_node;  // per node: index into logged, or -1
   std::vector<float> log_scratch;
+  std::vector<float> force_scratch;  // a hooked execution's replacement values (XnnpackDelegate::ValueHook)
   void plan_logging(std::span<EValue* const> args);
   bool log_output(Logged& l);  // false when it cannot be logged
+  /// Writes `logical` (l's tensor in logical order) into the node's output in memory order;
+  /// false when the output keeps no floats.
+  bool overwrite_output(const Logged& l, std::span<const float> logical);
 
   std::string node_where(size_t i) const {
     return where + ": XNNPACK node " + std::to_string(i) + " (" + xnn::to_string(graph.nodes[i].kind) + ")";

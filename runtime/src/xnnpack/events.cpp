@@ -2,6 +2,7 @@
 // [intermediate outputs]
 #include <map>
 
+#include <algorithm>
 #include "xnnpack/nhwc_windows.h"
 #include "xnnpack/node_table.h"
 
@@ -282,6 +283,28 @@ bool DelegateState::log_output(Logged& l) {
   float* dst = log_scratch.data();
   walk_strided(so, step, [&](int64_t i, int64_t at) { dst[at] = src[i]; });
   t.set_data(dst);
+  return true;
+}
+
+bool DelegateState::overwrite_output(const Logged& l, std::span<const float> logical) {
+  const size_t out = static_cast<size_t>(graph.nodes[l.node].outputs[0]);
+  const Shape& so = shapes[out];
+  float* dst = data[out];
+  if (dst == nullptr || logical.size() != static_cast<size_t>(so.numel())) return false;
+  if (!l.permute) {
+    std::copy(logical.begin(), logical.end(), dst);
+    return true;
+  }
+  int64_t sizes[kMaxRank] = {};
+  for (int d = 0; d < so.rank; ++d) sizes[order[out][static_cast<size_t>(d)]] = so.d[d];
+  int64_t lstride[kMaxRank] = {}, acc = 1;
+  for (int d = so.rank - 1; d >= 0; --d) {
+    lstride[d] = acc;
+    acc *= sizes[d];
+  }
+  int64_t step[kMaxRank] = {};
+  for (int d = 0; d < so.rank; ++d) step[d] = lstride[order[out][static_cast<size_t>(d)]];
+  walk_strided(so, step, [&](int64_t i, int64_t at) { dst[i] = logical[static_cast<size_t>(at)]; });
   return true;
 }
 

@@ -337,7 +337,7 @@ Status DelegateState::reshape(std::span<EValue* const> args) {
   return ok_status();
 }
 
-Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* tracer) {
+Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* tracer, const ValueHook* hook) {
   DelegateState& m = *impl_;
   const xnn::Graph& g = m.graph;
   if (m.dynamic) ETSCOPE_TRY(m.reshape(args));
@@ -395,6 +395,20 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
         if (m.logged_of_node[i] < 0) continue;
         DelegateState::Logged& l = m.logged[static_cast<size_t>(m.logged_of_node[i])];
         if (m.log_output(l)) tracer->log_delegate_output(l.value, l.handle);
+      }
+    }
+    if (hook != nullptr && *hook) {
+      // The logged outputs replaced by the hook's values: the next events compute from them.
+      for (uint32_t i = m.event_first[e]; i < m.event_first[e + 1]; ++i) {
+        if (m.logged_of_node[i] < 0) continue;
+        const DelegateState::Logged& l = m.logged[static_cast<size_t>(m.logged_of_node[i])];
+        const size_t out = static_cast<size_t>(g.nodes[l.node].outputs[0]);
+        const Shape& so = m.shapes[out];
+        int64_t sizes[kMaxRank] = {};
+        for (int d = 0; d < so.rank; ++d) sizes[m.order[out][static_cast<size_t>(d)]] = so.d[d];
+        // Only hooked (experimental) executions allocate here.
+        m.force_scratch.resize(static_cast<size_t>(so.numel()));
+        if ((*hook)(l.handle, {sizes, static_cast<size_t>(so.rank)}, m.force_scratch)) m.overwrite_output(l, m.force_scratch);
       }
     }
   }

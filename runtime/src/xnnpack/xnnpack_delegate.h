@@ -42,8 +42,15 @@ class XnnpackDelegate {
   const std::vector<uint32_t>& read_args() const;
   const std::vector<uint32_t>& written_args() const;
 
+  /// Fills `logical` (the node's output in the edge graph's dimension order, of `sizes`) with the
+  /// value to continue from, or returns false to keep the computed one. For glass-box
+  /// experiments (runtime::Method::DelegateValueHook).
+  using ValueHook = std::function<bool(int32_t delegate_debug_handle, std::span<const int64_t> sizes, std::span<float> logical)>;
+
   /// Runs every node in order; each is one delegate profiling event when `tracer` records.
-  Status execute(std::span<EValue* const> args, EventTracer* tracer);
+  /// With `hook`, after each event's nodes ran (and logged their outputs), every output the
+  /// debug buffer logs under a delegate debug handle is replaced by what the hook gives.
+  Status execute(std::span<EValue* const> args, EventTracer* tracer, const ValueHook* hook = nullptr);
 
  private:
   explicit XnnpackDelegate(std::unique_ptr<DelegateState> impl);

@@ -162,7 +162,6 @@ struct GapRow {
   std::vector<std::string> runtime_ops; ///< Runtime event names whose key lies within.
   std::vector<int64_t> runtime_handles;
   GapValue runtime_output;
-  bool delegated = false;               ///< The runtime value is one a delegate logged inside (a node of its graph).
 
   std::vector<double> gap;              ///< One per compared element (usually one).
   /// One per compared element, beside `gap`; channels by output_channel_dim of the row's AOT and
@@ -250,8 +249,7 @@ std::optional<size_t> first_divergence(const std::vector<GapRow>& rows, GapMetri
 /// which every operator computed from the AOT values of its inputs (numerics/local_gap.h runs
 /// it). Per row of `accumulated`, one value per compared element as GapRow::gap: the gap of the
 /// row of `forced` (calculate_numeric_gap of that run) with the same AOT handles; nullopt for
-/// rows the forced run does not have and for nodes inside a delegate (GapRow::delegated: their
-/// inputs are their neighbours' runtime values, not replaced).
+/// rows the forced run does not have.
 using LocalGaps = std::vector<std::optional<std::vector<double>>>;
 LocalGaps local_gaps(const std::vector<GapRow>& accumulated, const std::vector<GapRow>& forced);
 

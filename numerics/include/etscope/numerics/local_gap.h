@@ -15,7 +15,10 @@
 // tensor per output of the call (element i of a sequence output for output i). Not replaced:
 // method inputs (already the AOT inputs), constants, tensors a kernel writes in place (KV
 // caches), tensors of another dim order, outputs of a delegate (its inner nodes have no value in
-// the plan). Nodes inside a delegate compute from their neighbours' runtime values: no local gap.
+// the plan). Inside an XNNPACK delegate, each node output etscope's engine logs (under its
+// delegate debug handle) is replaced after the node ran by the AOT value of the handles the
+// unforced run's Inspector linked that output to (a floating tensor of the same shape), so the
+// next node computes from it too.
 #pragma once
 
 #include <cstddef>
@@ -40,8 +43,11 @@ struct ForcedRun {
 /// AOT values as the file comment says. The runner must use the etscope engine (kNotSupported
 /// otherwise: ExecuTorch's runtime has no hook between instructions), have its inputs set to
 /// the ETRecord's representative inputs and, for the local gaps, trace at intermediate-output
-/// level; its ETDump then holds the forced run. Errors: the engine's, kInvalidArgument without
-/// the method's debug handle map in `record`.
-Result<ForcedRun> run_forced(runner::Runner& runner, const etrecord::EtRecord& record, const inspect::AotIntermediates& aot);
+/// level; its ETDump then holds the forced run. `run_profile` is the Inspector of an unforced run
+/// of the same program at intermediate-output level with `record` (it says which edge-graph
+/// handles each delegate node's output stands for). Errors: the engine's, kInvalidArgument
+/// without the method's debug handle map in `record`.
+Result<ForcedRun> run_forced(runner::Runner& runner, const etrecord::EtRecord& record, const inspect::AotIntermediates& aot,
+                             const inspect::Inspector& run_profile);
 
 }  // namespace etscope::numerics

@@ -97,6 +97,14 @@ class Method {
   /// local gaps: inputs replaced by reference values, numerics/). An empty function removes it.
   using InstructionHook = std::function<Status(size_t chain, size_t instruction)>;
   void set_instruction_hook(InstructionHook hook);
+  /// Inside an XNNPACK delegate call (chain, instruction): after the nodes of each operator ran,
+  /// each output the debug buffer logs under a delegate debug handle is offered to the hook,
+  /// which may fill `logical` (the output in the edge graph's dimension order, of `sizes`) with
+  /// the value the next operators compute from, and returns whether it did. An empty function
+  /// removes it.
+  using DelegateValueHook = std::function<bool(size_t chain, size_t instruction, int32_t delegate_debug_handle,
+                                               std::span<const int64_t> sizes, std::span<float> logical)>;
+  void set_delegate_value_hook(DelegateValueHook hook);
   /// Overwrites the bytes of tensor value `value` (an index into the plan's values) with
   /// `bytes`, for instruction hooks. Refused (kInvalidArgument, naming the value) unless it is a
   /// tensor with writable memory of its own (planned or owned: never a constant), of row-major
