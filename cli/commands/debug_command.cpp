@@ -161,6 +161,10 @@ class DebugCommand final : public Command {
       std::printf("%s: method '%s' run once with the representative inputs of %s (%s, intermediate outputs logged)\n\n",
                   model_.c_str(), runner->method_name().c_str(), etrecord_.c_str(), duration_text_ms(timing.samples.front()).c_str());
     }
+    // The run is in `in` (read back from its files) now: its runner's program, arenas and debug
+    // buffer go before the local gaps' run loads its own, so memory peaks at one of them.
+    const std::string method = runner->method_name();
+    runner.reset();
     if (aot) {
       ETSCOPE_TRY(check_gap_inputs(in, force_));
       ETSCOPE_ASSIGN_OR_RETURN(std::vector<inspect::GapRow> rows, inspect::calculate_numeric_gap(in, *aot, metric));
@@ -249,10 +253,10 @@ class DebugCommand final : public Command {
       req.etdump = files.etdump;
       req.etrecord = etrecord_;
       req.pte = files.pte;
-      req.method = runner->method_name();
+      req.method = method;
       req.source = "debug";
       req.gaps = gaps_;
-      ETSCOPE_ASSIGN_OR_RETURN(StoredRun r, store_run(store_location_, tags_, std::move(req), *runner));
+      ETSCOPE_ASSIGN_OR_RETURN(StoredRun r, store_run(store_location_, tags_, std::move(req), nullptr));
       if (json) {
         report["store"] = Json{{"run_id", r.run_id}, {"location", r.location}, {"gap_rows", gap_rows_}};
       } else {

@@ -160,7 +160,7 @@ class GenerateCommand : public Command {
       tags.push_back("generated_tokens=" + std::to_string(s.generated_tokens));
       tags.push_back("prefill_tokens_per_s=" + significant_text(s.prefill_tokens_per_s));
       tags.push_back("decode_tokens_per_s=" + significant_text(s.decode_tokens_per_s));
-      ETSCOPE_ASSIGN_OR_RETURN(stored, store_run(store_location_, tags, std::move(req), generator->runner()));
+      ETSCOPE_ASSIGN_OR_RETURN(stored, store_run(store_location_, tags, std::move(req), &generator->runner()));
     }
     if (json) {
       Json j;

@@ -592,7 +592,7 @@ class RunCommand final : public Command {
     req.outputs = store_outputs(*runner_);
     std::vector<std::string> tags = tags_;
     if (!set_tag_.empty()) tags.push_back(set_tag_);  // --repeat: the runs after the first
-    ETSCOPE_ASSIGN_OR_RETURN(StoredRun stored, store_run(store_location_, tags, std::move(req), *runner_));
+    ETSCOPE_ASSIGN_OR_RETURN(StoredRun stored, store_run(store_location_, tags, std::move(req), runner_.get()));
     say("store      run %lld in %s\n", static_cast<long long>(stored.run_id), stored.location.c_str());
     report_["store"] = Json{{"run_id", stored.run_id}, {"location", stored.location}};
     return ok_status();

@@ -62,13 +62,14 @@ struct StoredRun {
 
 /// run/train/debug --store: records `request` in the store at `location` with the `--tag`
 /// strings and this machine's environment. When the request names no ETDump, the runner's trace
-/// goes to the store from memory.
+/// goes to the store from memory (`runner` may be null only when the request names one).
 inline Result<StoredRun> store_run(const std::string& location, const std::vector<std::string>& tags, store::ImportRequest request,
-                                   runner::Runner& runner) {
+                                   const runner::Runner* runner) {
   ETSCOPE_ASSIGN_OR_RETURN(request.tags, parse_tags(tags));
   request.environment = store::this_machine();
   if (request.etdump.empty()) {
-    ETSCOPE_ASSIGN_OR_RETURN(std::vector<uint8_t> trace, runner.trace_bytes());
+    if (runner == nullptr) return Error(ErrorCode::kInternal, "store: neither an ETDump file nor a runner's trace to store");
+    ETSCOPE_ASSIGN_OR_RETURN(std::vector<uint8_t> trace, runner->trace_bytes());
     request.etdump_bytes = Blob::from_bytes("(in memory)", trace);
   }
   ETSCOPE_ASSIGN_OR_RETURN(auto store, open_store(location));

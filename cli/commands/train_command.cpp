@@ -287,7 +287,7 @@ class TrainCommand final : public Command {
     req.method = trainer.layout().method;
     req.source = "train";
     req.curve = curve;
-    ETSCOPE_ASSIGN_OR_RETURN(StoredRun stored, store_run(store_location_, tags_, std::move(req), trainer.runner()));
+    ETSCOPE_ASSIGN_OR_RETURN(StoredRun stored, store_run(store_location_, tags_, std::move(req), &trainer.runner()));
     files_["store"] = Json{{"run_id", stored.run_id}, {"location", stored.location}};
     return ok_status();
   }
