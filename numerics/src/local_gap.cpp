@@ -53,9 +53,6 @@ AotByKey aot_by_key(const inspect::AotIntermediates& aot) {
   return by_key;
 }
 
-/// Fills `logical` with the AOT value standing for a delegate's node output: the entry of the
-/// handles the node's output was linked to, a tensor of exactly `sizes` (any floating dtype, read
-/// as float). False when there is none.
 using NodeHandles = std::map<std::pair<int64_t, int64_t>, Handles>;
 
 /// The debug handles of each delegate node's logged output, (instruction, delegate debug id) ->
@@ -74,6 +71,9 @@ NodeHandles node_handles(const inspect::Inspector& run) {
   return out;
 }
 
+/// Fills `logical` with the AOT value standing for a delegate's node output: the entry of the
+/// handles the node's output was linked to, a tensor of exactly `sizes` (any floating dtype, read
+/// as float). False when there is none.
 bool delegate_reference(const NodeHandles& nodes, const AotByKey& by_key, size_t instruction, int32_t handle,
                         std::span<const int64_t> sizes, std::span<float> logical) {
   auto n = nodes.find({static_cast<int64_t>(instruction), handle});
