@@ -14,6 +14,7 @@
 #include "etscope/core/text.h"
 #include "etscope/formats/blob.h"
 #include "etscope/inspect/debug_buffer_planner.h"
+#include "etscope/inspect/event_index.h"
 #include "etscope/inspect/numeric_gap.h"
 #include "etscope/numerics/local_gap.h"
 #include "etscope/runner/runner.h"
@@ -185,20 +186,27 @@ class DebugCommand final : public Command {
       }
       if (json) {
         report["gap"] = gap_json(rows, metric, local ? &local->gaps : nullptr);
+        // The module of a row: where its event sits in the model (null when the ETRecord says none).
+        auto module_of = [&](std::optional<size_t> row) {
+          const inspect::Event* e = row ? inspect::gap_row_event(in, rows[*row]) : nullptr;
+          const std::string text = e ? inspect::innermost_module_text(*e) : std::string();
+          return text.empty() ? Json() : Json(text);
+        };
         const std::optional<size_t> first = inspect::first_divergence(rows, metric, threshold);
-        report["first_divergence"] = Json{{"threshold", threshold}, {"row", first ? Json(*first) : Json()}};
+        report["first_divergence"] = Json{{"threshold", threshold}, {"row", first ? Json(*first) : Json()}, {"module", module_of(first)}};
         if (local) {
           const std::optional<size_t> culprit = inspect::first_local_divergence(local->gaps, metric, threshold);
           report["culprit"] = Json{{"threshold", threshold},
                                    {"row", culprit ? Json(*culprit) : Json()},
+                                   {"module", module_of(culprit)},
                                    {"forced", Json{{"calls", local->run.calls}, {"replaced", local->run.replaced}, {"kept", local->run.kept}}}};
         }
       } else {
         render_gap_table(rows, metric, std::cout, local ? &local->gaps : nullptr, stats_);
         std::cout << "\n";
-        render_first_divergence(rows, metric, threshold, std::cout);
+        render_first_divergence(rows, metric, threshold, std::cout, &in);
         if (local) {
-          render_culprit(rows, local->gaps, metric, threshold, std::cout);
+          render_culprit(rows, local->gaps, metric, threshold, std::cout, &in);
           std::cout << "  (local: each operator run again on etscope's engine from the AOT values of its inputs; "
                     << local->run.replaced << " inputs replaced, " << local->run.kept << " kept their runtime values)\n";
         }

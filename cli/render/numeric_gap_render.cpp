@@ -108,6 +108,15 @@ void render_row_place(const std::vector<GapRow>& rows, size_t k, std::ostream& o
   out << "row " << k + 1 << " of " << rows.size() << ", aot handles " << handles_text(r.aot_handles) << " (" << ops << "), runtime " << rt;
 }
 
+// "  module features.3 (Conv2d)" for the event that logged the row, when known.
+void render_row_module(const GapRow& r, const inspect::Inspector* inspector, std::ostream& out) {
+  if (inspector == nullptr) return;
+  const inspect::Event* e = inspect::gap_row_event(*inspector, r);
+  if (e == nullptr) return;
+  const std::string module = inspect::innermost_module_text(*e);
+  if (!module.empty()) out << "  module " << module << "\n";
+}
+
 // The user's frames of each AOT op's stack trace, indented.
 void render_row_traces(const GapRow& r, std::ostream& out) {
   for (const auto& [op, trace] : r.stack_traces) {
@@ -245,7 +254,8 @@ Status check_gap_inputs(const inspect::Inspector& in, bool force) {
   return ok_status();
 }
 
-void render_first_divergence(const std::vector<GapRow>& rows, inspect::GapMetric metric, double threshold, std::ostream& out) {
+void render_first_divergence(const std::vector<GapRow>& rows, inspect::GapMetric metric, double threshold, std::ostream& out,
+                             const inspect::Inspector* inspector) {
   const std::string test = std::string(inspect::to_string(metric)) + (metric == inspect::GapMetric::kSNR ? " < " : " > ") + gap_text(threshold);
   const std::optional<size_t> first = inspect::first_divergence(rows, metric, threshold);
   if (!first) {
@@ -255,11 +265,12 @@ void render_first_divergence(const std::vector<GapRow>& rows, inspect::GapMetric
   out << "first divergence (" << test << "): ";
   render_row_place(rows, *first, out);
   out << ", gap " << gaps_text(rows[*first].gap) << "\n";
+  render_row_module(rows[*first], inspector, out);
   render_row_traces(rows[*first], out);
 }
 
 void render_culprit(const std::vector<GapRow>& rows, const LocalGapColumn& local, inspect::GapMetric metric, double threshold,
-                    std::ostream& out) {
+                    std::ostream& out, const inspect::Inspector* inspector) {
   const std::string test = "local " + std::string(inspect::to_string(metric)) + (metric == inspect::GapMetric::kSNR ? " < " : " > ") +
                            gap_text(threshold);
   const std::optional<size_t> culprit = inspect::first_local_divergence(local, metric, threshold);
@@ -283,6 +294,7 @@ void render_culprit(const std::vector<GapRow>& rows, const LocalGapColumn& local
                                                                                   : "only inherits its error from the rows before it")
         << "\n";
   }
+  render_row_module(rows[*culprit], inspector, out);
   render_row_traces(rows[*culprit], out);
 }
 

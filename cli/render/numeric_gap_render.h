@@ -38,12 +38,14 @@ Status check_gap_inputs(const inspect::Inspector& in, bool force);
 /// "first divergence (SNR < 40): ..." naming the first row whose gap passes `threshold`, or
 /// "no operator's gap passes ..." when none does.
 void render_first_divergence(const std::vector<inspect::GapRow>& rows, inspect::GapMetric metric, double threshold,
-                             std::ostream& out);
+                             std::ostream& out, const inspect::Inspector* inspector = nullptr);
 
 /// "culprit (local SNR < 40): ..." naming the first row whose *local* gap passes `threshold`
-/// (inspect::first_local_divergence) with its source lines (stack traces), and whether the
-/// first divergence's gap is its own or inherited; "no operator's own gap passes ..." when none.
+/// (inspect::first_local_divergence) with its module (from `inspector`'s event that logged it,
+/// inspect::gap_row_event) and source lines (stack traces), and whether the first divergence's
+/// gap is its own or inherited; "no operator's own gap passes ..." when none. Both renderers name
+/// the row's module when `inspector` is given.
 void render_culprit(const std::vector<inspect::GapRow>& rows, const LocalGapColumn& local, inspect::GapMetric metric,
-                    double threshold, std::ostream& out);
+                    double threshold, std::ostream& out, const inspect::Inspector* inspector = nullptr);
 
 }  // namespace etscope::cli

@@ -20,16 +20,6 @@ std::string join_handles(const std::vector<int64_t>& handles) {
   return out;
 }
 
-bool covers(const std::vector<int64_t>& outer, const std::vector<int64_t>& inner) {
-  if (inner.empty()) return false;
-  for (int64_t h : inner) {
-    bool found = false;
-    for (int64_t o : outer) found = found || o == h;
-    if (!found) return false;
-  }
-  return true;
-}
-
 // The worst of a row's element gaps: the largest L1/MSE, the smallest SNR; NaN when none compared.
 double worst(const std::vector<double>& gaps, inspect::GapMetric metric) {
   double out = std::numeric_limits<double>::quiet_NaN();
@@ -60,15 +50,6 @@ Result<GapModel> GapModel::build(const inspect::Inspector& inspector, std::share
   for (int k = 1; k < 3; ++k) {
     if (m.by_metric_[k].size() != rows.size()) return Error(ErrorCode::kInternal, "numeric gap rows differ between metrics");
   }
-  // The event that logged each row's runtime output: the instruction the program view and the
-  // timeline select. Among events whose handles the row covers, the last instruction (the one
-  // whose output ExecuTorch compares, §3.10).
-  std::vector<const inspect::Event*> candidates;
-  for (const inspect::EventBlock& block : inspector.blocks()) {
-    for (const inspect::Event& e : block.events) {
-      if (e.debug_handles && !e.is_operator_call() && !e.is_framework()) candidates.push_back(&e);
-    }
-  }
   for (size_t i = 0; i < rows.size(); ++i) {
     const inspect::GapRow& r = rows[i];
     GapModelRow row;
@@ -77,10 +58,8 @@ Result<GapModel> GapModel::build(const inspect::Inspector& inspector, std::share
     row.handles = join_handles(r.aot_handles);
     row.aot_text = inspect::describe(r.aot_output);
     row.runtime_text = inspect::describe(r.runtime_output);
-    const inspect::Event* best = nullptr;
-    for (const inspect::Event* e : candidates) {
-      if (covers(r.runtime_handles, *e->debug_handles) && (best == nullptr || e->instruction_id > best->instruction_id)) best = e;
-    }
+    // The event that logged the row: the instruction the program view and the timeline select.
+    const inspect::Event* best = inspect::gap_row_event(inspector, r);
     if (best != nullptr) {
       row.instruction = {best->chain, best->instruction_id};
       row.module = inspect::innermost_module_text(*best);

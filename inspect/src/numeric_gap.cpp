@@ -1128,6 +1128,22 @@ bool gaps_pass(const std::vector<double>& gaps, GapMetric metric, double thresho
 
 bool gap_passes(const GapRow& row, GapMetric metric, double threshold) { return gaps_pass(row.gap, metric, threshold); }
 
+const Event* gap_row_event(const Inspector& inspector, const GapRow& row) {
+  auto covered = [&](const std::vector<int64_t>& handles) {
+    return !handles.empty() && std::all_of(handles.begin(), handles.end(), [&](int64_t h) {
+      return std::find(row.runtime_handles.begin(), row.runtime_handles.end(), h) != row.runtime_handles.end();
+    });
+  };
+  const Event* best = nullptr;
+  for (const EventBlock& block : inspector.blocks()) {
+    for (const Event& e : block.events) {
+      if (!e.debug_handles || e.is_operator_call() || e.is_framework() || !covered(*e.debug_handles)) continue;
+      if (best == nullptr || e.instruction_id > best->instruction_id) best = &e;
+    }
+  }
+  return best;
+}
+
 LocalGaps local_gaps(const std::vector<GapRow>& accumulated, const std::vector<GapRow>& forced) {
   std::map<Handles, const GapRow*> by_handles;
   for (const GapRow& r : forced) by_handles.emplace(r.aot_handles, &r);

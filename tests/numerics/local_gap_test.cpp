@@ -86,6 +86,8 @@ TEST_CASE("local gaps: a layer's changed weights are its own error / the layers 
   CHECK(j["first_divergence"]["row"] == conv);
   REQUIRE(j.contains("culprit"));
   CHECK(j["culprit"]["row"] == conv);
+  CHECK(j["culprit"]["module"] == "features.3 (Conv2d)");  // cifar10's second convolution
+  CHECK(j["first_divergence"]["module"] == "features.3 (Conv2d)");
   CHECK(j["culprit"]["forced"]["replaced"].get<size_t>() > 0);
   // Its own gap is its accumulated one (its inputs were right); after it the accumulated gaps
   // stay below 40 dB while every operator computes right from right inputs (local gaps high).
@@ -106,6 +108,7 @@ TEST_CASE("local gaps: a layer's changed weights are its own error / the layers 
   const testing::CommandResult table = testing::run_etscope(args);
   REQUIRE(table.exit_code == 0);
   CHECK_THAT(table.out, Catch::Contains("culprit (local SNR < 40): row " + std::to_string(conv + 1)));
+  CHECK_THAT(table.out, Catch::Contains("  module features.3 (Conv2d)\n"));
   CHECK_THAT(table.out, Catch::Contains("only inherits its error") || !Catch::Contains("the first divergence (row"));
   const testing::CommandResult quick = testing::run_etscope(args + " --no-local --format json");
   REQUIRE(quick.exit_code == 0);

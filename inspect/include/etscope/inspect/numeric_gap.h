@@ -234,6 +234,12 @@ inline constexpr double kInputAtol = 1e-6;
 /// outside the debug buffer; without a debug buffer or ETRecord the outcome is kNotRecorded.
 Result<InputCheck> check_run_inputs(const Inspector& inspector, double rtol = kInputRtol, double atol = kInputAtol);
 
+/// The event that logged `row`'s runtime output: among `inspector`'s events with debug handles
+/// (not OPERATOR_CALL, not framework events) whose handles all lie within the row's runtime
+/// handles, the one with the largest instruction id (the output ExecuTorch compares, §3.10);
+/// null when none. Its module path and instruction name where the row sits in the program.
+const Event* gap_row_event(const Inspector& inspector, const GapRow& row);
+
 /// Whether a row's gap passes `threshold`: L1 and MSE above it, SNR below it (a lower SNR is a
 /// larger gap); NaN does not (it means nothing was compared: empty tensors, zero signal and zero
 /// noise). A sequence row passes when any of its elements does.
