@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "etscope/core/event_names.h"
 #include "render/table.h"
 
 namespace etscope::cli {
@@ -62,7 +63,7 @@ std::string output_text(size_t i, const FidelityOutput& o, double rtol, double a
 // Where a run time comes from: the median of Method::execute (engine_fidelity.h), or the
 // Inspector's run time when a dump has no Method::execute.
 std::string run_time_source(inspect::RunTimeSource source) {
-  return source == inspect::RunTimeSource::kMethodExecute ? "Method::execute median" : inspect::to_string(source);
+  return source == inspect::RunTimeSource::kMethodExecute ? std::string(events::kMethodExecute) + " median" : inspect::to_string(source);
 }
 
 // What the run times are: medians of Method::execute, or the Inspector's run time of a dump

@@ -98,14 +98,18 @@ nlohmann::ordered_json stats_json(const GapRow& r) {
 
 std::string compact(const nlohmann::ordered_json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
+// Op names joined with ", ".
+std::string ops_text(const std::vector<std::string>& ops) {
+  std::string s;
+  for (size_t i = 0; i < ops.size(); ++i) s += (i ? ", " : "") + ops[i];
+  return s;
+}
+
 // "row 3 of 12, aot handles 4 (conv2d), runtime native_call_convolution.out".
 void render_row_place(const std::vector<GapRow>& rows, size_t k, std::ostream& out) {
   const GapRow& r = rows[k];
-  std::string ops;
-  for (size_t i = 0; i < r.aot_ops.size(); ++i) ops += (i ? ", " : "") + r.aot_ops[i];
-  std::string rt;
-  for (size_t i = 0; i < r.runtime_ops.size(); ++i) rt += (i ? ", " : "") + r.runtime_ops[i];
-  out << "row " << k + 1 << " of " << rows.size() << ", aot handles " << handles_text(r.aot_handles) << " (" << ops << "), runtime " << rt;
+  out << "row " << k + 1 << " of " << rows.size() << ", aot handles " << handles_text(r.aot_handles) << " (" << ops_text(r.aot_ops)
+      << "), runtime " << ops_text(r.runtime_ops);
 }
 
 // "  module features.3 (Conv2d)" for the event that logged the row, when known.
@@ -147,19 +151,17 @@ void render_gap_table(const std::vector<GapRow>& rows, inspect::GapMetric metric
   std::vector<std::vector<std::string>> cells;
   bool any_special = false;
   for (const GapRow& r : rows) {
-    std::string ops;
-    for (size_t i = 0; i < r.aot_ops.size(); ++i) ops += (i ? ", " : "") + r.aot_ops[i];
-    std::string rt;
-    for (size_t i = 0; i < r.runtime_ops.size(); ++i) rt += (i ? ", " : "") + r.runtime_ops[i];
     std::string shape = inspect::describe(r.aot_output);
     if (const std::string other = inspect::describe(r.runtime_output); other != shape) shape += " vs " + other;
-    cells.push_back({handles_text(r.aot_handles), ops, rt, handles_text(r.runtime_handles), shape, gaps_text(r.gap)});
+    cells.push_back({handles_text(r.aot_handles), ops_text(r.aot_ops), ops_text(r.runtime_ops), handles_text(r.runtime_handles), shape,
+                     gaps_text(r.gap)});
     if (local) {
       const size_t k = cells.size() - 1;
       cells.back().push_back(k < local->size() && (*local)[k] ? gaps_text(*(*local)[k]) : "-");
     }
     cells.back().resize(headers.size());
-    for (const inspect::GapStats& st : stats ? r.stats : std::vector<inspect::GapStats>{}) {
+    if (!stats) continue;
+    for (const inspect::GapStats& st : r.stats) {
       const auto fields = inspect::gap_stats_text(st);
       for (size_t k = 0; k < fields.size(); ++k) {
         std::string& cell = cells.back()[first_stat + k];
