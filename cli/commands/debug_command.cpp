@@ -17,10 +17,12 @@
 #include "etscope/inspect/event_index.h"
 #include "etscope/inspect/numeric_gap.h"
 #include "etscope/numerics/local_gap.h"
+#include "etscope/numerics/sensitivity.h"
 #include "etscope/runner/runner.h"
 #include "render/inspector_render.h"
 #include "render/json_output.h"
 #include "render/numeric_gap_render.h"
+#include "render/sensitivity_render.h"
 
 namespace etscope::cli {
 namespace {
@@ -87,6 +89,15 @@ class DebugCommand final : public Command {
                   "matches and NaN/Inf counts to the table (JSON always has them)");
     sub->add_flag("--no-local", no_local_,
                   "Skip the local gaps (a second run in which each operator computes from the AOT values of its inputs)");
+    sub->add_flag("--sensitivity", sensitivity_,
+                  "Rank the quantized layers of the program's XNNPACK delegates by how much of the outputs' SQNR each "
+                  "recovers when computed on floats (etscope's engine emulates the quantization), and suggest the fewest "
+                  "layers to keep in float to reach --target-sqnr");
+    sub->add_option("--float-reference", float_reference_,
+                    "With --sensitivity: a float export of the same model (.pte or .bpte); SQNRs are measured against its "
+                    "outputs on the same inputs (default: the program's own float emulation)");
+    sub->add_option("--target-sqnr", target_sqnr_, "With --sensitivity: the outputs' SQNR (dB) the suggestion must reach")
+        ->capture_default_str();
     return sub;
   }
 
@@ -112,6 +123,10 @@ class DebugCommand final : public Command {
         std::fprintf(stderr, "etscope debug: --etdump and --debug-buffer name the same file\n");
         return 2;
       }
+    }
+    if (!float_reference_.empty() && !sensitivity_) {
+      std::fprintf(stderr, "etscope debug: --float-reference goes with --sensitivity\n");
+      return 2;
     }
     ETSCOPE_ASSIGN_OR_RETURN(inspect::GapMetric metric, inspect::parse_gap_metric(gap_));
     // Read the AOT side first: a bad file fails before the run.
@@ -233,6 +248,15 @@ class DebugCommand final : public Command {
         std::cout << hint << "\n";
       }
     }
+    if (sensitivity_) {
+      ETSCOPE_ASSIGN_OR_RETURN(numerics::Sensitivity sens, sensitivity(options, in));
+      if (json) {
+        report["sensitivity"] = sensitivity_json(sens);
+      } else {
+        std::cout << "\n";
+        render_sensitivity(sens, std::cout);
+      }
+    }
     if (json) {
       report["profile"] = inspector_json(in, InspectTableOptions{});
       if (!keep_etdump_.empty()) {
@@ -312,6 +336,30 @@ class DebugCommand final : public Command {
     return out;
   }
 
+  // The quantization sensitivity (numerics/sensitivity.h) with the ETRecord's inputs; against the
+  // float reference's outputs on the same inputs when one is given.
+  Result<numerics::Sensitivity> sensitivity(const runner::RunnerOptions& options, const inspect::Inspector& run) const {
+    numerics::SensitivityOptions so;
+    so.target_sqnr_db = target_sqnr_;
+    auto set_inputs = [&](runner::Runner& r) { return r.set_inputs_from_etrecord(etrecord_); };
+    if (!float_reference_.empty()) {
+      runner::RunnerOptions ro;
+      ro.model = float_reference_;
+      ro.ptd_files = ptd_files_;
+      ro.method = method_;
+      ETSCOPE_ASSIGN_OR_RETURN(auto ref, runner::Runner::load(ro));
+      Status st = ref->set_inputs_from_etrecord(etrecord_);
+      if (!st.ok()) {
+        return Error(ErrorCode::kInvalidArgument, float_reference_ + ": the representative inputs of " + etrecord_ +
+                                                      " do not fit this float reference: " + st.error().message());
+      }
+      if (auto done = ref->run(0, 1); !done.ok()) return done.error();
+      so.reference = numerics::snapshot_outputs(*ref);
+      so.reference_name = float_reference_ + " (etscope engine)";
+    }
+    return numerics::quantization_sensitivity(options, set_inputs, &run, so);
+  }
+
   // The debug buffer one execution logs (the memory plan's sizes), set up before the run; an
   // explicit --debug-buffer-size that cannot hold it is refused here, naming the size needed.
   Status size_debug_buffer(runner::Runner& runner) const {
@@ -366,6 +414,9 @@ class DebugCommand final : public Command {
   bool no_local_ = false;
   bool local_kept_ = false;  ///< The local gaps' run was written beside --etdump.
   bool stats_ = false;
+  bool sensitivity_ = false;
+  std::string float_reference_;
+  double target_sqnr_ = 30;
 };
 
 }  // namespace

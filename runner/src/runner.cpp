@@ -110,6 +110,7 @@ struct Runner::Impl {
     for (const auto& f : ptds) m.external_data.push_back(f.get());
     m.tracer = writer.get();
     m.max_memory = options.max_memory;
+    m.emulate_quantization = options.emulate_quantization;
     return m;
   }
   const BundledTestSuite* suite(const std::string& method) const {

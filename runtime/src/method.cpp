@@ -119,6 +119,7 @@ struct Method::Impl {
   const ExecutionPlan* plan = nullptr;
   EventTracer* tracer = nullptr;
   bool validate_only = false;  // loaded to be checked, not run (MethodOptions::validate_only)
+  bool emulate_quantization = false;  // MethodOptions::emulate_quantization
   std::vector<AlignedBuffer> arenas;  // arena k (1-based id) is arenas[k - 1]
   std::vector<TensorImpl> tensors;
   std::vector<EValue> values;
@@ -420,7 +421,8 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels, bool valid
           const EventHandle init_event =
               tracer != nullptr ? tracer->start_profiling(events::kDelegateInit.data(), static_cast<int32_t>(ci), static_cast<uint32_t>(ii))
                                 : kNoEvent;
-          auto loaded = xnnpack::XnnpackDelegate::load(*program, d, {arg_pool.data() + step.arg_offset, step.arg_count}, reserve_fn, at);
+          auto loaded = xnnpack::XnnpackDelegate::load(*program, d, {arg_pool.data() + step.arg_offset, step.arg_count}, reserve_fn, at,
+                                                        emulate_quantization);
           if (tracer != nullptr) tracer->end_profiling(init_event);
           // A graph etscope cannot execute yet is another engine's to run; a corrupt one is refused.
           if (!loaded.ok() && validate_only && loaded.error().code() == ErrorCode::kNotSupported) break;
@@ -645,6 +647,7 @@ Result<std::unique_ptr<Method>> Method::load(const Program& program, const std::
   impl->program = &program;
   impl->plan = plan;
   impl->tracer = tracer;
+  impl->emulate_quantization = options.emulate_quantization;
   {
     MethodScope init_scope(tracer, events::kMethodInit.data());
     ETSCOPE_TRY(impl->load_values(options));
@@ -725,6 +728,43 @@ Status Method::set_scalar_input(size_t i, const EValue& value) {
 
 void Method::set_instruction_hook(InstructionHook hook) { impl_->hook = std::move(hook); }
 void Method::set_delegate_value_hook(DelegateValueHook hook) { impl_->delegate_hook = std::move(hook); }
+
+std::vector<QuantizerSite> Method::quantizers() const {
+  std::vector<QuantizerSite> out;
+  if (!impl_->emulate_quantization) return out;
+  for (size_t c = 0; c < impl_->chains.size(); ++c) {
+    for (size_t i = 0; i < impl_->chains[c].size(); ++i) {
+      const Step& step = impl_->chains[c][i];
+      if (step.kind != InstructionKind::kDelegateCall || step.a < 0) continue;
+      for (const auto& q : impl_->delegates[static_cast<size_t>(step.a)]->quantizers()) {
+        out.push_back({c, i, q.node, q.debug_handle, q.event_debug_handle, q.event, q.op, q.dynamic, q.elements});
+      }
+    }
+  }
+  return out;
+}
+
+Status Method::set_quantizers(std::span<const uint8_t> on) {
+  if (!impl_->emulate_quantization) {
+    return Error(ErrorCode::kInvalidArgument, impl_->where() + ": quantizers are switched only in a method loaded to emulate quantization");
+  }
+  const size_t total = quantizers().size();
+  if (on.size() != total) {
+    return Error(ErrorCode::kInvalidArgument, impl_->where() + ": " + std::to_string(on.size()) + " quantizer flags for " +
+                                                  std::to_string(total) + " quantizers");
+  }
+  size_t k = 0;
+  for (auto& chain : impl_->chains) {
+    for (const Step& step : chain) {
+      if (step.kind != InstructionKind::kDelegateCall || step.a < 0) continue;
+      xnnpack::XnnpackDelegate& d = *impl_->delegates[static_cast<size_t>(step.a)];
+      const size_t n = d.quantizers().size();
+      d.set_quantizers(on.subspan(k, n));
+      k += n;
+    }
+  }
+  return ok_status();
+}
 
 Status Method::overwrite_tensor(int32_t value, std::span<const uint8_t> bytes) {
   Impl& m = *impl_;

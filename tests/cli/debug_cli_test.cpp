@@ -336,3 +336,57 @@ TEST_CASE("issue 28: debug says what is missing with real commands, and writes J
   CHECK(none["gap"].is_null());
   CHECK_THAT(none["hint"].get<std::string>(), Catch::Contains("etscope debug " + lone + "/m.pte"));
 }
+
+TEST_CASE("etscope debug --sensitivity ranks quantized layers, in the table and in JSON", "[cli][gap][sensitivity]") {
+  const std::string base = "xnnpack/xnn_qcnn";
+  const std::string args = "debug " + fixture(base + ".pte") + " --etrecord " + fixture(base + ".etrecord") + " --no-local --sensitivity";
+  auto table = run_etscope(args);
+  INFO(table.err);
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("quantization sensitivity (etscope engine") != std::string::npos);
+  CHECK(table.out.find("conv1 (Conv2d)") != std::string::npos);
+  CHECK(table.out.find("suggestion: ") != std::string::npos);
+
+  auto j = run_etscope(args + " --format json --target-sqnr 1000");
+  REQUIRE(j.exit_code == 0);
+  const auto report = nlohmann::json::parse(j.out);
+  const auto& s = report.at("sensitivity");
+  CHECK(s.at("engine") == "etscope");
+  REQUIRE(s.at("layers").size() == 4);
+  double previous = 1e300;
+  for (const auto& l : s.at("layers")) {
+    CHECK(l.at("recovered_db").get<double>() <= previous);
+    previous = l.at("recovered_db").get<double>();
+    CHECK(l.at("int8_ms").is_number());
+  }
+  CHECK(s.at("sqnr_db").at("float") == "inf");
+  CHECK(s.at("suggestion").at("keep_float_ranks").size() == 4);
+
+  // A float program of another model (xnn_cnn has other weights) as the reference: measured
+  // against it, and doubted in a warning.
+  auto against = run_etscope(args + " --format json --float-reference " + fixture("xnnpack/xnn_cnn.pte"));
+  INFO(against.err);
+  REQUIRE(against.exit_code == 0);
+  const auto a = nlohmann::json::parse(against.out).at("sensitivity");
+  CHECK(a.at("reference").get<std::string>().find("xnn_cnn.pte") != std::string::npos);
+  REQUIRE(a.at("warnings").size() == 1);
+  CHECK(a.at("warnings")[0].get<std::string>().find("same model") != std::string::npos);
+}
+
+TEST_CASE("etscope debug --sensitivity refuses what it cannot rank with one line", "[cli][gap][sensitivity]") {
+  const std::string f = "xnnpack/xnn_cnn";
+  auto fp = run_etscope("debug " + fixture(f + ".pte") + " --etrecord " + fixture(f + ".etrecord") + " --no-local --sensitivity");
+  CHECK(fp.exit_code != 0);
+  CHECK(fp.err.find("xnn_cnn.pte: no quantized layer") != std::string::npos);
+  CHECK(std::count(fp.err.begin(), fp.err.end(), '\n') == 1);
+
+  auto usage = run_etscope("debug " + fixture(f + ".pte") + " --etrecord " + fixture(f + ".etrecord") + " --float-reference x.pte");
+  CHECK(usage.exit_code == 2);
+  CHECK(usage.err.find("--float-reference goes with --sensitivity") != std::string::npos);
+
+  const std::string q = "xnnpack/xnn_qcnn";
+  auto missing = run_etscope("debug " + fixture(q + ".pte") + " --etrecord " + fixture(q + ".etrecord") +
+                             " --no-local --sensitivity --float-reference /nonexistent/float.pte");
+  CHECK(missing.exit_code != 0);
+  CHECK(missing.err.find("/nonexistent/float.pte") != std::string::npos);
+}

@@ -142,6 +142,7 @@ struct DelegateState {
   // event_first[e]..event_first[e + 1] - 1 and is named event_names[e].
   std::vector<std::string> event_names;
   std::vector<uint32_t> event_first;
+  std::vector<uint32_t> event_named;  // per event: the node that names it
   void group_events();
   std::vector<int> consumers;             // per value: how many node inputs read it
   std::vector<uint32_t> reads, writes;    // DelegateCall argument positions
@@ -168,6 +169,22 @@ struct DelegateState {
   Status plan_quantized(size_t i);
   /// The Clamp node that alone reads node i's only output (not a graph output), or null.
   const Node* sole_clamp_consumer(size_t i) const;
+
+  // Quantization emulation (XnnpackDelegate::load's `emulate_quantization`): no integer or qd8
+  // layers (integer_layer and qd8_layer are false), every node computes on floats and rounds its
+  // quantized outputs to their grid (a fake quantizer) unless its quantizer is switched off. A
+  // quantizer belongs to a node that computes a quantized output; nodes that only pass its values
+  // on (moves, clamps, max pooling, padding) round with their input's producer, or always when
+  // that is no quantizer's.
+  bool emulate = false;
+  struct Quantizer {
+    uint32_t node = 0;
+    uint32_t event = 0;  // index into event_names
+    bool on = true;
+  };
+  std::vector<Quantizer> quantizers;
+  std::vector<int32_t> quantizer_of_node;  // per node: index into quantizers, or -1
+  void plan_quantizers();
 
   // Intermediate outputs for the debug buffer: the last node carrying each edge-graph debug handle
   // logs its output under that handle, in the edge graph's (logical) dimension order: `order[v]`

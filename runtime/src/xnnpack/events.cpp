@@ -143,6 +143,7 @@ void DelegateState::group_events() {
   std::map<std::string, int> counts;
   event_first.clear();
   event_names.clear();
+  event_named.clear();
   for (size_t i = 0; i < nn;) {
     size_t end = i;
     while (end < nn && joins[end] == 1) ++end;            // nodes that join the next one
@@ -156,6 +157,7 @@ void DelegateState::group_events() {
     const std::string name = event_name(graph.nodes[named]);
     event_first.push_back(static_cast<uint32_t>(i));
     event_names.push_back(name + " #" + std::to_string(++counts[name]));
+    event_named.push_back(static_cast<uint32_t>(named));
     i = end;
   }
   event_first.push_back(static_cast<uint32_t>(nn));

@@ -156,10 +156,35 @@ void DelegateState::quantize_outputs(const Node& n) {
   }
 }
 
+void DelegateState::plan_quantizers() {
+  quantizers.clear();
+  quantizer_of_node.assign(graph.nodes.size(), -1);
+  if (!emulate) return;
+  std::vector<int32_t> writer(graph.values.size(), -1);
+  uint32_t e = 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    while (e + 1 < event_first.size() - 1 && event_first[e + 1] <= i) ++e;
+    const Node& n = graph.nodes[i];
+    for (int32_t o : n.outputs) writer[static_cast<size_t>(o)] = static_cast<int32_t>(i);
+    const ElementType t = value(n.outputs[0]).type;
+    if (t != ElementType::kQInt8 && t != ElementType::kQUInt8 && t != ElementType::kQDInt8) continue;
+    const bool passes_on = has_trait(n.kind, kMovesElements) || n.kind == NodeKind::kClamp || n.kind == NodeKind::kMaxPool2d ||
+                           n.kind == NodeKind::kConstantPad;
+    if (passes_on) {
+      const int32_t w = n.inputs[0] >= 0 ? writer[static_cast<size_t>(n.inputs[0])] : -1;
+      quantizer_of_node[i] = w >= 0 ? quantizer_of_node[static_cast<size_t>(w)] : -1;
+      continue;
+    }
+    quantizer_of_node[i] = static_cast<int32_t>(quantizers.size());
+    quantizers.push_back({static_cast<uint32_t>(i), e, true});
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // [integer layers: planning]
 
 bool DelegateState::integer_layer(const Node& n) const {
+  if (emulate) return false;
   if (n.kind == NodeKind::kGlobalAvgPool2d) {
     if (n.inputs.size() != 1 || n.outputs.size() != 1) return false;
     const xnn::TensorValue& a = value(n.inputs[0]);

@@ -107,11 +107,28 @@ XnnpackDelegate::~XnnpackDelegate() = default;
 const std::vector<uint32_t>& XnnpackDelegate::read_args() const { return impl_->reads; }
 const std::vector<uint32_t>& XnnpackDelegate::written_args() const { return impl_->writes; }
 
+std::vector<XnnpackDelegate::Quantizer> XnnpackDelegate::quantizers() const {
+  std::vector<Quantizer> out;
+  for (const DelegateState::Quantizer& q : impl_->quantizers) {
+    const Node& n = impl_->graph.nodes[q.node];
+    const xnn::TensorValue& v = impl_->value(n.outputs[0]);
+    const Node& named = impl_->graph.nodes[impl_->event_named[q.event]];
+    out.push_back({q.node, static_cast<int32_t>(n.debug_handle), static_cast<int32_t>(named.debug_handle), q.event,
+                   impl_->event_names[q.event], v.type == ElementType::kQDInt8, v.numel});
+  }
+  return out;
+}
+
+void XnnpackDelegate::set_quantizers(std::span<const uint8_t> on) {
+  for (size_t k = 0; k < impl_->quantizers.size() && k < on.size(); ++k) impl_->quantizers[k].on = on[k] != 0;
+}
+
 Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& program, const Delegate& delegate,
                                                                std::span<EValue* const> args, const Reserve& reserve,
-                                                               const std::string& where) {
+                                                               const std::string& where, bool emulate_quantization) {
   auto impl = std::make_unique<DelegateState>();
   impl->where = where;
+  impl->emulate = emulate_quantization;
   ETSCOPE_ASSIGN_OR_RETURN(impl->graph, xnn::parse_xnnpack_delegate(program, delegate, where + ": XNNPACK payload"));
   ETSCOPE_TRY(expand_legacy_dynamic_quantization(impl->graph, where));
   const xnn::Graph& g = impl->graph;
@@ -190,6 +207,7 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     for (int32_t v : n.outputs) ready[static_cast<size_t>(v)] = written[static_cast<size_t>(v)] = 1;
   }
   impl->group_events();
+  impl->plan_quantizers();
   for (int32_t vi : g.outputs) {
     if (!written[static_cast<size_t>(vi)]) {
       return Error(ErrorCode::kCorrupt, where + ": XNNPACK graph output value id " + std::to_string(g.values[static_cast<size_t>(vi)].id) +
@@ -284,6 +302,7 @@ void DelegateState::run_node(size_t i) {
     return;
   }
   ops.run(*this, n);  // every kind whose check passes has a float runner
+  if (emulate && quantizer_of_node[i] >= 0 && !quantizers[static_cast<size_t>(quantizer_of_node[i])].on) return;
   quantize_outputs(n);
 }
 

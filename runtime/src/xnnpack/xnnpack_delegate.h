@@ -35,12 +35,28 @@ class XnnpackDelegate {
   /// outputs). Errors name `where` (the method and instruction), the node and the value.
   static Result<std::unique_ptr<XnnpackDelegate>> load(const Program& program, const Delegate& delegate,
                                                        std::span<EValue* const> args, const Reserve& reserve,
-                                                       const std::string& where);
+                                                       const std::string& where, bool emulate_quantization = false);
   ~XnnpackDelegate();
 
   /// Argument positions the delegate reads and writes (for the method's use checks).
   const std::vector<uint32_t>& read_args() const;
   const std::vector<uint32_t>& written_args() const;
+
+  /// A quantizer of an emulating delegate (load's `emulate_quantization`: every node computes on
+  /// floats from dequantized constants, and a layer's quantized output is rounded to its grid
+  /// only while its quantizer is on): the layer that computes the output, in graph order.
+  struct Quantizer {
+    uint32_t node = 0;
+    int32_t debug_handle = 0;  ///< The node's (the debug buffer logs its output under it).
+    int32_t event_debug_handle = 0;  ///< That of the node naming its event (the operator's output).
+    uint32_t event = 0;        ///< The delegate profiling event that times it, in order within a call.
+    std::string op;            ///< That event's name.
+    bool dynamic = false;      ///< Per-row dynamic quantization (qdint8) instead of static int8.
+    uint64_t elements = 0;     ///< Of its output at the declared shape.
+  };
+  std::vector<Quantizer> quantizers() const;
+  /// Switches quantizer k on or off (on[k] != 0) for the following executions; all are on after load.
+  void set_quantizers(std::span<const uint8_t> on);
 
   /// Fills `logical` (the node's output in the edge graph's dimension order, of `sizes`) with the
   /// value to continue from, or returns false to keep the computed one. For glass-box

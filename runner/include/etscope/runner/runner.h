@@ -41,6 +41,9 @@ struct RunnerOptions {
   /// the first execution, never as part of load (load_ms() leaves it out).
   DebugLevel debug_level = DebugLevel::kNone;
   uint64_t debug_buffer_bytes = uint64_t{256} << 20;
+  /// The etscope engine only: load the method to emulate quantization
+  /// (runtime::MethodOptions::emulate_quantization); its quantizers are method().quantizers().
+  bool emulate_quantization = false;
 };
 
 /// Latencies of the timed executions (milliseconds, in run order) and their statistics.

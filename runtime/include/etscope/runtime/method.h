@@ -40,6 +40,28 @@ struct MethodOptions {
   /// refuses. Inputs can still be set (with the same checks), which is how such an engine learns
   /// the shapes its inputs take. No kernel scratch space is allocated.
   bool validate_only = false;
+  /// Quantization emulation, for experiments on a quantized program's accuracy (etscope debug
+  /// --sensitivity): XNNPACK graphs compute their int8 layers on floats, from dequantized
+  /// constants, instead of in integers, and round each layer's quantized output to its grid only
+  /// while the layer's quantizer is on (quantizers(), set_quantizers()). With every quantizer on,
+  /// outputs follow the integer computation up to float rounding in the sums.
+  bool emulate_quantization = false;
+};
+
+/// A quantizer of an emulating method (MethodOptions::emulate_quantization): the rounding of one
+/// XNNPACK layer's quantized output to its grid. Outputs of nodes that only pass the layer's
+/// values on (reshapes, clamps, max pooling...) are the same quantizer's.
+struct QuantizerSite {
+  size_t chain = 0, instruction = 0;  ///< The delegate call (ExecuTorch's instruction id).
+  uint32_t node = 0;                  ///< The layer's node in the call's XNNPACK graph.
+  int32_t delegate_debug_handle = 0;  ///< The node's debug handle.
+  /// The debug handle of the node naming its profiling event (the operator the layer belongs to:
+  /// a dynamic quantization's fully connected layer).
+  int32_t event_debug_handle = 0;
+  uint32_t event = 0;                 ///< The call's delegate profiling event that times the layer, in order.
+  std::string op;                     ///< That event's name (XNNPACK's operator name).
+  bool dynamic = false;               ///< Per-row dynamic quantization of a layer's input (qdint8), else static int8.
+  uint64_t elements = 0;              ///< Of the quantized output, at its declared shape.
 };
 
 class Method {
@@ -105,6 +127,12 @@ class Method {
   using DelegateValueHook = std::function<bool(size_t chain, size_t instruction, int32_t delegate_debug_handle,
                                                std::span<const int64_t> sizes, std::span<float> logical)>;
   void set_delegate_value_hook(DelegateValueHook hook);
+  /// The quantizers of an emulating method, by delegate call then node; empty otherwise.
+  std::vector<QuantizerSite> quantizers() const;
+  /// Switches each quantizer on (non-zero) or off for the following executions, one flag per
+  /// quantizers() entry. Errors (kInvalidArgument): not emulating, another number of flags.
+  Status set_quantizers(std::span<const uint8_t> on);
+
   /// Overwrites the bytes of tensor value `value` (an index into the plan's values) with
   /// `bytes`, for instruction hooks. Refused (kInvalidArgument, naming the value) unless it is a
   /// tensor with writable memory of its own (planned or owned: never a constant), of row-major
