@@ -96,6 +96,11 @@ class DebugCommand final : public Command {
     sub->add_option("--float-reference", float_reference_,
                     "With --sensitivity: a float export of the same model (.pte or .bpte); SQNRs are measured against its "
                     "outputs on the same inputs (default: the program's own float emulation)");
+    sub->add_option("--inputs", inputs_,
+                    "With --sensitivity: the input sets, 'etrecord' (every case of the ETRecord's representative inputs), "
+                    "'bundled' (every test case of a .bpte), or a folder: one .npy per set, or one subfolder of .npy files "
+                    "(the inputs in name order) per set")
+        ->capture_default_str();
     sub->add_option("--target-sqnr", target_sqnr_, "With --sensitivity: the outputs' SQNR (dB) the suggestion must reach")
         ->capture_default_str();
     return sub;
@@ -124,8 +129,8 @@ class DebugCommand final : public Command {
         return 2;
       }
     }
-    if (!float_reference_.empty() && !sensitivity_) {
-      std::fprintf(stderr, "etscope debug: --float-reference goes with --sensitivity\n");
+    if ((!float_reference_.empty() || inputs_ != "etrecord") && !sensitivity_) {
+      std::fprintf(stderr, "etscope debug: --float-reference and --inputs go with --sensitivity\n");
       return 2;
     }
     ETSCOPE_ASSIGN_OR_RETURN(inspect::GapMetric metric, inspect::parse_gap_metric(gap_));
@@ -180,6 +185,11 @@ class DebugCommand final : public Command {
     // The run is in `in` (read back from its files) now: its runner's program, arenas and debug
     // buffer go before the local gaps' run loads its own, so memory peaks at one of them.
     const std::string method = runner->method_name();
+    if (const BundledProgram* b = runner->bundled()) {
+      for (const BundledTestSuite& suite : b->suites) {
+        if (suite.method_name == method) bundled_cases_ = suite.cases.size();
+      }
+    }
     runner.reset();
     if (aot) {
       ETSCOPE_TRY(check_gap_inputs(in, force_));
@@ -336,28 +346,85 @@ class DebugCommand final : public Command {
     return out;
   }
 
-  // The quantization sensitivity (numerics/sensitivity.h) with the ETRecord's inputs; against the
-  // float reference's outputs on the same inputs when one is given.
+  // The input sets of --inputs: the ETRecord's cases (read once, with the run's Inspector), the
+  // bundled program's cases, or a folder of .npy files.
+  Result<std::vector<numerics::InputSet>> input_sets(const inspect::Inspector& run) const {
+    std::vector<numerics::InputSet> sets;
+    if (inputs_ == "etrecord") {
+      const etrecord::EtRecord* record = run.record();
+      const std::string method = run.options().method.empty() ? "forward" : run.options().method;
+      const size_t cases = record != nullptr ? record->representative_cases(method) : 0;
+      if (cases == 0) return Error(ErrorCode::kNotFound, etrecord_ + ": no representative inputs for method '" + method + "'");
+      for (size_t k = 0; k < cases; ++k) {
+        sets.push_back({"etrecord case " + std::to_string(k), [record, k](runner::Runner& r) { return r.set_inputs_from_record(*record, k); }});
+      }
+      return sets;
+    }
+    if (inputs_ == "bundled") {
+      if (bundled_cases_ == 0) return Error(ErrorCode::kInvalidArgument, model_ + ": --inputs bundled needs a .bpte with test cases for the method");
+      for (size_t k = 0; k < bundled_cases_; ++k) {
+        sets.push_back({"bundled case " + std::to_string(k), [k](runner::Runner& r) { return r.set_bundled_inputs(k); }});
+      }
+      return sets;
+    }
+    std::error_code ec;
+    if (!fs::is_directory(inputs_, ec)) {
+      return Error(ErrorCode::kInvalidArgument, inputs_ + ": --inputs takes 'etrecord', 'bundled' or a folder of .npy inputs");
+    }
+    std::vector<fs::path> files, folders;
+    for (const fs::directory_entry& e : fs::directory_iterator(inputs_, ec)) {
+      if (e.is_directory(ec)) {
+        folders.push_back(e.path());
+      } else if (e.path().extension() == ".npy") {
+        files.push_back(e.path());
+      }
+    }
+    if (ec) return Error(ErrorCode::kIo, inputs_ + ": " + ec.message());
+    if (!files.empty() && !folders.empty()) {
+      return Error(ErrorCode::kInvalidArgument, inputs_ + ": holds both .npy files and folders; give one .npy per input set, or one "
+                                                          "folder per set");
+    }
+    std::sort(files.begin(), files.end());
+    std::sort(folders.begin(), folders.end());
+    for (const fs::path& f : files) {
+      sets.push_back({f.string(), [p = f.string()](runner::Runner& r) { return r.set_inputs_from_files({p}); }});
+    }
+    for (const fs::path& d : folders) {
+      std::vector<std::string> paths;
+      for (const fs::directory_entry& e : fs::directory_iterator(d, ec)) {
+        if (e.path().extension() == ".npy") paths.push_back(e.path().string());
+      }
+      if (paths.empty()) return Error(ErrorCode::kInvalidArgument, d.string() + ": no .npy input in this input set's folder");
+      std::sort(paths.begin(), paths.end());
+      sets.push_back({d.string(), [paths](runner::Runner& r) { return r.set_inputs_from_files(paths); }});
+    }
+    if (sets.empty()) return Error(ErrorCode::kInvalidArgument, inputs_ + ": no .npy inputs");
+    return sets;
+  }
+
+  // The quantization sensitivity (numerics/sensitivity.h) over the input sets; against the float
+  // reference's outputs on the same sets when one is given.
   Result<numerics::Sensitivity> sensitivity(const runner::RunnerOptions& options, const inspect::Inspector& run) const {
     numerics::SensitivityOptions so;
     so.target_sqnr_db = target_sqnr_;
-    auto set_inputs = [&](runner::Runner& r) { return r.set_inputs_from_etrecord(etrecord_); };
+    ETSCOPE_ASSIGN_OR_RETURN(std::vector<numerics::InputSet> sets, input_sets(run));
     if (!float_reference_.empty()) {
       runner::RunnerOptions ro;
       ro.model = float_reference_;
       ro.ptd_files = ptd_files_;
       ro.method = method_;
       ETSCOPE_ASSIGN_OR_RETURN(auto ref, runner::Runner::load(ro));
-      Status st = ref->set_inputs_from_etrecord(etrecord_);
-      if (!st.ok()) {
-        return Error(ErrorCode::kInvalidArgument, float_reference_ + ": the representative inputs of " + etrecord_ +
-                                                      " do not fit this float reference: " + st.error().message());
+      Result<std::vector<std::vector<numerics::OutputTensor>>> outputs = numerics::run_input_sets(*ref, sets);
+      if (!outputs.ok()) {
+        return Error(ErrorCode::kInvalidArgument, float_reference_ + ": the float reference cannot run on the input sets: " +
+                                                      outputs.error().message());
       }
-      if (auto done = ref->run(0, 1); !done.ok()) return done.error();
-      so.reference = numerics::snapshot_outputs(*ref);
+      so.reference = std::move(outputs).value();
       so.reference_name = float_reference_ + " (etscope engine)";
+      so.float_program = &ref->method();
+      return numerics::quantization_sensitivity(options, sets, &run, so);
     }
-    return numerics::quantization_sensitivity(options, set_inputs, &run, so);
+    return numerics::quantization_sensitivity(options, sets, &run, so);
   }
 
   // The debug buffer one execution logs (the memory plan's sizes), set up before the run; an
@@ -417,6 +484,8 @@ class DebugCommand final : public Command {
   bool sensitivity_ = false;
   std::string float_reference_;
   double target_sqnr_ = 30;
+  std::string inputs_ = "etrecord";
+  size_t bundled_cases_ = 0;  ///< Test cases of the method in a .bpte model.
 };
 
 }  // namespace

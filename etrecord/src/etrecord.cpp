@@ -149,12 +149,21 @@ bool EtRecord::has_method(const std::string& method) const {
   return edge_programs.count(method) != 0 || maps.count(method) != 0;
 }
 
-Result<const std::vector<TensorValue>*> EtRecord::representative_inputs_of(const std::string& method) const {
+Result<const std::vector<TensorValue>*> EtRecord::representative_inputs_of(const std::string& method, size_t index) const {
   auto it = representative_inputs.find(method);
   if (it == representative_inputs.end() || it->second.empty()) {
     return Error(ErrorCode::kNotFound, path + ": no representative inputs for method '" + method + "'");
   }
-  return &it->second.front();
+  if (index >= it->second.size()) {
+    return Error(ErrorCode::kNotFound, path + ": method '" + method + "' has " + std::to_string(it->second.size()) +
+                                           " cases of representative inputs, not " + std::to_string(index + 1));
+  }
+  return &it->second[index];
+}
+
+size_t EtRecord::representative_cases(const std::string& method) const {
+  auto it = representative_inputs.find(method);
+  return it == representative_inputs.end() ? 0 : it->second.size();
 }
 
 uint64_t total_bytes(const std::vector<NamedTensor>& tensors) {

@@ -12,6 +12,7 @@
 #include "etscope/core/event_names.h"
 #include "etscope/etdump/etdump_reader.h"
 #include "etscope/formats/blob.h"
+#include "etscope/formats/tensor_stats.h"
 #include "etscope/inspect/event_index.h"
 #include "etscope/inspect/numeric_gap.h"
 
@@ -53,10 +54,24 @@ Result<std::map<OpKey, double>> delegate_event_times(std::vector<uint8_t> trace)
   return out;
 }
 
-/// The innermost module of a layer's operator in `profile`: the delegate event of its call that
-/// logged the layer's output (its delegate debug handle), else the call's event of its ordinal.
-std::string module_of(const inspect::Inspector* profile, const runtime::QuantizerSite& site) {
-  if (profile == nullptr) return "";
+/// The innermost module frame of an event (null when the ETRecord gives none).
+const etrecord::ModuleFrame* module_frame(const inspect::Event& e) {
+  for (const inspect::NodeLink& node : e.nodes) {
+    if (!node.module_stack.empty()) return &node.module_stack.back();
+  }
+  return nullptr;
+}
+
+/// Where a layer sits in the model: its module (from the delegate event of its call that logged
+/// the output of a node with one of `handles`, else the call's event of ordinal `ordinal`).
+struct Placed {
+  std::string text;  ///< "path (Type)"
+  std::string path;  ///< The module's path ("" for the root)
+};
+
+std::optional<Placed> place(const inspect::Inspector* profile, const runtime::QuantizerSite& site, std::initializer_list<int32_t> handles,
+                            std::optional<uint32_t> ordinal) {
+  if (profile == nullptr) return std::nullopt;
   for (const inspect::EventBlock& b : profile->blocks()) {
     if (b.name != events::kBlockExecute) continue;
     const inspect::Event* by_ordinal = nullptr;
@@ -66,32 +81,86 @@ std::string module_of(const inspect::Inspector* profile, const runtime::Quantize
           e.instruction_id != static_cast<int32_t>(site.instruction)) {
         continue;
       }
-      if (e.delegate_id_int && (*e.delegate_id_int == site.delegate_debug_handle || *e.delegate_id_int == site.event_debug_handle)) {
-        const std::string text = inspect::innermost_module_text(e);
-        if (!text.empty()) return text;
-      }
-      if (e.perf && k++ == site.event) by_ordinal = &e;
+      const bool handle = e.delegate_id_int && std::find(handles.begin(), handles.end(), *e.delegate_id_int) != handles.end();
+      if (handle && module_frame(e) != nullptr) return Placed{inspect::innermost_module_text(e), module_frame(e)->path};
+      if (e.perf && ordinal && k++ == *ordinal) by_ordinal = &e;
     }
-    if (by_ordinal != nullptr) return inspect::innermost_module_text(*by_ordinal);
+    if (by_ordinal != nullptr && module_frame(*by_ordinal) != nullptr) {
+      return Placed{inspect::innermost_module_text(*by_ordinal), module_frame(*by_ordinal)->path};
+    }
   }
-  return "";
+  return std::nullopt;
 }
 
-/// Drives the emulating runner: one execution per set of quantizers, its outputs' SQNR.
+/// Names the layer's modules: its own (none for the quantization of a float tensor) and its
+/// readers', and the module paths an export must leave unquantized to keep its values in float.
+void name_modules(const inspect::Inspector* profile, LayerSensitivity& l) {
+  auto add_path = [&](const std::string& path) {
+    if (path.empty()) return;  // the root: not a module an exporter can leave out
+    if (std::find(l.exclude.begin(), l.exclude.end(), path) == l.exclude.end()) l.exclude.push_back(path);
+  };
+  if (!l.site.from_float) {
+    if (auto p = place(profile, l.site, {l.site.delegate_debug_handle, l.site.event_debug_handle}, l.site.event)) {
+      l.module = p->text;
+      add_path(p->path);
+    }
+  }
+  for (int32_t h : l.site.reader_debug_handles) {
+    auto p = place(profile, l.site, {h}, std::nullopt);
+    if (!p) continue;
+    if (std::find(l.reader_modules.begin(), l.reader_modules.end(), p->text) == l.reader_modules.end()) l.reader_modules.push_back(p->text);
+    add_path(p->path);
+  }
+}
+
+/// Sets an input set's inputs; errors name the set.
+Status apply(const InputSet& in, runner::Runner& r) {
+  Status st = in.set(r);
+  if (!st.ok()) return st.error().with_context(in.name);
+  return ok_status();
+}
+
+/// Drives the emulating runner: one execution per input set for a set of quantizers, and the
+/// outputs' figure against the reference.
 struct Emulator {
   runner::Runner& runner;
-  const std::vector<OutputTensor>* reference;  // null: the float emulation itself
+  const std::vector<InputSet>& inputs;
+  const std::vector<std::vector<OutputTensor>>* reference;
   size_t executions = 0;
 
-  Result<double> sqnr(const std::vector<uint8_t>& on) {
+  Result<SqnrFigure> figure(const std::vector<uint8_t>& on) {
     ETSCOPE_TRY(runner.method().set_quantizers(on));
-    if (auto done = runner.execute_once(events::kBlockExecute.data()); !done.ok()) return done.error();
-    ++executions;
-    return outputs_sqnr(*reference, snapshot_outputs(runner));
+    ETSCOPE_ASSIGN_OR_RETURN(auto outputs, run_input_sets(runner, inputs));
+    executions += inputs.size();
+    return sqnr_figure(*reference, outputs);
   }
 };
 
+/// Index of the largest value of row r of a [rows, cols] floating tensor.
+size_t argmax_row(const OutputTensor& t, int64_t r, int64_t cols) {
+  size_t best = 0;
+  double best_v = -std::numeric_limits<double>::infinity();
+  for (int64_t c = 0; c < cols; ++c) {
+    const double v = element_as_double(t.dtype, t.bytes.data(), static_cast<uint64_t>(r * cols + c));
+    if (v > best_v) {
+      best_v = v;
+      best = static_cast<size_t>(c);
+    }
+  }
+  return best;
+}
+
 }  // namespace
+
+Result<std::vector<std::vector<OutputTensor>>> run_input_sets(runner::Runner& r, const std::vector<InputSet>& inputs) {
+  std::vector<std::vector<OutputTensor>> out;
+  for (const InputSet& in : inputs) {
+    ETSCOPE_TRY(apply(in, r));
+    if (auto done = r.execute_once(events::kBlockExecute.data()); !done.ok()) return done.error().with_context(in.name);
+    out.push_back(snapshot_outputs(r));
+  }
+  return out;
+}
 
 std::vector<OutputTensor> snapshot_outputs(const runner::Runner& runner) {
   std::vector<OutputTensor> out;
@@ -147,38 +216,83 @@ Result<double> outputs_sqnr(const std::vector<OutputTensor>& reference, const st
   return *lowest;
 }
 
-Result<Sensitivity> quantization_sensitivity(const runner::RunnerOptions& options,
-                                             const std::function<Status(runner::Runner&)>& set_inputs,
+Result<SqnrFigure> sqnr_figure(const std::vector<std::vector<OutputTensor>>& reference,
+                               const std::vector<std::vector<OutputTensor>>& outputs) {
+  if (reference.size() != outputs.size() || outputs.empty()) {
+    return Error(ErrorCode::kInvalidArgument, "the reference covers " + std::to_string(reference.size()) + " input sets, the run " +
+                                                  std::to_string(outputs.size()));
+  }
+  SqnrFigure f;
+  double sum = 0;
+  f.worst_db = std::numeric_limits<double>::infinity();
+  size_t rows = 0, agree = 0;
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    Result<double> s = outputs_sqnr(reference[k], outputs[k]);
+    if (!s.ok()) return outputs.size() == 1 ? s.error() : s.error().with_context("input set " + std::to_string(k));
+    f.per_input_db.push_back(*s);
+    sum += *s;
+    f.worst_db = std::min(f.worst_db, *s);
+    // Top-1: the first floating output, when it is [N, C] logits.
+    for (size_t i = 0; i < outputs[k].size(); ++i) {
+      const OutputTensor& o = outputs[k][i];
+      if (!floating(o.dtype)) continue;
+      if (o.shape.size() == 2 && o.shape[1] > 1 && floating(reference[k][i].dtype)) {
+        for (int64_t r = 0; r < o.shape[0]; ++r) {
+          ++rows;
+          agree += argmax_row(o, r, o.shape[1]) == argmax_row(reference[k][i], r, o.shape[1]);
+        }
+      }
+      break;
+    }
+  }
+  f.mean_db = sum / static_cast<double>(outputs.size());  // +inf when any is (never -inf: an SNR is finite or +inf or NaN)
+  if (rows > 0) f.top1 = static_cast<double>(agree) / static_cast<double>(rows);
+  return f;
+}
+
+Result<Sensitivity> quantization_sensitivity(const runner::RunnerOptions& options, const std::vector<InputSet>& inputs,
                                              const inspect::Inspector* profile, const SensitivityOptions& sensitivity) {
   if (options.engine != runner::EngineKind::kEtscope) {
     return Error(ErrorCode::kNotSupported, options.model + ": quantization sensitivity runs on etscope's engine (ExecuTorch's runtime "
                                                            "cannot compute a quantized layer on floats)");
   }
+  if (inputs.empty()) return Error(ErrorCode::kInvalidArgument, options.model + ": quantization sensitivity needs at least one input set");
+  if (!sensitivity.reference.empty() && sensitivity.reference.size() != inputs.size()) {
+    return Error(ErrorCode::kInvalidArgument, sensitivity.reference_name + ": " + std::to_string(sensitivity.reference.size()) +
+                                                  " reference runs for " + std::to_string(inputs.size()) + " input sets");
+  }
   const int timed = std::max(1, sensitivity.timing_runs);
   Sensitivity out;
   out.target_sqnr_db = sensitivity.target_sqnr_db;
+  for (const InputSet& in : inputs) out.inputs.push_back(in.name);
 
-  // 1. The program as it is (integer kernels): its outputs and each operator's time.
+  // 1. The program as it is (integer kernels): its outputs and, on the first input set, each
+  // operator's time.
   runner::RunnerOptions as_is = options;
   as_is.trace = true;
   as_is.debug_level = DebugLevel::kNone;
   as_is.emulate_quantization = false;
-  std::vector<OutputTensor> program_outputs;
+  std::vector<std::vector<OutputTensor>> program_outputs;
   std::map<OpKey, double> int8_times;
   {
     ETSCOPE_ASSIGN_OR_RETURN(auto r, runner::Runner::load(as_is));
-    ETSCOPE_TRY(set_inputs(*r));
+    ETSCOPE_TRY(apply(inputs.front(), *r));
     if (auto done = r->run(1, timed); !done.ok()) return done.error();
-    program_outputs = snapshot_outputs(*r);
     ETSCOPE_ASSIGN_OR_RETURN(std::vector<uint8_t> trace, r->trace_bytes());
     ETSCOPE_ASSIGN_OR_RETURN(int8_times, delegate_event_times(std::move(trace)));
   }
+  {
+    runner::RunnerOptions quiet = as_is;
+    quiet.trace = false;
+    ETSCOPE_ASSIGN_OR_RETURN(auto r, runner::Runner::load(quiet));
+    ETSCOPE_ASSIGN_OR_RETURN(program_outputs, run_input_sets(*r, inputs));
+  }
 
-  // 2. Every quantizer off, timed: each layer's float time, and the reference-less reference.
+  // 2. Every quantizer off: each layer's float time (timed on the first input set), and the
+  // reference-less reference.
   runner::RunnerOptions emulated = as_is;
   emulated.emulate_quantization = true;
   std::vector<runtime::QuantizerSite> sites;
-  std::vector<OutputTensor> float_outputs;
   std::map<OpKey, double> float_times;
   {
     ETSCOPE_ASSIGN_OR_RETURN(auto r, runner::Runner::load(emulated));
@@ -187,53 +301,76 @@ Result<Sensitivity> quantization_sensitivity(const runner::RunnerOptions& option
       return Error(ErrorCode::kInvalidArgument, options.model + ": no quantized layer in the program's XNNPACK delegates: nothing to "
                                                                 "rank (a float program, or one quantized outside XNNPACK)");
     }
-    ETSCOPE_TRY(set_inputs(*r));
+    ETSCOPE_TRY(apply(inputs.front(), *r));
     ETSCOPE_TRY(r->method().set_quantizers(std::vector<uint8_t>(sites.size(), 0)));
     if (auto done = r->run(1, timed); !done.ok()) return done.error();
-    float_outputs = snapshot_outputs(*r);
     ETSCOPE_ASSIGN_OR_RETURN(std::vector<uint8_t> trace, r->trace_bytes());
     ETSCOPE_ASSIGN_OR_RETURN(float_times, delegate_event_times(std::move(trace)));
-  }
-  const std::vector<OutputTensor>& reference = sensitivity.reference.empty() ? float_outputs : sensitivity.reference;
-  out.reference = sensitivity.reference.empty() ? "the program's float emulation (activations unquantized, weights dequantized)"
-                                                 : sensitivity.reference_name;
-  {
-    Result<double> s = outputs_sqnr(reference, program_outputs);
-    if (!s.ok()) return Error(ErrorCode::kInvalidArgument, options.model + ": against " + out.reference + ": " + s.error().message());
-    out.program_sqnr_db = *s;
-  }
-  ETSCOPE_ASSIGN_OR_RETURN(out.float_sqnr_db, outputs_sqnr(reference, float_outputs));
-  if (!(out.float_sqnr_db >= kForeignReferenceDb)) {
-    out.warnings.push_back(out.reference + " stays " + std::to_string(out.float_sqnr_db) + " dB from the program even with no layer "
-                           "quantized: is it an export of the same model with the same weights?");
   }
 
   // 3. The experiments, untraced.
   runner::RunnerOptions quiet = emulated;
   quiet.trace = false;
   ETSCOPE_ASSIGN_OR_RETURN(auto r, runner::Runner::load(quiet));
-  ETSCOPE_TRY(set_inputs(*r));
-  Emulator em{*r, &reference};
   const size_t n = sites.size();
+  // Each layer's float filter from the float export: the first unused constant of its shape
+  // (searched from where the last match was, exports keep their layers' order) that the runtime
+  // accepts as the one its int8 filter was rounded from.
+  if (sensitivity.float_program != nullptr) {
+    const std::vector<runtime::DelegateConstant> constants = sensitivity.float_program->delegate_float_constants();
+    std::vector<uint8_t> used(constants.size(), 0);
+    size_t cursor = 0;
+    for (size_t k = 0; k < n; ++k) {
+      if (sites[k].filter_shape.empty()) continue;
+      ++out.filtered_layers;
+      for (size_t t = 0; t < constants.size(); ++t) {
+        const size_t c = (cursor + t) % constants.size();
+        if (used[c] || constants[c].shape != sites[k].filter_shape) continue;
+        if (!r->method().set_float_filter(k, constants[c].values).ok()) continue;
+        used[c] = 1;
+        cursor = c + 1;
+        ++out.float_filters;
+        break;
+      }
+    }
+  } else {
+    for (const runtime::QuantizerSite& site : sites) out.filtered_layers += !site.filter_shape.empty();
+  }
+  ETSCOPE_TRY(r->method().set_quantizers(std::vector<uint8_t>(n, 0)));
+  ETSCOPE_ASSIGN_OR_RETURN(const std::vector<std::vector<OutputTensor>> float_outputs, run_input_sets(*r, inputs));
+  const std::vector<std::vector<OutputTensor>>& reference = sensitivity.reference.empty() ? float_outputs : sensitivity.reference;
+  out.reference = sensitivity.reference.empty() ? "the program's float emulation (activations unquantized, weights dequantized)"
+                                                 : sensitivity.reference_name;
+  {
+    Result<SqnrFigure> f = sqnr_figure(reference, program_outputs);
+    if (!f.ok()) return Error(ErrorCode::kInvalidArgument, options.model + ": against " + out.reference + ": " + f.error().message());
+    out.program = std::move(f).value();
+  }
+  ETSCOPE_ASSIGN_OR_RETURN(out.all_float, sqnr_figure(reference, float_outputs));
+  if (!(out.all_float.mean_db >= kForeignReferenceDb)) {
+    out.warnings.push_back(out.reference + " stays " + std::to_string(out.all_float.mean_db) + " dB from the program even with no layer "
+                           "quantized: is it an export of the same model with the same weights?");
+  }
+  Emulator em{*r, inputs, &reference};
   std::vector<uint8_t> on(n, 1);
-  ETSCOPE_ASSIGN_OR_RETURN(out.emulated_sqnr_db, em.sqnr(on));
+  ETSCOPE_ASSIGN_OR_RETURN(out.emulated, em.figure(on));
   for (size_t i = 0; i < n; ++i) {
     LayerSensitivity l;
     l.site = sites[i];
-    l.module = module_of(profile, sites[i]);
+    name_modules(profile, l);
     on[i] = 0;
-    ETSCOPE_ASSIGN_OR_RETURN(l.float_sqnr_db, em.sqnr(on));
+    ETSCOPE_ASSIGN_OR_RETURN(l.float_sqnr, em.figure(on));
     std::vector<uint8_t> alone(n, 0);
     alone[i] = 1;
-    ETSCOPE_ASSIGN_OR_RETURN(l.alone_sqnr_db, em.sqnr(alone));
+    ETSCOPE_ASSIGN_OR_RETURN(l.alone_sqnr, em.figure(alone));
     on[i] = 1;
-    l.recovered_db = l.float_sqnr_db - out.emulated_sqnr_db;
+    l.recovered_db = l.float_sqnr.mean_db - out.emulated.mean_db;
     const OpKey key{static_cast<int32_t>(l.site.chain), static_cast<int32_t>(l.site.instruction), l.site.event};
     if (auto t = int8_times.find(key); t != int8_times.end()) l.int8_ms = t->second;
     if (auto t = float_times.find(key); t != float_times.end()) l.float_ms = t->second;
     out.layers.push_back(std::move(l));
   }
-  // Most recovered first; a NaN (an output that became NaN) last.
+  // Most recovered first; NaN (an output that became NaN, or inf - inf) last.
   auto rank_value = [](const LayerSensitivity& l) { return std::isnan(l.recovered_db) ? -std::numeric_limits<double>::infinity() : l.recovered_db; };
   std::stable_sort(out.layers.begin(), out.layers.end(),
                    [&](const LayerSensitivity& a, const LayerSensitivity& b) { return rank_value(a) > rank_value(b); });
@@ -246,34 +383,45 @@ Result<Sensitivity> quantization_sensitivity(const runner::RunnerOptions& option
     }
     return n;  // unreachable: every layer is a site
   };
-  out.keep_float_sqnr_db = out.emulated_sqnr_db;
-  if (!(out.emulated_sqnr_db >= out.target_sqnr_db)) {
+  out.keep_float_sqnr = out.emulated;
+  if (out.emulated.mean_db >= out.target_sqnr_db) {
+    out.target_reached = true;
+  } else if (!(out.all_float.mean_db >= out.target_sqnr_db)) {
+    // Not even every layer in float reaches it: no set of layers to suggest.
+    out.warnings.push_back("the target of " + std::to_string(out.target_sqnr_db) + " dB is out of reach: with every layer in float the "
+                           "outputs reach " + std::to_string(out.all_float.mean_db) + " dB (" +
+                           (out.float_filters < out.filtered_layers ? "filters the float export does not give stay dequantized int8; "
+                                                                    : "") +
+                           "what remains is not these quantizers')");
+  } else {
     std::vector<uint8_t> cur(n, 1);
     for (size_t k = 0; k < n && !out.target_reached; ++k) {
       cur[position(k)] = 0;
       out.keep_float.push_back(k);
-      ETSCOPE_ASSIGN_OR_RETURN(double s, em.sqnr(cur));
-      out.cumulative_sqnr_db.push_back(s);
-      out.keep_float_sqnr_db = s;
-      out.target_reached = s >= out.target_sqnr_db;
+      ETSCOPE_ASSIGN_OR_RETURN(out.keep_float_sqnr, em.figure(cur));
+      out.cumulative_sqnr_db.push_back(out.keep_float_sqnr.mean_db);
+      out.target_reached = out.keep_float_sqnr.mean_db >= out.target_sqnr_db;
     }
     if (out.target_reached) {
       // Drop, latest first, each layer the target does without.
       for (size_t j = out.keep_float.size(); j-- > 0;) {
         const size_t p = position(out.keep_float[j]);
         cur[p] = 1;
-        ETSCOPE_ASSIGN_OR_RETURN(double s, em.sqnr(cur));
-        if (s >= out.target_sqnr_db) {
+        ETSCOPE_ASSIGN_OR_RETURN(SqnrFigure f, em.figure(cur));
+        if (f.mean_db >= out.target_sqnr_db) {
           out.keep_float.erase(out.keep_float.begin() + static_cast<std::ptrdiff_t>(j));
-          out.keep_float_sqnr_db = s;
+          out.keep_float_sqnr = std::move(f);
         } else {
           cur[p] = 0;
         }
       }
       std::sort(out.keep_float.begin(), out.keep_float.end());
     }
-  } else {
-    out.target_reached = true;
+    for (size_t k : out.keep_float) {
+      for (const std::string& p : out.layers[k].exclude) {
+        if (std::find(out.exclude_modules.begin(), out.exclude_modules.end(), p) == out.exclude_modules.end()) out.exclude_modules.push_back(p);
+      }
+    }
   }
   out.executions = em.executions;
   return out;

@@ -326,9 +326,14 @@ Status Runner::set_ones_inputs() {
 }
 
 Status Runner::set_inputs_from_etrecord(const std::string& etrecord_path) {
-  Impl& m = *impl_;
   ETSCOPE_ASSIGN_OR_RETURN(etrecord::EtRecord record, etrecord::EtRecordReader::open(etrecord_path));
-  ETSCOPE_ASSIGN_OR_RETURN(const std::vector<etrecord::TensorValue>* recorded, record.representative_inputs_of(m.method_name));
+  return set_inputs_from_record(record, 0);
+}
+
+Status Runner::set_inputs_from_record(const etrecord::EtRecord& record, size_t index) {
+  Impl& m = *impl_;
+  const std::string& etrecord_path = record.path;
+  ETSCOPE_ASSIGN_OR_RETURN(const std::vector<etrecord::TensorValue>* recorded, record.representative_inputs_of(m.method_name, index));
   const std::vector<etrecord::TensorValue>& values = *recorded;
   size_t tensor_inputs = 0;
   for (size_t i = 0; i < m.engine->num_inputs(); ++i) tensor_inputs += m.engine->input(i).tag == Tag::kTensor;

@@ -737,8 +737,37 @@ std::vector<QuantizerSite> Method::quantizers() const {
       const Step& step = impl_->chains[c][i];
       if (step.kind != InstructionKind::kDelegateCall || step.a < 0) continue;
       for (const auto& q : impl_->delegates[static_cast<size_t>(step.a)]->quantizers()) {
-        out.push_back({c, i, q.node, q.debug_handle, q.event_debug_handle, q.event, q.op, q.dynamic, q.elements});
+        out.push_back({c, i, q.node, q.debug_handle, q.event_debug_handle, q.event, q.op, q.dynamic, q.elements, q.from_float, q.reader_debug_handles,
+                        q.filter_shape});
       }
+    }
+  }
+  return out;
+}
+
+Status Method::set_float_filter(size_t quantizer, std::span<const float> values) {
+  if (!impl_->emulate_quantization) {
+    return Error(ErrorCode::kInvalidArgument, impl_->where() + ": float filters are set only in a method loaded to emulate quantization");
+  }
+  size_t k = quantizer;
+  for (auto& chain : impl_->chains) {
+    for (const Step& step : chain) {
+      if (step.kind != InstructionKind::kDelegateCall || step.a < 0) continue;
+      xnnpack::XnnpackDelegate& d = *impl_->delegates[static_cast<size_t>(step.a)];
+      const size_t n = d.quantizers().size();
+      if (k < n) return d.set_float_filter(k, values);
+      k -= n;
+    }
+  }
+  return Error(ErrorCode::kInvalidArgument, impl_->where() + ": no quantizer " + std::to_string(quantizer));
+}
+
+std::vector<DelegateConstant> Method::delegate_float_constants() const {
+  std::vector<DelegateConstant> out;
+  for (const auto& chain : impl_->chains) {
+    for (const Step& step : chain) {
+      if (step.kind != InstructionKind::kDelegateCall || step.a < 0) continue;
+      for (auto& c : impl_->delegates[static_cast<size_t>(step.a)]->float_constants()) out.push_back({std::move(c.shape), c.values});
     }
   }
   return out;

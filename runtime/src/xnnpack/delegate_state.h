@@ -17,6 +17,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -170,21 +171,38 @@ struct DelegateState {
   /// The Clamp node that alone reads node i's only output (not a graph output), or null.
   const Node* sole_clamp_consumer(size_t i) const;
 
-  // Quantization emulation (XnnpackDelegate::load's `emulate_quantization`): no integer or qd8
-  // layers (integer_layer and qd8_layer are false), every node computes on floats and rounds its
-  // quantized outputs to their grid (a fake quantizer) unless its quantizer is switched off. A
-  // quantizer belongs to a node that computes a quantized output; nodes that only pass its values
-  // on (moves, clamps, max pooling, padding) round with their input's producer, or always when
-  // that is no quantizer's.
+  // Quantization emulation (XnnpackDelegate::load's `emulate_quantization`): float copies of
+  // every constant are kept, and a node whose quantizer is switched off computes on floats and
+  // leaves its outputs unrounded, off the grid (`off_grid`, per value, per execution); a node
+  // that reads a value off the grid computes on floats too (then rounds, unless its own quantizer
+  // is off). Every other node computes as without emulation (integer kernels included), so that
+  // with every quantizer on the outputs are the program's, bit for bit. A quantizer belongs to a
+  // node that computes a quantized output; nodes that only pass its values on
+  // (quantizer_passes_on) round with their input's producer, or always when that is no
+  // quantizer's.
   bool emulate = false;
   struct Quantizer {
     uint32_t node = 0;
     uint32_t event = 0;  // index into event_names
     bool on = true;
+    bool from_float = false;        // a Convert of a float value (a quantize: no quantized producer)
+    std::vector<uint32_t> readers;  // quantized layers reading the output (through nodes passing it on)
+    // The layer with a quantized constant filter the quantizer belongs to (itself, or the layer a
+    // dynamic quantization feeds), or -1; while the quantizer is off it computes from
+    // `float_filter` when one was set (a float export's filter, set_float_filter).
+    int32_t layer = -1;
+    std::vector<float> float_filter;
   };
   std::vector<Quantizer> quantizers;
   std::vector<int32_t> quantizer_of_node;  // per node: index into quantizers, or -1
+  std::vector<uint8_t> off_grid;           // per value: holds unrounded values this execution
+  std::vector<int32_t> quantizer_of_layer;  // per node: the quantizer whose `layer` it is, or -1
   void plan_quantizers();
+  /// The value of node n's quantized constant filter (convolutions, fully connected), or -1.
+  int32_t filter_of(const Node& n) const;
+  /// Checks and keeps quantizer k's float filter (kInvalidArgument: no filter, another size, a
+  /// value that does not round to the int8 one).
+  Status set_float_filter(size_t k, std::span<const float> values);
 
   // Intermediate outputs for the debug buffer: the last node carrying each edge-graph debug handle
   // logs its output under that handle, in the edge graph's (logical) dimension order: `order[v]`
@@ -233,6 +251,10 @@ struct DelegateState {
   /// Rounds the outputs of a node whose values are quantized (or f16 or bf16) to their grid.
   void quantize_outputs(const Node& n);
 };
+
+/// Moves, clamps, max pooling and padding: a quantized output holding its input's values, on its
+/// input's grid (an emulated quantizer's values pass through them).
+bool quantizer_passes_on(const Node& n);
 
 /// What most nodes read and write: input 0 and output 0, with their current shapes.
 struct NodeOperands {
@@ -316,6 +338,9 @@ inline float quantize_raw(float scaled, float zero_point, float qmin, float qmax
 /// rounded to nearest even. `out` (may be null) receives the floats the integers stand for; `ints`
 /// (may be null) the integers and each row's zero point and scale.
 void quantize_rows_qd8(const float* x, float* out, int64_t rows, int64_t n, DynamicRows* ints);
+
+/// The quantization scale of a quantized constant's element i (per tensor, channel or block).
+float constant_scale(const xnn::TensorValue& v, int64_t i);
 
 /// Dequantizes a constant into `out` (numel floats). Quantization parameters were checked by the
 /// payload reader (channel axis inside the rank, one scale per channel or block).

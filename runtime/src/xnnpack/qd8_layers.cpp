@@ -100,7 +100,6 @@ void quantize_rows_qd8(const float* x, float* out, int64_t rows, int64_t n, Dyna
 // [planning]
 
 bool DelegateState::qd8_layer(const Node& n) const {
-  if (emulate) return false;
   if (n.kind != NodeKind::kFullyConnected || n.inputs.size() < 3 || n.outputs.size() != 1 || n.inputs[1] < 0) return false;
   using Q = xnn::Quantization::Kind;
   const xnn::TensorValue& in = value(n.inputs[0]);

@@ -48,25 +48,30 @@ float fake_quant(float x, float scale, int32_t zero_point, float qmin, float qma
 // ---------------------------------------------------------------------------------------------
 // [constants]
 
+float constant_scale(const xnn::TensorValue& v, int64_t i) {
+  using Q = xnn::Quantization::Kind;
+  if (v.quant.kind == Q::kPerTensor) return v.quant.scale;
+  const int64_t last = v.shape.empty() ? 1 : v.shape.back();
+  if (v.quant.kind == Q::kPerChannel) {
+    // Index of element i's channel along the quantization axis.
+    int64_t inner = 1;
+    for (size_t d = v.quant.axis + 1; d < v.shape.size(); ++d) inner *= v.shape[d];
+    const int64_t channels = v.shape.empty() ? 1 : v.shape[std::min<size_t>(v.quant.axis, v.shape.size() - 1)];
+    return v.quant.scales[static_cast<size_t>((i / inner) % channels)];
+  }
+  if (v.quant.kind == Q::kPerBlock) {
+    const int64_t row = i / last, col = i % last;
+    return v.quant.scales[static_cast<size_t>(row * (last / v.quant.block_size) + col / v.quant.block_size)];
+  }
+  return 1.0f;
+}
+
 Status dequantize_constant(const xnn::TensorValue& v, float* out, const std::string& what) {
   using Q = xnn::Quantization::Kind;
   const uint8_t* b = v.constant.data();
   const int64_t n = static_cast<int64_t>(v.numel);
   const int64_t last = v.shape.empty() ? 1 : v.shape.back();
-  // Index of element i's channel along the quantization axis.
-  int64_t inner = 1;
-  for (size_t d = v.quant.axis + 1; d < v.shape.size(); ++d) inner *= v.shape[d];
-  const int64_t channels = v.shape.empty() ? 1 : v.shape[std::min<size_t>(v.quant.axis, v.shape.size() - 1)];
-  auto channel = [&](int64_t i) { return static_cast<size_t>((i / inner) % channels); };
-  auto scale_of = [&](int64_t i) -> float {
-    if (v.quant.kind == Q::kPerTensor) return v.quant.scale;
-    if (v.quant.kind == Q::kPerChannel) return v.quant.scales[channel(i)];
-    if (v.quant.kind == Q::kPerBlock) {
-      const int64_t row = i / last, col = i % last;
-      return v.quant.scales[static_cast<size_t>(row * (last / v.quant.block_size) + col / v.quant.block_size)];
-    }
-    return 1.0f;
-  };
+  auto scale_of = [&](int64_t i) { return constant_scale(v, i); };
   const bool needs_params = v.type != ElementType::kF32 && v.type != ElementType::kF16 && v.type != ElementType::kBF16;
   if (needs_params && v.quant.kind != Q::kPerTensor && v.quant.kind != Q::kPerChannel && v.quant.kind != Q::kPerBlock) {
     return Error(ErrorCode::kCorrupt, what + ": a " + std::string(xnn::to_string(v.type)) + " constant without quantization parameters");
@@ -156,35 +161,114 @@ void DelegateState::quantize_outputs(const Node& n) {
   }
 }
 
+namespace {
+
+bool quantized_type(ElementType t) { return t == ElementType::kQInt8 || t == ElementType::kQUInt8 || t == ElementType::kQDInt8; }
+
+}  // namespace
+
+bool quantizer_passes_on(const Node& n) {
+  return has_trait(n.kind, kMovesElements) || n.kind == NodeKind::kClamp || n.kind == NodeKind::kMaxPool2d || n.kind == NodeKind::kConstantPad;
+}
+
 void DelegateState::plan_quantizers() {
   quantizers.clear();
   quantizer_of_node.assign(graph.nodes.size(), -1);
   if (!emulate) return;
+  off_grid.assign(graph.values.size(), 0);
   std::vector<int32_t> writer(graph.values.size(), -1);
+  std::vector<std::vector<uint32_t>> reading(graph.values.size());
   uint32_t e = 0;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     while (e + 1 < event_first.size() - 1 && event_first[e + 1] <= i) ++e;
     const Node& n = graph.nodes[i];
+    for (int32_t v : n.inputs) {
+      if (v >= 0) reading[static_cast<size_t>(v)].push_back(static_cast<uint32_t>(i));
+    }
     for (int32_t o : n.outputs) writer[static_cast<size_t>(o)] = static_cast<int32_t>(i);
-    const ElementType t = value(n.outputs[0]).type;
-    if (t != ElementType::kQInt8 && t != ElementType::kQUInt8 && t != ElementType::kQDInt8) continue;
-    const bool passes_on = has_trait(n.kind, kMovesElements) || n.kind == NodeKind::kClamp || n.kind == NodeKind::kMaxPool2d ||
-                           n.kind == NodeKind::kConstantPad;
-    if (passes_on) {
+    if (!quantized_type(value(n.outputs[0]).type)) continue;
+    if (quantizer_passes_on(n)) {
       const int32_t w = n.inputs[0] >= 0 ? writer[static_cast<size_t>(n.inputs[0])] : -1;
       quantizer_of_node[i] = w >= 0 ? quantizer_of_node[static_cast<size_t>(w)] : -1;
       continue;
     }
     quantizer_of_node[i] = static_cast<int32_t>(quantizers.size());
-    quantizers.push_back({static_cast<uint32_t>(i), e, true});
+    Quantizer q;
+    q.node = static_cast<uint32_t>(i);
+    q.event = e;
+    q.from_float = n.kind == NodeKind::kConvert && n.inputs[0] >= 0 && !quantized_type(value(n.inputs[0]).type);
+    if (filter_of(n) >= 0) q.layer = static_cast<int32_t>(i);
+    quantizers.push_back(std::move(q));
   }
+  // The layers reading each quantizer's values: through the nodes that pass them on, up to the
+  // first node that computes from them on the quantized grid (a dequantizing Convert is a float
+  // reader, not a layer).
+  for (Quantizer& q : quantizers) {
+    std::vector<int32_t> pending(graph.nodes[q.node].outputs.begin(), graph.nodes[q.node].outputs.end());
+    std::vector<uint8_t> seen(graph.nodes.size(), 0);
+    while (!pending.empty()) {
+      const int32_t v = pending.back();
+      pending.pop_back();
+      for (uint32_t j : reading[static_cast<size_t>(v)]) {
+        if (seen[j]) continue;
+        seen[j] = 1;
+        const Node& r = graph.nodes[j];
+        if (r.kind == NodeKind::kConvert && !quantized_type(value(r.outputs[0]).type)) continue;  // a dequantize
+        if (quantizer_passes_on(r) && quantized_type(value(r.outputs[0]).type)) {
+          pending.insert(pending.end(), r.outputs.begin(), r.outputs.end());
+          continue;
+        }
+        q.readers.push_back(j);
+      }
+    }
+    // A dynamic quantization's layer is the one layer it feeds.
+    if (q.layer < 0 && value(graph.nodes[q.node].outputs[0]).type == ElementType::kQDInt8 && q.readers.size() == 1 &&
+        filter_of(graph.nodes[q.readers[0]]) >= 0) {
+      q.layer = static_cast<int32_t>(q.readers[0]);
+    }
+  }
+  quantizer_of_layer.assign(graph.nodes.size(), -1);
+  for (size_t k = 0; k < quantizers.size(); ++k) {
+    if (quantizers[k].layer >= 0) quantizer_of_layer[static_cast<size_t>(quantizers[k].layer)] = static_cast<int32_t>(k);
+  }
+}
+
+int32_t DelegateState::filter_of(const Node& n) const {
+  const bool weighted = n.kind == NodeKind::kConv2d || n.kind == NodeKind::kDepthwiseConv2d || n.kind == NodeKind::kConvTranspose2d ||
+                        n.kind == NodeKind::kFullyConnected;
+  if (!weighted || n.inputs.size() < 2 || n.inputs[1] < 0) return -1;
+  const xnn::TensorValue& w = value(n.inputs[1]);
+  const bool quantized = w.type != ElementType::kF32 && w.type != ElementType::kF16 && w.type != ElementType::kBF16;
+  return w.is_constant && quantized ? n.inputs[1] : -1;
+}
+
+Status DelegateState::set_float_filter(size_t k, std::span<const float> values) {
+  Quantizer& q = quantizers[k];
+  if (q.layer < 0) return Error(ErrorCode::kInvalidArgument, where + ": quantizer " + std::to_string(k) + " has no quantized filter");
+  const size_t w = static_cast<size_t>(graph.nodes[static_cast<size_t>(q.layer)].inputs[1]);
+  const xnn::TensorValue& v = graph.values[w];
+  if (values.size() != v.numel) {
+    return Error(ErrorCode::kInvalidArgument, node_where(static_cast<size_t>(q.layer)) + ": a float filter of " + std::to_string(values.size()) +
+                                                  " values for " + std::to_string(v.numel));
+  }
+  // The float filter must be the one the int8 filter was rounded from: every value within half
+  // a quantization step (plus float slack) of what the integers stand for.
+  const float* deq = data[w];
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double half = 0.5 * std::fabs(static_cast<double>(constant_scale(v, static_cast<int64_t>(i))));
+    if (!(std::fabs(static_cast<double>(values[i]) - deq[i]) <= half * 1.001 + 1e-7)) {
+      return Error(ErrorCode::kInvalidArgument, node_where(static_cast<size_t>(q.layer)) + ": filter value " + std::to_string(i) + " (" +
+                                                    std::to_string(values[i]) + ") does not round to the int8 filter's " + std::to_string(deq[i]));
+    }
+  }
+  q.float_filter.assign(values.begin(), values.end());
+  return ok_status();
 }
 
 // ---------------------------------------------------------------------------------------------
 // [integer layers: planning]
 
 bool DelegateState::integer_layer(const Node& n) const {
-  if (emulate) return false;
   if (n.kind == NodeKind::kGlobalAvgPool2d) {
     if (n.inputs.size() != 1 || n.outputs.size() != 1) return false;
     const xnn::TensorValue& a = value(n.inputs[0]);

@@ -113,8 +113,28 @@ std::vector<XnnpackDelegate::Quantizer> XnnpackDelegate::quantizers() const {
     const Node& n = impl_->graph.nodes[q.node];
     const xnn::TensorValue& v = impl_->value(n.outputs[0]);
     const Node& named = impl_->graph.nodes[impl_->event_named[q.event]];
+    std::vector<int32_t> readers;
+    for (uint32_t r : q.readers) readers.push_back(static_cast<int32_t>(impl_->graph.nodes[r].debug_handle));
+    std::vector<int64_t> filter;
+    if (q.layer >= 0) filter = impl_->value(impl_->graph.nodes[static_cast<size_t>(q.layer)].inputs[1]).shape;
     out.push_back({q.node, static_cast<int32_t>(n.debug_handle), static_cast<int32_t>(named.debug_handle), q.event,
-                   impl_->event_names[q.event], v.type == ElementType::kQDInt8, v.numel});
+                   impl_->event_names[q.event], v.type == ElementType::kQDInt8, v.numel, q.from_float, std::move(readers),
+                   std::move(filter)});
+  }
+  return out;
+}
+
+Status XnnpackDelegate::set_float_filter(size_t k, std::span<const float> values) {
+  if (k >= impl_->quantizers.size()) return Error(ErrorCode::kInvalidArgument, impl_->where + ": no quantizer " + std::to_string(k));
+  return impl_->set_float_filter(k, values);
+}
+
+std::vector<XnnpackDelegate::FloatConstant> XnnpackDelegate::float_constants() const {
+  std::vector<FloatConstant> out;
+  for (size_t v = 0; v < impl_->graph.values.size(); ++v) {
+    const xnn::TensorValue& tv = impl_->graph.values[v];
+    if (!tv.is_constant || tv.type != ElementType::kF32 || impl_->owned[v].empty()) continue;
+    out.push_back({tv.shape, impl_->owned[v]});
   }
   return out;
 }
@@ -216,11 +236,12 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   }
   // Memory: float copies of constants (aligned, whatever their offset in the file) and one
   // buffer per internal value; all within the method's budget.
-  // Filters only qd8 layers read live in their packed form alone (plan_qd8), not as floats.
+  // Filters only qd8 layers read live in their packed form alone (plan_qd8), not as floats
+  // (an emulating delegate keeps the floats too, for the layers it computes on floats).
   std::vector<int> qd8_reads(nv, 0);
   for (const Node& n : g.nodes) {
     if (!impl->qd8_layer(n)) continue;
-    ++qd8_reads[static_cast<size_t>(n.inputs[1])];
+    if (!impl->emulate) ++qd8_reads[static_cast<size_t>(n.inputs[1])];
     const xnn::TensorValue& w = g.values[static_cast<size_t>(n.inputs[1])];
     // Packed integers (outputs and inputs padded to a tile) and per-output int32 / float terms.
     const auto b = checked::add(static_cast<uint64_t>(w.shape.at(0) + kQd8Tile) * static_cast<uint64_t>(w.shape.at(1) + 8),
@@ -277,7 +298,7 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     if (impl->qd8_layer(n)) ++qd8_input_reads[static_cast<size_t>(n.inputs[0])];
   }
   for (size_t v = 0; v < nv; ++v) {
-    impl->qd8_only[v] = qd8_input_reads[v] > 0 && qd8_input_reads[v] == impl->consumers[v] && (g.values[v].flags & xnn::kFlagExternalOutput) == 0;
+    impl->qd8_only[v] = !impl->emulate && qd8_input_reads[v] > 0 && qd8_input_reads[v] == impl->consumers[v] && (g.values[v].flags & xnn::kFlagExternalOutput) == 0;
   }
   impl->qd8_of_node.assign(g.nodes.size(), -1);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -293,17 +314,36 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
 void DelegateState::run_node(size_t i) {
   const Node& n = graph.nodes[i];
   const NodeOps& ops = node_ops(n.kind);
-  if (qd8_of_node[i] >= 0) {
+  // Emulating: a node whose quantizer is off computes on floats and leaves its outputs off the
+  // grid; so does a node reading a value off the grid (which its integer kernel could not take).
+  bool exact = true, round = true;
+  if (emulate) {
+    const int32_t q = quantizer_of_node[i];
+    round = q < 0 || quantizers[static_cast<size_t>(q)].on;
+    bool inputs_off = false;
+    for (int32_t v : n.inputs) inputs_off |= v >= 0 && off_grid[static_cast<size_t>(v)] != 0;
+    exact = round && !inputs_off;
+    const bool passes = quantizer_passes_on(n);
+    for (int32_t o : n.outputs) off_grid[static_cast<size_t>(o)] = !round && (inputs_off || !passes);
+  }
+  if (exact && qd8_of_node[i] >= 0) {
     run_fully_connected_qd8(*this, n);  // an f32 output: nothing to round
     return;
   }
-  if (quantized_of_node[i] >= 0) {
+  if (exact && quantized_of_node[i] >= 0) {
     ops.run_integer(*this, n);  // every kind that plans an integer layer has an integer runner
     return;
   }
+  // A layer whose quantizer is off computes from its float export's filter, when it has one.
+  const int32_t lq = emulate ? quantizer_of_layer[i] : -1;
+  Quantizer* fq = lq >= 0 && !quantizers[static_cast<size_t>(lq)].on && !quantizers[static_cast<size_t>(lq)].float_filter.empty()
+                      ? &quantizers[static_cast<size_t>(lq)]
+                      : nullptr;
+  float* const kept = fq != nullptr ? data[static_cast<size_t>(n.inputs[1])] : nullptr;
+  if (fq != nullptr) data[static_cast<size_t>(n.inputs[1])] = fq->float_filter.data();
   ops.run(*this, n);  // every kind whose check passes has a float runner
-  if (emulate && quantizer_of_node[i] >= 0 && !quantizers[static_cast<size_t>(quantizer_of_node[i])].on) return;
-  quantize_outputs(n);
+  if (fq != nullptr) data[static_cast<size_t>(n.inputs[1])] = kept;
+  if (round) quantize_outputs(n);
 }
 
 Status DelegateState::reshape(std::span<EValue* const> args) {
@@ -402,6 +442,7 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
       }
     }
   }
+  if (m.emulate) std::fill(m.off_grid.begin(), m.off_grid.end(), uint8_t{0});
   const bool traced = tracer != nullptr && tracer->profiling_level() == ProfilingLevel::kAllEvents;
   for (size_t e = 0; e < m.event_names.size(); ++e) {
     const EventHandle h = traced ? tracer->start_delegate_event(m.event_names[e].c_str()) : kNoEvent;

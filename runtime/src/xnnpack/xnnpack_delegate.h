@@ -53,10 +53,26 @@ class XnnpackDelegate {
     std::string op;            ///< That event's name.
     bool dynamic = false;      ///< Per-row dynamic quantization (qdint8) instead of static int8.
     uint64_t elements = 0;     ///< Of its output at the declared shape.
+    bool from_float = false;   ///< A Convert of a float value: no quantized layer produces it.
+    /// Debug handles of the quantized layers that read its values (through reshapes, clamps...).
+    std::vector<int32_t> reader_debug_handles;
+    /// The shape of the quantized filter of its layer (itself, or the layer a dynamic
+    /// quantization feeds); empty when it has none.
+    std::vector<int64_t> filter_shape;
   };
   std::vector<Quantizer> quantizers() const;
   /// Switches quantizer k on or off (on[k] != 0) for the following executions; all are on after load.
   void set_quantizers(std::span<const uint8_t> on);
+  /// While quantizer k is off, its layer computes from `values` (the filter of a float export of
+  /// the same model, in this graph's layout) instead of its dequantized int8 filter. Refused
+  /// (kInvalidArgument) unless every value is within half a quantization step of the int8 one.
+  Status set_float_filter(size_t k, std::span<const float> values);
+  /// The delegate's f32 constants (a float program's filters and biases), in value order.
+  struct FloatConstant {
+    std::vector<int64_t> shape;
+    std::span<const float> values;
+  };
+  std::vector<FloatConstant> float_constants() const;
 
   /// Fills `logical` (the node's output in the edge graph's dimension order, of `sizes`) with the
   /// value to continue from, or returns false to keep the computed one. For glass-box

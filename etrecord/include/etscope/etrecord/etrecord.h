@@ -218,10 +218,12 @@ struct EtRecord {
   const Graph* find_graph(const std::string& member) const;
   /// The maps of `method`, or null.
   const MethodMaps* method_maps(const std::string& method = "forward") const;
-  /// The representative inputs of `method` (its first recorded case: the inputs the AOT
-  /// outputs were made from), as `run --inputs-from-etrecord`, `etrecord --extract-inputs` and
-  /// the numeric gap's input check use them. kNotFound when none are recorded.
-  Result<const std::vector<TensorValue>*> representative_inputs_of(const std::string& method = "forward") const;
+  /// The representative inputs of `method`: case `index`; the first (the default) is the inputs
+  /// the AOT outputs were made from, as `run --inputs-from-etrecord`, `etrecord --extract-inputs`
+  /// and the numeric gap's input check use them. kNotFound when that case is not recorded.
+  Result<const std::vector<TensorValue>*> representative_inputs_of(const std::string& method = "forward", size_t index = 0) const;
+  /// How many cases of representative inputs `method` has (0 when none).
+  size_t representative_cases(const std::string& method = "forward") const;
 
   /// Every program: the exported program, then the edge programs and the graph_map programs,
   /// each in name order. Pointers stay valid while the record lives and is not modified.

@@ -25,6 +25,10 @@
 #include "etscope/runner/engine.h"
 #include "etscope/runtime/method.h"
 
+namespace etscope::etrecord {
+struct EtRecord;
+}
+
 namespace etscope::runner {
 
 struct RunnerOptions {
@@ -130,6 +134,9 @@ class Runner {
   /// The ETRecord's representative inputs for this method (the ones its AOT outputs were made
   /// from). Errors: none recorded, or dtypes/shapes that do not fit.
   Status set_inputs_from_etrecord(const std::string& etrecord_path);
+  /// The same from a record already read: case `index` of its representative inputs for this
+  /// method (etrecord::EtRecord::representative_inputs_of). Errors name record.path.
+  Status set_inputs_from_record(const etrecord::EtRecord& record, size_t index = 0);
   /// The inputs of test case `index` of this method's bundled suite.
   Status set_bundled_inputs(size_t index);
 

@@ -62,6 +62,20 @@ struct QuantizerSite {
   std::string op;                     ///< That event's name (XNNPACK's operator name).
   bool dynamic = false;               ///< Per-row dynamic quantization of a layer's input (qdint8), else static int8.
   uint64_t elements = 0;              ///< Of the quantized output, at its declared shape.
+  /// A Convert of a float value (the quantization of a float tensor: no quantized layer makes it).
+  bool from_float = false;
+  /// Debug handles of the quantized layers that read the values (through reshapes, clamps...): a
+  /// tensor stays quantized in an export while its producer or one of its readers is.
+  std::vector<int32_t> reader_debug_handles;
+  /// The quantized filter of its layer (itself, or the layer a dynamic quantization feeds):
+  /// its shape, empty when there is none (set_float_filter gives it a float export's).
+  std::vector<int64_t> filter_shape;
+};
+
+/// An f32 constant of one of a method's XNNPACK delegates (a float program's filters).
+struct DelegateConstant {
+  std::vector<int64_t> shape;
+  std::span<const float> values;  ///< Owned by the Method.
 };
 
 class Method {
@@ -132,6 +146,13 @@ class Method {
   /// Switches each quantizer on (non-zero) or off for the following executions, one flag per
   /// quantizers() entry. Errors (kInvalidArgument): not emulating, another number of flags.
   Status set_quantizers(std::span<const uint8_t> on);
+  /// While quantizer k is off, its layer computes from `values` (a float export's filter of the
+  /// same layer, in XNNPACK's layout) instead of its dequantized int8 filter. Errors
+  /// (kInvalidArgument): not emulating, no such quantizer or filter, another size, a value not
+  /// within half a quantization step of the int8 filter's (another layer, another model).
+  Status set_float_filter(size_t quantizer, std::span<const float> values);
+  /// The f32 constants of the method's XNNPACK delegates, by call then value.
+  std::vector<DelegateConstant> delegate_float_constants() const;
 
   /// Overwrites the bytes of tensor value `value` (an index into the plan's values) with
   /// `bytes`, for instruction hooks. Refused (kInvalidArgument, naming the value) unless it is a
