@@ -89,6 +89,10 @@ class DebugCommand final : public Command {
                   "matches and NaN/Inf counts to the table (JSON always has them)");
     sub->add_flag("--no-local", no_local_,
                   "Skip the local gaps (a second run in which each operator computes from the AOT values of its inputs)");
+    sub->add_option("--against", against_,
+                    "Compare with another export of the same model (fp32 vs int8, XNNPACK vs portable, before vs after a pass) "
+                    "instead of AOT intermediates: both run on the ETRecord's inputs, module outputs aligned by module path");
+    sub->add_option("--against-etrecord", against_etrecord_, "With --against: the other program's ETRecord (its module paths)");
     sub->add_flag("--sensitivity", sensitivity_,
                   "Rank the quantized layers of the program's XNNPACK delegates by how much of the outputs' SQNR each "
                   "recovers when computed on floats (etscope's engine emulates the quantization), and suggest the fewest "
@@ -129,13 +133,21 @@ class DebugCommand final : public Command {
         return 2;
       }
     }
+    if (against_.empty() != against_etrecord_.empty()) {
+      std::fprintf(stderr, "etscope debug: --against and --against-etrecord go together\n");
+      return 2;
+    }
+    if (!against_.empty() && !aot_.empty()) {
+      std::fprintf(stderr, "etscope debug: --against compares with another program, --aot-intermediates with the AOT graph: one of them\n");
+      return 2;
+    }
     if ((!float_reference_.empty() || inputs_ != "etrecord") && !sensitivity_) {
       std::fprintf(stderr, "etscope debug: --float-reference and --inputs go with --sensitivity\n");
       return 2;
     }
     ETSCOPE_ASSIGN_OR_RETURN(inspect::GapMetric metric, inspect::parse_gap_metric(gap_));
     // Read the AOT side first: a bad file fails before the run.
-    const std::string aot_path = aot_.empty() ? inspect::aot_intermediates_beside(model_) : aot_;
+    const std::string aot_path = !against_.empty() ? std::string() : aot_.empty() ? inspect::aot_intermediates_beside(model_) : aot_;
     std::optional<inspect::AotIntermediates> aot;
     if (!aot_path.empty()) {
       const std::string index = aot_index_.empty() ? inspect::aot_index_beside(aot_path) : aot_index_;
@@ -191,6 +203,37 @@ class DebugCommand final : public Command {
       }
     }
     runner.reset();
+    // --against: the other program's run, on the same inputs, is the reference.
+    std::optional<inspect::Inspector> other;
+    if (!against_.empty()) {
+      runner::RunnerOptions oo = options;
+      oo.model = against_;
+      ETSCOPE_ASSIGN_OR_RETURN(auto r, runner::Runner::load(oo));
+      ETSCOPE_TRY(size_debug_buffer(*r));
+      Status st = r->set_inputs_from_etrecord(etrecord_);
+      if (!st.ok()) {
+        return Error(ErrorCode::kInvalidArgument, against_ + ": the representative inputs of " + etrecord_ + " do not fit it: " +
+                                                      st.error().message());
+      }
+      if (auto done = r->run(0, 1); !done.ok()) return done.error();
+      InspectInputs of;
+      of.etdump = dir.file("against.etdp");
+      of.debug_buffer = dir.file("against.debug.bin");
+      of.etrecord = against_etrecord_;
+      of.method = r->method_name();
+      of.logging_expected = true;
+      if (fs::path(against_).extension() == ".pte") of.pte = against_;
+      ETSCOPE_TRY(r->write_trace(of.etdump, of.debug_buffer));
+      r.reset();
+      ETSCOPE_ASSIGN_OR_RETURN(other, of.load());
+      ETSCOPE_ASSIGN_OR_RETURN(aot, inspect::run_as_reference(in, *other));
+      report["against"] = Json{{"model", against_}, {"etrecord", against_etrecord_}, {"modules", aot->entries.size()}};
+      if (!json) {
+        std::printf("reference: %s run on the same inputs, its module outputs aligned by module path (%zu modules in common; "
+                    "AOT ops column: module and %s's operator)\n\n",
+                    against_.c_str(), aot->entries.size(), against_.c_str());
+      }
+    }
     if (aot) {
       ETSCOPE_TRY(check_gap_inputs(in, force_));
       ETSCOPE_ASSIGN_OR_RETURN(std::vector<inspect::GapRow> rows, inspect::calculate_numeric_gap(in, *aot, metric));
@@ -485,6 +528,7 @@ class DebugCommand final : public Command {
   std::string float_reference_;
   double target_sqnr_ = 30;
   std::string inputs_ = "etrecord";
+  std::string against_, against_etrecord_;
   size_t bundled_cases_ = 0;  ///< Test cases of the method in a .bpte model.
 };
 

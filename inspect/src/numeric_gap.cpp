@@ -870,6 +870,75 @@ const GapValue& match_by_shape(const TensorView& aot, const std::vector<GapValue
 
 namespace {
 
+// The module outputs of a run: per innermost module path (root left out), the last event of the
+// "Execute" runs that logged one floating tensor there, and that tensor; paths in first-seen order.
+struct ModuleOutput {
+  const Event* event = nullptr;
+  GapValue value;
+};
+
+Result<std::vector<std::pair<std::string, ModuleOutput>>> module_outputs(const Inspector& in) {
+  std::vector<std::pair<std::string, ModuleOutput>> out;
+  std::map<std::string, size_t> at;
+  for (const EventBlock& b : in.blocks()) {
+    if (b.name != events::kBlockExecute) continue;
+    for (const Event& e : b.events) {
+      if (e.debug_values.empty() || e.num_outputs != 1 || e.is_operator_call() || !e.debug_handles || e.debug_handles->empty()) continue;
+      const etrecord::ModuleFrame* frame = nullptr;
+      for (const NodeLink& n : e.nodes) {
+        if (!n.module_stack.empty()) {
+          frame = &n.module_stack.back();
+          break;
+        }
+      }
+      if (frame == nullptr || frame->path.empty()) continue;
+      ETSCOPE_ASSIGN_OR_RETURN(GapValue logged, runtime_value(in, e));
+      if (logged.items.empty()) continue;
+      GapValue& last = logged.items.back();
+      const ScalarType t = last.tensor.dtype;
+      const bool floating = t == ScalarType::kFloat || t == ScalarType::kDouble || t == ScalarType::kHalf || t == ScalarType::kBFloat16;
+      if (last.kind != GapValue::Kind::kTensor || !floating) continue;
+      auto [it, fresh] = at.emplace(frame->path, out.size());
+      if (fresh) out.push_back({frame->path, {}});
+      out[it->second].second = ModuleOutput{&e, std::move(last)};
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<AotIntermediates> run_as_reference(const Inspector& run, const Inspector& other) {
+  for (const Inspector* in : {&run, &other}) {
+    if (in->record() == nullptr || in->debug_buffer() == nullptr) {
+      return Error(ErrorCode::kInvalidArgument, in->dump().name() + ": comparing two programs needs each run's ETRecord (module "
+                                                                     "paths) and debug buffer (values)");
+    }
+  }
+  ETSCOPE_ASSIGN_OR_RETURN(auto mine, module_outputs(run));
+  ETSCOPE_ASSIGN_OR_RETURN(auto theirs, module_outputs(other));
+  std::map<std::string, const ModuleOutput*> by_path;
+  for (const auto& [path, m] : theirs) by_path.emplace(path, &m);
+  AotIntermediates out;
+  for (const auto& [path, m] : mine) {
+    auto it = by_path.find(path);
+    if (it == by_path.end() || it->second->value.tensor.shape != m.value.tensor.shape) continue;
+    AotEntry e;
+    e.handles = {m.event->debug_handles->back()};
+    const Event& theirs_event = *it->second->event;
+    e.op_names = {path + ": " + (theirs_event.op_types.empty() ? theirs_event.name : theirs_event.op_types.back())};
+    e.output = it->second->value;
+    out.entries.push_back(std::move(e));
+  }
+  if (out.entries.empty()) {
+    return Error(ErrorCode::kInvalidArgument, other.dump().name() + ": no module of the other program logged an output of the shape "
+                                                                   "this one logged (another model?)");
+  }
+  return out;
+}
+
+namespace {
+
 // The stats of one compared pair of a row, channels by the row's op names.
 Status add_stats(GapRow& row, const GapValue& aot, const GapValue& runtime, const std::string& dump_name) {
   std::vector<std::string> ops = row.aot_ops;

@@ -55,17 +55,27 @@ AotByKey aot_by_key(const inspect::AotIntermediates& aot) {
 
 using NodeHandles = std::map<std::pair<int64_t, int64_t>, Handles>;
 
+/// The AOT entry of a call or node whose output the debug handles `h` (in their recorded order)
+/// stand for: the entry keyed by all of them, else the one keyed by the last (the node that makes
+/// the output, which calculate_numeric_gap compares output 0 with).
+const inspect::AotEntry* entry_for(const AotByKey& by_key, const Handles& h) {
+  if (h.empty()) return nullptr;
+  Handles sorted = h;
+  std::sort(sorted.begin(), sorted.end());
+  if (auto e = by_key.find(sorted); e != by_key.end()) return e->second;
+  if (auto e = by_key.find(Handles{h.back()}); e != by_key.end()) return e->second;
+  return nullptr;
+}
+
 /// The debug handles of each delegate node's logged output, (instruction, delegate debug id) ->
-/// sorted handles, as the Inspector of the unforced run linked them (it knows how etscope's
+/// handles in their recorded order, as the Inspector of the unforced run linked them (it knows how etscope's
 /// XNNPACK ids map to the edge graph's handles).
 NodeHandles node_handles(const inspect::Inspector& run) {
   NodeHandles out;
   for (const inspect::EventBlock& b : run.blocks()) {
     for (const inspect::Event& e : b.events) {
       if (!e.is_delegated_op.value_or(false) || !e.delegate_id_int || !e.debug_handles) continue;
-      Handles h = *e.debug_handles;
-      std::sort(h.begin(), h.end());
-      out.emplace(std::make_pair(static_cast<int64_t>(e.instruction_id), *e.delegate_id_int), std::move(h));
+      out.emplace(std::make_pair(static_cast<int64_t>(e.instruction_id), *e.delegate_id_int), *e.debug_handles);
     }
   }
   return out;
@@ -78,9 +88,9 @@ bool delegate_reference(const NodeHandles& nodes, const AotByKey& by_key, size_t
                         std::span<const int64_t> sizes, std::span<float> logical) {
   auto n = nodes.find({static_cast<int64_t>(instruction), handle});
   if (n == nodes.end()) return false;
-  auto e = by_key.find(n->second);
-  if (e == by_key.end()) return false;
-  const inspect::GapValue& ref = e->second->output;
+  const inspect::AotEntry* e = entry_for(by_key, n->second);
+  if (e == nullptr) return false;
+  const inspect::GapValue& ref = e->output;
   const ScalarType t = ref.tensor.dtype;
   const bool floating = t == ScalarType::kFloat || t == ScalarType::kDouble || t == ScalarType::kHalf || t == ScalarType::kBFloat16;
   if (ref.kind != inspect::GapValue::Kind::kTensor || !floating) return false;

@@ -14,6 +14,7 @@ Models: sens_cnn, mv2, resnet18, dqlinear_mlp.
 
 Writes into OUT_DIR:
   MODEL.fp32.pte            the float model lowered to XNNPACK (no quantization)
+  MODEL.fp32.etrecord       its ETRecord (module paths for `etscope debug --against`), same inputs
   MODEL.int8.pte            the quantized program
   MODEL.int8.etrecord       its ETRecord, with the representative input (MODEL.input0.npy) and the
                             eager fp32 output as reference output
@@ -325,9 +326,13 @@ def export(out: Path, name: str, keep_float: Sequence[str]) -> Dict[str, Any]:
     save_npy(out / f"{name}.eager.output0.npy", ref)
 
     t = time.perf_counter()
-    fp32_pte, _, fp32_prog = lower(torch.export.export(model, ex))
+    fp32_pte, fp32_et, fp32_prog = lower(torch.export.export(model, ex), etrecord=True)
     timings["fp32_export_s"] = time.perf_counter() - t
     (out / f"{name}.fp32.pte").write_bytes(fp32_pte)
+    fp32_etr = fp32_et.get_etrecord()
+    fp32_etr.update_representative_inputs(list(ex))
+    fp32_etr.update_reference_outputs({"forward": [[ref]]})
+    fp32_etr.save(str(out / f"{name}.fp32.etrecord"))
     fp32_out = run_et(fp32_pte, ex)
     log(f"[{name}] fp32.pte {len(fp32_pte)} B in {timings['fp32_export_s']:.1f} s")
 

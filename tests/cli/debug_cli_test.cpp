@@ -432,3 +432,42 @@ TEST_CASE("etscope debug --sensitivity suggests what a re-export confirms", "[cl
     CHECK(predicted == Approx(measured).margin(0.5));
   }
 }
+
+TEST_CASE("etscope debug --against compares two exports of one model module by module", "[cli][gap][against]") {
+  const std::string s = "sensitivity/sens_cnn";
+  const std::string both = "debug " + fixture(s + ".int8.pte") + " --etrecord " + fixture(s + ".int8.etrecord") + " --against " +
+                           fixture(s + ".fp32.pte") + " --against-etrecord " + fixture(s + ".fp32.etrecord");
+  auto r = run_etscope(both + " --threshold 20 --format json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("against").at("modules").get<int>() >= 4);
+  const auto& rows = j.at("gap").at("rows");
+  REQUIRE(rows.size() == j.at("against").at("modules").get<size_t>());
+  // The int8 program drifts from the float one where conv4 reads the quantized wide tensor, and
+  // the drift is conv4's own: its local gap (conv4 computed from the float program's input) stays
+  // low while conv5's recovers.
+  CHECK(j.at("culprit").at("module") == "conv4 (Conv2d)");
+  CHECK(j.at("first_divergence").at("module") == "conv4 (Conv2d)");
+  const size_t c = j.at("culprit").at("row").get<size_t>();
+  REQUIRE(c + 1 < rows.size());
+  CHECK(rows[c].at("local_gap")[0].get<double>() < 10);
+  CHECK(rows[c + 1].at("gap")[0].get<double>() < 20);
+  CHECK(rows[c + 1].at("local_gap")[0].get<double>() > 30);
+
+  auto table = run_etscope(both);
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("its module outputs aligned by module path") != std::string::npos);
+
+  // Bad input: one line, non-zero exit.
+  auto lone = run_etscope("debug " + fixture(s + ".int8.pte") + " --etrecord " + fixture(s + ".int8.etrecord") + " --against " +
+                          fixture(s + ".fp32.pte"));
+  CHECK(lone.exit_code == 2);
+  CHECK(lone.err.find("--against and --against-etrecord go together") != std::string::npos);
+  const std::string q = "sensitivity/dqlinear_mlp";
+  auto other_model = run_etscope("debug " + fixture(s + ".int8.pte") + " --etrecord " + fixture(s + ".int8.etrecord") + " --against " +
+                                 fixture(q + ".fp32.pte") + " --against-etrecord " + fixture(q + ".fp32.etrecord"));
+  CHECK(other_model.exit_code != 0);
+  CHECK(other_model.err.find("dqlinear_mlp.fp32.pte") != std::string::npos);
+  CHECK(std::count(other_model.err.begin(), other_model.err.end(), '\n') == 1);
+}

@@ -75,6 +75,18 @@ struct AotIntermediates {
   std::vector<AotEntry> entries;
 };
 
+/// Another program's run as the reference of a numeric gap (`etscope debug --against`): two exports
+/// of one model (fp32 and int8, XNNPACK and portable, before and after a pass) share their
+/// modules, not their debug handles. For each module (the innermost frame of the ETRecords' module
+/// stacks, the root left out) in which both runs logged a floating tensor of the same shape, the
+/// last one `other` logged there becomes an entry keyed by the last debug handle of the last event
+/// of `run` in that module, in `run`'s order: calculate_numeric_gap(run, result) then compares the
+/// two programs module output by module output, and the local gaps (numerics/local_gap.h) run
+/// `run`'s operators from `other`'s values. op_names hold "<module path>: <other's last op type>";
+/// reference_graph is "". Tensors borrow `other`'s debug buffer: keep `other` alive. Errors
+/// (kInvalidArgument): a run without an ETRecord or debug buffer, no module in common.
+Result<AotIntermediates> run_as_reference(const Inspector& run, const Inspector& other);
+
 /// Loads AOT intermediates. `index_json_path` may be empty: keys and tensors then come from the
 /// .ptd alone (no op names, no non-tensor sequence elements). Errors name the file: kNotFound/kIo
 /// (cannot read), kWrongKind (not a .ptd / not JSON), kCorrupt (a malformed key, an index entry
