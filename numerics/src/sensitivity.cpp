@@ -116,8 +116,10 @@ void name_modules(const inspect::Inspector* profile, LayerSensitivity& l) {
 /// Sets an input set's inputs; errors name the set.
 Status apply(const InputSet& in, runner::Runner& r) {
   Status st = in.set(r);
-  if (!st.ok()) return st.error().with_context(in.name);
-  return ok_status();
+  if (st.ok()) return st;
+  // A set named after its file is named by the error already.
+  if (st.error().message().find(in.name) != std::string::npos) return st.error();
+  return st.error().with_context(in.name);
 }
 
 /// Drives the emulating runner: one execution per input set for a set of quantizers, and the

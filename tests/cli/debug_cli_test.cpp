@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -470,4 +471,51 @@ TEST_CASE("etscope debug --against compares two exports of one model module by m
   CHECK(other_model.exit_code != 0);
   CHECK(other_model.err.find("dqlinear_mlp.fp32.pte") != std::string::npos);
   CHECK(std::count(other_model.err.begin(), other_model.err.end(), '\n') == 1);
+}
+
+TEST_CASE("etscope debug --sensitivity over a folder of input sets gives per-set and aggregate figures", "[cli][gap][sensitivity]") {
+  const std::string s = "sensitivity/sens_cnn";
+  auto x = etscope::read_npy(fixture(s + ".input0.npy"));
+  REQUIRE(x.ok());
+  const std::string dir = temp_dir("sensitivity_inputs");
+  // Two sets: the representative input and a scaled copy (another operating point).
+  std::vector<uint8_t> scaled = x->data;
+  for (size_t i = 0; i + 4 <= scaled.size(); i += 4) {
+    float f;
+    std::memcpy(&f, scaled.data() + i, 4);
+    f *= 0.5f;
+    std::memcpy(scaled.data() + i, &f, 4);
+  }
+  REQUIRE(etscope::write_npy(dir + "/a.npy", x->dtype, x->shape, x->data).ok());
+  REQUIRE(etscope::write_npy(dir + "/b.npy", x->dtype, x->shape, scaled).ok());
+  const std::string base = "debug " + fixture(s + ".int8.pte") + " --etrecord " + fixture(s + ".int8.etrecord") +
+                           " --no-local --sensitivity --float-reference " + fixture(s + ".fp32.pte");
+  auto r = run_etscope(base + " --inputs " + dir + " --format json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto sens = nlohmann::json::parse(r.out).at("sensitivity");
+  REQUIRE(sens.at("inputs").size() == 2);
+  const auto& program = sens.at("sqnr").at("program");
+  REQUIRE(program.at("per_input_db").size() == 2);
+  const double a = program.at("per_input_db")[0].get<double>(), b = program.at("per_input_db")[1].get<double>();
+  CHECK(program.at("mean_db").get<double>() == Approx((a + b) / 2));
+  CHECK(program.at("worst_db").get<double>() == Approx(std::min(a, b)));
+  CHECK(a != b);
+  // The same sensitive tensor tops the ranking over both sets.
+  CHECK(sens.at("layers")[0].at("exclude") == nlohmann::json::array({"conv4"}));
+  auto table = run_etscope(base + " --inputs " + dir);
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("over 2 input sets") != std::string::npos);
+
+  // A set of the wrong shape: one line naming the file.
+  const std::vector<int64_t> wrong{1, 3, 16, 16};
+  REQUIRE(etscope::write_npy(dir + "/c.npy", x->dtype, wrong, std::span<const uint8_t>(x->data).first(3 * 16 * 16 * 4)).ok());
+  auto bad = run_etscope(base + " --inputs " + dir);
+  CHECK(bad.exit_code != 0);
+  CHECK(bad.err.find("c.npy") != std::string::npos);
+  CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+  // Not a folder, no sets.
+  auto none = run_etscope(base + " --inputs " + dir + "/nothing-here");
+  CHECK(none.exit_code != 0);
+  CHECK(none.err.find("nothing-here") != std::string::npos);
 }
