@@ -141,8 +141,12 @@ class DebugCommand final : public Command {
       std::fprintf(stderr, "etscope debug: --against compares with another program, --aot-intermediates with the AOT graph: one of them\n");
       return 2;
     }
-    if ((!float_reference_.empty() || inputs_ != "etrecord") && !sensitivity_) {
-      std::fprintf(stderr, "etscope debug: --float-reference and --inputs go with --sensitivity\n");
+    if (!float_reference_.empty() && !sensitivity_) {
+      std::fprintf(stderr, "etscope debug: --float-reference goes with --sensitivity\n");
+      return 2;
+    }
+    if (inputs_ != "etrecord" && !sensitivity_ && against_.empty()) {
+      std::fprintf(stderr, "etscope debug: --inputs goes with --sensitivity or --against (AOT intermediates hold one input's values)\n");
       return 2;
     }
     ETSCOPE_ASSIGN_OR_RETURN(inspect::GapMetric metric, inspect::parse_gap_metric(gap_));
@@ -279,6 +283,26 @@ class DebugCommand final : public Command {
                     << local->run.replaced << " inputs replaced, " << local->run.kept << " kept their runtime values)\n";
         }
       }
+      // --against over several input sets: the gap of every row in each.
+      if (other) {
+        ETSCOPE_ASSIGN_OR_RETURN(std::vector<numerics::InputSet> sets, input_sets(in));
+        if (sets.size() > 1) {
+          std::vector<std::vector<inspect::GapRow>> per_set;
+          std::vector<std::string> names;
+          for (size_t k = 0; k < sets.size(); ++k) {
+            ETSCOPE_ASSIGN_OR_RETURN(std::vector<inspect::GapRow> set_rows, against_rows(options, sets[k], metric, dir));
+            per_set.push_back(std::move(set_rows));
+            names.push_back(sets[k].name);
+          }
+          const std::vector<inspect::GapOverInputs> over = inspect::gaps_over_inputs(per_set, metric);
+          if (json) {
+            report["gap_over_inputs"] = gaps_over_inputs_json(over, names, metric);
+          } else {
+            std::cout << "\n";
+            render_gaps_over_inputs(over, names, metric, std::cout);
+          }
+        }
+      }
       for (size_t i = 0; i < rows.size(); ++i) {
         if (rows[i].gap.empty()) continue;
         std::string name;
@@ -387,6 +411,34 @@ class DebugCommand final : public Command {
     ETSCOPE_ASSIGN_OR_RETURN(std::vector<inspect::GapRow> forced_rows, inspect::calculate_numeric_gap(in, aot, metric));
     out.gaps = inspect::local_gaps(rows, forced_rows);
     return out;
+  }
+
+  // The gap rows of this program against --against's on one input set: both run again, traced
+  // at intermediate-output level; the rows keep their gaps (their values' views go with the runs).
+  Result<std::vector<inspect::GapRow>> against_rows(const runner::RunnerOptions& options, const numerics::InputSet& set,
+                                                    inspect::GapMetric metric, const TempDir& dir) const {
+    std::optional<inspect::Inspector> runs[2];
+    for (int side = 0; side < 2; ++side) {
+      runner::RunnerOptions o = options;
+      if (side == 1) o.model = against_;
+      ETSCOPE_ASSIGN_OR_RETURN(auto r, runner::Runner::load(o));
+      ETSCOPE_TRY(size_debug_buffer(*r));
+      Status st = set.set(*r);
+      if (!st.ok()) return st.error().message().find(set.name) != std::string::npos ? st.error() : st.error().with_context(set.name);
+      if (auto done = r->run(0, 1); !done.ok()) return done.error();
+      InspectInputs f;
+      f.etdump = dir.file(side == 0 ? "set.etdp" : "set.against.etdp");
+      f.debug_buffer = dir.file(side == 0 ? "set.debug.bin" : "set.against.debug.bin");
+      f.etrecord = side == 0 ? etrecord_ : against_etrecord_;
+      f.method = r->method_name();
+      f.logging_expected = true;
+      ETSCOPE_TRY(r->write_trace(f.etdump, f.debug_buffer));
+      ETSCOPE_ASSIGN_OR_RETURN(runs[side], f.load());
+    }
+    ETSCOPE_ASSIGN_OR_RETURN(inspect::AotIntermediates ref, inspect::run_as_reference(*runs[0], *runs[1]));
+    ETSCOPE_ASSIGN_OR_RETURN(std::vector<inspect::GapRow> rows, inspect::calculate_numeric_gap(*runs[0], ref, metric));
+    for (inspect::GapRow& r : rows) r.aot_output = r.runtime_output = inspect::GapValue{};
+    return rows;
   }
 
   // The input sets of --inputs: the ETRecord's cases (read once, with the run's Inspector), the

@@ -11,6 +11,7 @@
 #include "etscope/inspect/event_index.h"
 #include "render/format.h"
 #include "render/json_output.h"
+#include "render/table.h"
 
 namespace etscope::cli {
 namespace {
@@ -298,6 +299,39 @@ void render_culprit(const std::vector<GapRow>& rows, const LocalGapColumn& local
   }
   render_row_module(rows[*culprit], inspector, out);
   render_row_traces(rows[*culprit], out);
+}
+
+void render_gaps_over_inputs(const std::vector<inspect::GapOverInputs>& rows, const std::vector<std::string>& inputs,
+                             inspect::GapMetric metric, std::ostream& out) {
+  out << "gap (" << inspect::to_string(metric) << ") over " << inputs.size() << " input sets (mean over the sets that compared the row; worst: "
+      << (metric == inspect::GapMetric::kSNR ? "lowest" : "largest") << ")\n";
+  for (size_t k = 0; k < inputs.size(); ++k) out << "  set " << k << ": " << inputs[k] << "\n";
+  TextTable t;
+  t.columns = {"runtime handles", "module: other op", "mean", "worst", "worst set"};
+  for (size_t k = 0; k < inputs.size(); ++k) t.columns.push_back("set " + std::to_string(k));
+  t.numeric.assign(t.columns.size(), true);
+  t.numeric[0] = t.numeric[1] = false;
+  for (const inspect::GapOverInputs& r : rows) {
+    std::vector<std::optional<std::string>> row{handles_text(r.runtime_handles), r.aot_ops.empty() ? std::string() : r.aot_ops.front(),
+                                                gap_text(r.mean), gap_text(r.worst), std::to_string(r.worst_input)};
+    for (const auto& v : r.per_input) row.push_back(v ? std::optional<std::string>(gap_text(*v)) : std::nullopt);
+    t.rows.push_back(std::move(row));
+  }
+  out << render_table(t, "table");
+}
+
+nlohmann::ordered_json gaps_over_inputs_json(const std::vector<inspect::GapOverInputs>& rows, const std::vector<std::string>& inputs,
+                                             inspect::GapMetric metric) {
+  using Json = nlohmann::ordered_json;
+  auto number = [](double v) { return std::isfinite(v) ? Json(v) : Json(gap_text(v)); };
+  Json out_rows = Json::array();
+  for (const inspect::GapOverInputs& r : rows) {
+    Json per = Json::array();
+    for (const auto& v : r.per_input) per.push_back(v ? number(*v) : Json());
+    out_rows.push_back(Json{{"runtime_handles", r.runtime_handles}, {"aot_ops", r.aot_ops}, {"mean", number(r.mean)},
+                            {"worst", number(r.worst)}, {"worst_input", r.worst_input}, {"per_input", std::move(per)}});
+  }
+  return Json{{"metric", inspect::to_string(metric)}, {"inputs", inputs}, {"rows", std::move(out_rows)}};
 }
 
 }  // namespace etscope::cli

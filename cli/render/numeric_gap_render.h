@@ -48,4 +48,11 @@ void render_first_divergence(const std::vector<inspect::GapRow>& rows, inspect::
 void render_culprit(const std::vector<inspect::GapRow>& rows, const LocalGapColumn& local, inspect::GapMetric metric,
                     double threshold, std::ostream& out, const inspect::Inspector* inspector = nullptr);
 
+/// `debug --against` over several input sets: one line per row (runtime handles, module and other
+/// operator, mean, worst and which set, then each set's gap), `inputs` naming the sets.
+void render_gaps_over_inputs(const std::vector<inspect::GapOverInputs>& rows, const std::vector<std::string>& inputs,
+                             inspect::GapMetric metric, std::ostream& out);
+nlohmann::ordered_json gaps_over_inputs_json(const std::vector<inspect::GapOverInputs>& rows, const std::vector<std::string>& inputs,
+                                             inspect::GapMetric metric);
+
 }  // namespace etscope::cli

@@ -1257,4 +1257,39 @@ double default_gap_threshold(GapMetric metric) {
   return 0;
 }
 
+std::vector<GapOverInputs> gaps_over_inputs(const std::vector<std::vector<GapRow>>& per_set, GapMetric metric) {
+  std::vector<GapOverInputs> out;
+  if (per_set.empty()) return out;
+  for (const GapRow& row : per_set.front()) {
+    GapOverInputs g;
+    g.runtime_handles = row.runtime_handles;
+    g.aot_ops = row.aot_ops;
+    double sum = 0;
+    size_t n = 0;
+    for (size_t k = 0; k < per_set.size(); ++k) {
+      std::optional<double> v;
+      for (const GapRow& r : per_set[k]) {
+        if (r.runtime_handles == row.runtime_handles && !r.gap.empty()) {
+          v = r.gap.front();
+          break;
+        }
+      }
+      g.per_input.push_back(v);
+      if (!v) continue;
+      // The worst: the one that passes a threshold first (the larger L1 / MSE, the lower SNR).
+      const bool worse = n == 0 || (metric == GapMetric::kSNR ? *v < g.worst : *v > g.worst);
+      if (worse) {
+        g.worst = *v;
+        g.worst_input = k;
+      }
+      sum += *v;
+      ++n;
+    }
+    if (n == 0) continue;
+    g.mean = sum / static_cast<double>(n);
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
 }  // namespace etscope::inspect

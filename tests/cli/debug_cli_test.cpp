@@ -26,6 +26,18 @@ const std::string kBase = "simple_conv/simple_conv";
 // with the representative inputs (the command is in the test below and in docs/debug.md).
 constexpr double kExecuTorchConvSnr = 158.19657912063025;
 
+// sens_cnn's representative input with every value multiplied by `factor`, as .npy bytes' data.
+std::vector<uint8_t> scaled_input(const etscope::NpyArray& x, float factor) {
+  std::vector<uint8_t> out = x.data;
+  for (size_t i = 0; i + 4 <= out.size(); i += 4) {
+    float f;
+    std::memcpy(&f, out.data() + i, 4);
+    f *= factor;
+    std::memcpy(out.data() + i, &f, 4);
+  }
+  return out;
+}
+
 std::string model() { return fixture(kBase + ".pte"); }
 std::string etrecord() { return fixture(kBase + ".etrecord"); }
 std::string aot() { return fixture(kBase + ".aot_intermediates.ptd"); }
@@ -385,7 +397,7 @@ TEST_CASE("etscope debug --sensitivity refuses what it cannot rank with one line
 
   auto usage = run_etscope("debug " + fixture(f + ".pte") + " --etrecord " + fixture(f + ".etrecord") + " --float-reference x.pte");
   CHECK(usage.exit_code == 2);
-  CHECK(usage.err.find("--float-reference and --inputs go with --sensitivity") != std::string::npos);
+  CHECK(usage.err.find("--float-reference goes with --sensitivity") != std::string::npos);
 
   const std::string q = "xnnpack/xnn_qcnn";
   auto missing = run_etscope("debug " + fixture(q + ".pte") + " --etrecord " + fixture(q + ".etrecord") +
@@ -460,6 +472,31 @@ TEST_CASE("etscope debug --against compares two exports of one model module by m
   REQUIRE(table.exit_code == 0);
   CHECK(table.out.find("its module outputs aligned by module path") != std::string::npos);
 
+  // Over two input sets: each row's gap in both, its mean and worst.
+  auto x = etscope::read_npy(fixture(s + ".input0.npy"));
+  REQUIRE(x.ok());
+  const std::string dir = temp_dir("against_inputs");
+  const std::vector<uint8_t> scaled = scaled_input(*x, 2.0f);
+  REQUIRE(etscope::write_npy(dir + "/0.npy", x->dtype, x->shape, x->data).ok());
+  REQUIRE(etscope::write_npy(dir + "/1.npy", x->dtype, x->shape, scaled).ok());
+  auto over = run_etscope(both + " --no-local --format json --inputs " + dir);
+  INFO(over.err);
+  REQUIRE(over.exit_code == 0);
+  const auto o = nlohmann::json::parse(over.out).at("gap_over_inputs");
+  REQUIRE(o.at("inputs").size() == 2);
+  REQUIRE(o.at("rows").size() == rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = o.at("rows")[i];
+    // Set 0 is the representative input: the same gap as the table's.
+    CHECK(r.at("per_input")[0].get<double>() == Approx(rows[i].at("gap")[0].get<double>()));
+    const double a = r.at("per_input")[0].get<double>(), b = r.at("per_input")[1].get<double>();
+    CHECK(r.at("mean").get<double>() == Approx((a + b) / 2));
+    CHECK(r.at("worst").get<double>() == Approx(std::min(a, b)));
+  }
+  auto aot_inputs = run_etscope("debug " + fixture(s + ".int8.pte") + " --etrecord " + fixture(s + ".int8.etrecord") + " --inputs " + dir);
+  CHECK(aot_inputs.exit_code == 2);
+  CHECK(aot_inputs.err.find("--inputs goes with --sensitivity or --against") != std::string::npos);
+
   // Bad input: one line, non-zero exit.
   auto lone = run_etscope("debug " + fixture(s + ".int8.pte") + " --etrecord " + fixture(s + ".int8.etrecord") + " --against " +
                           fixture(s + ".fp32.pte"));
@@ -479,13 +516,7 @@ TEST_CASE("etscope debug --sensitivity over a folder of input sets gives per-set
   REQUIRE(x.ok());
   const std::string dir = temp_dir("sensitivity_inputs");
   // Two sets: the representative input and a scaled copy (another operating point).
-  std::vector<uint8_t> scaled = x->data;
-  for (size_t i = 0; i + 4 <= scaled.size(); i += 4) {
-    float f;
-    std::memcpy(&f, scaled.data() + i, 4);
-    f *= 0.5f;
-    std::memcpy(scaled.data() + i, &f, 4);
-  }
+  const std::vector<uint8_t> scaled = scaled_input(*x, 0.5f);
   REQUIRE(etscope::write_npy(dir + "/a.npy", x->dtype, x->shape, x->data).ok());
   REQUIRE(etscope::write_npy(dir + "/b.npy", x->dtype, x->shape, scaled).ok());
   const std::string base = "debug " + fixture(s + ".int8.pte") + " --etrecord " + fixture(s + ".int8.etrecord") +

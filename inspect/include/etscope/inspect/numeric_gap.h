@@ -252,6 +252,21 @@ Result<InputCheck> check_run_inputs(const Inspector& inspector, double rtol = kI
 /// null when none. Its module path and instruction name where the row sits in the program.
 const Event* gap_row_event(const Inspector& inspector, const GapRow& row);
 
+/// One row's gap over several input sets (`etscope debug --against --inputs`): rows are matched by
+/// their runtime handles; a set whose run has no such row (or no gap) leaves nullopt.
+struct GapOverInputs {
+  std::vector<int64_t> runtime_handles;
+  std::vector<std::string> aot_ops;
+  std::vector<std::optional<double>> per_input;  ///< Gap of the row's first compared element, per set.
+  double mean = 0;   ///< Over the sets that have it.
+  double worst = 0;  ///< The largest L1 / MSE, the lowest SNR.
+  size_t worst_input = 0;
+};
+
+/// The rows of the first set's table, each with its gaps in every set (`per_set[k]`: the rows of
+/// set k, same metric). Rows no set compared are left out.
+std::vector<GapOverInputs> gaps_over_inputs(const std::vector<std::vector<GapRow>>& per_set, GapMetric metric);
+
 /// Whether a row's gap passes `threshold`: L1 and MSE above it, SNR below it (a lower SNR is a
 /// larger gap); NaN does not (it means nothing was compared: empty tensors, zero signal and zero
 /// noise). A sequence row passes when any of its elements does.
