@@ -884,6 +884,8 @@ Result<std::vector<std::pair<std::string, ModuleOutput>>> module_outputs(const I
     if (b.name != events::kBlockExecute) continue;
     for (const Event& e : b.events) {
       if (e.debug_values.empty() || e.num_outputs != 1 || e.is_operator_call() || !e.debug_handles || e.debug_handles->empty()) continue;
+      // A delegate call logs its arguments and spans every module inside: not one module's output.
+      if (e.name == events::kDelegateCall) continue;
       const etrecord::ModuleFrame* frame = nullptr;
       for (const NodeLink& n : e.nodes) {
         if (!n.module_stack.empty()) {

@@ -457,6 +457,10 @@ TEST_CASE("etscope debug --against compares two exports of one model module by m
   CHECK(j.at("against").at("modules").get<int>() >= 4);
   const auto& rows = j.at("gap").at("rows");
   REQUIRE(rows.size() == j.at("against").at("modules").get<size_t>());
+  // Every layer, from the first (the delegate call, which logs the program's output under the
+  // first module's frame, is not taken for that module's output).
+  REQUIRE(rows.size() == 6);
+  CHECK(rows[0].at("aot_ops")[0].get<std::string>().rfind("conv1: ", 0) == 0);
   // The int8 program drifts from the float one where conv4 reads the quantized wide tensor, and
   // the drift is conv4's own: its local gap (conv4 computed from the float program's input) stays
   // low while conv5's recovers.
