@@ -476,6 +476,24 @@ TEST_CASE("etscope debug --against compares two exports of one model module by m
   REQUIRE(table.exit_code == 0);
   CHECK(table.out.find("its module outputs aligned by module path") != std::string::npos);
 
+  // Another family (dynamically quantized linears): the culprit is the module with the largest
+  // own gap (the lowest local SNR), as on sens_cnn.
+  for (const auto& [model, threshold] : {std::pair<std::string, std::string>{"sens_cnn", "20"}, {"dqlinear_mlp", "40"}}) {
+    INFO(model);
+    const std::string m = "sensitivity/" + model;
+    auto d = run_etscope("debug " + fixture(m + ".int8.pte") + " --etrecord " + fixture(m + ".int8.etrecord") + " --against " +
+                         fixture(m + ".fp32.pte") + " --against-etrecord " + fixture(m + ".fp32.etrecord") + " --threshold " + threshold +
+                         " --format json");
+    REQUIRE(d.exit_code == 0);
+    const auto dj = nlohmann::json::parse(d.out);
+    const auto& drows = dj.at("gap").at("rows");
+    size_t lowest = 0;
+    for (size_t i = 1; i < drows.size(); ++i) {
+      if (drows[i].at("local_gap")[0].get<double>() < drows[lowest].at("local_gap")[0].get<double>()) lowest = i;
+    }
+    CHECK(dj.at("culprit").at("row").get<size_t>() == lowest);
+  }
+
   // Over two input sets: each row's gap in both, its mean and worst.
   auto x = etscope::read_npy(fixture(s + ".input0.npy"));
   REQUIRE(x.ok());
