@@ -250,9 +250,20 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     if (!sum) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
     bytes = *sum;
   }
+  // The same for the filters and biases of convolution and fully connected layers that run in
+  // integers: plan_quantized reads their integers from the file, nothing reads the floats (an
+  // emulating delegate keeps them for the layers it computes on floats).
+  std::vector<int> integer_reads(nv, 0);
+  for (const Node& n : g.nodes) {
+    if (impl->emulate || !impl->integer_layer(n) || n.kind == NodeKind::kAdd || n.kind == NodeKind::kGlobalAvgPool2d) continue;
+    for (size_t k = 1; k < 3 && k < n.inputs.size(); ++k) {
+      if (n.inputs[k] >= 0 && g.values[static_cast<size_t>(n.inputs[k])].is_constant) ++integer_reads[static_cast<size_t>(n.inputs[k])];
+    }
+  }
   auto needs_buffer = [&](size_t v) {
     const xnn::TensorValue& tv = g.values[v];
     if (qd8_reads[v] > 0 && qd8_reads[v] == impl->consumers[v] && (tv.flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) == 0) return false;
+    if (integer_reads[v] > 0 && integer_reads[v] == impl->consumers[v] && (tv.flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) == 0) return false;
     if ((tv.flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) != 0) return staged[v] != 0;
     return tv.is_constant || written[v] != 0;
   };
