@@ -368,12 +368,11 @@ Status DelegateState::plan_quantized(size_t i) {
   const xnn::TensorValue& w = value(n.inputs[1]);
   const size_t axis = output_channel_axis(n);
   const size_t channels = static_cast<size_t>(w.shape.at(axis));
-  q.weights.resize(static_cast<size_t>(w.numel));
   const int32_t wzero = w.quant.kind == xnn::Quantization::Kind::kPerTensor ? w.quant.zero_point : 0;
-  for (uint64_t k = 0; k < w.numel; ++k) {
+  auto filter = [&](uint64_t k) {
     const int32_t raw = w.type == ElementType::kQUInt8 ? static_cast<int32_t>(w.constant[k]) : static_cast<int32_t>(static_cast<int8_t>(w.constant[k]));
-    q.weights[k] = static_cast<double>(raw - wzero);
-  }
+    return raw - wzero;
+  };
   q.scale.resize(channels);
   q.bias.assign(channels, 0.0);
   for (size_t c = 0; c < channels; ++c) {
@@ -389,23 +388,29 @@ Status DelegateState::plan_quantized(size_t i) {
       q.bias[c] = static_cast<double>(v);
     }
   }
+  bool floats = false;
   if (n.kind != NodeKind::kDepthwiseConv2d) {
     // The largest |input - zero point| times the largest per-channel sum of |filter| bounds every
     // partial sum of the GEMM, in any order.
     const bool u8in = in.type == ElementType::kQUInt8;
     const double max_in = std::max(std::abs((u8in ? 255.0 : 127.0) - q.in_zero), std::abs((u8in ? 0.0 : -128.0) - q.in_zero));
-    const size_t per = channels > 0 ? q.weights.size() / channels : 0;
+    const uint64_t per = channels > 0 ? w.numel / channels : 0;
     const bool rows = n.kind == NodeKind::kConv2d || (n.flags & kFlagTransposeB) == 0;  // channel c's weights contiguous
     double worst = 0;
     for (size_t c = 0; c < channels; ++c) {
-      double sum = 0;
-      for (size_t j = 0; j < per; ++j) sum += std::abs(q.weights[rows ? c * per + j : j * channels + c]);
-      worst = std::max(worst, sum);
+      int64_t sum = 0;
+      for (uint64_t j = 0; j < per; ++j) sum += std::abs(filter(rows ? c * per + j : j * channels + c));
+      worst = std::max(worst, static_cast<double>(sum));
     }
-    if (worst * max_in < 0x1.0p24) {
-      q.fweights.assign(q.weights.begin(), q.weights.end());
-      q.weights = {};
-    }
+    floats = worst * max_in < 0x1.0p24;
+  }
+  // The integers as floats when every sum stays exact in them, else as doubles.
+  if (floats) {
+    q.fweights.resize(static_cast<size_t>(w.numel));
+    for (uint64_t k = 0; k < w.numel; ++k) q.fweights[k] = static_cast<float>(filter(k));
+  } else {
+    q.weights.resize(static_cast<size_t>(w.numel));
+    for (uint64_t k = 0; k < w.numel; ++k) q.weights[k] = static_cast<double>(filter(k));
   }
   quantized_of_node[i] = static_cast<int32_t>(quantized.size());
   quantized.push_back(std::move(q));
