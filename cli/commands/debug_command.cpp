@@ -274,7 +274,8 @@ class DebugCommand final : public Command {
                                    {"forced", Json{{"calls", local->run.calls}, {"replaced", local->run.replaced}, {"kept", local->run.kept}}}};
         }
       } else {
-        render_gap_table(rows, metric, std::cout, local ? &local->gaps : nullptr, stats_);
+        render_gap_table(rows, metric, std::cout, local ? &local->gaps : nullptr, stats_,
+                         against_.empty() ? std::string("AOT reference") : against_ + " (reference)");
         std::cout << "\n";
         render_first_divergence(rows, metric, threshold, std::cout, &in);
         if (local) {

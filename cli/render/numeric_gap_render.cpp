@@ -139,7 +139,7 @@ void render_row_traces(const GapRow& r, std::ostream& out) {
 }  // namespace
 
 void render_gap_table(const std::vector<GapRow>& rows, inspect::GapMetric metric, std::ostream& out, const LocalGapColumn* local,
-                      bool stats) {
+                      bool stats, const std::string& reference) {
   std::vector<std::string> headers{"aot handles", "aot ops", "runtime ops", "runtime handles", "shape",
                                    std::string("gap (") + inspect::to_string(metric) + ")"};
   if (local) headers.push_back("local");
@@ -191,7 +191,7 @@ void render_gap_table(const std::vector<GapRow>& rows, inspect::GapMetric metric
     while (!s.empty() && s.back() == ' ') s.pop_back();
     out << s << "\n";
   };
-  out << "numeric gap (" << inspect::to_string(metric) << "), AOT reference vs runtime: " << rows.size()
+  out << "numeric gap (" << inspect::to_string(metric) << "), " << reference << " vs runtime: " << rows.size()
       << (rows.size() == 1 ? " row\n" : " rows\n");
   line(headers);
   std::vector<std::string> rule;

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,8 +19,10 @@ using LocalGapColumn = inspect::LocalGaps;
 /// Text table: AOT handles, AOT ops, runtime ops, runtime handles, shape, gap, the local gap when
 /// `local` is given ("-" for rows without one), then with `stats` the stats of
 /// inspect::gap_stats_text (NaN/Inf only when some row has any).
+/// `reference` names what the AOT columns hold ("AOT reference", or the other program of
+/// `debug --against`).
 void render_gap_table(const std::vector<inspect::GapRow>& rows, inspect::GapMetric metric, std::ostream& out,
-                      const LocalGapColumn* local = nullptr, bool stats = false);
+                      const LocalGapColumn* local = nullptr, bool stats = false, const std::string& reference = "AOT reference");
 
 /// One line per row with ExecuTorch's DataFrame columns (lists and dicts as JSON text, tensors as
 /// "f32[1,16,32,32]"), separated by `sep` (',' with RFC 4180 quoting, or '\t').

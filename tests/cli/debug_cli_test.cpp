@@ -475,6 +475,7 @@ TEST_CASE("etscope debug --against compares two exports of one model module by m
   auto table = run_etscope(both);
   REQUIRE(table.exit_code == 0);
   CHECK(table.out.find("its module outputs aligned by module path") != std::string::npos);
+  CHECK(table.out.find("sens_cnn.fp32.pte (reference) vs runtime") != std::string::npos);
 
   // Another family (dynamically quantized linears): the culprit is the module with the largest
   // own gap (the lowest local SNR), as on sens_cnn.
