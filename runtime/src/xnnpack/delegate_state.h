@@ -221,6 +221,11 @@ struct DelegateState {
   std::vector<float> log_scratch;
   std::vector<float> force_scratch;  // a hooked execution's replacement values (XnnpackDelegate::ValueHook)
   void plan_logging(std::span<EValue* const> args);
+  /// Value v's current shape in the edge graph's (logical) dimension order.
+  Shape logical_shape(size_t v) const;
+  /// Per memory dimension of value v, how far one step moves in a row-major buffer of its
+  /// logical shape (walk_strided over its memory-order shape converts between the two).
+  void logical_steps(size_t v, int64_t* step) const;
   bool log_output(Logged& l);  // false when it cannot be logged
   /// Writes `logical` (l's tensor in logical order) into the node's output in memory order;
   /// false when the output keeps no floats.

@@ -240,14 +240,11 @@ void DelegateState::plan_logging(std::span<EValue* const> args) {
     Logged l;
     l.node = node;
     l.handle = static_cast<int32_t>(handle);
-    int64_t logical[kMaxRank] = {};
-    for (int d = 0; d < so.rank; ++d) {
-      logical[order[out][static_cast<size_t>(d)]] = so.d[d];
-      l.permute |= order[out][static_cast<size_t>(d)] != d;
-    }
+    for (int d = 0; d < so.rank; ++d) l.permute |= order[out][static_cast<size_t>(d)] != d;
+    const Shape logical = logical_shape(out);
     // Room for the value's declared elements: a dynamic graph's shapes change from run to run.
     const size_t bytes = static_cast<size_t>(declared[out].numel()) * 4;
-    if (!l.tensor.init(dtype, {logical, static_cast<size_t>(so.rank)}, {}, dynamic, bytes).ok()) continue;
+    if (!l.tensor.init(dtype, {logical.d, static_cast<size_t>(logical.rank)}, {}, dynamic, bytes).ok()) continue;
     if (l.permute) scratch_bytes = std::max(scratch_bytes, bytes);
     l.value.tag = Tag::kTensor;
     logged_of_node[node] = static_cast<int32_t>(logged.size());
@@ -258,6 +255,21 @@ void DelegateState::plan_logging(std::span<EValue* const> args) {
   log_scratch.resize(scratch_bytes / 4);
 }
 
+Shape DelegateState::logical_shape(size_t v) const {
+  const Shape& s = shapes[v];
+  Shape logical;
+  logical.rank = s.rank;
+  for (int d = 0; d < s.rank; ++d) logical.d[order[v][static_cast<size_t>(d)]] = s.d[d];
+  return logical;
+}
+
+void DelegateState::logical_steps(size_t v, int64_t* step) const {
+  const Shape logical = logical_shape(v);
+  int64_t lstride[kMaxRank] = {};
+  strides_of(logical, lstride);
+  for (int d = 0; d < logical.rank; ++d) step[d] = lstride[order[v][static_cast<size_t>(d)]];
+}
+
 // Points the logged tensor at the node's output in logical order (transposed into scratch when
 // the node computed it in another memory order).
 bool DelegateState::log_output(Logged& l) {
@@ -266,22 +278,16 @@ bool DelegateState::log_output(Logged& l) {
   const float* src = data[out];
   TensorImpl& t = l.tensor;
   if (dynamic) {
-    int64_t logical[kMaxRank] = {};
-    for (int d = 0; d < so.rank; ++d) logical[order[out][static_cast<size_t>(d)]] = so.d[d];
-    if (!t.resize({logical, static_cast<size_t>(so.rank)}).ok()) return false;  // never: shapes fit the declared ones
+    const Shape logical = logical_shape(out);
+    if (!t.resize({logical.d, static_cast<size_t>(logical.rank)}).ok()) return false;  // never: shapes fit the declared ones
   }
   if (!l.permute) {
     t.set_data(const_cast<float*>(src));
     return true;
   }
-  // Logical strides, then walk the value in memory order.
-  int64_t lstride[kMaxRank] = {}, acc = 1;
-  for (int d = so.rank - 1; d >= 0; --d) {
-    lstride[d] = acc;
-    acc *= t.size(d);
-  }
+  // Walk the value in memory order, writing it in logical order.
   int64_t step[kMaxRank] = {};
-  for (int d = 0; d < so.rank; ++d) step[d] = lstride[order[out][static_cast<size_t>(d)]];
+  logical_steps(out, step);
   float* dst = log_scratch.data();
   walk_strided(so, step, [&](int64_t i, int64_t at) { dst[at] = src[i]; });
   t.set_data(dst);
@@ -297,15 +303,8 @@ bool DelegateState::overwrite_output(const Logged& l, std::span<const float> log
     std::copy(logical.begin(), logical.end(), dst);
     return true;
   }
-  int64_t sizes[kMaxRank] = {};
-  for (int d = 0; d < so.rank; ++d) sizes[order[out][static_cast<size_t>(d)]] = so.d[d];
-  int64_t lstride[kMaxRank] = {}, acc = 1;
-  for (int d = so.rank - 1; d >= 0; --d) {
-    lstride[d] = acc;
-    acc *= sizes[d];
-  }
   int64_t step[kMaxRank] = {};
-  for (int d = 0; d < so.rank; ++d) step[d] = lstride[order[out][static_cast<size_t>(d)]];
+  logical_steps(out, step);
   walk_strided(so, step, [&](int64_t i, int64_t at) { dst[i] = logical[static_cast<size_t>(at)]; });
   return true;
 }

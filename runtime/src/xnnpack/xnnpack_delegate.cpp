@@ -473,13 +473,10 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
       for (uint32_t i = m.event_first[e]; i < m.event_first[e + 1]; ++i) {
         if (m.logged_of_node[i] < 0) continue;
         const DelegateState::Logged& l = m.logged[static_cast<size_t>(m.logged_of_node[i])];
-        const size_t out = static_cast<size_t>(g.nodes[l.node].outputs[0]);
-        const Shape& so = m.shapes[out];
-        int64_t sizes[kMaxRank] = {};
-        for (int d = 0; d < so.rank; ++d) sizes[m.order[out][static_cast<size_t>(d)]] = so.d[d];
+        const Shape logical = m.logical_shape(static_cast<size_t>(g.nodes[l.node].outputs[0]));
         // Only hooked (experimental) executions allocate here.
-        m.force_scratch.resize(static_cast<size_t>(so.numel()));
-        if ((*hook)(l.handle, {sizes, static_cast<size_t>(so.rank)}, m.force_scratch)) m.overwrite_output(l, m.force_scratch);
+        m.force_scratch.resize(static_cast<size_t>(logical.numel()));
+        if ((*hook)(l.handle, {logical.d, static_cast<size_t>(logical.rank)}, m.force_scratch)) m.overwrite_output(l, m.force_scratch);
       }
     }
   }
