@@ -24,8 +24,10 @@ using etscope::testing::real_artifact;
 using etscope::testing::run_etscope;
 
 namespace {
+// Each file in a folder of its own: ctest runs the test cases of this binary in parallel
+// processes, and temp_dir empties the folder it returns.
 std::string write_file(const std::string& name, const std::string& bytes) {
-  const std::string path = etscope::testing::temp_dir("gui_session") + "/" + name;
+  const std::string path = etscope::testing::temp_dir("gui_session_" + name) + "/" + name;
   std::ofstream(path, std::ios::binary) << bytes;
   return path;
 }
