@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -147,6 +148,9 @@ struct Method::Impl {
   Status load_instructions(const KernelRegistry& kernels, bool validate_only);
   Status check_inputs() const;
   Status check_uses() const;
+  /// Calls f(chain, instruction, delegate) for each XNNPACK delegate call etscope loaded.
+  template <typename F>
+  void for_each_delegate(F f) const;
 };
 
 Status Method::Impl::reserve(uint64_t n, const std::string& what) {
@@ -729,19 +733,25 @@ Status Method::set_scalar_input(size_t i, const EValue& value) {
 void Method::set_instruction_hook(InstructionHook hook) { impl_->hook = std::move(hook); }
 void Method::set_delegate_value_hook(DelegateValueHook hook) { impl_->delegate_hook = std::move(hook); }
 
+template <typename F>
+void Method::Impl::for_each_delegate(F f) const {
+  for (size_t c = 0; c < chains.size(); ++c) {
+    for (size_t i = 0; i < chains[c].size(); ++i) {
+      const Step& step = chains[c][i];
+      if (step.kind == InstructionKind::kDelegateCall && step.a >= 0) f(c, i, *delegates[static_cast<size_t>(step.a)]);
+    }
+  }
+}
+
 std::vector<QuantizerSite> Method::quantizers() const {
   std::vector<QuantizerSite> out;
   if (!impl_->emulate_quantization) return out;
-  for (size_t c = 0; c < impl_->chains.size(); ++c) {
-    for (size_t i = 0; i < impl_->chains[c].size(); ++i) {
-      const Step& step = impl_->chains[c][i];
-      if (step.kind != InstructionKind::kDelegateCall || step.a < 0) continue;
-      for (const auto& q : impl_->delegates[static_cast<size_t>(step.a)]->quantizers()) {
-        out.push_back({c, i, q.node, q.debug_handle, q.event_debug_handle, q.event, q.op, q.dynamic, q.elements, q.from_float, q.reader_debug_handles,
-                        q.filter_shape});
-      }
+  impl_->for_each_delegate([&](size_t c, size_t i, const xnnpack::XnnpackDelegate& d) {
+    for (auto& q : d.quantizers()) {
+      out.push_back({c, i, q.node, q.debug_handle, q.event_debug_handle, q.event, std::move(q.op), q.dynamic, q.elements, q.from_float,
+                     std::move(q.reader_debug_handles), std::move(q.filter_shape)});
     }
-  }
+  });
   return out;
 }
 
@@ -749,27 +759,22 @@ Status Method::set_float_filter(size_t quantizer, std::span<const float> values)
   if (!impl_->emulate_quantization) {
     return Error(ErrorCode::kInvalidArgument, impl_->where() + ": float filters are set only in a method loaded to emulate quantization");
   }
-  size_t k = quantizer;
-  for (auto& chain : impl_->chains) {
-    for (const Step& step : chain) {
-      if (step.kind != InstructionKind::kDelegateCall || step.a < 0) continue;
-      xnnpack::XnnpackDelegate& d = *impl_->delegates[static_cast<size_t>(step.a)];
-      const size_t n = d.quantizers().size();
-      if (k < n) return d.set_float_filter(k, values);
-      k -= n;
-    }
-  }
-  return Error(ErrorCode::kInvalidArgument, impl_->where() + ": no quantizer " + std::to_string(quantizer));
+  size_t first = 0;
+  std::optional<Status> set;
+  impl_->for_each_delegate([&](size_t, size_t, xnnpack::XnnpackDelegate& d) {
+    const size_t n = d.quantizer_count();
+    if (!set && quantizer < first + n) set = d.set_float_filter(quantizer - first, values);
+    first += n;
+  });
+  if (!set) return Error(ErrorCode::kInvalidArgument, impl_->where() + ": no quantizer " + std::to_string(quantizer));
+  return *set;
 }
 
 std::vector<DelegateConstant> Method::delegate_float_constants() const {
   std::vector<DelegateConstant> out;
-  for (const auto& chain : impl_->chains) {
-    for (const Step& step : chain) {
-      if (step.kind != InstructionKind::kDelegateCall || step.a < 0) continue;
-      for (auto& c : impl_->delegates[static_cast<size_t>(step.a)]->float_constants()) out.push_back({std::move(c.shape), c.values});
-    }
-  }
+  impl_->for_each_delegate([&](size_t, size_t, const xnnpack::XnnpackDelegate& d) {
+    for (auto& c : d.float_constants()) out.push_back({std::move(c.shape), c.values});
+  });
   return out;
 }
 
@@ -777,21 +782,18 @@ Status Method::set_quantizers(std::span<const uint8_t> on) {
   if (!impl_->emulate_quantization) {
     return Error(ErrorCode::kInvalidArgument, impl_->where() + ": quantizers are switched only in a method loaded to emulate quantization");
   }
-  const size_t total = quantizers().size();
+  size_t total = 0;
+  impl_->for_each_delegate([&](size_t, size_t, const xnnpack::XnnpackDelegate& d) { total += d.quantizer_count(); });
   if (on.size() != total) {
     return Error(ErrorCode::kInvalidArgument, impl_->where() + ": " + std::to_string(on.size()) + " quantizer flags for " +
                                                   std::to_string(total) + " quantizers");
   }
   size_t k = 0;
-  for (auto& chain : impl_->chains) {
-    for (const Step& step : chain) {
-      if (step.kind != InstructionKind::kDelegateCall || step.a < 0) continue;
-      xnnpack::XnnpackDelegate& d = *impl_->delegates[static_cast<size_t>(step.a)];
-      const size_t n = d.quantizers().size();
-      d.set_quantizers(on.subspan(k, n));
-      k += n;
-    }
-  }
+  impl_->for_each_delegate([&](size_t, size_t, xnnpack::XnnpackDelegate& d) {
+    const size_t n = d.quantizer_count();
+    d.set_quantizers(on.subspan(k, n));
+    k += n;
+  });
   return ok_status();
 }
 

@@ -124,6 +124,8 @@ std::vector<XnnpackDelegate::Quantizer> XnnpackDelegate::quantizers() const {
   return out;
 }
 
+size_t XnnpackDelegate::quantizer_count() const { return impl_->quantizers.size(); }
+
 Status XnnpackDelegate::set_float_filter(size_t k, std::span<const float> values) {
   if (k >= impl_->quantizers.size()) return Error(ErrorCode::kInvalidArgument, impl_->where + ": no quantizer " + std::to_string(k));
   return impl_->set_float_filter(k, values);
@@ -236,12 +238,14 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   }
   // Memory: float copies of constants (aligned, whatever their offset in the file) and one
   // buffer per internal value; all within the method's budget.
-  // Filters only qd8 layers read live in their packed form alone (plan_qd8), not as floats
-  // (an emulating delegate keeps the floats too, for the layers it computes on floats).
-  std::vector<int> qd8_reads(nv, 0);
+  // Constants that only layers holding their own integer form read need no float copy: the
+  // filters of qd8 layers (packed by plan_qd8), the filters and biases of layers that run in
+  // integers (plan_quantized reads the file's integers). An emulating delegate keeps the floats,
+  // for the layers it computes on floats.
+  std::vector<int> integer_reads(nv, 0);
   for (const Node& n : g.nodes) {
     if (!impl->qd8_layer(n)) continue;
-    if (!impl->emulate) ++qd8_reads[static_cast<size_t>(n.inputs[1])];
+    if (!impl->emulate) ++integer_reads[static_cast<size_t>(n.inputs[1])];
     const xnn::TensorValue& w = g.values[static_cast<size_t>(n.inputs[1])];
     // Packed integers (outputs and inputs padded to a tile) and per-output int32 / float terms.
     const auto b = checked::add(static_cast<uint64_t>(w.shape.at(0) + kQd8Tile) * static_cast<uint64_t>(w.shape.at(1) + 8),
@@ -250,19 +254,19 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     if (!sum) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
     bytes = *sum;
   }
-  // The same for the filters and biases of convolution and fully connected layers that run in
-  // integers: plan_quantized reads their integers from the file, nothing reads the floats (an
-  // emulating delegate keeps them for the layers it computes on floats).
-  std::vector<int> integer_reads(nv, 0);
+  // Layers that run in integers keep their filters as integer-valued doubles (or floats).
   for (const Node& n : g.nodes) {
-    if (impl->emulate || !impl->integer_layer(n) || n.kind == NodeKind::kAdd || n.kind == NodeKind::kGlobalAvgPool2d) continue;
-    for (size_t k = 1; k < 3 && k < n.inputs.size(); ++k) {
+    if (!impl->integer_layer(n) || n.kind == NodeKind::kAdd || n.kind == NodeKind::kGlobalAvgPool2d) continue;
+    for (size_t k = 1; k < 3 && k < n.inputs.size() && !impl->emulate; ++k) {
       if (n.inputs[k] >= 0 && g.values[static_cast<size_t>(n.inputs[k])].is_constant) ++integer_reads[static_cast<size_t>(n.inputs[k])];
     }
+    const auto b = checked::mul(g.values[static_cast<size_t>(n.inputs[1])].numel, 8);
+    const auto sum = b ? checked::add(bytes, *b) : std::nullopt;
+    if (!sum) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
+    bytes = *sum;
   }
   auto needs_buffer = [&](size_t v) {
     const xnn::TensorValue& tv = g.values[v];
-    if (qd8_reads[v] > 0 && qd8_reads[v] == impl->consumers[v] && (tv.flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) == 0) return false;
     if (integer_reads[v] > 0 && integer_reads[v] == impl->consumers[v] && (tv.flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) == 0) return false;
     if ((tv.flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) != 0) return staged[v] != 0;
     return tv.is_constant || written[v] != 0;
@@ -270,14 +274,6 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   for (size_t v = 0; v < nv; ++v) {
     if (!needs_buffer(v)) continue;
     const auto b = checked::mul(g.values[v].numel, 4);
-    const auto sum = b ? checked::add(bytes, *b) : std::nullopt;
-    if (!sum) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
-    bytes = *sum;
-  }
-  // Layers that run in integers keep their filters as integer-valued doubles too.
-  for (const Node& n : g.nodes) {
-    if (!impl->integer_layer(n) || n.kind == NodeKind::kAdd || n.kind == NodeKind::kGlobalAvgPool2d) continue;
-    const auto b = checked::mul(g.values[static_cast<size_t>(n.inputs[1])].numel, 8);
     const auto sum = b ? checked::add(bytes, *b) : std::nullopt;
     if (!sum) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
     bytes = *sum;

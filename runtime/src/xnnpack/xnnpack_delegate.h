@@ -61,6 +61,7 @@ class XnnpackDelegate {
     std::vector<int64_t> filter_shape;
   };
   std::vector<Quantizer> quantizers() const;
+  size_t quantizer_count() const;
   /// Switches quantizer k on or off (on[k] != 0) for the following executions; all are on after load.
   void set_quantizers(std::span<const uint8_t> on);
   /// While quantizer k is off, its layer computes from `values` (the filter of a float export of

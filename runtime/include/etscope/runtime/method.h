@@ -41,10 +41,11 @@ struct MethodOptions {
   /// the shapes its inputs take. No kernel scratch space is allocated.
   bool validate_only = false;
   /// Quantization emulation, for experiments on a quantized program's accuracy (etscope debug
-  /// --sensitivity): XNNPACK graphs compute their int8 layers on floats, from dequantized
-  /// constants, instead of in integers, and round each layer's quantized output to its grid only
-  /// while the layer's quantizer is on (quantizers(), set_quantizers()). With every quantizer on,
-  /// outputs follow the integer computation up to float rounding in the sums.
+  /// --sensitivity): each XNNPACK layer with a quantized output has a quantizer
+  /// (quantizers(), set_quantizers()). A layer whose quantizer is off computes on floats (from
+  /// its dequantized filter, or a float export's: set_float_filter) and leaves its output
+  /// unrounded; the layers reading it compute on floats too. Everything else runs as without
+  /// emulation, so with every quantizer on the outputs are the program's, bit for bit.
   bool emulate_quantization = false;
 };
 
