@@ -49,6 +49,10 @@ float bfloat16_to_float(uint16_t b) {
   return f;
 }
 
+bool is_floating_type(ScalarType type) {
+  return type == ScalarType::kFloat || type == ScalarType::kDouble || type == ScalarType::kHalf || type == ScalarType::kBFloat16;
+}
+
 bool is_numeric(ScalarType type) {
   switch (type) {
     case ScalarType::kByte: case ScalarType::kChar: case ScalarType::kShort: case ScalarType::kInt:

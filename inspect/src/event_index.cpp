@@ -42,13 +42,17 @@ std::string module_path_text(const Event& event) {
   return "";
 }
 
-std::string innermost_module_text(const Event& event) {
+const etrecord::ModuleFrame* innermost_module(const Event& event) {
   for (const NodeLink& node : event.nodes) {
-    if (node.module_stack.empty()) continue;
-    const etrecord::ModuleFrame& f = node.module_stack.back();
-    return (f.path.empty() ? std::string("<root>") : f.path) + " (" + short_type_name(f.type) + ")";
+    if (!node.module_stack.empty()) return &node.module_stack.back();
   }
-  return "";
+  return nullptr;
+}
+
+std::string innermost_module_text(const Event& event) {
+  const etrecord::ModuleFrame* f = innermost_module(event);
+  if (f == nullptr) return "";
+  return (f->path.empty() ? std::string("<root>") : f->path) + " (" + short_type_name(f->type) + ")";
 }
 
 std::string user_stack_frames(std::string_view trace, size_t max_frames) {

@@ -23,6 +23,7 @@
 #include "etscope/core/json.h"
 #include "etscope/core/text.h"
 #include "etscope/formats/tensor_stats.h"
+#include "etscope/inspect/event_index.h"
 #include "etscope/inspect/logged_tensor.h"
 #include "etscope/formats/ptd_reader.h"
 
@@ -886,20 +887,12 @@ Result<std::vector<std::pair<std::string, ModuleOutput>>> module_outputs(const I
       if (e.debug_values.empty() || e.num_outputs != 1 || e.is_operator_call() || !e.debug_handles || e.debug_handles->empty()) continue;
       // A delegate call logs its arguments and spans every module inside: not one module's output.
       if (e.name == events::kDelegateCall) continue;
-      const etrecord::ModuleFrame* frame = nullptr;
-      for (const NodeLink& n : e.nodes) {
-        if (!n.module_stack.empty()) {
-          frame = &n.module_stack.back();
-          break;
-        }
-      }
+      const etrecord::ModuleFrame* frame = innermost_module(e);
       if (frame == nullptr || frame->path.empty()) continue;
       ETSCOPE_ASSIGN_OR_RETURN(GapValue logged, runtime_value(in, e));
       if (logged.items.empty()) continue;
       GapValue& last = logged.items.back();
-      const ScalarType t = last.tensor.dtype;
-      const bool floating = t == ScalarType::kFloat || t == ScalarType::kDouble || t == ScalarType::kHalf || t == ScalarType::kBFloat16;
-      if (last.kind != GapValue::Kind::kTensor || !floating) continue;
+      if (last.kind != GapValue::Kind::kTensor || !is_floating_type(last.tensor.dtype)) continue;
       auto [it, fresh] = at.emplace(frame->path, out.size());
       if (fresh) out.push_back({frame->path, {}});
       out[it->second].second = ModuleOutput{&e, std::move(last)};

@@ -91,9 +91,7 @@ bool delegate_reference(const NodeHandles& nodes, const AotByKey& by_key, size_t
   const inspect::AotEntry* e = entry_for(by_key, n->second);
   if (e == nullptr) return false;
   const inspect::GapValue& ref = e->output;
-  const ScalarType t = ref.tensor.dtype;
-  const bool floating = t == ScalarType::kFloat || t == ScalarType::kDouble || t == ScalarType::kHalf || t == ScalarType::kBFloat16;
-  if (ref.kind != inspect::GapValue::Kind::kTensor || !floating) return false;
+  if (ref.kind != inspect::GapValue::Kind::kTensor || !is_floating_type(ref.tensor.dtype)) return false;
   if (!std::equal(ref.tensor.shape.begin(), ref.tensor.shape.end(), sizes.begin(), sizes.end())) return false;
   if (ref.tensor.numel() != logical.size()) return false;
   for (size_t k = 0; k < logical.size(); ++k) logical[k] = static_cast<float>(element_as_double(ref.tensor.dtype, ref.tensor.bytes.data(), k));

@@ -82,10 +82,6 @@ Status load_bundled_inputs(CaseTarget& method, const BundledProgram& bundled, co
 
 namespace {
 
-bool is_float_type(ScalarType t) {
-  return t == ScalarType::kFloat || t == ScalarType::kDouble || t == ScalarType::kHalf || t == ScalarType::kBFloat16;
-}
-
 OutputCheck check_tensor(const TensorImpl& actual, const BundledProgram& bundled, const BundledValue& expected, double rtol,
                          double atol) {
   OutputCheck r;
@@ -129,7 +125,7 @@ OutputCheck check_tensor(const TensorImpl& actual, const BundledProgram& bundled
       }
     }
     const uint64_t at = static_cast<uint64_t>(row_major ? i : physical);
-    if (!is_float_type(actual.dtype()) && std::memcmp(got + at * es, want.data() + static_cast<size_t>(i) * es, es) != 0) {
+    if (!is_floating_type(actual.dtype()) && std::memcmp(got + at * es, want.data() + static_cast<size_t>(i) * es, es) != 0) {
       passed = false;
     }
     const double a = numeric ? element_as_double(actual.dtype(), got, at) : 0.0;
@@ -143,7 +139,7 @@ OutputCheck check_tensor(const TensorImpl& actual, const BundledProgram& bundled
         r.max_rel_error = std::max(r.max_rel_error, diff / std::max({std::abs(af), std::abs(ef), 1e-8}));
       }
     }
-    if (!is_float_type(actual.dtype())) continue;
+    if (!is_floating_type(actual.dtype())) continue;
     bool ok;
     if (std::isnan(a) || std::isnan(e)) {
       ok = std::isnan(a) && std::isnan(e);

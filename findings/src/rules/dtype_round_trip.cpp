@@ -6,6 +6,7 @@
 
 #include "etscope/core/scalar_type.h"
 #include "etscope/core/text.h"
+#include "etscope/formats/tensor_stats.h"
 #include "rules/rules.h"
 
 namespace etscope::findings {
@@ -27,10 +28,6 @@ bool is_cheap_elementwise(const std::string& op) {
   const size_t dot = base.find('.');
   if (dot != std::string_view::npos) base = base.substr(0, dot);
   return names.contains(base);
-}
-
-bool is_float(ScalarType t) {
-  return t == ScalarType::kFloat || t == ScalarType::kDouble || t == ScalarType::kHalf || t == ScalarType::kBFloat16;
 }
 
 }  // namespace
@@ -89,7 +86,7 @@ void rule_dtype_round_trip(const Context& ctx, std::vector<Found>& out) {
     ctx.cost(fi, cost);
     if (mid.empty()) {
       fi.advice = "The conversions cancel: remove both (a .to(" + b + ") followed by .to(" + a + ") in the model).";
-    } else if (is_float(from->dtype) && is_float(to->dtype) && element_size(to->dtype) > element_size(from->dtype)) {
+    } else if (is_floating_type(from->dtype) && is_floating_type(to->dtype) && element_size(to->dtype) > element_size(from->dtype)) {
       fi.advice = mid + " only combines elements, so computing it in " + b + " and rounding back to " + a +
                   " gives the " + a + " result to within its last bit: compute in " + a + " and drop both conversions.";
     } else {

@@ -15,6 +15,9 @@ namespace etscope {
 /// (f16, bf16, f32, f64), bool and the quantized integer containers.
 bool is_numeric(ScalarType type);
 
+/// True for the floating-point types: f16, bf16, f32, f64.
+bool is_floating_type(ScalarType type);
+
 /// Element `index` of dense `bytes` as a double. The caller guarantees `is_numeric(type)` and
 /// that the element lies inside `bytes`.
 double element_as_double(ScalarType type, const uint8_t* bytes, uint64_t index);

@@ -42,8 +42,11 @@ std::string short_type_name(std::string_view type);
 /// the model itself: "features.0 (Conv2d) > features.0.conv (Conv2d)"; "" when unknown.
 std::string module_path_text(const Event& event);
 
-/// The innermost module of the event's first graph node with a module stack:
-/// "features.0.1 (Conv2d)", "<root> (Net)" for the model itself; "" when unknown.
+/// The innermost module frame of the event's first graph node with a module stack (its path is
+/// "" for the model itself), or null when unknown.
+const etrecord::ModuleFrame* innermost_module(const Event& event);
+
+/// The same as text: "features.0.1 (Conv2d)", "<root> (Net)" for the model itself; "" when unknown.
 std::string innermost_module_text(const Event& event);
 
 /// The frames of a Python stack trace ("File ..., line N, in fn" lines, each followed by its
