@@ -210,26 +210,13 @@ class DebugCommand final : public Command {
     // --against: the other program's run, on the same inputs, is the reference.
     std::optional<inspect::Inspector> other;
     if (!against_.empty()) {
-      runner::RunnerOptions oo = options;
-      oo.model = against_;
-      ETSCOPE_ASSIGN_OR_RETURN(auto r, runner::Runner::load(oo));
-      ETSCOPE_TRY(size_debug_buffer(*r));
-      Status st = r->set_inputs_from_etrecord(etrecord_);
-      if (!st.ok()) {
-        return Error(ErrorCode::kInvalidArgument, against_ + ": the representative inputs of " + etrecord_ + " do not fit it: " +
-                                                      st.error().message());
-      }
-      if (auto done = r->run(0, 1); !done.ok()) return done.error();
-      InspectInputs of;
-      of.etdump = dir.file("against.etdp");
-      of.debug_buffer = dir.file("against.debug.bin");
-      of.etrecord = against_etrecord_;
-      of.method = r->method_name();
-      of.logging_expected = true;
-      if (fs::path(against_).extension() == ".pte") of.pte = against_;
-      ETSCOPE_TRY(r->write_trace(of.etdump, of.debug_buffer));
-      r.reset();
-      ETSCOPE_ASSIGN_OR_RETURN(other, of.load());
+      const numerics::InputSet recorded{etrecord_, [&](runner::Runner& r) -> Status {
+                                          Status st = r.set_inputs_from_etrecord(etrecord_);
+                                          if (st.ok()) return st;
+                                          return Error(ErrorCode::kInvalidArgument, against_ + ": the representative inputs of " +
+                                                                                        etrecord_ + " do not fit it: " + st.error().message());
+                                        }};
+      ETSCOPE_ASSIGN_OR_RETURN(other, traced_run(options, against_, recorded, against_etrecord_, "against", dir));
       ETSCOPE_ASSIGN_OR_RETURN(aot, inspect::run_as_reference(in, *other));
       report["against"] = Json{{"model", against_}, {"etrecord", against_etrecord_}, {"modules", aot->entries.size()}};
       if (!json) {
@@ -414,30 +401,40 @@ class DebugCommand final : public Command {
     return out;
   }
 
+  // `model` (else as `options`) run once on `set` at intermediate-output level, its ETDump and
+  // debug buffer written to `stem`.etdp / `stem`.debug.bin in `dir` and read back with `etrecord`
+  // (checked against the program when `check_program` and it is a .pte). The runner goes before
+  // the files are read, so memory peaks at one loaded program.
+  Result<inspect::Inspector> traced_run(const runner::RunnerOptions& options, const std::string& model, const numerics::InputSet& set,
+                                        const std::string& etrecord, const std::string& stem, const TempDir& dir,
+                                        bool check_program = true) const {
+    runner::RunnerOptions o = options;
+    o.model = model;
+    InspectInputs files;
+    files.etdump = dir.file((stem + ".etdp").c_str());
+    files.debug_buffer = dir.file((stem + ".debug.bin").c_str());
+    files.etrecord = etrecord;
+    files.logging_expected = true;
+    if (check_program && fs::path(model).extension() == ".pte") files.pte = model;
+    {
+      ETSCOPE_ASSIGN_OR_RETURN(auto r, runner::Runner::load(o));
+      ETSCOPE_TRY(size_debug_buffer(*r));
+      ETSCOPE_TRY(numerics::apply_input_set(set, *r));
+      if (auto done = r->run(0, 1); !done.ok()) return done.error();
+      files.method = r->method_name();
+      ETSCOPE_TRY(r->write_trace(files.etdump, files.debug_buffer));
+    }
+    return files.load();
+  }
+
   // The gap rows of this program against --against's on one input set: both run again, traced
   // at intermediate-output level; the rows keep their gaps (their values' views go with the runs).
   Result<std::vector<inspect::GapRow>> against_rows(const runner::RunnerOptions& options, const numerics::InputSet& set,
                                                     inspect::GapMetric metric, const TempDir& dir) const {
-    std::optional<inspect::Inspector> runs[2];
-    for (int side = 0; side < 2; ++side) {
-      runner::RunnerOptions o = options;
-      if (side == 1) o.model = against_;
-      ETSCOPE_ASSIGN_OR_RETURN(auto r, runner::Runner::load(o));
-      ETSCOPE_TRY(size_debug_buffer(*r));
-      Status st = set.set(*r);
-      if (!st.ok()) return st.error().message().find(set.name) != std::string::npos ? st.error() : st.error().with_context(set.name);
-      if (auto done = r->run(0, 1); !done.ok()) return done.error();
-      InspectInputs f;
-      f.etdump = dir.file(side == 0 ? "set.etdp" : "set.against.etdp");
-      f.debug_buffer = dir.file(side == 0 ? "set.debug.bin" : "set.against.debug.bin");
-      f.etrecord = side == 0 ? etrecord_ : against_etrecord_;
-      f.method = r->method_name();
-      f.logging_expected = true;
-      ETSCOPE_TRY(r->write_trace(f.etdump, f.debug_buffer));
-      ETSCOPE_ASSIGN_OR_RETURN(runs[side], f.load());
-    }
-    ETSCOPE_ASSIGN_OR_RETURN(inspect::AotIntermediates ref, inspect::run_as_reference(*runs[0], *runs[1]));
-    ETSCOPE_ASSIGN_OR_RETURN(std::vector<inspect::GapRow> rows, inspect::calculate_numeric_gap(*runs[0], ref, metric));
+    ETSCOPE_ASSIGN_OR_RETURN(inspect::Inspector mine, traced_run(options, model_, set, etrecord_, "set", dir, false));
+    ETSCOPE_ASSIGN_OR_RETURN(inspect::Inspector theirs, traced_run(options, against_, set, against_etrecord_, "set.against", dir, false));
+    ETSCOPE_ASSIGN_OR_RETURN(inspect::AotIntermediates ref, inspect::run_as_reference(mine, theirs));
+    ETSCOPE_ASSIGN_OR_RETURN(std::vector<inspect::GapRow> rows, inspect::calculate_numeric_gap(mine, ref, metric));
     for (inspect::GapRow& r : rows) r.aot_output = r.runtime_output = inspect::GapValue{};
     return rows;
   }

@@ -19,10 +19,6 @@
 namespace etscope::numerics {
 namespace {
 
-bool floating(ScalarType t) {
-  return t == ScalarType::kFloat || t == ScalarType::kDouble || t == ScalarType::kHalf || t == ScalarType::kBFloat16;
-}
-
 inspect::GapValue view_of(const OutputTensor& t) {
   inspect::GapValue v;
   v.kind = inspect::GapValue::Kind::kTensor;
@@ -54,20 +50,18 @@ Result<std::map<OpKey, double>> delegate_event_times(std::vector<uint8_t> trace)
   return out;
 }
 
-/// The innermost module frame of an event (null when the ETRecord gives none).
-const etrecord::ModuleFrame* module_frame(const inspect::Event& e) {
-  for (const inspect::NodeLink& node : e.nodes) {
-    if (!node.module_stack.empty()) return &node.module_stack.back();
-  }
-  return nullptr;
-}
-
 /// Where a layer sits in the model: its module (from the delegate event of its call that logged
 /// the output of a node with one of `handles`, else the call's event of ordinal `ordinal`).
 struct Placed {
   std::string text;  ///< "path (Type)"
   std::string path;  ///< The module's path ("" for the root)
 };
+
+std::optional<Placed> placed(const inspect::Event& e) {
+  const etrecord::ModuleFrame* f = inspect::innermost_module(e);
+  if (f == nullptr) return std::nullopt;
+  return Placed{inspect::innermost_module_text(e), f->path};
+}
 
 std::optional<Placed> place(const inspect::Inspector* profile, const runtime::QuantizerSite& site, std::initializer_list<int32_t> handles,
                             std::optional<uint32_t> ordinal) {
@@ -82,12 +76,10 @@ std::optional<Placed> place(const inspect::Inspector* profile, const runtime::Qu
         continue;
       }
       const bool handle = e.delegate_id_int && std::find(handles.begin(), handles.end(), *e.delegate_id_int) != handles.end();
-      if (handle && module_frame(e) != nullptr) return Placed{inspect::innermost_module_text(e), module_frame(e)->path};
+      if (handle && inspect::innermost_module(e) != nullptr) return placed(e);
       if (e.perf && ordinal && k++ == *ordinal) by_ordinal = &e;
     }
-    if (by_ordinal != nullptr && module_frame(*by_ordinal) != nullptr) {
-      return Placed{inspect::innermost_module_text(*by_ordinal), module_frame(*by_ordinal)->path};
-    }
+    if (by_ordinal != nullptr && inspect::innermost_module(*by_ordinal) != nullptr) return placed(*by_ordinal);
   }
   return std::nullopt;
 }
@@ -113,13 +105,13 @@ void name_modules(const inspect::Inspector* profile, LayerSensitivity& l) {
   }
 }
 
-/// Sets an input set's inputs; errors name the set.
-Status apply(const InputSet& in, runner::Runner& r) {
-  Status st = in.set(r);
-  if (st.ok()) return st;
-  // A set named after its file is named by the error already.
-  if (st.error().message().find(in.name) != std::string::npos) return st.error();
-  return st.error().with_context(in.name);
+/// Each delegate operator's median time on `r` (traced): `first`'s inputs, one warm-up and
+/// `timed` executions.
+Result<std::map<OpKey, double>> time_operators(runner::Runner& r, const InputSet& first, int timed) {
+  ETSCOPE_TRY(apply_input_set(first, r));
+  if (auto done = r.run(1, timed); !done.ok()) return done.error();
+  ETSCOPE_ASSIGN_OR_RETURN(std::vector<uint8_t> trace, r.trace_bytes());
+  return delegate_event_times(std::move(trace));
 }
 
 /// Drives the emulating runner: one execution per input set for a set of quantizers, and the
@@ -154,10 +146,18 @@ size_t argmax_row(const OutputTensor& t, int64_t r, int64_t cols) {
 
 }  // namespace
 
+Status apply_input_set(const InputSet& in, runner::Runner& r) {
+  Status st = in.set(r);
+  if (st.ok()) return st;
+  // A set named after its file is named by the error already.
+  if (st.error().message().find(in.name) != std::string::npos) return st.error();
+  return st.error().with_context(in.name);
+}
+
 Result<std::vector<std::vector<OutputTensor>>> run_input_sets(runner::Runner& r, const std::vector<InputSet>& inputs) {
   std::vector<std::vector<OutputTensor>> out;
   for (const InputSet& in : inputs) {
-    ETSCOPE_TRY(apply(in, r));
+    ETSCOPE_TRY(apply_input_set(in, r));
     if (auto done = r.execute_once(events::kBlockExecute.data()); !done.ok()) return done.error().with_context(in.name);
     out.push_back(snapshot_outputs(r));
   }
@@ -207,7 +207,7 @@ Result<double> outputs_sqnr(const std::vector<OutputTensor>& reference, const st
   }
   std::optional<double> lowest;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    if (!floating(reference[i].dtype) || !floating(outputs[i].dtype)) continue;
+    if (!is_floating_type(reference[i].dtype) || !is_floating_type(outputs[i].dtype)) continue;
     if (reference[i].shape != outputs[i].shape) {
       return Error(ErrorCode::kInvalidArgument, "output " + std::to_string(i) + ": the reference's shape differs from the program's");
     }
@@ -237,8 +237,8 @@ Result<SqnrFigure> sqnr_figure(const std::vector<std::vector<OutputTensor>>& ref
     // Top-1: the first floating output, when it is [N, C] logits.
     for (size_t i = 0; i < outputs[k].size(); ++i) {
       const OutputTensor& o = outputs[k][i];
-      if (!floating(o.dtype)) continue;
-      if (o.shape.size() == 2 && o.shape[1] > 1 && floating(reference[k][i].dtype)) {
+      if (!is_floating_type(o.dtype)) continue;
+      if (o.shape.size() == 2 && o.shape[1] > 1 && is_floating_type(reference[k][i].dtype)) {
         for (int64_t r = 0; r < o.shape[0]; ++r) {
           ++rows;
           agree += argmax_row(o, r, o.shape[1]) == argmax_row(reference[k][i], r, o.shape[1]);
@@ -268,8 +268,8 @@ Result<Sensitivity> quantization_sensitivity(const runner::RunnerOptions& option
   out.target_sqnr_db = sensitivity.target_sqnr_db;
   for (const InputSet& in : inputs) out.inputs.push_back(in.name);
 
-  // 1. The program as it is (integer kernels): its outputs and, on the first input set, each
-  // operator's time.
+  // 1. The program as it is (integer kernels): on the first input set each operator's time, then
+  // its outputs on every set.
   runner::RunnerOptions as_is = options;
   as_is.trace = true;
   as_is.debug_level = DebugLevel::kNone;
@@ -278,15 +278,7 @@ Result<Sensitivity> quantization_sensitivity(const runner::RunnerOptions& option
   std::map<OpKey, double> int8_times;
   {
     ETSCOPE_ASSIGN_OR_RETURN(auto r, runner::Runner::load(as_is));
-    ETSCOPE_TRY(apply(inputs.front(), *r));
-    if (auto done = r->run(1, timed); !done.ok()) return done.error();
-    ETSCOPE_ASSIGN_OR_RETURN(std::vector<uint8_t> trace, r->trace_bytes());
-    ETSCOPE_ASSIGN_OR_RETURN(int8_times, delegate_event_times(std::move(trace)));
-  }
-  {
-    runner::RunnerOptions quiet = as_is;
-    quiet.trace = false;
-    ETSCOPE_ASSIGN_OR_RETURN(auto r, runner::Runner::load(quiet));
+    ETSCOPE_ASSIGN_OR_RETURN(int8_times, time_operators(*r, inputs.front(), timed));
     ETSCOPE_ASSIGN_OR_RETURN(program_outputs, run_input_sets(*r, inputs));
   }
 
@@ -303,11 +295,8 @@ Result<Sensitivity> quantization_sensitivity(const runner::RunnerOptions& option
       return Error(ErrorCode::kInvalidArgument, options.model + ": no quantized layer in the program's XNNPACK delegates: nothing to "
                                                                 "rank (a float program, or one quantized outside XNNPACK)");
     }
-    ETSCOPE_TRY(apply(inputs.front(), *r));
     ETSCOPE_TRY(r->method().set_quantizers(std::vector<uint8_t>(sites.size(), 0)));
-    if (auto done = r->run(1, timed); !done.ok()) return done.error();
-    ETSCOPE_ASSIGN_OR_RETURN(std::vector<uint8_t> trace, r->trace_bytes());
-    ETSCOPE_ASSIGN_OR_RETURN(float_times, delegate_event_times(std::move(trace)));
+    ETSCOPE_ASSIGN_OR_RETURN(float_times, time_operators(*r, inputs.front(), timed));
   }
 
   // 3. The experiments, untraced.

@@ -56,6 +56,10 @@ struct InputSet {
   std::function<Status(runner::Runner&)> set;
 };
 
+/// Sets `runner`'s inputs from `set`; an error names the set unless it names it already (a set
+/// named after its file).
+Status apply_input_set(const InputSet& set, runner::Runner& runner);
+
 /// One execution of `runner` per input set (its inputs set before each): the outputs of each.
 /// Errors name the input set.
 Result<std::vector<std::vector<OutputTensor>>> run_input_sets(runner::Runner& runner, const std::vector<InputSet>& inputs);
