@@ -256,6 +256,14 @@ def layer_table(gm: torch.fx.GraphModule) -> List[Dict[str, Any]]:
 # --------------------------------------------------------------------------- lowering / running
 
 
+def save_etrecord(program: Any, path: Path, ex: Tuple[torch.Tensor, ...], ref: torch.Tensor) -> None:
+    """The ETRecord of a lowered program with the representative input and the eager output."""
+    etr = program.get_etrecord()
+    etr.update_representative_inputs(list(ex))
+    etr.update_reference_outputs({"forward": [[ref]]})
+    etr.save(str(path))
+
+
 def lower(ep: torch.export.ExportedProgram, etrecord: bool = False) -> Tuple[bytes, Any, Dict[str, Any]]:
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
     from executorch.exir import to_edge_transform_and_lower
@@ -329,10 +337,7 @@ def export(out: Path, name: str, keep_float: Sequence[str]) -> Dict[str, Any]:
     fp32_pte, fp32_et, fp32_prog = lower(torch.export.export(model, ex), etrecord=True)
     timings["fp32_export_s"] = time.perf_counter() - t
     (out / f"{name}.fp32.pte").write_bytes(fp32_pte)
-    fp32_etr = fp32_et.get_etrecord()
-    fp32_etr.update_representative_inputs(list(ex))
-    fp32_etr.update_reference_outputs({"forward": [[ref]]})
-    fp32_etr.save(str(out / f"{name}.fp32.etrecord"))
+    save_etrecord(fp32_et, out / f"{name}.fp32.etrecord", ex, ref)
     fp32_out = run_et(fp32_pte, ex)
     log(f"[{name}] fp32.pte {len(fp32_pte)} B in {timings['fp32_export_s']:.1f} s")
 
@@ -341,10 +346,7 @@ def export(out: Path, name: str, keep_float: Sequence[str]) -> Dict[str, Any]:
     int8_pte, et, int8_prog = lower(torch.export.export(gm, ex), etrecord=True)
     timings["int8_export_s"] = time.perf_counter() - t
     (out / f"{name}.int8.pte").write_bytes(int8_pte)
-    etr = et.get_etrecord()
-    etr.update_representative_inputs(list(ex))
-    etr.update_reference_outputs({"forward": [[ref]]})
-    etr.save(str(out / f"{name}.int8.etrecord"))
+    save_etrecord(et, out / f"{name}.int8.etrecord", ex, ref)
     int8_out = run_et(int8_pte, ex)
     with torch.no_grad():
         emu_out = gm(*ex)
