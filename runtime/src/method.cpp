@@ -773,7 +773,7 @@ Status Method::set_float_filter(size_t quantizer, std::span<const float> values)
 std::vector<DelegateConstant> Method::delegate_float_constants() const {
   std::vector<DelegateConstant> out;
   impl_->for_each_delegate([&](size_t, size_t, const xnnpack::XnnpackDelegate& d) {
-    for (auto& c : d.float_constants()) out.push_back({std::move(c.shape), c.values});
+    for (auto& c : d.float_constants()) out.push_back({std::move(c.shape), std::move(c.values)});
   });
   return out;
 }

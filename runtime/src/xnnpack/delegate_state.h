@@ -25,6 +25,8 @@
 #include "etscope/core/result.h"
 #include "etscope/formats/xnnpack_payload.h"
 #include "kernels/util/broadcast_util.h"
+#include "xnnpack/f32_gemm.h"
+#include "xnnpack/int8_gemm.h"
 
 namespace etscope::runtime::xnnpack {
 
@@ -65,6 +67,7 @@ struct Scratch {
   size_t floats = 0;   // im2col / temporaries
   size_t doubles = 0;  // the same for integer-exact quantized convolutions
   size_t gemm = 0;     // bytes of GEMM workspace
+  size_t bytes = 0;    // integer layers' rows, im2col matrices and sums (int8_scratch)
 };
 
 /// A quantized convolution or fully connected layer computed as XNNPACK computes it: integer
@@ -82,6 +85,13 @@ struct QuantizedLayer {
   // where floats hold every integer (2^24), whatever the input: the float GEMM is then exact too.
   std::vector<float> fweights;
   std::vector<double> bias;            // integer bias per output channel (0 without one)
+  // Or, for layers DelegateState::int8_gemm_layer accepts, the filter packed for int8_gemm (one
+  // packing per group), weights and fweights then empty; the input's offset zu (int8_gemm.h).
+  std::vector<PackedInt8> packed;
+  int32_t zu = 0;
+  // Depthwise convolutions: the filter integers [taps][channels] and the bias, in int32 sums.
+  std::vector<int16_t> dw_filter;
+  std::vector<int32_t> dw_bias;
   std::vector<float> scale;            // requantization scale per output channel
   // Add: XNNPACK's fixed-point form, out = (rounding + a * a_mult + b * b_mult) >> shift
   // (a and b less their zero points), with multipliers of 21 bits at most.
@@ -150,6 +160,13 @@ struct DelegateState {
   std::vector<float> scratch;
   std::vector<double> qscratch;
   std::vector<uint8_t> gemm_workspace;
+  std::vector<uint8_t> int8_scratch;  // Scratch::bytes
+  std::vector<int32_t> f32_of_node;                // per node: index into f32_layers, or -1
+  std::vector<std::vector<PackedF32>> f32_layers;  // per layer, one packing per group
+  /// True when node n is a float convolution or fully connected layer with a constant f32 filter
+  /// (and bias, if any) that f32_gemm computes from a packing made at load.
+  bool packed_f32_layer(const Node& n) const;
+  Status plan_f32(size_t i);
   std::vector<int32_t> quantized_of_node;  // per node: index into quantized, or -1
   std::vector<QuantizedLayer> quantized;
   std::vector<DynamicRows> dynamic_rows;   // per value: qdint8 values' integers (else empty)
@@ -167,6 +184,10 @@ struct DelegateState {
   /// True when node n is a convolution or fully connected layer with int8 activations per tensor
   /// and int8 filters (per tensor or per channel), an int8 Add or an int8 mean: it runs in integers.
   bool integer_layer(const Node& n) const;
+  /// True when integer layer n is a convolution or fully connected layer whose sums int8_gemm
+  /// computes: int8 filters with zero point 0 (per tensor or per channel), at most
+  /// kInt8MaxInputs inputs per output.
+  bool int8_gemm_layer(const Node& n) const;
   Status plan_quantized(size_t i);
   /// The Clamp node that alone reads node i's only output (not a graph output), or null.
   const Node* sole_clamp_consumer(size_t i) const;

@@ -85,6 +85,50 @@ ConvOperands conv_operands(const DelegateState& m, const Node& n) {
 
 }  // namespace
 
+bool DelegateState::packed_f32_layer(const Node& n) const {
+  if ((n.kind != NodeKind::kConv2d && n.kind != NodeKind::kFullyConnected) || n.inputs.size() < 3 || n.outputs.size() != 1 || n.inputs[1] < 0) {
+    return false;
+  }
+  const xnn::TensorValue& w = value(n.inputs[1]);
+  if (value(n.inputs[0]).type != ElementType::kF32 || value(n.outputs[0]).type != ElementType::kF32 || w.type != ElementType::kF32 ||
+      !w.is_constant) {
+    return false;
+  }
+  return n.inputs[2] < 0 || (value(n.inputs[2]).type == ElementType::kF32 && value(n.inputs[2]).is_constant);
+}
+
+Status DelegateState::plan_f32(size_t i) {
+  const Node& n = graph.nodes[i];
+  const xnn::TensorValue& wv = value(n.inputs[1]);
+  auto read = [](const xnn::TensorValue& v, uint64_t k) {
+    float f;
+    std::memcpy(&f, v.constant.data() + 4 * k, 4);
+    return f;
+  };
+  const xnn::TensorValue* bv = n.inputs[2] >= 0 ? &value(n.inputs[2]) : nullptr;
+  std::vector<PackedF32> packs;
+  if (n.kind == NodeKind::kFullyConnected) {
+    const bool t = (n.flags & kFlagTransposeB) != 0;
+    const int64_t k = t ? wv.shape.at(0) : wv.shape.at(1), nout = t ? wv.shape.at(1) : wv.shape.at(0);
+    packs.resize(1);
+    pack_f32(
+        packs[0], nout, k, [&](int64_t o, int64_t j) { return read(wv, static_cast<uint64_t>(t ? j * nout + o : o * k + j)); },
+        [&](int64_t o) { return bv ? read(*bv, static_cast<uint64_t>(o)) : 0.0f; });
+  } else {
+    const xnn::ConvParams& c = n.conv;
+    const int64_t og = c.group_out, kk = int64_t{c.kernel_h} * c.kernel_w * c.group_in;
+    packs.resize(c.groups);
+    for (uint32_t g = 0; g < c.groups; ++g) {
+      pack_f32(
+          packs[g], og, kk, [&](int64_t o, int64_t j) { return read(wv, static_cast<uint64_t>((g * og + o) * kk + j)); },
+          [&](int64_t o) { return bv ? read(*bv, static_cast<uint64_t>(g * og + o)) : 0.0f; });
+    }
+  }
+  f32_of_node[i] = static_cast<int32_t>(f32_layers.size());
+  f32_layers.push_back(std::move(packs));
+  return ok_status();
+}
+
 void run_conv2d(DelegateState& m, const Node& n) {
   const xnn::ConvParams& c = n.conv;
   const float lo = n.output_min, hi = n.output_max;
@@ -94,6 +138,19 @@ void run_conv2d(DelegateState& m, const Node& n) {
   float* col = m.scratch.data();
   float* tmp = col + pixels * kk;
   const bool direct = pointwise_conv(c);
+  if (const int32_t f = m.f32_of_node[static_cast<size_t>(&n - m.graph.nodes.data())]; f >= 0) {
+    // Filter and bias packed at load; each group's outputs stored in place, clamped.
+    const std::vector<PackedF32>& packs = m.f32_layers[static_cast<size_t>(f)];
+    for (int64_t b = 0; b < sx.d[0]; ++b) {
+      const float* img = x + b * H * W * C;
+      float* dst = out + b * pixels * CO;
+      for (uint32_t g = 0; g < c.groups; ++g) {
+        if (!direct) im2col(img, sx, so, c, g, col);
+        f32_gemm(direct ? img : col, direct ? C : kk, pixels, packs[g], dst + g * og, CO, lo, hi);
+      }
+    }
+    return;
+  }
   for (int64_t b = 0; b < sx.d[0]; ++b) {
     const float* img = x + b * H * W * C;
     float* dst = out + b * pixels * CO;
@@ -121,22 +178,30 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
   const float lo = n.output_min, hi = n.output_max;
   const auto [sx, so, x, out, w, bias, H, W, C, OH, OW, CO] = conv_operands(m, n);
   const int64_t mult = c.group_out;
+  // Per output row: the bias, then each filter tap's products added over the row's pixels
+  // (every output sums its taps row by row, column by column, as before), then the clamp.
   for (int64_t b = 0; b < sx.d[0]; ++b) {
     for (int64_t oy = 0; oy < OH; ++oy) {
+      float* __restrict row = out + (b * OH + oy) * OW * CO;
       for (int64_t ox = 0; ox < OW; ++ox) {
-        float* px = out + ((b * OH + oy) * OW + ox) * CO;
-        for (int64_t o = 0; o < CO; ++o) px[o] = bias ? bias[o] : 0.0f;
-        for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
-          const float* in = x + (b * H * W + pixel) * C;
-          const float* wk = w + k * CO;
-          if (mult == 1) {
-            for (int64_t o = 0; o < CO; ++o) px[o] += in[o] * wk[o];  // the common case, vectorised
-          } else {
-            for (int64_t o = 0; o < CO; ++o) px[o] += in[o / mult] * wk[o];
-          }
-        });
-        for (int64_t o = 0; o < CO; ++o) px[o] = clampf(px[o], lo, hi);
+        for (int64_t o = 0; o < CO; ++o) row[ox * CO + o] = bias ? bias[o] : 0.0f;
       }
+      for_each_row_tap(c, H, W, OW, oy, [&](int64_t iy, int64_t off, int64_t ox0, int64_t ox1, int64_t k) {
+        const float* __restrict wk = w + k * CO;
+        for (int64_t ox = ox0; ox < ox1; ++ox) {
+          const float* __restrict in = x + ((b * H + iy) * W + ox * c.stride_w + off) * C;
+          float* __restrict px = row + ox * CO;
+          if (mult == 1) {
+            for (int64_t o = 0; o < CO; ++o) px[o] += in[o] * wk[o];
+          } else {  // channel multiplier: output o reads input channel o / mult
+            for (int64_t ci = 0; ci < C; ++ci) {
+              const float v = in[ci];
+              for (int64_t j = 0; j < mult; ++j) px[ci * mult + j] += v * wk[ci * mult + j];
+            }
+          }
+        }
+      });
+      for (int64_t e = 0; e < OW * CO; ++e) row[e] = clampf(row[e], lo, hi);
     }
   }
 }
@@ -182,6 +247,10 @@ void run_fully_connected(DelegateState& m, const Node& n) {
   const bool t = (n.flags & kFlagTransposeB) != 0;
   const int64_t k = t ? sw.d[0] : sw.d[1], nout = t ? sw.d[1] : sw.d[0];
   const int64_t rows = k > 0 ? m.in_shape(n, 0).numel() / k : 0;
+  if (const int32_t f = m.f32_of_node[static_cast<size_t>(&n - m.graph.nodes.data())]; f >= 0) {
+    f32_gemm(m.input(n, 0), k, rows, m.f32_layers[static_cast<size_t>(f)][0], out, nout, lo, hi);
+    return;
+  }
   const float* bias = n.inputs[2] >= 0 ? m.input(n, 2) : nullptr;
   kernels::gemm(false, !t, rows, nout, k, 1.0f, m.input(n, 0), m.input(n, 1), 0.0f, out, m.gemm_workspace.data());
   for (int64_t r = 0; r < rows; ++r) {

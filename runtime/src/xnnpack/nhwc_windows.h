@@ -14,21 +14,25 @@
 namespace etscope::runtime::xnnpack {
 
 /// One group's im2col matrix of an NHWC convolution over one image: a row per output pixel
-/// (oy, ox), a column per (ky, kx, channel of the group); taps in the padding are zero.
+/// (oy, ox), a column per (ky, kx, channel of the group); taps in the padding are `pad` (zero,
+/// or the integer GEMM's byte of a zero point). Rows are `stride` elements apart (0: the row's
+/// length); the elements past a row's length are left as they are.
 template <typename T>
-void im2col(const T* img, const Shape& sx, const Shape& so, const xnn::ConvParams& c, uint32_t g, T* col) {
+void im2col(const T* img, const Shape& sx, const Shape& so, const xnn::ConvParams& c, uint32_t g, T* col, T pad = T{0},
+            int64_t stride = 0) {
   const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2];
   const int64_t cg = c.group_in, kk = int64_t{c.kernel_h} * c.kernel_w * cg;
+  if (stride == 0) stride = kk;
   for (int64_t oy = 0; oy < OH; ++oy) {
     for (int64_t ox = 0; ox < OW; ++ox) {
-      T* row = col + (oy * OW + ox) * kk;
+      T* row = col + (oy * OW + ox) * stride;
       for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
         const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
         for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
           const int64_t ix = ox * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
           T* cell = row + (int64_t{ky} * c.kernel_w + kx) * cg;
           if (iy < 0 || iy >= H || ix < 0 || ix >= W) {
-            std::fill(cell, cell + cg, T{0});  // XNNPACK pads quantized inputs with their zero point
+            std::fill(cell, cell + cg, pad);  // XNNPACK pads quantized inputs with their zero point
           } else {
             std::copy_n(img + (iy * W + ix) * C + g * cg, cg, cell);
           }
@@ -58,6 +62,25 @@ void for_each_tap(const xnn::ConvParams& c, uint32_t dilation_h, uint32_t dilati
 template <typename Tap>
 void for_each_tap(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t oy, int64_t ox, Tap tap) {
   for_each_tap(c, c.dilation_h, c.dilation_w, H, W, oy, ox, tap);
+}
+
+/// For output row oy of a convolution over an H x W image with OW output columns: calls
+/// tap(iy, off, ox0, ox1, k) for each filter tap k = ky * kernel_w + kx whose input row iy is
+/// inside the image, row by row, with the output columns [ox0, ox1) whose input column
+/// ox * stride_w + off lies inside it.
+template <typename Tap>
+void for_each_row_tap(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t OW, int64_t oy, Tap tap) {
+  const int64_t sw = c.stride_w;
+  for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+    const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
+    if (iy < 0 || iy >= H) continue;
+    for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+      const int64_t off = int64_t{kx} * c.dilation_w - c.padding[3];
+      const int64_t ox0 = off >= 0 ? 0 : (-off + sw - 1) / sw;
+      const int64_t ox1 = std::min(OW, W - off > 0 ? (W - off + sw - 1) / sw : 0);
+      tap(iy, off, ox0, ox1, int64_t{ky} * c.kernel_w + kx);
+    }
+  }
 }
 
 /// A 1x1 convolution with stride 1, no padding and one group: its input already is the im2col

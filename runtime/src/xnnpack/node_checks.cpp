@@ -9,6 +9,7 @@
 #include "etscope/core/checked.h"
 #include "kernels/util/broadcast_util.h"
 #include "kernels/util/gemm.h"
+#include "xnnpack/nhwc_windows.h"
 #include "xnnpack/node_table.h"
 
 namespace etscope::runtime::xnnpack {
@@ -253,8 +254,27 @@ Status check_conv(DelegateState& m, size_t i, Scratch* scratch) {
     if (want.d[1] < 1 || want.d[2] < 1) return m.bad(i, "its window does not fit the padded input");
   }
   ETSCOPE_TRY(m.set_out(i, want));
-  if (n.kind == NodeKind::kDepthwiseConv2d && m.integer_layer(n)) scratch->doubles = std::max<size_t>(scratch->doubles, *cout);
-  if (n.kind == NodeKind::kConv2d) {
+  if (n.kind == NodeKind::kDepthwiseConv2d && m.integer_layer(n)) {
+    // The image's integers as int16 and one output row's int32 sums (quantized_nodes.cpp).
+    const auto elements = checked::mul(static_cast<uint64_t>(x.d[1] * x.d[2]), static_cast<uint64_t>(x.d[3]));
+    const auto sums = checked::mul(static_cast<uint64_t>(want.d[2]), uint64_t{*cout});
+    if (!elements || *elements > (uint64_t{1} << 58) || !sums || *sums > (uint64_t{1} << 58)) return m.bad(i, "its image size overflows");
+    const uint64_t bytes = static_cast<uint64_t>(depthwise_acc_offset(static_cast<int64_t>(*elements))) + *sums * 4;
+    scratch->bytes = std::max<size_t>(scratch->bytes, static_cast<size_t>(bytes));
+  }
+  if (n.kind == NodeKind::kConv2d && m.int8_gemm_layer(n)) {
+    // The image's bytes (a row of kpad per pixel when pointwise), then the im2col matrix.
+    const uint64_t pixels = static_cast<uint64_t>(want.d[1] * want.d[2]);
+    const uint64_t kpad = static_cast<uint64_t>(int8_kpad(int64_t{c.kernel_h} * c.kernel_w * c.group_in));
+    const bool direct = pointwise_conv(c);
+    const auto image = checked::mul(static_cast<uint64_t>(x.d[1] * x.d[2]), direct ? kpad : static_cast<uint64_t>(x.d[3]));
+    const auto col = checked::mul(pixels, direct ? 0 : kpad);
+    const auto total = image && col ? checked::add(*image + 64, *col) : std::nullopt;
+    if (!total || *total > (uint64_t{1} << 60)) return m.bad(i, "its im2col buffer size overflows");
+    scratch->bytes = std::max<size_t>(scratch->bytes, static_cast<size_t>(*total));
+  }
+  // (An emulating delegate may run an integer layer on floats: it sizes both.)
+  if (n.kind == NodeKind::kConv2d && (m.emulate || !m.int8_gemm_layer(n))) {
     // The im2col matrix and a group's result: sizes come from the file, so overflow-checked.
     const uint64_t rows = static_cast<uint64_t>(want.d[1] * want.d[2]);
     const uint64_t k = uint64_t{c.kernel_h} * c.kernel_w * c.group_in;  // the filter's row: bytes in the file
@@ -265,6 +285,10 @@ Status check_conv(DelegateState& m, size_t i, Scratch* scratch) {
     // An integer convolution also holds one image's integers.
     const auto total = exact ? checked::add(*floats, static_cast<uint64_t>(x.d[1] * x.d[2] * x.d[3])) : floats;
     if (!total || *total > (uint64_t{1} << 60)) return m.bad(i, "its im2col buffer size overflows");
+    if (m.packed_f32_layer(n)) {  // f32_gemm reads the image or its im2col matrix, writes in place
+      scratch->floats = std::max<size_t>(scratch->floats, static_cast<size_t>(*col));
+      return ok_status();
+    }
     // Integer layers run in floats or doubles (plan_quantized decides), so both are sized.
     scratch->floats = std::max<size_t>(scratch->floats, static_cast<size_t>(*total));
     if (exact) scratch->doubles = std::max<size_t>(scratch->doubles, static_cast<size_t>(*total));
@@ -291,8 +315,15 @@ Status check_fully_connected(DelegateState& m, size_t i, Scratch* scratch) {
   Shape want = x;
   want.d[want.rank - 1] = nout;
   ETSCOPE_TRY(m.set_out(i, want));
-  const bool exact = m.integer_layer(n);
   const int64_t rows = x.numel() / std::max<int64_t>(k, 1);
+  if (m.int8_gemm_layer(n)) {  // a row of kpad bytes per input row
+    const auto bytes = checked::mul(static_cast<uint64_t>(rows), static_cast<uint64_t>(int8_kpad(k)));
+    if (!bytes || *bytes > (uint64_t{1} << 60)) return m.bad(i, "its input rows' size overflows");
+    scratch->bytes = std::max<size_t>(scratch->bytes, static_cast<size_t>(*bytes));
+    if (!m.emulate) return ok_status();
+  }
+  if (m.packed_f32_layer(n)) return ok_status();  // f32_gemm needs no workspace
+  const bool exact = m.integer_layer(n);
   scratch->gemm = std::max(scratch->gemm, kernels::gemm_workspace_bytes(rows, nout, k, exact ? 8 : 4));
   if (exact) {  // in floats or doubles (plan_quantized decides)
     scratch->doubles = std::max<size_t>(scratch->doubles, static_cast<size_t>(x.numel() + want.numel()));

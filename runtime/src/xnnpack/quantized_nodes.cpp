@@ -307,6 +307,16 @@ bool DelegateState::integer_layer(const Node& n) const {
   return true;
 }
 
+bool DelegateState::int8_gemm_layer(const Node& n) const {
+  if (!integer_layer(n) || (n.kind != NodeKind::kConv2d && n.kind != NodeKind::kFullyConnected)) return false;
+  const xnn::TensorValue& w = value(n.inputs[1]);
+  if (w.quant.kind == xnn::Quantization::Kind::kPerTensor && w.quant.zero_point != 0) return false;
+  if (w.type != ElementType::kQInt8 && w.type != ElementType::kQCInt8) return false;
+  const int64_t k = n.kind == NodeKind::kConv2d ? int64_t{n.conv.kernel_h} * n.conv.kernel_w * n.conv.group_in
+                                                : w.shape.at((n.flags & kFlagTransposeB) != 0 ? 0 : 1);
+  return k <= kInt8MaxInputs;
+}
+
 // Integer filter and bias values and per-channel requantization scales of node i (checked by
 // check_node and integer_layer: constants that hold their whole tensor, one scale per channel).
 Status DelegateState::plan_quantized(size_t i) {
@@ -388,8 +398,37 @@ Status DelegateState::plan_quantized(size_t i) {
       q.bias[c] = static_cast<double>(v);
     }
   }
+  q.zu = q.in_zero + (in.type == ElementType::kQUInt8 ? 0 : 128);
+  if (int8_gemm_layer(n)) {
+    if (n.kind == NodeKind::kFullyConnected) {
+      const bool t = (n.flags & kFlagTransposeB) != 0;
+      const int64_t k = static_cast<int64_t>(w.numel / channels), nout = static_cast<int64_t>(channels);
+      q.packed.resize(1);
+      pack_int8(q.packed[0], nout, k, [&](int64_t o, int64_t j) { return filter(static_cast<uint64_t>(t ? j * nout + o : o * k + j)); });
+    } else {
+      const xnn::ConvParams& c = n.conv;
+      const int64_t og = c.group_out, kk = int64_t{c.kernel_h} * c.kernel_w * c.group_in;
+      q.packed.resize(c.groups);
+      for (uint32_t g = 0; g < c.groups; ++g) {
+        pack_int8(q.packed[g], og, kk, [&](int64_t o, int64_t j) { return filter(static_cast<uint64_t>((g * og + o) * kk + j)); });
+      }
+    }
+    quantized_of_node[i] = static_cast<int32_t>(quantized.size());
+    quantized.push_back(std::move(q));
+    return ok_status();
+  }
+  if (n.kind == NodeKind::kDepthwiseConv2d) {
+    // Filter integers of int8 (or uint8 less the zero point) fit int16; the bias stays int32.
+    q.dw_filter.resize(static_cast<size_t>(w.numel));
+    for (uint64_t k = 0; k < w.numel; ++k) q.dw_filter[k] = static_cast<int16_t>(filter(k));
+    q.dw_bias.resize(channels);
+    for (size_t c = 0; c < channels; ++c) q.dw_bias[c] = static_cast<int32_t>(q.bias[c]);
+    quantized_of_node[i] = static_cast<int32_t>(quantized.size());
+    quantized.push_back(std::move(q));
+    return ok_status();
+  }
   bool floats = false;
-  if (n.kind != NodeKind::kDepthwiseConv2d) {
+  {
     // The largest |input - zero point| times the largest per-channel sum of |filter| bounds every
     // partial sum of the GEMM, in any order.
     const bool u8in = in.type == ElementType::kQUInt8;
@@ -446,7 +485,7 @@ const QuantizedLayer& layer_of(const DelegateState& m, const Node& n) {
 float requantize(const QuantizedLayer& q, double acc, size_t c) {
   float r = static_cast<float>(acc) * q.scale[c];
   r = std::min(std::max(r, q.qmin - static_cast<float>(q.out_zero)), q.qmax - static_cast<float>(q.out_zero));
-  return std::nearbyint(r) * q.out_scale;
+  return (std::nearbyint(r) + 0.0f) * q.out_scale;  // + 0: a zero is +0, as (q - zero point) * scale is
 }
 
 // A quantized convolution or fully connected layer: exact integer sums in T (float or double).
@@ -499,6 +538,70 @@ void integer_gemm_layer(DelegateState& m, const Node& n, const QuantizedLayer& q
   }
 }
 
+// The layer's input as int8_gemm's rows: integer plus zu (int8_gemm.h), in 0..255.
+inline uint8_t gemm_byte(float x, float inv, int32_t zu) {
+  return static_cast<uint8_t>(std::clamp(static_cast<int32_t>(std::nearbyint(x * inv)) + zu, 0, 255));
+}
+
+// A convolution or fully connected layer whose filter plan_quantized packed: the input's bytes
+// (im2col rows for a convolution that is not pointwise), int8_gemm's sums less zu times the
+// filter's, plus the bias, requantized.
+void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q) {
+  const float* x = m.input(n, 0);
+  float* out = m.output(n);
+  const Shape& sx = m.in_shape(n, 0);
+  const Shape& so = m.out_shape(n);
+  const float inv = 1.0f / q.in_scale;
+  const int32_t zu = q.zu;
+  uint8_t* __restrict rows = m.int8_scratch.data();
+  if (n.kind == NodeKind::kFullyConnected) {
+    const PackedInt8& w = q.packed[0];
+    const int64_t k = w.k, nout = w.n, count = k > 0 ? sx.numel() / k : 0;
+    for (int64_t r = 0; r < count; ++r) {
+      for (int64_t j = 0; j < k; ++j) rows[r * w.kpad + j] = gemm_byte(x[r * k + j], inv, zu);
+      for (int64_t j = k; j < w.kpad; ++j) rows[r * w.kpad + j] = 0;
+    }
+    int8_gemm(rows, w.kpad, count, w, [&](int64_t r, int64_t first, int64_t len, const int32_t* sums) {
+      for (int64_t j = 0; j < len; ++j) {
+        const size_t o = static_cast<size_t>(first + j);
+        const int64_t v = int64_t{sums[j]} - int64_t{zu} * w.wsum[o];
+        out[r * nout + first + j] = requantize(q, static_cast<double>(v) + q.bias[o], o);
+      }
+    });
+    return;
+  }
+  const xnn::ConvParams& c = n.conv;
+  const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2], CO = so.d[3];
+  const int64_t og = c.group_out, pixels = OH * OW;
+  const int64_t kpad = q.packed[0].kpad;
+  const bool direct = pointwise_conv(c);
+  uint8_t* img = rows;
+  uint8_t* col = img + int8_image_bytes(H * W, direct ? kpad : C);
+  for (int64_t b = 0; b < sx.d[0]; ++b) {
+    const float* xb = x + b * H * W * C;
+    if (direct) {  // the image is the matrix: a row of kpad bytes per pixel
+      for (int64_t p = 0; p < H * W; ++p) {
+        for (int64_t j = 0; j < C; ++j) img[p * kpad + j] = gemm_byte(xb[p * C + j], inv, zu);
+        for (int64_t j = C; j < kpad; ++j) img[p * kpad + j] = 0;
+      }
+    } else {
+      for (int64_t e = 0; e < H * W * C; ++e) img[e] = gemm_byte(xb[e], inv, zu);
+    }
+    float* dst = out + b * pixels * CO;
+    for (uint32_t g = 0; g < c.groups; ++g) {
+      if (!direct) im2col(img, sx, so, c, g, col, static_cast<uint8_t>(zu), kpad);
+      const PackedInt8& w = q.packed[g];
+      int8_gemm(direct ? img : col, kpad, pixels, w, [&](int64_t p, int64_t first, int64_t len, const int32_t* sums) {
+        for (int64_t j = 0; j < len; ++j) {
+          const size_t ch = static_cast<size_t>(g * og + first + j);
+          const int64_t v = int64_t{sums[j]} - int64_t{zu} * w.wsum[static_cast<size_t>(first + j)];
+          dst[p * CO + static_cast<int64_t>(ch)] = requantize(q, static_cast<double>(v) + q.bias[ch], ch);
+        }
+      });
+    }
+  }
+}
+
 }  // namespace
 
 void run_global_avg_pool_int8(DelegateState& m, const Node& n) {
@@ -538,8 +641,9 @@ void run_add_int8(DelegateState& m, const Node& n) {
 
 void run_gemm_layer_int8(DelegateState& m, const Node& n) {
   const QuantizedLayer& q = layer_of(m, n);
-  // In floats where plan_quantized proved them exact, else in doubles.
-  if (!q.fweights.empty()) {
+  if (!q.packed.empty()) {
+    packed_int8_layer(m, n, q);
+  } else if (!q.fweights.empty()) {  // in floats where plan_quantized proved them exact, else in doubles
     integer_gemm_layer(m, n, q, m.scratch.data(), q.fweights.data());
   } else {
     integer_gemm_layer(m, n, q, m.qscratch.data(), q.weights.data());
@@ -556,18 +660,46 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
   const float inv = 1.0f / q.in_scale;
   const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2], CO = so.d[3];
   const int64_t mult = c.group_out;
-  double* acc = m.qscratch.data();
+  // The image's integers (input less its zero point) once; then per output row, each filter tap
+  // adds its products to the row's int32 sums (channels innermost, taps in XNNPACK's order:
+  // integer sums, so any order gives the same), and the row is requantized. Sums wrap in 32
+  // bits as XNNPACK's do (unsigned arithmetic).
+  int16_t* __restrict img = reinterpret_cast<int16_t*>(m.int8_scratch.data());
+  uint32_t* __restrict acc = reinterpret_cast<uint32_t*>(m.int8_scratch.data() + depthwise_acc_offset(H * W * C));
+  const int16_t* __restrict filter = q.dw_filter.data();
+  const float lo = q.qmin - static_cast<float>(q.out_zero), hi = q.qmax - static_cast<float>(q.out_zero);
+  const float* scale = q.scale.data();
   for (int64_t b = 0; b < sx.d[0]; ++b) {
+    const float* xb = x + b * H * W * C;
+    for (int64_t e = 0; e < H * W * C; ++e) img[e] = static_cast<int16_t>(std::clamp(std::nearbyint(xb[e] * inv), -255.0f, 255.0f));
     for (int64_t oy = 0; oy < OH; ++oy) {
       for (int64_t ox = 0; ox < OW; ++ox) {
-        for (int64_t o = 0; o < CO; ++o) acc[o] = q.bias[static_cast<size_t>(o)];
-        for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
-          const float* in = x + (b * H * W + pixel) * C;
-          const double* wk = q.weights.data() + k * CO;
-          for (int64_t o = 0; o < CO; ++o) acc[o] += std::nearbyint(in[o / mult] * inv) * wk[o];
-        });
-        float* px = out + ((b * OH + oy) * OW + ox) * CO;
-        for (int64_t o = 0; o < CO; ++o) px[o] = requantize(q, acc[o], static_cast<size_t>(o));
+        for (int64_t o = 0; o < CO; ++o) acc[ox * CO + o] = static_cast<uint32_t>(q.dw_bias[static_cast<size_t>(o)]);
+      }
+      for_each_row_tap(c, H, W, OW, oy, [&](int64_t iy, int64_t off, int64_t ox0, int64_t ox1, int64_t k) {
+        const int16_t* __restrict wk = filter + k * CO;
+        for (int64_t ox = ox0; ox < ox1; ++ox) {
+          const int16_t* __restrict in = img + (iy * W + ox * c.stride_w + off) * C;
+          uint32_t* __restrict a = acc + ox * CO;
+          if (mult == 1) {
+            for (int64_t o = 0; o < CO; ++o) a[o] += static_cast<uint32_t>(int32_t{in[o]} * int32_t{wk[o]});
+          } else {  // channel multiplier: output o reads input channel o / mult
+            for (int64_t ci = 0; ci < C; ++ci) {
+              const int32_t v = in[ci];
+              for (int64_t j = 0; j < mult; ++j) a[ci * mult + j] += static_cast<uint32_t>(v * int32_t{wk[ci * mult + j]});
+            }
+          }
+        }
+      });
+      // requantize's arithmetic over the row: int32 to float rounds as the double in between did.
+      float* row = out + (b * OH + oy) * OW * CO;
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        const uint32_t* a = acc + ox * CO;
+        float* px = row + ox * CO;
+        for (int64_t o = 0; o < CO; ++o) {
+          const float r = std::min(std::max(static_cast<float>(static_cast<int32_t>(a[o])) * scale[o], lo), hi);
+          px[o] = (std::nearbyint(r) + 0.0f) * q.out_scale;
+        }
       }
     }
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include "etscope/core/checked.h"
 #include "kernels/util/half.h"
@@ -135,8 +136,11 @@ std::vector<XnnpackDelegate::FloatConstant> XnnpackDelegate::float_constants() c
   std::vector<FloatConstant> out;
   for (size_t v = 0; v < impl_->graph.values.size(); ++v) {
     const xnn::TensorValue& tv = impl_->graph.values[v];
-    if (!tv.is_constant || tv.type != ElementType::kF32 || impl_->owned[v].empty()) continue;
-    out.push_back({tv.shape, impl_->owned[v]});
+    // From the file's bytes: packed layers keep no float copy.
+    if (!tv.is_constant || tv.type != ElementType::kF32 || tv.constant.size() < tv.numel * 4) continue;
+    std::vector<float> values(static_cast<size_t>(tv.numel));
+    if (!values.empty()) std::memcpy(values.data(), tv.constant.data(), values.size() * 4);
+    out.push_back({tv.shape, std::move(values)});
   }
   return out;
 }
@@ -254,14 +258,41 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     if (!sum) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
     bytes = *sum;
   }
-  // Layers that run in integers keep their filters as integer-valued doubles (or floats).
+  // Layers that run in integers keep their filters packed as bytes (int8_gemm: each output and
+  // input padded to a tile and a group of 4, an int32 sum per output), as int16s (depthwise) or
+  // as integer-valued doubles (or floats).
   for (const Node& n : g.nodes) {
     if (!impl->integer_layer(n) || n.kind == NodeKind::kAdd || n.kind == NodeKind::kGlobalAvgPool2d) continue;
     for (size_t k = 1; k < 3 && k < n.inputs.size() && !impl->emulate; ++k) {
       if (n.inputs[k] >= 0 && g.values[static_cast<size_t>(n.inputs[k])].is_constant) ++integer_reads[static_cast<size_t>(n.inputs[k])];
     }
-    const auto b = checked::mul(g.values[static_cast<size_t>(n.inputs[1])].numel, 8);
+    const xnn::TensorValue& w = g.values[static_cast<size_t>(n.inputs[1])];
+    std::optional<uint64_t> b;
+    if (impl->int8_gemm_layer(n)) {
+      const uint64_t outputs = static_cast<uint64_t>(n.kind == NodeKind::kFullyConnected ? w.shape.at((n.flags & kFlagTransposeB) != 0 ? 1 : 0)
+                                                                                        : w.shape.at(0));
+      const uint64_t k = outputs > 0 ? w.numel / outputs : 0, groups = n.kind == NodeKind::kConv2d ? n.conv.groups : 1;
+      const auto padded = checked::mul(outputs + kInt8Tile * groups, k + 4);
+      b = padded ? checked::add(*padded, (outputs + kInt8Tile * groups) * 4) : std::nullopt;
+    } else {
+      b = checked::mul(w.numel, n.kind == NodeKind::kDepthwiseConv2d ? 2 : 8);
+    }
     const auto sum = b ? checked::add(bytes, *b) : std::nullopt;
+    if (!sum) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
+    bytes = *sum;
+  }
+  // Float layers keep their filter and bias packed for f32_gemm.
+  for (const Node& n : g.nodes) {
+    if (!impl->packed_f32_layer(n)) continue;
+    for (size_t k = 1; k < 3 && !impl->emulate; ++k) {
+      if (n.inputs[k] >= 0) ++integer_reads[static_cast<size_t>(n.inputs[k])];
+    }
+    const xnn::TensorValue& w = g.values[static_cast<size_t>(n.inputs[1])];
+    const uint64_t outputs = static_cast<uint64_t>(n.kind == NodeKind::kFullyConnected ? w.shape.at((n.flags & kFlagTransposeB) != 0 ? 1 : 0)
+                                                                                      : w.shape.at(0));
+    const uint64_t groups = n.kind == NodeKind::kConv2d ? n.conv.groups : 1;
+    const auto floats = checked::mul(outputs + kF32Panel * groups, (outputs > 0 ? w.numel / outputs : 0) + 1);
+    const auto sum = floats && *floats < (uint64_t{1} << 60) ? checked::add(bytes, *floats * 4) : std::nullopt;
     if (!sum) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
     bytes = *sum;
   }
@@ -278,7 +309,7 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     if (!sum) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
     bytes = *sum;
   }
-  const auto total = checked::add(bytes, uint64_t{scratch.floats} * 4 + uint64_t{scratch.doubles} * 8 + scratch.gemm);
+  const auto total = checked::add(bytes, uint64_t{scratch.floats} * 4 + uint64_t{scratch.doubles} * 8 + scratch.gemm + scratch.bytes);
   if (!total) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
   bytes = *total;
   ETSCOPE_TRY(reserve(bytes, where + ": XNNPACK delegate buffers"));
@@ -294,6 +325,11 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   impl->scratch.resize(scratch.floats);
   impl->qscratch.resize(scratch.doubles);
   impl->gemm_workspace.resize(scratch.gemm);
+  impl->int8_scratch.resize(scratch.bytes);
+  impl->f32_of_node.assign(g.nodes.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (impl->packed_f32_layer(g.nodes[i])) ETSCOPE_TRY(impl->plan_f32(i));
+  }
   impl->quantized_of_node.assign(g.nodes.size(), -1);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (impl->integer_layer(g.nodes[i])) ETSCOPE_TRY(impl->plan_quantized(i));
@@ -383,7 +419,7 @@ Status DelegateState::reshape(std::span<EValue* const> args) {
       return st;
     }
   }
-  if (need.floats > scratch.size() || need.doubles > qscratch.size() || need.gemm > gemm_workspace.size()) {
+  if (need.floats > scratch.size() || need.doubles > qscratch.size() || need.gemm > gemm_workspace.size() || need.bytes > int8_scratch.size()) {
     last_inputs.clear();
     return Error(ErrorCode::kInvalidArgument, where + ": XNNPACK graph at these input shapes needs more scratch than at its upper bounds");
   }

@@ -71,7 +71,7 @@ class XnnpackDelegate {
   /// The delegate's f32 constants (a float program's filters and biases), in value order.
   struct FloatConstant {
     std::vector<int64_t> shape;
-    std::span<const float> values;
+    std::vector<float> values;
   };
   std::vector<FloatConstant> float_constants() const;
 

@@ -76,7 +76,7 @@ struct QuantizerSite {
 /// An f32 constant of one of a method's XNNPACK delegates (a float program's filters).
 struct DelegateConstant {
   std::vector<int64_t> shape;
-  std::span<const float> values;  ///< Owned by the Method.
+  std::vector<float> values;  ///< A copy of the file's floats.
 };
 
 class Method {

@@ -1,0 +1,45 @@
+// Float GEMM with filters packed at load, for XNNPACK's f32 convolutions and fully connected
+// layers (float_nodes.cpp), as XNNPACK runs them: the filter and bias packed once into panels of
+// kF32Panel outputs ([k][kF32Panel] floats per panel, the last panel padded with zeros), each
+// output the bias plus the products summed input by input with fused multiply-adds, clamped to
+// the node's range as it is stored. AVX-512 where the build targets it, a plain loop elsewhere.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace etscope::runtime::xnnpack {
+
+constexpr int64_t kF32Panel = 32;  // outputs per panel
+constexpr int64_t kF32Rows = 8;    // rows per block of the kernel
+
+struct PackedF32 {
+  int64_t k = 0, n = 0, panels = 0;
+  std::vector<float> data;  // panels x k x kF32Panel
+  std::vector<float> bias;  // panels x kF32Panel
+};
+
+/// Floats a packing of an n x k filter takes.
+inline uint64_t packed_f32_floats(uint64_t n, uint64_t k) { return (n + kF32Panel) * (k + 1); }
+
+/// Packs an n x k filter whose element (output o, input i) is filter(o, i), with bias(o).
+template <typename F, typename B>
+void pack_f32(PackedF32& p, int64_t n, int64_t k, F filter, B bias) {
+  p.k = k;
+  p.n = n;
+  p.panels = (n + kF32Panel - 1) / kF32Panel;
+  p.data.assign(static_cast<size_t>(p.panels * k * kF32Panel), 0.0f);
+  p.bias.assign(static_cast<size_t>(p.panels * kF32Panel), 0.0f);
+  for (int64_t o = 0; o < n; ++o) {
+    float* panel = p.data.data() + (o / kF32Panel) * k * kF32Panel;
+    for (int64_t i = 0; i < k; ++i) panel[i * kF32Panel + o % kF32Panel] = filter(o, i);
+    p.bias[static_cast<size_t>(o)] = bias(o);
+  }
+}
+
+/// out[r * out_stride + o] = clamp(bias[o] + sum_i a[r * stride + i] * filter(o, i), lo, hi) for
+/// `rows` rows and every output o of the packing.
+void f32_gemm(const float* a, int64_t stride, int64_t rows, const PackedF32& w, float* out, int64_t out_stride, float lo, float hi);
+
+}  // namespace etscope::runtime::xnnpack

@@ -1,0 +1,93 @@
+// Integer GEMM for the int8 layers of XNNPACK graphs (quantized_nodes.cpp): uint8 rows times
+// int8 filters, summed in int32 as XNNPACK sums them. Rows are the layer's input integers plus
+// 128 (int8 activations) or as they are (uint8 ones), so the product of an input less its zero
+// point and a filter integer is recovered exactly as
+//     sum_k (u_k - zu) * w_k = sum_k u_k * w_k - zu * sum_k w_k,
+// with sum_k w_k kept per output at packing. Sums are integers: the same in any order, so the
+// same whichever instructions compute them (AVX-512 VNNI's vpdpbusd where the build targets it,
+// a plain loop elsewhere).
+//
+// Filters are packed once, at load: outputs in tiles of kInt8Tile, a tile's integers laid out
+// input by input in groups of 4 ([kpad / 4][kInt8Tile][4] bytes), inputs padded with zeros to a
+// multiple of 4 (kpad), the last tile padded with zero filters.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace etscope::runtime::xnnpack {
+
+constexpr int64_t kInt8Tile = 16;  // outputs per tile
+constexpr int64_t kInt8Rows = 4;   // rows per block of the kernel
+constexpr int64_t kInt8Tiles = 4;  // tiles per block of the kernel
+
+struct PackedInt8 {
+  int64_t k = 0, kpad = 0, n = 0, tiles = 0;
+  std::vector<uint8_t> bytes;  // tiles x tile_bytes()
+  std::vector<int32_t> wsum;   // per output, tiles x kInt8Tile (zeros past n)
+  int64_t tile_bytes() const { return kpad * kInt8Tile; }
+};
+
+/// Inputs padded to the packing's multiple of 4.
+inline int64_t int8_kpad(int64_t k) { return (k + 3) / 4 * 4; }
+
+/// The largest number of inputs a filter may have for every sum of (0..255) x (-128..127)
+/// products, and the zero-point correction, to stay inside int32.
+constexpr int64_t kInt8MaxInputs = 32768;
+
+/// Bytes of an integer convolution's image in int8_scratch, rounded up to 64: `pixels` rows of
+/// `row` bytes (the channels, or kpad for a pointwise convolution); its im2col matrix follows.
+/// Sizes were overflow-checked when the node was (node_checks.cpp).
+inline int64_t int8_image_bytes(int64_t pixels, int64_t row) { return (pixels * row + 63) / 64 * 64; }
+/// Where a depthwise convolution's int32 sums start in int8_scratch, after `elements` int16s.
+inline int64_t depthwise_acc_offset(int64_t elements) { return (elements * 2 + 63) / 64 * 64; }
+
+/// Packs an n x k filter whose integer (output o, input i) is filter(o, i), each in -128..127.
+template <typename F>
+void pack_int8(PackedInt8& p, int64_t n, int64_t k, F filter) {
+  p.k = k;
+  p.n = n;
+  p.kpad = int8_kpad(k);
+  p.tiles = (n + kInt8Tile - 1) / kInt8Tile;
+  p.bytes.assign(static_cast<size_t>(p.tiles * p.tile_bytes()), 0);
+  p.wsum.assign(static_cast<size_t>(p.tiles * kInt8Tile), 0);
+  for (int64_t o = 0; o < n; ++o) {
+    uint8_t* tile = p.bytes.data() + (o / kInt8Tile) * p.tile_bytes();
+    const int64_t j = o % kInt8Tile;
+    int32_t sum = 0;
+    for (int64_t i = 0; i < k; ++i) {
+      const int32_t v = filter(o, i);
+      tile[(i / 4) * kInt8Tile * 4 + j * 4 + i % 4] = static_cast<uint8_t>(static_cast<int8_t>(v));
+      sum += v;
+    }
+    p.wsum[static_cast<size_t>(o)] = sum;
+  }
+}
+
+/// acc[r][t * kInt8Tile + j] = sum over kpad inputs of row r's bytes times the filter integers of
+/// output j of tile t, for `nrows` (1..kInt8Rows) rows `stride` bytes apart and `ntiles`
+/// (1..kInt8Tiles) tiles starting at `tiles` (the packing's bytes of the first one).
+void int8_tile_block(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* tiles, int64_t tile_bytes, int64_t ntiles,
+                     int64_t kpad, int32_t (*acc)[kInt8Tiles * kInt8Tile]);
+
+/// The GEMM of `rows` rows of kpad bytes (`stride` apart) with the packed filter: calls
+/// done(row, first_output, count, sums) for each row and run of at most kInt8Tiles * kInt8Tile
+/// outputs, with the raw sums (sum_k u_k * w_k) of those outputs.
+template <typename Done>
+void int8_gemm(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, Done done) {
+  alignas(64) int32_t acc[kInt8Rows][kInt8Tiles * kInt8Tile];
+  for (int64_t t0 = 0; t0 < w.tiles; t0 += kInt8Tiles) {
+    const int64_t nt = std::min(kInt8Tiles, w.tiles - t0);
+    const int64_t first = t0 * kInt8Tile;
+    const int64_t count = std::min(nt * kInt8Tile, w.n - first);
+    const uint8_t* wt = w.bytes.data() + t0 * w.tile_bytes();
+    for (int64_t r0 = 0; r0 < rows; r0 += kInt8Rows) {
+      const int64_t nr = std::min(kInt8Rows, rows - r0);
+      int8_tile_block(a + r0 * stride, stride, nr, wt, w.tile_bytes(), nt, w.kpad, acc);
+      for (int64_t r = 0; r < nr; ++r) done(r0 + r, first, count, acc[r]);
+    }
+  }
+}
+
+}  // namespace etscope::runtime::xnnpack
