@@ -89,6 +89,7 @@ struct QuantizedLayer {
   // packing per group), weights and fweights then empty; the input's offset zu (int8_gemm.h).
   std::vector<PackedInt8> packed;
   int32_t zu = 0;
+  std::vector<int32_t> sum_offset;  // per output channel: bias - zu x the filter's sum (int32, wrapping)
   // Depthwise convolutions: the filter integers [taps][channels] and the bias, in int32 sums.
   std::vector<int16_t> dw_filter;
   std::vector<int32_t> dw_bias;
@@ -337,6 +338,40 @@ void binary_broadcast(const Shape& sa, const float* a, const Shape& sb, const fl
   if (sb.numel() == 1 && sa == so) {
     const float bv = b[0];
     for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], bv);
+    return;
+  }
+  // One operand whole, the other repeating along the leading dimensions (a per-channel scale of
+  // an NHWC image, a bias row): rows of the repeating one's length.
+  auto repeats = [&](const Shape& small) {
+    const int64_t m = small.numel();
+    if (m <= 0 || n % m != 0) return false;
+    for (int k = 1; k <= small.rank; ++k) {  // right-aligned: equal trailing dims, ones before them
+      const int64_t d = small.d[small.rank - k];
+      if (k > so.rank) {
+        if (d != 1) return false;
+        continue;
+      }
+      if (d != so.d[so.rank - k]) {
+        for (int j = k; j <= small.rank; ++j) {
+          if (small.d[small.rank - j] != 1) return false;
+        }
+        return true;
+      }
+    }
+    return true;
+  };
+  if (sa == so && repeats(sb)) {
+    const int64_t m = sb.numel();
+    for (int64_t r = 0; r < n; r += m) {
+      for (int64_t j = 0; j < m; ++j) out[r + j] = f(a[r + j], b[j]);
+    }
+    return;
+  }
+  if (sb == so && repeats(sa)) {
+    const int64_t m = sa.numel();
+    for (int64_t r = 0; r < n; r += m) {
+      for (int64_t j = 0; j < m; ++j) out[r + j] = f(a[j], b[r + j]);
+    }
     return;
   }
   const std::span<const int64_t> out_sizes{so.d, static_cast<size_t>(so.rank)};

@@ -73,7 +73,7 @@ void int8_tile_block(const uint8_t* a, int64_t stride, int64_t nrows, const uint
 
 /// The GEMM of `rows` rows of kpad bytes (`stride` apart) with the packed filter: calls
 /// done(row, first_output, count, sums) for each row and run of at most kInt8Tiles * kInt8Tile
-/// outputs, with the raw sums (sum_k u_k * w_k) of those outputs.
+/// outputs, with the raw sums (sum_k u_k * w_k) of those outputs (which it may change).
 template <typename Done>
 void int8_gemm(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, Done done) {
   alignas(64) int32_t acc[kInt8Rows][kInt8Tiles * kInt8Tile];

@@ -37,10 +37,19 @@ float quantized_bound(float x, float scale, int32_t zero, float lo, float hi) {
   return std::min(std::max(std::nearbyint(std::min(std::max(q, lo), hi)), lo), hi);
 }
 
-// Rounds `x` to the grid of a per-tensor quantized type and back (XNNPACK rounds to nearest even).
-float fake_quant(float x, float scale, int32_t zero_point, float qmin, float qmax) {
+
+// Rounds `count` floats in place to the grid of a per-tensor quantized type and back (XNNPACK
+// rounds to nearest even), `scaled` giving x / scale (or x times its inverse): quantize_raw's
+// arithmetic as one branch-free loop the compiler vectorizes.
+template <typename Scaled>
+void round_to_grid(float* __restrict out, int64_t count, Scaled scaled, float scale, int32_t zero_point, float qmin, float qmax) {
   const float zp = static_cast<float>(zero_point);
-  return (quantize_raw(x / scale, zp, qmin, qmax) - zp) * scale;
+  for (int64_t i = 0; i < count; ++i) {
+    const float sv = scaled(out[i]);
+    float r = std::min(std::max(std::nearbyint(sv) + zp, qmin), qmax);
+    r = sv != sv ? qmax : r;  // NaN: the top of the range, as quantize_raw
+    out[i] = (r - zp) * scale;
+  }
 }
 
 }  // namespace
@@ -136,13 +145,12 @@ void DelegateState::quantize_outputs(const Node& n) {
       const float qmin = v.type == ElementType::kQInt8 ? -128.0f : 0.0f, qmax = v.type == ElementType::kQInt8 ? 127.0f : 255.0f;
       if (n.kind == NodeKind::kConvert) {
         // XNNPACK converts floats by multiplying with the scale's inverse (not dividing).
-        const float inv = 1.0f / v.quant.scale, zp = static_cast<float>(v.quant.zero_point);
-        for (int64_t i = 0; i < count; ++i) {
-          out[i] = (quantize_raw(out[i] * inv, zp, qmin, qmax) - zp) * v.quant.scale;
-        }
+        const float inv = 1.0f / v.quant.scale;
+        round_to_grid(out, count, [inv](float x) { return x * inv; }, v.quant.scale, v.quant.zero_point, qmin, qmax);
         continue;
       }
-      for (int64_t i = 0; i < count; ++i) out[i] = fake_quant(out[i], v.quant.scale, v.quant.zero_point, qmin, qmax);
+      const float scale = v.quant.scale;
+      round_to_grid(out, count, [scale](float x) { return x / scale; }, scale, v.quant.zero_point, qmin, qmax);
     } else if (v.type == ElementType::kF16) {
       for (int64_t i = 0; i < count; ++i) out[i] = kernels::half_to_float(kernels::float_to_half(out[i]));
     } else if (v.type == ElementType::kBF16) {
@@ -413,6 +421,13 @@ Status DelegateState::plan_quantized(size_t i) {
         pack_int8(q.packed[g], og, kk, [&](int64_t o, int64_t j) { return filter(static_cast<uint64_t>((g * og + o) * kk + j)); });
       }
     }
+    // What each output's sum gets added in int32: the bias less zu times the filter's sum.
+    q.sum_offset.resize(channels);
+    const int64_t og = static_cast<int64_t>(channels / q.packed.size());
+    for (size_t c = 0; c < channels; ++c) {
+      const uint32_t wsum = static_cast<uint32_t>(q.packed[c / static_cast<size_t>(og)].wsum[c % static_cast<size_t>(og)]);
+      q.sum_offset[c] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<int32_t>(q.bias[c])) - static_cast<uint32_t>(q.zu) * wsum);
+    }
     quantized_of_node[i] = static_cast<int32_t>(quantized.size());
     quantized.push_back(std::move(q));
     return ok_status();
@@ -481,11 +496,22 @@ const QuantizedLayer& layer_of(const DelegateState& m, const Node& n) {
 
 // An exact integer sum (plus bias) of output channel c, requantized as XNNPACK does: scaled in
 // float, clamped to the output range less the zero point, rounded to nearest even; stored as the
-// float it stands for ((quantized - zero point) * scale, as fake_quant stores it).
+// float it stands for ((quantized - zero point) * scale, as round_to_grid stores it).
 float requantize(const QuantizedLayer& q, double acc, size_t c) {
   float r = static_cast<float>(acc) * q.scale[c];
   r = std::min(std::max(r, q.qmin - static_cast<float>(q.out_zero)), q.qmax - static_cast<float>(q.out_zero));
   return (std::nearbyint(r) + 0.0f) * q.out_scale;  // + 0: a zero is +0, as (q - zero point) * scale is
+}
+
+// requantize over `len` int32 sums of channels c0.. (int32 to float rounds as through a double),
+// written as one loop the compiler vectorizes.
+void requantize_sums(const QuantizedLayer& q, const int32_t* __restrict sums, size_t c0, int64_t len, float* __restrict dst) {
+  const float lo = q.qmin - static_cast<float>(q.out_zero), hi = q.qmax - static_cast<float>(q.out_zero), s = q.out_scale;
+  const float* __restrict scale = q.scale.data() + c0;
+  for (int64_t j = 0; j < len; ++j) {
+    const float r = std::min(std::max(static_cast<float>(sums[j]) * scale[j], lo), hi);
+    dst[j] = (std::nearbyint(r) + 0.0f) * s;
+  }
 }
 
 // A quantized convolution or fully connected layer: exact integer sums in T (float or double).
@@ -538,6 +564,11 @@ void integer_gemm_layer(DelegateState& m, const Node& n, const QuantizedLayer& q
   }
 }
 
+// sums[j] += offset[j] in 32 bits, wrapping as XNNPACK's int32 sums do.
+inline void add_offsets(int32_t* __restrict sums, const int32_t* __restrict offset, int64_t len) {
+  for (int64_t j = 0; j < len; ++j) sums[j] = static_cast<int32_t>(static_cast<uint32_t>(sums[j]) + static_cast<uint32_t>(offset[j]));
+}
+
 // The layer's input as int8_gemm's rows: integer plus zu (int8_gemm.h), in 0..255.
 inline uint8_t gemm_byte(float x, float inv, int32_t zu) {
   return static_cast<uint8_t>(std::clamp(static_cast<int32_t>(std::nearbyint(x * inv)) + zu, 0, 255));
@@ -561,12 +592,9 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
       for (int64_t j = 0; j < k; ++j) rows[r * w.kpad + j] = gemm_byte(x[r * k + j], inv, zu);
       for (int64_t j = k; j < w.kpad; ++j) rows[r * w.kpad + j] = 0;
     }
-    int8_gemm(rows, w.kpad, count, w, [&](int64_t r, int64_t first, int64_t len, const int32_t* sums) {
-      for (int64_t j = 0; j < len; ++j) {
-        const size_t o = static_cast<size_t>(first + j);
-        const int64_t v = int64_t{sums[j]} - int64_t{zu} * w.wsum[o];
-        out[r * nout + first + j] = requantize(q, static_cast<double>(v) + q.bias[o], o);
-      }
+    int8_gemm(rows, w.kpad, count, w, [&](int64_t r, int64_t first, int64_t len, int32_t* sums) {
+      add_offsets(sums, q.sum_offset.data() + first, len);
+      requantize_sums(q, sums, static_cast<size_t>(first), len, out + r * nout + first);
     });
     return;
   }
@@ -591,12 +619,10 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
     for (uint32_t g = 0; g < c.groups; ++g) {
       if (!direct) im2col(img, sx, so, c, g, col, static_cast<uint8_t>(zu), kpad);
       const PackedInt8& w = q.packed[g];
-      int8_gemm(direct ? img : col, kpad, pixels, w, [&](int64_t p, int64_t first, int64_t len, const int32_t* sums) {
-        for (int64_t j = 0; j < len; ++j) {
-          const size_t ch = static_cast<size_t>(g * og + first + j);
-          const int64_t v = int64_t{sums[j]} - int64_t{zu} * w.wsum[static_cast<size_t>(first + j)];
-          dst[p * CO + static_cast<int64_t>(ch)] = requantize(q, static_cast<double>(v) + q.bias[ch], ch);
-        }
+      int8_gemm(direct ? img : col, kpad, pixels, w, [&](int64_t p, int64_t first, int64_t len, int32_t* sums) {
+        const int64_t ch = g * og + first;
+        add_offsets(sums, q.sum_offset.data() + ch, len);
+        requantize_sums(q, sums, static_cast<size_t>(ch), len, dst + p * CO + ch);
       });
     }
   }
@@ -667,8 +693,6 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
   int16_t* __restrict img = reinterpret_cast<int16_t*>(m.int8_scratch.data());
   uint32_t* __restrict acc = reinterpret_cast<uint32_t*>(m.int8_scratch.data() + depthwise_acc_offset(H * W * C));
   const int16_t* __restrict filter = q.dw_filter.data();
-  const float lo = q.qmin - static_cast<float>(q.out_zero), hi = q.qmax - static_cast<float>(q.out_zero);
-  const float* scale = q.scale.data();
   for (int64_t b = 0; b < sx.d[0]; ++b) {
     const float* xb = x + b * H * W * C;
     for (int64_t e = 0; e < H * W * C; ++e) img[e] = static_cast<int16_t>(std::clamp(std::nearbyint(xb[e] * inv), -255.0f, 255.0f));
@@ -691,16 +715,8 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
           }
         }
       });
-      // requantize's arithmetic over the row: int32 to float rounds as the double in between did.
       float* row = out + (b * OH + oy) * OW * CO;
-      for (int64_t ox = 0; ox < OW; ++ox) {
-        const uint32_t* a = acc + ox * CO;
-        float* px = row + ox * CO;
-        for (int64_t o = 0; o < CO; ++o) {
-          const float r = std::min(std::max(static_cast<float>(static_cast<int32_t>(a[o])) * scale[o], lo), hi);
-          px[o] = (std::nearbyint(r) + 0.0f) * q.out_scale;
-        }
-      }
+      for (int64_t ox = 0; ox < OW; ++ox) requantize_sums(q, reinterpret_cast<const int32_t*>(acc + ox * CO), 0, CO, row + ox * CO);
     }
   }
 }
