@@ -1,5 +1,5 @@
 // Elementwise XNNPACK nodes on floats: one small inline function per operation, and the two
-// node runners the table instantiates with them (run_unary<op_exp>, run_binary<op_add>).
+// node runners the table instantiates with them (run_unary<op_abs>, run_binary<op_add>).
 #pragma once
 
 #include <algorithm>
@@ -30,16 +30,13 @@ inline float op_maximum(float a, float b) { return std::fmax(a, b); }
 inline float op_prelu(float a, float slope) { return a < 0 ? a * slope : a; }
 
 // Unary operations: (value, the node's alpha), alpha read by ELU and LeakyReLU only.
-inline float op_sigmoid(float v, float) { return 1.0f / (1.0f + std::exp(-v)); }
-inline float op_tanh(float v, float) { return std::tanh(v); }
+// (GELU, exponent, sigmoid, tanh and softmax run over whole buffers: vector_math.cpp.)
 inline float op_hardswish(float v, float) { return v * std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f; }
-inline float op_gelu(float v, float) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); }
 inline float op_abs(float v, float) { return std::fabs(v); }
 inline float op_negate(float v, float) { return -v; }
 inline float op_square(float v, float) { return v * v; }
 inline float op_sqrt(float v, float) { return std::sqrt(v); }
 inline float op_rsqrt(float v, float) { return xnn_rsqrt(v); }
-inline float op_exp(float v, float) { return std::exp(v); }
 inline float op_log(float v, float) { return std::log(v); }
 inline float op_floor(float v, float) { return std::floor(v); }
 inline float op_ceil(float v, float) { return std::ceil(v); }

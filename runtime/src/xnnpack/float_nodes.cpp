@@ -43,21 +43,6 @@ void run_copy(DelegateState& m, const Node& n) {
   apply_output_range(m, n);
 }
 
-void run_softmax(DelegateState& m, const Node& n) {
-  const float* x = m.input(n, 0);
-  float* out = m.output(n);
-  const Shape& so = m.out_shape(n);
-  const int64_t count = so.numel();
-  const int64_t c = so.d[so.rank - 1];
-  for (int64_t r = 0; r + c <= count && c > 0; r += c) {
-    float mx = x[r];
-    for (int64_t j = 1; j < c; ++j) mx = std::max(mx, x[r + j]);
-    float sum = 0;
-    for (int64_t j = 0; j < c; ++j) sum += (out[r + j] = std::exp(x[r + j] - mx));
-    for (int64_t j = 0; j < c; ++j) out[r + j] /= sum;
-  }
-  apply_output_range(m, n);
-}
 
 // ---------------------------------------------------------------------------------------------
 // [convolution and matrix products]

@@ -66,7 +66,11 @@ Status refuse_attention(DelegateState& m, size_t i, Scratch* scratch);
 // float_nodes.cpp (elementwise nodes: elementwise_ops.h)
 void run_clamp(DelegateState& m, const Node& n);
 void run_copy(DelegateState& m, const Node& n);
-void run_softmax(DelegateState& m, const Node& n);
+void run_softmax(DelegateState& m, const Node& n);  // vector_math.cpp, with the four below
+void run_gelu(DelegateState& m, const Node& n);
+void run_exp(DelegateState& m, const Node& n);
+void run_sigmoid(DelegateState& m, const Node& n);
+void run_tanh(DelegateState& m, const Node& n);
 void run_conv2d(DelegateState& m, const Node& n);
 void run_depthwise_conv2d(DelegateState& m, const Node& n);
 void run_conv_transpose2d(DelegateState& m, const Node& n);
