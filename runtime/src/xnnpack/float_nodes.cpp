@@ -364,7 +364,15 @@ void run_transpose(DelegateState& m, const Node& n) {
   int64_t sti[kMaxRank], st[kMaxRank];
   strides_of(sx, sti);
   for (int d = 0; d < so.rank; ++d) st[d] = sti[n.dims_a[static_cast<size_t>(d)]];
-  walk_strided(so, st, [&](int64_t i, int64_t off) { out[i] = x[off]; });
+  const int64_t inner = so.rank > 0 ? so.d[so.rank - 1] : 1;
+  if (so.rank > 1 && st[so.rank - 1] == 1 && inner > 1) {
+    // The last dimension stays innermost: contiguous runs of it.
+    Shape rows = so;
+    rows.rank = so.rank - 1;
+    walk_strided(rows, st, [&](int64_t i, int64_t off) { std::memcpy(out + i * inner, x + off, static_cast<size_t>(inner) * 4); });
+  } else {
+    walk_strided(so, st, [&](int64_t i, int64_t off) { out[i] = x[off]; });
+  }
   apply_output_range(m, n);
 }
 
@@ -373,18 +381,38 @@ void run_slice_or_pad(DelegateState& m, const Node& n) {
   const auto [sx, so, x, out] = operands(m, n);
   const int64_t count = so.numel();
   const bool pad = n.kind == NodeKind::kConstantPad;
+  const int r = so.rank;
+  // Position in the input of output position p along dimension d.
+  auto from = [&](int d, int64_t p) { return pad ? p - n.dims_a[static_cast<size_t>(d)] : p + n.dims_a[static_cast<size_t>(d)]; };
+  if (r == 0) {
+    if (count == 1) out[0] = x[0];
+    apply_output_range(m, n);
+    return;
+  }
+  // Row by row over the last dimension: the pad value before and after the run of it inside the
+  // input, the run copied.
+  const int64_t inner = so.d[r - 1];
+  const int64_t start = from(r - 1, 0);
+  const int64_t lo = std::clamp<int64_t>(-start, 0, inner), hi = std::clamp<int64_t>(sx.d[r - 1] - start, lo, inner);
   int64_t sti[kMaxRank], idx[kMaxRank] = {};
   strides_of(sx, sti);
-  for (int64_t i = 0; i < count; ++i) {
+  for (int64_t row = 0; inner > 0 && row < count / inner; ++row) {
     int64_t off = 0;
     bool inside = true;
-    for (int d = 0; d < so.rank; ++d) {
-      const int64_t pos = pad ? idx[d] - n.dims_a[static_cast<size_t>(d)] : idx[d] + n.dims_a[static_cast<size_t>(d)];
+    for (int d = 0; d + 1 < r; ++d) {
+      const int64_t pos = from(d, idx[d]);
       if (pos < 0 || pos >= sx.d[d]) inside = false;
       off += pos * sti[d];
     }
-    out[i] = inside ? x[off] : n.alpha;
-    for (int d = so.rank - 1; d >= 0; --d) {
+    float* o = out + row * inner;
+    if (!inside) {
+      std::fill(o, o + inner, n.alpha);
+    } else {
+      std::fill(o, o + lo, n.alpha);
+      if (hi > lo) std::memcpy(o + lo, x + off + start + lo, static_cast<size_t>(hi - lo) * 4);
+      std::fill(o + hi, o + inner, n.alpha);
+    }
+    for (int d = r - 2; d >= 0; --d) {
       if (++idx[d] < so.d[d]) break;
       idx[d] = 0;
     }
