@@ -93,6 +93,7 @@ struct QuantizedLayer {
   // Depthwise convolutions: the filter integers [taps][channels] and the bias, in int32 sums.
   std::vector<int16_t> dw_filter;
   std::vector<int32_t> dw_bias;
+  bool dw_narrow = false;  // every filter integer within +-128: products with inputs (+-255) fit 16 bits
   std::vector<float> scale;            // requantization scale per output channel
   // Add: XNNPACK's fixed-point form, out = (rounding + a * a_mult + b * b_mult) >> shift
   // (a and b less their zero points), with multipliers of 21 bits at most.
@@ -169,6 +170,9 @@ struct DelegateState {
   bool packed_f32_layer(const Node& n) const;
   Status plan_f32(size_t i);
   std::vector<int32_t> quantized_of_node;  // per node: index into quantized, or -1
+  // Per node: a Clamp that an integer layer before it requantized into (plan_quantized): its
+  // input is on its grid and in its range, and it copies it (unless emulating).
+  std::vector<uint8_t> copy_clamp;
   std::vector<QuantizedLayer> quantized;
   std::vector<DynamicRows> dynamic_rows;   // per value: qdint8 values' integers (else empty)
   std::vector<uint8_t> qd8_only;           // per value: read by qd8 layers only (no floats kept)

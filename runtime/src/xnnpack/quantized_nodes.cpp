@@ -382,6 +382,13 @@ Status DelegateState::plan_quantized(size_t i) {
     q.out_zero = last->quant.zero_point;
     q.qmin = quantized_bound(fmin, q.out_scale, q.out_zero, lo, hi);
     q.qmax = quantized_bound(fmax, q.out_scale, q.out_zero, lo, hi);
+    // Clamps of the chain on the last one's grid leave the values as they are: they only copy.
+    for (size_t j = i; const Node* c = sole_clamp_consumer(j);) {
+      const xnn::TensorValue& cv = value(c->outputs[0]);
+      if (!per_tensor_int8(cv) || cv.type != out.type) break;
+      j = static_cast<size_t>(c - graph.nodes.data());
+      copy_clamp[j] = cv.quant.scale == last->quant.scale && cv.quant.zero_point == last->quant.zero_point;
+    }
   }
   const xnn::TensorValue& w = value(n.inputs[1]);
   const size_t axis = output_channel_axis(n);
@@ -435,7 +442,11 @@ Status DelegateState::plan_quantized(size_t i) {
   if (n.kind == NodeKind::kDepthwiseConv2d) {
     // Filter integers of int8 (or uint8 less the zero point) fit int16; the bias stays int32.
     q.dw_filter.resize(static_cast<size_t>(w.numel));
-    for (uint64_t k = 0; k < w.numel; ++k) q.dw_filter[k] = static_cast<int16_t>(filter(k));
+    q.dw_narrow = true;
+    for (uint64_t k = 0; k < w.numel; ++k) {
+      q.dw_filter[k] = static_cast<int16_t>(filter(k));
+      q.dw_narrow = q.dw_narrow && std::abs(filter(k)) <= 128;
+    }
     q.dw_bias.resize(channels);
     for (size_t c = 0; c < channels; ++c) q.dw_bias[c] = static_cast<int32_t>(q.bias[c]);
     quantized_of_node[i] = static_cast<int32_t>(quantized.size());
@@ -686,16 +697,51 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
   const float inv = 1.0f / q.in_scale;
   const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2], CO = so.d[3];
   const int64_t mult = c.group_out;
-  // The image's integers (input less its zero point) once; then per output row, each filter tap
-  // adds its products to the row's int32 sums (channels innermost, taps in XNNPACK's order:
-  // integer sums, so any order gives the same), and the row is requantized. Sums wrap in 32
-  // bits as XNNPACK's do (unsigned arithmetic).
+  // The image's integers (input less its zero point) once; then the int32 sums of the taps'
+  // products (integer sums: any order gives the same), requantized. Sums wrap in 32 bits as
+  // XNNPACK's do (unsigned arithmetic). Filters of more than 8 bits or a channel multiplier:
+  // per output row, each tap adds its products to the row's sums.
   int16_t* __restrict img = reinterpret_cast<int16_t*>(m.int8_scratch.data());
   uint32_t* __restrict acc = reinterpret_cast<uint32_t*>(m.int8_scratch.data() + depthwise_acc_offset(H * W * C));
   const int16_t* __restrict filter = q.dw_filter.data();
   for (int64_t b = 0; b < sx.d[0]; ++b) {
     const float* xb = x + b * H * W * C;
     for (int64_t e = 0; e < H * W * C; ++e) img[e] = static_cast<int16_t>(std::clamp(std::nearbyint(xb[e] * inv), -255.0f, 255.0f));
+    if (mult == 1 && q.dw_narrow) {
+      // The common case: per output pixel and block of kDwBlock channels, every tap's 16-bit
+      // products summed in a block of sums that stays in registers.
+      constexpr int64_t kDwBlock = 32;
+      for (int64_t oy = 0; oy < OH; ++oy) {
+        float* row = out + (b * OH + oy) * OW * CO;
+        for (int64_t ox = 0; ox < OW; ++ox) {
+          for (int64_t c0 = 0; c0 < CO; c0 += kDwBlock) {
+            int32_t sums[kDwBlock];
+            const int64_t len = std::min(kDwBlock, CO - c0);
+            if (len == kDwBlock) {
+              for (int64_t j = 0; j < kDwBlock; ++j) sums[j] = q.dw_bias[static_cast<size_t>(c0 + j)];
+              for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
+                const int16_t* __restrict in = img + pixel * C + c0;
+                const int16_t* __restrict wk = filter + k * CO + c0;
+                for (int64_t j = 0; j < kDwBlock; ++j) {
+                  sums[j] = static_cast<int32_t>(static_cast<uint32_t>(sums[j]) + static_cast<uint32_t>(int32_t{static_cast<int16_t>(in[j] * wk[j])}));
+                }
+              });
+            } else {
+              for (int64_t j = 0; j < len; ++j) sums[j] = q.dw_bias[static_cast<size_t>(c0 + j)];
+              for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
+                const int16_t* in = img + pixel * C + c0;
+                const int16_t* wk = filter + k * CO + c0;
+                for (int64_t j = 0; j < len; ++j) {
+                  sums[j] = static_cast<int32_t>(static_cast<uint32_t>(sums[j]) + static_cast<uint32_t>(int32_t{static_cast<int16_t>(in[j] * wk[j])}));
+                }
+              });
+            }
+            requantize_sums(q, sums, static_cast<size_t>(c0), len, row + ox * CO + c0);
+          }
+        }
+      }
+      continue;
+    }
     for (int64_t oy = 0; oy < OH; ++oy) {
       for (int64_t ox = 0; ox < OW; ++ox) {
         for (int64_t o = 0; o < CO; ++o) acc[ox * CO + o] = static_cast<uint32_t>(q.dw_bias[static_cast<size_t>(o)]);

@@ -331,6 +331,7 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     if (impl->packed_f32_layer(g.nodes[i])) ETSCOPE_TRY(impl->plan_f32(i));
   }
   impl->quantized_of_node.assign(g.nodes.size(), -1);
+  impl->copy_clamp.assign(g.nodes.size(), 0);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (impl->integer_layer(g.nodes[i])) ETSCOPE_TRY(impl->plan_quantized(i));
   }
@@ -348,6 +349,22 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     if (impl->qd8_layer(g.nodes[i])) ETSCOPE_TRY(impl->plan_qd8(i));
   }
   impl->plan_logging(args);
+  // A Clamp that only copies (copy_clamp) shares its input's buffer instead, unless its output is
+  // a graph argument (the caller's buffer), a hook may overwrite the input (its producer's
+  // output is logged) or the delegate emulates (the producer may compute off the grid).
+  for (size_t i = 0; i < g.nodes.size() && !impl->emulate; ++i) {
+    if (!impl->copy_clamp[i]) continue;
+    const size_t in = static_cast<size_t>(g.nodes[i].inputs[0]), out = static_cast<size_t>(g.nodes[i].outputs[0]);
+    if ((g.values[out].flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) != 0 || impl->data[in] == nullptr) continue;
+    size_t producer = i;
+    while (producer > 0 && std::find(g.nodes[producer - 1].outputs.begin(), g.nodes[producer - 1].outputs.end(), static_cast<int32_t>(in)) ==
+                               g.nodes[producer - 1].outputs.end()) {
+      --producer;
+    }
+    if (producer == 0 || impl->logged_of_node[producer - 1] >= 0) continue;
+    impl->data[out] = impl->data[in];
+    std::vector<float>().swap(impl->owned[out]);
+  }
   return std::unique_ptr<XnnpackDelegate>(new XnnpackDelegate(std::move(impl)));
 }
 
@@ -371,6 +388,10 @@ void DelegateState::run_node(size_t i) {
   }
   if (exact && qd8_of_node[i] >= 0) {
     run_fully_connected_qd8(*this, n);  // an f32 output: nothing to round
+    return;
+  }
+  if (!emulate && copy_clamp[i]) {
+    if (output(n) != input(n, 0)) std::memcpy(output(n), input(n, 0), static_cast<size_t>(out_shape(n).numel()) * 4);
     return;
   }
   if (exact && quantized_of_node[i] >= 0) {
