@@ -163,8 +163,41 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
   const float lo = n.output_min, hi = n.output_max;
   const auto [sx, so, x, out, w, bias, H, W, C, OH, OW, CO] = conv_operands(m, n);
   const int64_t mult = c.group_out;
-  // Per output row: the bias, then each filter tap's products added over the row's pixels
-  // (every output sums its taps row by row, column by column, as before), then the clamp.
+  if (mult == 1) {
+    // Per output pixel and block of kDwBlock channels: the bias, then every tap's products (row
+    // by row, column by column) in a block of sums that stays in registers, then the clamp.
+    constexpr int64_t kDwBlock = 32;
+    for (int64_t b = 0; b < sx.d[0]; ++b) {
+      const float* xb = x + b * H * W * C;
+      for (int64_t oy = 0; oy < OH; ++oy) {
+        for (int64_t ox = 0; ox < OW; ++ox) {
+          float* px = out + ((b * OH + oy) * OW + ox) * CO;
+          for (int64_t c0 = 0; c0 < CO; c0 += kDwBlock) {
+            float sums[kDwBlock];
+            const int64_t len = std::min(kDwBlock, CO - c0);
+            for (int64_t j = 0; j < len; ++j) sums[j] = bias ? bias[c0 + j] : 0.0f;
+            if (len == kDwBlock) {
+              for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
+                const float* __restrict in = xb + pixel * C + c0;
+                const float* __restrict wk = w + k * CO + c0;
+                for (int64_t j = 0; j < kDwBlock; ++j) sums[j] += in[j] * wk[j];
+              });
+            } else {
+              for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
+                const float* in = xb + pixel * C + c0;
+                const float* wk = w + k * CO + c0;
+                for (int64_t j = 0; j < len; ++j) sums[j] += in[j] * wk[j];
+              });
+            }
+            for (int64_t j = 0; j < len; ++j) px[c0 + j] = clampf(sums[j], lo, hi);
+          }
+        }
+      }
+    }
+    return;
+  }
+  // A channel multiplier: per output row, the bias, then each filter tap's products added over
+  // the row's pixels, then the clamp.
   for (int64_t b = 0; b < sx.d[0]; ++b) {
     for (int64_t oy = 0; oy < OH; ++oy) {
       float* __restrict row = out + (b * OH + oy) * OW * CO;
@@ -176,13 +209,9 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
         for (int64_t ox = ox0; ox < ox1; ++ox) {
           const float* __restrict in = x + ((b * H + iy) * W + ox * c.stride_w + off) * C;
           float* __restrict px = row + ox * CO;
-          if (mult == 1) {
-            for (int64_t o = 0; o < CO; ++o) px[o] += in[o] * wk[o];
-          } else {  // channel multiplier: output o reads input channel o / mult
-            for (int64_t ci = 0; ci < C; ++ci) {
-              const float v = in[ci];
-              for (int64_t j = 0; j < mult; ++j) px[ci * mult + j] += v * wk[ci * mult + j];
-            }
+          for (int64_t ci = 0; ci < C; ++ci) {  // output o reads input channel o / mult
+            const float v = in[ci];
+            for (int64_t j = 0; j < mult; ++j) px[ci * mult + j] += v * wk[ci * mult + j];
           }
         }
       });
@@ -365,11 +394,20 @@ void run_transpose(DelegateState& m, const Node& n) {
   strides_of(sx, sti);
   for (int d = 0; d < so.rank; ++d) st[d] = sti[n.dims_a[static_cast<size_t>(d)]];
   const int64_t inner = so.rank > 0 ? so.d[so.rank - 1] : 1;
-  if (so.rank > 1 && st[so.rank - 1] == 1 && inner > 1) {
-    // The last dimension stays innermost: contiguous runs of it.
+  if (so.rank > 1 && inner > 1) {
+    // Row by row over the output's last dimension: a contiguous run when it stays innermost, a
+    // strided gather when not.
     Shape rows = so;
     rows.rank = so.rank - 1;
-    walk_strided(rows, st, [&](int64_t i, int64_t off) { std::memcpy(out + i * inner, x + off, static_cast<size_t>(inner) * 4); });
+    const int64_t step = st[so.rank - 1];
+    walk_strided(rows, st, [&](int64_t i, int64_t off) {
+      float* __restrict o = out + i * inner;
+      if (step == 1) {
+        std::memcpy(o, x + off, static_cast<size_t>(inner) * 4);
+      } else {
+        for (int64_t j = 0; j < inner; ++j) o[j] = x[off + j * step];
+      }
+    });
   } else {
     walk_strided(so, st, [&](int64_t i, int64_t off) { out[i] = x[off]; });
   }
