@@ -110,6 +110,26 @@ TEST_CASE("run --engine both gives bit-equal outputs for the int8 XNNPACK progra
   }
 }
 
+TEST_CASE("run --engine both names the operators of pt2e int8 programs as ExecuTorch's XNNPACK does", "[cli][run][executorch]") {
+  if (!have_executorch()) {
+    WARN("the ExecuTorch engine is not built: skipped");
+    return;
+  }
+  // A pt2e int8 MobileNetV2: 1x1 convolutions (XNNPACK's QS8/QC8W fully connected GEMMs),
+  // depthwise convolutions, residual adds and an int8 mean; every node pairs with ExecuTorch's,
+  // and the outputs are ExecuTorch's bits. (Not yet xnnq_mixed and xnnq_resnet_block: after an
+  // add with a ReLU, ExecuTorch's XNNPACK records a Clamp operator etscope's events fold into the
+  // add's.)
+  for (const char* model : {"xnnq_mbv2_pool"}) {
+    INFO(model);
+    const std::string base = std::string("xnnpack_quantized/") + model;
+    const nlohmann::json j = both_json(fixture(base + ".pte"), " --input " + fixture(base + ".input0.npy"));
+    CHECK(j["only_etscope"].empty());
+    CHECK(j["only_executorch"].empty());
+    CHECK(j["outputs"][0]["exactly_equal"] == true);
+  }
+}
+
 TEST_CASE("run --engine both joins a portable program's kernels instruction by instruction", "[cli][run][executorch]") {
   if (!have_executorch()) {
     WARN("the ExecuTorch engine is not built: skipped");

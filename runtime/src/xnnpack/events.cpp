@@ -63,12 +63,25 @@ void replace(std::string* s, const std::string& from, const std::string& to) {
 }  // namespace
 
 std::string conv2d_event(const DelegateState& m, const Node& n) {
-  // XNNPACK runs 1x1 convolutions as the GEMMs of a fully connected operator.
-  return pointwise_conv(n.conv) ? "Fully Connected (NC, " + conv_type(m, n) + ") GEMM" : "Convolution (NHWC, " + conv_type(m, n) + ") IGEMM";
+  // XNNPACK runs 1x1 convolutions as the GEMMs of a fully connected operator, named as one
+  // (int8 ones with their input and filter types).
+  if (pointwise_conv(n.conv)) {
+    if (!quantized_input(m, n)) return "Fully Connected (NC, " + conv_type(m, n) + ") GEMM";
+    return "Fully Connected (NC, " + std::string(real(m.value(n.inputs[0])) == std::string("S8") ? "QS8" : "QU8") + ", " + weights(m, n) +
+           ") GEMM";
+  }
+  return "Convolution (NHWC, " + conv_type(m, n) + ") IGEMM";
 }
 
 std::string depthwise_conv2d_event(const DelegateState& m, const Node& n) {
+  // XNNPACK's depthwise kernels take one output per input channel; with a channel multiplier it
+  // runs the convolution as a grouped one.
+  if (n.conv.group_out != 1) return conv2d_event(m, n);
   return "Convolution (NHWC, " + conv_type(m, n) + ") DWConv";
+}
+
+std::string global_avg_pool_event(const DelegateState& m, const Node& n) {
+  return quantized_input(m, n) ? "Mean (ND)" : "Mean (ND) Reduce2";  // as XNNPACK 1.5.1's mean names them
 }
 
 std::string conv_transpose2d_event(const DelegateState& m, const Node& n) {

@@ -35,7 +35,7 @@ constexpr std::array<NodeOps, xnn::kNodeKindCount> kNodeTable = {{
     {K::kSubtract,           check_binary,           run_binary<op_subtract>,           nullptr,                    "Subtract (ND)",                                     nullptr,                 kFusesClamp},
     {K::kFloor,              check_unary,            run_unary<op_floor>,               nullptr,                    "Floor (NC)",                                        nullptr,                 kNone},
     {K::kConvert,            check_unary,            run_copy,                          nullptr,                    "Convert (NC)",                                      nullptr,                 kNone},
-    {K::kGlobalAvgPool2d,    check_global_avg_pool,  run_global_avg_pool,               run_global_avg_pool_int8,   "Mean (ND) Reduce2",                                 nullptr,                 kFusesClamp},
+    {K::kGlobalAvgPool2d,    check_global_avg_pool,  run_global_avg_pool,               run_global_avg_pool_int8,   nullptr,                                             global_avg_pool_event,   kFusesClamp},
     {K::kReshape,            check_reshape,          run_copy,                          nullptr,                    "Static Reshape (NC)",                               nullptr,                 kMovesElements | kNewLayout},
     {K::kArgMaxPool2d,       check_argmax_pool,      run_argmax_pool,                   nullptr,                    "ArgMax Pooling (NHWC, F32)",                        nullptr,                 kNone},
     {K::kSqrt,               check_unary,            run_unary<op_sqrt>,                nullptr,                    "Square Root (NC)",                                  nullptr,                 kNone},
