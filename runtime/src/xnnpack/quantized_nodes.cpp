@@ -581,8 +581,10 @@ inline void add_offsets(int32_t* __restrict sums, const int32_t* __restrict offs
 }
 
 // The layer's input as int8_gemm's rows: integer plus zu (int8_gemm.h), in 0..255.
-inline uint8_t gemm_byte(float x, float inv, int32_t zu) {
-  return static_cast<uint8_t>(std::clamp(static_cast<int32_t>(std::nearbyint(x * inv)) + zu, 0, 255));
+// In float, clamped so that NaN becomes 0 (values of integer layers are on their grid; this
+// keeps the cast defined whatever they hold), in a form the compiler vectorizes.
+void to_gemm_bytes(const float* __restrict x, uint8_t* __restrict out, int64_t n, float inv, float zu) {
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(static_cast<int32_t>(std::max(0.0f, std::min(std::nearbyint(x[i] * inv) + zu, 255.0f))));
 }
 
 // A convolution or fully connected layer whose filter plan_quantized packed: the input's bytes
@@ -595,13 +597,18 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
   const Shape& so = m.out_shape(n);
   const float inv = 1.0f / q.in_scale;
   const int32_t zu = q.zu;
+  const float zuf = static_cast<float>(zu);
   uint8_t* __restrict rows = m.int8_scratch.data();
   if (n.kind == NodeKind::kFullyConnected) {
     const PackedInt8& w = q.packed[0];
     const int64_t k = w.k, nout = w.n, count = k > 0 ? sx.numel() / k : 0;
-    for (int64_t r = 0; r < count; ++r) {
-      for (int64_t j = 0; j < k; ++j) rows[r * w.kpad + j] = gemm_byte(x[r * k + j], inv, zu);
-      for (int64_t j = k; j < w.kpad; ++j) rows[r * w.kpad + j] = 0;
+    if (k == w.kpad) {  // rows already a multiple of 4: one pass
+      to_gemm_bytes(x, rows, count * k, inv, zuf);
+    } else {
+      for (int64_t r = 0; r < count; ++r) {
+        to_gemm_bytes(x + r * k, rows + r * w.kpad, k, inv, zuf);
+        for (int64_t j = k; j < w.kpad; ++j) rows[r * w.kpad + j] = 0;
+      }
     }
     int8_gemm(rows, w.kpad, count, w, [&](int64_t r, int64_t first, int64_t len, int32_t* sums) {
       add_offsets(sums, q.sum_offset.data() + first, len);
@@ -618,13 +625,13 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
   uint8_t* col = img + int8_image_bytes(H * W, direct ? kpad : C);
   for (int64_t b = 0; b < sx.d[0]; ++b) {
     const float* xb = x + b * H * W * C;
-    if (direct) {  // the image is the matrix: a row of kpad bytes per pixel
+    if (direct && kpad != C) {  // the image is the matrix: a row of kpad bytes per pixel
       for (int64_t p = 0; p < H * W; ++p) {
-        for (int64_t j = 0; j < C; ++j) img[p * kpad + j] = gemm_byte(xb[p * C + j], inv, zu);
+        to_gemm_bytes(xb + p * C, img + p * kpad, C, inv, zuf);
         for (int64_t j = C; j < kpad; ++j) img[p * kpad + j] = 0;
       }
     } else {
-      for (int64_t e = 0; e < H * W * C; ++e) img[e] = gemm_byte(xb[e], inv, zu);
+      to_gemm_bytes(xb, img, H * W * C, inv, zuf);
     }
     float* dst = out + b * pixels * CO;
     for (uint32_t g = 0; g < c.groups; ++g) {
@@ -706,7 +713,9 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
   const int16_t* __restrict filter = q.dw_filter.data();
   for (int64_t b = 0; b < sx.d[0]; ++b) {
     const float* xb = x + b * H * W * C;
-    for (int64_t e = 0; e < H * W * C; ++e) img[e] = static_cast<int16_t>(std::clamp(std::nearbyint(xb[e] * inv), -255.0f, 255.0f));
+    for (int64_t e = 0; e < H * W * C; ++e) {  // NaN (never on a grid) becomes -255: a defined cast
+      img[e] = static_cast<int16_t>(std::max(-255.0f, std::min(std::nearbyint(xb[e] * inv), 255.0f)));
+    }
     if (mult == 1 && q.dw_narrow) {
       // The common case: per output pixel and block of kDwBlock channels, every tap's 16-bit
       // products summed in a block of sums that stays in registers.
