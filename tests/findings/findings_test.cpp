@@ -560,7 +560,9 @@ TEST_CASE("small findings of one rule are folded into one that promises them tog
   everything.min_share = 0;
   everything.rules = {"constant-work"};
   Options folded;
-  folded.min_share = 0.5;  // every finding is below half the run: all are folded
+  // Every finding is below this share of the run, however the machine's load skews one timed
+  // kernel (at 0.5, one of twelve runs under a parallel build had a permute above half): all fold.
+  folded.min_share = 0.99;
   folded.rules = {"constant-work"};
   auto all = analyse(in, everything);
   auto one = analyse(in, folded);
