@@ -20,10 +20,11 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 # operator graph (Graphviz's dot, through libgvc). The tokenizers (tokenizer/, docs/llm.md) split text
 # with PCRE2 (libpcre2-dev), read SentencePiece .model files with libsentencepiece-dev and NFC-normalize
 # with ICU (libicu-dev); without the last two etscope builds and refuses those files.
+# lld links the test and tool binaries faster than the default linker (CMakeLists.txt).
 packages=(cmake make g++ pkg-config flatbuffers-compiler libflatbuffers-dev libcli11-dev
           nlohmann-json3-dev libeigen3-dev catch2 libimgui-dev libglfw3-dev libsqlite3-dev libzip-dev xz-utils
           libpng-dev fonts-dejavu-core xvfb xauth libgl1-mesa-dri
-          libpq-dev libssl-dev postgresql libgraphviz-dev libpcre2-dev libsentencepiece-dev libicu-dev)
+          libpq-dev libssl-dev postgresql libgraphviz-dev libpcre2-dev libsentencepiece-dev libicu-dev lld)
 
 setup() {
   local missing=()
@@ -97,7 +98,7 @@ build() {
 }
 
 asan() {
-  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DETSCOPE_SANITIZE=ON -DETSCOPE_WERROR=ON "${launcher[@]}" >/dev/null
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DETSCOPE_SANITIZE=ON -DETSCOPE_WERROR=ON -DETSCOPE_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
   cmake --build build-asan -j "$jobs"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     LSAN_OPTIONS="suppressions=$root/tests/lsan_suppressions.txt" \
