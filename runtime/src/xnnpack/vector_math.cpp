@@ -2,6 +2,8 @@
 // tanh and erf (XNNPACK evaluates them with its own vectorized approximations too; float
 // programs agree with ExecuTorch's within float tolerance, not bit for bit). The scalar forms in
 // elementwise_ops.h stay for the nodes that compute one value at a time.
+#include <algorithm>
+
 #include <Eigen/Core>
 #include <unsupported/Eigen/SpecialFunctions>
 
@@ -11,37 +13,54 @@
 namespace etscope::runtime::xnnpack {
 namespace {
 
-using Array = Eigen::Map<Eigen::ArrayXf>;
-using ConstArray = Eigen::Map<const Eigen::ArrayXf>;
+// Eigen evaluates an expression over an unaligned buffer with scalar code up to the first
+// aligned element and after the last whole packet, so a value's result (an ulp of exp's, a
+// sum's order) would depend on where the buffer happens to start. Every block of kBlock values
+// goes through aligned buffers of fixed size instead: the same instructions for every element at
+// any address, so a run gives the same bytes whatever the allocations before it.
+constexpr Eigen::Index kBlock = 64;
+using Block = Eigen::Map<Eigen::Array<float, kBlock, 1>, Eigen::Aligned64>;
+using ConstBlock = Eigen::Map<const Eigen::Array<float, kBlock, 1>, Eigen::Aligned64>;
+
+// out[i] = f(x)[i] for count values (x may be out), a block at a time (the last padded with zeros).
+template <typename F>
+void blockwise(const float* x, float* out, int64_t count, F f) {
+  alignas(64) float in[kBlock];
+  alignas(64) float res[kBlock];
+  for (int64_t i = 0; i < count; i += kBlock) {
+    const int64_t len = std::min<int64_t>(kBlock, count - i);
+    std::copy(x + i, x + i + len, in);
+    std::fill(in + len, in + kBlock, 0.0f);
+    ConstBlock a(in);
+    Block o(res);
+    f(a, o);
+    std::copy(res, res + len, out + i);
+  }
+}
 
 // out = f(x) over node n's input 0, then its output range.
 template <typename F>
 void run_vector(DelegateState& m, const Node& n, F f) {
-  const int64_t count = m.out_shape(n).numel();
-  if (count > 0) {
-    ConstArray x(m.input(n, 0), static_cast<Eigen::Index>(count));
-    Array out(m.output(n), static_cast<Eigen::Index>(count));
-    f(x, out);
-  }
+  blockwise(m.input(n, 0), m.output(n), m.out_shape(n).numel(), f);
   apply_output_range(m, n);
 }
 
 }  // namespace
 
 void run_gelu(DelegateState& m, const Node& n) {
-  run_vector(m, n, [](const ConstArray& x, Array& out) { out = 0.5f * x * (1.0f + (x * 0.70710678118654752f).erf()); });
+  run_vector(m, n, [](const ConstBlock& x, Block& out) { out = 0.5f * x * (1.0f + (x * 0.70710678118654752f).erf()); });
 }
 
 void run_exp(DelegateState& m, const Node& n) {
-  run_vector(m, n, [](const ConstArray& x, Array& out) { out = x.exp(); });
+  run_vector(m, n, [](const ConstBlock& x, Block& out) { out = x.exp(); });
 }
 
 void run_sigmoid(DelegateState& m, const Node& n) {
-  run_vector(m, n, [](const ConstArray& x, Array& out) { out = (1.0f + (-x).exp()).inverse(); });
+  run_vector(m, n, [](const ConstBlock& x, Block& out) { out = (1.0f + (-x).exp()).inverse(); });
 }
 
 void run_tanh(DelegateState& m, const Node& n) {
-  run_vector(m, n, [](const ConstArray& x, Array& out) { out = x.tanh(); });
+  run_vector(m, n, [](const ConstBlock& x, Block& out) { out = x.tanh(); });
 }
 
 void run_softmax(DelegateState& m, const Node& n) {
@@ -51,10 +70,19 @@ void run_softmax(DelegateState& m, const Node& n) {
   const int64_t count = so.numel();
   const int64_t c = so.d[so.rank - 1];
   for (int64_t r = 0; r + c <= count && c > 0; r += c) {
-    ConstArray xr(x + r, static_cast<Eigen::Index>(c));
-    Array o(out + r, static_cast<Eigen::Index>(c));
-    o = (xr - xr.maxCoeff()).exp();
-    o *= 1.0f / o.sum();
+    // The row's largest value and the sum of the exponentials in one fixed order (the blocks'
+    // sums, each over a block of fixed size, added in row order).
+    float top = x[r];
+    for (int64_t j = 1; j < c; ++j) top = std::max(top, x[r + j]);
+    float* o = out + r;
+    blockwise(x + r, o, c, [top](const ConstBlock& v, Block& e) { e = (v - top).exp(); });
+    float sum = 0.0f;
+    blockwise(o, o, c, [&sum](const ConstBlock& v, Block& e) {
+      sum += v.sum();
+      e = v;
+    });
+    const float inv = 1.0f / sum;
+    for (int64_t j = 0; j < c; ++j) o[j] *= inv;
   }
   apply_output_range(m, n);
 }
