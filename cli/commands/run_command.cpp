@@ -61,7 +61,9 @@ class RunCommand final : public Command {
                     "own kernels: values inside delegates) or both (the same inputs through both: outputs and per-node times "
                     "side by side); default: executorch when this build has it, else etscope");
     top_option_ = sub->add_option("--top", top_, "With --engine both: show at most N node rows (0: all, the default)");
-    sub->add_option("--threads", threads_, "Threads of the engine (ExecuTorch's threadpool); default 1, as profiles are taken")
+    sub->add_option("--threads", threads_,
+                    "Threads of the engine (ExecuTorch's threadpool, or etscope's for its XNNPACK convolutions and fully "
+                    "connected layers); default 1, as profiles are taken")
         ->check(CLI::Range(1, 1024));
     auto* inputs = sub->add_option("--input", input_files_, "One file per input: .npy, or raw bytes in the input's dtype and shape");
     auto* random = sub->add_option("--random", seed_, "Random inputs from this seed (the default, seed 0): floats in [-1, 1), integers in {0, 1}");

@@ -20,6 +20,7 @@ class EtscopeEngine final : public Engine {
 
   EngineKind kind() const override { return EngineKind::kEtscope; }
   std::string version() const override { return std::string(etscope_version()); }
+  uint32_t threads() const override { return method_->threads(); }
   size_t num_inputs() const override { return method_->num_inputs(); }
   size_t num_outputs() const override { return method_->num_outputs(); }
   const EValue& input(size_t i) const override { return method_->input(i); }

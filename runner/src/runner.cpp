@@ -111,6 +111,7 @@ struct Runner::Impl {
     m.tracer = writer.get();
     m.max_memory = options.max_memory;
     m.emulate_quantization = options.emulate_quantization;
+    if (options.engine == EngineKind::kEtscope) m.threads = options.threads;
     return m;
   }
   const BundledTestSuite* suite(const std::string& method) const {

@@ -19,6 +19,7 @@
 #include "etscope/formats/bool_constants.h"
 #include "etscope/formats/op_signatures.h"
 #include "etscope/formats/xnnpack_payload.h"
+#include "parallel.h"
 #include "xnnpack/xnnpack_delegate.h"
 
 namespace etscope::runtime {
@@ -121,6 +122,7 @@ struct Method::Impl {
   EventTracer* tracer = nullptr;
   bool validate_only = false;  // loaded to be checked, not run (MethodOptions::validate_only)
   bool emulate_quantization = false;  // MethodOptions::emulate_quantization
+  std::unique_ptr<Parallel> parallel;  // MethodOptions::threads > 1
   std::vector<AlignedBuffer> arenas;  // arena k (1-based id) is arenas[k - 1]
   std::vector<TensorImpl> tensors;
   std::vector<EValue> values;
@@ -426,7 +428,7 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels, bool valid
               tracer != nullptr ? tracer->start_profiling(events::kDelegateInit.data(), static_cast<int32_t>(ci), static_cast<uint32_t>(ii))
                                 : kNoEvent;
           auto loaded = xnnpack::XnnpackDelegate::load(*program, d, {arg_pool.data() + step.arg_offset, step.arg_count}, reserve_fn, at,
-                                                        emulate_quantization);
+                                                        emulate_quantization, parallel.get());
           if (tracer != nullptr) tracer->end_profiling(init_event);
           // A graph etscope cannot execute yet is another engine's to run; a corrupt one is refused.
           if (!loaded.ok() && validate_only && loaded.error().code() == ErrorCode::kNotSupported) break;
@@ -652,6 +654,7 @@ Result<std::unique_ptr<Method>> Method::load(const Program& program, const std::
   impl->plan = plan;
   impl->tracer = tracer;
   impl->emulate_quantization = options.emulate_quantization;
+  if (options.threads > 1 && !options.validate_only) impl->parallel = std::make_unique<Parallel>(options.threads);
   {
     MethodScope init_scope(tracer, events::kMethodInit.data());
     ETSCOPE_TRY(impl->load_values(options));
@@ -664,6 +667,7 @@ Result<std::unique_ptr<Method>> Method::load(const Program& program, const std::
 }
 
 const std::string& Method::name() const { return impl_->plan->name; }
+uint32_t Method::threads() const { return impl_->parallel ? impl_->parallel->threads() : 1; }
 size_t Method::num_inputs() const { return impl_->plan->inputs.size(); }
 size_t Method::num_outputs() const { return impl_->plan->outputs.size(); }
 size_t Method::instruction_count() const { return impl_->instruction_count; }

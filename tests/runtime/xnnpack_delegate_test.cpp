@@ -257,6 +257,40 @@ TEST_CASE("xnnpack fixtures run and match ExecuTorch's XNNPACK outputs", "[xnnpa
   }
 }
 
+// MethodOptions::threads splits convolutions and fully connected layers (fp32, int8, by rows and,
+// for a single row, by outputs) into blocks of independent outputs: every output byte is the same
+// on one thread as on two or three, and the method says how many it has.
+TEST_CASE("xnnpack programs compute the same bytes on 1, 2 and 3 threads", "[xnnpack][runtime][fixtures][threads]") {
+  std::vector<std::string> models = xnnpack_models();
+  for (const char* q : {"xnnq_mbv2_pool", "xnnq_resnet_block", "xnnq_mixed", "xnnq_clamps"}) {
+    models.push_back(std::string("xnnpack_quantized/") + q);
+  }
+  for (const std::string& base : models) {
+    INFO(base);
+    Program p = must(PteReader::open(fixture(base + ".pte")));
+    std::vector<std::vector<uint8_t>> first;
+    for (uint32_t threads : {1u, 2u, 3u}) {
+      runtime::MethodOptions mo;
+      mo.threads = threads;
+      auto m = must(runtime::Method::load(p, "forward", mo));
+      CHECK(m->threads() == threads);
+      set_inputs(*m, base);
+      REQUIRE(m->execute().ok());
+      for (size_t o = 0; o < m->num_outputs(); ++o) {
+        const TensorImpl& t = *m->output(o).tensor;
+        const auto* b = static_cast<const uint8_t*>(t.data());
+        std::vector<uint8_t> bytes(b, b + t.nbytes());
+        if (threads == 1) {
+          first.push_back(std::move(bytes));
+        } else {
+          INFO("output " << o << " on " << threads << " threads");
+          CHECK(bytes == first.at(o));
+        }
+      }
+    }
+  }
+}
+
 namespace {
 
 // The method's f32 output 0 against ExecuTorch's `<prefix>.output0.npy`, bit for bit.

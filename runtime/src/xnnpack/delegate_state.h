@@ -25,6 +25,7 @@
 #include "etscope/core/result.h"
 #include "etscope/formats/xnnpack_payload.h"
 #include "kernels/util/broadcast_util.h"
+#include "parallel.h"
 #include "xnnpack/f32_gemm.h"
 #include "xnnpack/int8_gemm.h"
 
@@ -137,6 +138,7 @@ struct Qd8Layer {
 struct DelegateState {
   xnn::Graph graph;
   std::string where;
+  const Parallel* parallel = nullptr;  // the method's threads (MethodOptions::threads), or none
   // Shapes in memory order. A graph whose DelegateCall arguments are dynamic tensors declares
   // its values at their upper bounds (as ExecuTorch serializes them): `declared` holds those,
   // and every value's buffer is sized for them. `shapes` are the current ones: propagated from

@@ -69,12 +69,13 @@ void block(const float* a, int64_t stride, int64_t nrows, const float* panel, co
 
 }  // namespace
 
-void f32_gemm(const float* a, int64_t stride, int64_t rows, const PackedF32& w, float* out, int64_t out_stride, float lo, float hi) {
+void f32_gemm(const float* a, int64_t stride, int64_t rows, const PackedF32& w, float* out, int64_t out_stride, float lo, float hi,
+              int64_t panel_begin, int64_t panel_end) {
   // Rows in chunks that stay in cache while every panel passes over them.
   constexpr int64_t kChunk = 12 * kF32Rows;
   for (int64_t c0 = 0; c0 < rows; c0 += kChunk) {
     const int64_t c1 = std::min(rows, c0 + kChunk);
-    for (int64_t p = 0; p < w.panels; ++p) {
+    for (int64_t p = panel_begin; p < panel_end; ++p) {
       const float* panel = w.data.data() + p * w.k * kF32Panel;
       const float* bias = w.bias.data() + p * kF32Panel;
       const int64_t width = std::min(kF32Panel, w.n - p * kF32Panel);

@@ -39,7 +39,8 @@ void pack_f32(PackedF32& p, int64_t n, int64_t k, F filter, B bias) {
 }
 
 /// out[r * out_stride + o] = clamp(bias[o] + sum_i a[r * stride + i] * filter(o, i), lo, hi) for
-/// `rows` rows and every output o of the packing.
-void f32_gemm(const float* a, int64_t stride, int64_t rows, const PackedF32& w, float* out, int64_t out_stride, float lo, float hi);
+/// `rows` rows and the outputs o of panels [panel_begin, panel_end) of the packing.
+void f32_gemm(const float* a, int64_t stride, int64_t rows, const PackedF32& w, float* out, int64_t out_stride, float lo, float hi,
+              int64_t panel_begin, int64_t panel_end);
 
 }  // namespace etscope::runtime::xnnpack

@@ -114,6 +114,14 @@ Status DelegateState::plan_f32(size_t i) {
   return ok_status();
 }
 
+// f32_gemm on the method's threads: blocks of rows, or of panels when there are few rows.
+void packed_f32_gemm(const DelegateState& m, const float* a, int64_t stride, int64_t rows, const PackedF32& w, float* out,
+                     int64_t out_stride, float lo, float hi) {
+  for_blocks(m.parallel, rows, 4 * kF32Rows, w.panels, 1, [&](int64_t r0, int64_t r1, int64_t p0, int64_t p1) {
+    f32_gemm(a + r0 * stride, stride, r1 - r0, w, out + r0 * out_stride, out_stride, lo, hi, p0, p1);
+  });
+}
+
 void run_conv2d(DelegateState& m, const Node& n) {
   const xnn::ConvParams& c = n.conv;
   const float lo = n.output_min, hi = n.output_max;
@@ -131,7 +139,7 @@ void run_conv2d(DelegateState& m, const Node& n) {
       float* dst = out + b * pixels * CO;
       for (uint32_t g = 0; g < c.groups; ++g) {
         if (!direct) im2col(img, sx, so, c, g, col);
-        f32_gemm(direct ? img : col, direct ? C : kk, pixels, packs[g], dst + g * og, CO, lo, hi);
+        packed_f32_gemm(m, direct ? img : col, direct ? C : kk, pixels, packs[g], dst + g * og, CO, lo, hi);
       }
     }
     return;
@@ -166,10 +174,12 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
   if (mult == 1) {
     // Per output pixel and block of kDwBlock channels: the bias, then every tap's products (row
     // by row, column by column) in a block of sums that stays in registers, then the clamp.
+    // Output rows (of every image) are split over the method's threads.
     constexpr int64_t kDwBlock = 32;
-    for (int64_t b = 0; b < sx.d[0]; ++b) {
-      const float* xb = x + b * H * W * C;
-      for (int64_t oy = 0; oy < OH; ++oy) {
+    for_ranges(m.parallel, sx.d[0] * OH, 1, [&](int64_t y0, int64_t y1) {
+      for (int64_t y = y0; y < y1; ++y) {
+        const int64_t b = y / OH, oy = y % OH;
+        const float* xb = x + b * H * W * C;
         for (int64_t ox = 0; ox < OW; ++ox) {
           float* px = out + ((b * OH + oy) * OW + ox) * CO;
           for (int64_t c0 = 0; c0 < CO; c0 += kDwBlock) {
@@ -193,13 +203,14 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
           }
         }
       }
-    }
+    });
     return;
   }
   // A channel multiplier: per output row, the bias, then each filter tap's products added over
   // the row's pixels, then the clamp.
-  for (int64_t b = 0; b < sx.d[0]; ++b) {
-    for (int64_t oy = 0; oy < OH; ++oy) {
+  for_ranges(m.parallel, sx.d[0] * OH, 1, [&](int64_t y0, int64_t y1) {
+    for (int64_t y = y0; y < y1; ++y) {
+      const int64_t b = y / OH, oy = y % OH;
       float* __restrict row = out + (b * OH + oy) * OW * CO;
       for (int64_t ox = 0; ox < OW; ++ox) {
         for (int64_t o = 0; o < CO; ++o) row[ox * CO + o] = bias ? bias[o] : 0.0f;
@@ -217,7 +228,7 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
       });
       for (int64_t e = 0; e < OW * CO; ++e) row[e] = clampf(row[e], lo, hi);
     }
-  }
+  });
 }
 
 // Each input pixel scatters into the output pixels its filter taps reach.
@@ -262,7 +273,7 @@ void run_fully_connected(DelegateState& m, const Node& n) {
   const int64_t k = t ? sw.d[0] : sw.d[1], nout = t ? sw.d[1] : sw.d[0];
   const int64_t rows = k > 0 ? m.in_shape(n, 0).numel() / k : 0;
   if (const int32_t f = m.f32_of_node[static_cast<size_t>(&n - m.graph.nodes.data())]; f >= 0) {
-    f32_gemm(m.input(n, 0), k, rows, m.f32_layers[static_cast<size_t>(f)][0], out, nout, lo, hi);
+    packed_f32_gemm(m, m.input(n, 0), k, rows, m.f32_layers[static_cast<size_t>(f)][0], out, nout, lo, hi);
     return;
   }
   const float* bias = n.inputs[2] >= 0 ? m.input(n, 2) : nullptr;

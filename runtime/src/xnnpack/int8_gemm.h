@@ -71,14 +71,15 @@ void pack_int8(PackedInt8& p, int64_t n, int64_t k, F filter) {
 void int8_tile_block(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* tiles, int64_t tile_bytes, int64_t ntiles,
                      int64_t kpad, int32_t (*acc)[kInt8Tiles * kInt8Tile]);
 
-/// The GEMM of `rows` rows of kpad bytes (`stride` apart) with the packed filter: calls
-/// done(row, first_output, count, sums) for each row and run of at most kInt8Tiles * kInt8Tile
-/// outputs, with the raw sums (sum_k u_k * w_k) of those outputs (which it may change).
+/// The GEMM of `rows` rows of kpad bytes (`stride` apart) with tiles [tile_begin, tile_end) of
+/// the packed filter: calls done(row, first_output, count, sums) for each row and run of at most
+/// kInt8Tiles * kInt8Tile outputs, with the raw sums (sum_k u_k * w_k) of those outputs (which it
+/// may change).
 template <typename Done>
-void int8_gemm(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, Done done) {
+void int8_gemm(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end, Done done) {
   alignas(64) int32_t acc[kInt8Rows][kInt8Tiles * kInt8Tile];
-  for (int64_t t0 = 0; t0 < w.tiles; t0 += kInt8Tiles) {
-    const int64_t nt = std::min(kInt8Tiles, w.tiles - t0);
+  for (int64_t t0 = tile_begin; t0 < tile_end; t0 += kInt8Tiles) {
+    const int64_t nt = std::min(kInt8Tiles, tile_end - t0);
     const int64_t first = t0 * kInt8Tile;
     const int64_t count = std::min(nt * kInt8Tile, w.n - first);
     const uint8_t* wt = w.bytes.data() + t0 * w.tile_bytes();

@@ -610,9 +610,11 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
         for (int64_t j = k; j < w.kpad; ++j) rows[r * w.kpad + j] = 0;
       }
     }
-    int8_gemm(rows, w.kpad, count, w, [&](int64_t r, int64_t first, int64_t len, int32_t* sums) {
-      add_offsets(sums, q.sum_offset.data() + first, len);
-      requantize_sums(q, sums, static_cast<size_t>(first), len, out + r * nout + first);
+    for_blocks(m.parallel, count, 4 * kInt8Rows, w.tiles, kInt8Tiles, [&](int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+      int8_gemm(rows + r0 * w.kpad, w.kpad, r1 - r0, w, t0, t1, [&](int64_t r, int64_t first, int64_t len, int32_t* sums) {
+        add_offsets(sums, q.sum_offset.data() + first, len);
+        requantize_sums(q, sums, static_cast<size_t>(first), len, out + (r0 + r) * nout + first);
+      });
     });
     return;
   }
@@ -637,10 +639,13 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
     for (uint32_t g = 0; g < c.groups; ++g) {
       if (!direct) im2col(img, sx, so, c, g, col, static_cast<uint8_t>(zu), kpad);
       const PackedInt8& w = q.packed[g];
-      int8_gemm(direct ? img : col, kpad, pixels, w, [&](int64_t p, int64_t first, int64_t len, int32_t* sums) {
-        const int64_t ch = g * og + first;
-        add_offsets(sums, q.sum_offset.data() + ch, len);
-        requantize_sums(q, sums, static_cast<size_t>(ch), len, dst + p * CO + ch);
+      const uint8_t* a = direct ? img : col;
+      for_blocks(m.parallel, pixels, 4 * kInt8Rows, w.tiles, kInt8Tiles, [&](int64_t p0, int64_t p1, int64_t t0, int64_t t1) {
+        int8_gemm(a + p0 * kpad, kpad, p1 - p0, w, t0, t1, [&](int64_t p, int64_t first, int64_t len, int32_t* sums) {
+          const int64_t ch = g * og + first;
+          add_offsets(sums, q.sum_offset.data() + ch, len);
+          requantize_sums(q, sums, static_cast<size_t>(ch), len, dst + (p0 + p) * CO + ch);
+        });
       });
     }
   }
@@ -718,37 +723,40 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
     }
     if (mult == 1 && q.dw_narrow) {
       // The common case: per output pixel and block of kDwBlock channels, every tap's 16-bit
-      // products summed in a block of sums that stays in registers.
+      // products summed in a block of sums that stays in registers. Output rows are split over
+      // the method's threads.
       constexpr int64_t kDwBlock = 32;
-      for (int64_t oy = 0; oy < OH; ++oy) {
-        float* row = out + (b * OH + oy) * OW * CO;
-        for (int64_t ox = 0; ox < OW; ++ox) {
-          for (int64_t c0 = 0; c0 < CO; c0 += kDwBlock) {
-            int32_t sums[kDwBlock];
-            const int64_t len = std::min(kDwBlock, CO - c0);
-            if (len == kDwBlock) {
-              for (int64_t j = 0; j < kDwBlock; ++j) sums[j] = q.dw_bias[static_cast<size_t>(c0 + j)];
-              for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
-                const int16_t* __restrict in = img + pixel * C + c0;
-                const int16_t* __restrict wk = filter + k * CO + c0;
-                for (int64_t j = 0; j < kDwBlock; ++j) {
-                  sums[j] = static_cast<int32_t>(static_cast<uint32_t>(sums[j]) + static_cast<uint32_t>(int32_t{static_cast<int16_t>(in[j] * wk[j])}));
-                }
-              });
-            } else {
-              for (int64_t j = 0; j < len; ++j) sums[j] = q.dw_bias[static_cast<size_t>(c0 + j)];
-              for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
-                const int16_t* in = img + pixel * C + c0;
-                const int16_t* wk = filter + k * CO + c0;
-                for (int64_t j = 0; j < len; ++j) {
-                  sums[j] = static_cast<int32_t>(static_cast<uint32_t>(sums[j]) + static_cast<uint32_t>(int32_t{static_cast<int16_t>(in[j] * wk[j])}));
-                }
-              });
+      for_ranges(m.parallel, OH, 1, [&](int64_t y0, int64_t y1) {
+        for (int64_t oy = y0; oy < y1; ++oy) {
+          float* row = out + (b * OH + oy) * OW * CO;
+          for (int64_t ox = 0; ox < OW; ++ox) {
+            for (int64_t c0 = 0; c0 < CO; c0 += kDwBlock) {
+              int32_t sums[kDwBlock];
+              const int64_t len = std::min(kDwBlock, CO - c0);
+              if (len == kDwBlock) {
+                for (int64_t j = 0; j < kDwBlock; ++j) sums[j] = q.dw_bias[static_cast<size_t>(c0 + j)];
+                for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
+                  const int16_t* __restrict in = img + pixel * C + c0;
+                  const int16_t* __restrict wk = filter + k * CO + c0;
+                  for (int64_t j = 0; j < kDwBlock; ++j) {
+                    sums[j] = static_cast<int32_t>(static_cast<uint32_t>(sums[j]) + static_cast<uint32_t>(int32_t{static_cast<int16_t>(in[j] * wk[j])}));
+                  }
+                });
+              } else {
+                for (int64_t j = 0; j < len; ++j) sums[j] = q.dw_bias[static_cast<size_t>(c0 + j)];
+                for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
+                  const int16_t* in = img + pixel * C + c0;
+                  const int16_t* wk = filter + k * CO + c0;
+                  for (int64_t j = 0; j < len; ++j) {
+                    sums[j] = static_cast<int32_t>(static_cast<uint32_t>(sums[j]) + static_cast<uint32_t>(int32_t{static_cast<int16_t>(in[j] * wk[j])}));
+                  }
+                });
+              }
+              requantize_sums(q, sums, static_cast<size_t>(c0), len, row + ox * CO + c0);
             }
-            requantize_sums(q, sums, static_cast<size_t>(c0), len, row + ox * CO + c0);
           }
         }
-      }
+      });
       continue;
     }
     for (int64_t oy = 0; oy < OH; ++oy) {

@@ -151,10 +151,12 @@ void XnnpackDelegate::set_quantizers(std::span<const uint8_t> on) {
 
 Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& program, const Delegate& delegate,
                                                                std::span<EValue* const> args, const Reserve& reserve,
-                                                               const std::string& where, bool emulate_quantization) {
+                                                               const std::string& where, bool emulate_quantization,
+                                                               const Parallel* parallel) {
   auto impl = std::make_unique<DelegateState>();
   impl->where = where;
   impl->emulate = emulate_quantization;
+  impl->parallel = parallel;
   ETSCOPE_ASSIGN_OR_RETURN(impl->graph, xnn::parse_xnnpack_delegate(program, delegate, where + ": XNNPACK payload"));
   ETSCOPE_TRY(expand_legacy_dynamic_quantization(impl->graph, where));
   const xnn::Graph& g = impl->graph;

@@ -22,6 +22,10 @@
 #include "etscope/formats/program.h"
 #include "etscope/formats/xnnpack_payload.h"
 
+namespace etscope::runtime {
+class Parallel;  // parallel.h
+}
+
 namespace etscope::runtime::xnnpack {
 
 struct DelegateState;  // delegate_state.h, private to runtime/src/xnnpack/
@@ -35,7 +39,8 @@ class XnnpackDelegate {
   /// outputs). Errors name `where` (the method and instruction), the node and the value.
   static Result<std::unique_ptr<XnnpackDelegate>> load(const Program& program, const Delegate& delegate,
                                                        std::span<EValue* const> args, const Reserve& reserve,
-                                                       const std::string& where, bool emulate_quantization = false);
+                                                       const std::string& where, bool emulate_quantization = false,
+                                                       const Parallel* parallel = nullptr);
   ~XnnpackDelegate();
 
   /// Argument positions the delegate reads and writes (for the method's use checks).

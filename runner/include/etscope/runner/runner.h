@@ -36,7 +36,7 @@ struct RunnerOptions {
   std::vector<std::string> ptd_files;  ///< External tensors, searched in order.
   std::string method;                  ///< "" means "forward", else the program's first method.
   EngineKind engine = EngineKind::kEtscope;  ///< What executes the method (engine.h).
-  uint32_t threads = 1;                ///< Threads of the engine (ExecuTorch's threadpool); 1 for profiles.
+  uint32_t threads = 1;                ///< Threads of the engine (ExecuTorch's threadpool, or etscope's: MethodOptions::threads); 1 for profiles.
   uint64_t max_memory = 0;             ///< Method::load's limit; 0 means the machine's memory.
   /// Record the load and every execution as an ETDump (written by write_trace()).
   bool trace = false;

@@ -47,6 +47,10 @@ struct MethodOptions {
   /// unrounded; the layers reading it compute on floats too. Everything else runs as without
   /// emulation, so with every quantizer on the outputs are the program's, bit for bit.
   bool emulate_quantization = false;
+  /// Threads the method computes with: its own and threads - 1 workers, started at load and
+  /// shared by the kernels that split their work (the XNNPACK delegate's convolutions and fully
+  /// connected layers). Results are the same for any number of threads.
+  uint32_t threads = 1;
 };
 
 /// A quantizer of an emulating method (MethodOptions::emulate_quantization): the rounding of one
@@ -100,6 +104,8 @@ class Method {
   Method& operator=(const Method&) = delete;
 
   const std::string& name() const;
+  /// Threads it computes with (MethodOptions::threads).
+  uint32_t threads() const;
   size_t num_inputs() const;
   size_t num_outputs() const;
   /// The input's value (its tensor's dtype and shape tell what set_input expects).
