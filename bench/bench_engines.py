@@ -11,6 +11,9 @@ down. Per program and round, one after the other on one thread each:
 - `etscope run --engine executorch --threads 1`: the same library in etscope's worker, each
   execution timed inside the worker (setting the inputs again plus Method::execute);
 - `etscope run --engine etscope`: etscope's own kernels.
+With --threads N (N > 1), each round also times both engines with --threads N (ExecuTorch's
+threadpool; etscope's pool for the XNNPACK layers it splits): the scaling of each engine from 1
+to N threads, and the ratio at N.
 The figure per side is the median over all rounds of each round's median. Output: a table (and
 --json FILE) with each ratio, and whether the ExecuTorch engine's outputs equal ExecuTorch's
 recorded ones (bit for bit, or the largest difference).
@@ -42,8 +45,8 @@ def inputs_of(d):
     return sorted(glob.glob(os.path.join(d, "input*.npy")), key=lambda p: int(os.path.basename(p)[5:-4]))
 
 
-def etscope_median(etscope, d, engine, iterations, warmup, outdir=None):
-    cmd = [etscope, "run", os.path.join(d, "model.pte"), "--engine", engine, "--threads", "1", "--iterations", str(iterations),
+def etscope_median(etscope, d, engine, iterations, warmup, outdir=None, threads=1):
+    cmd = [etscope, "run", os.path.join(d, "model.pte"), "--engine", engine, "--threads", str(threads), "--iterations", str(iterations),
            "--warmup", str(warmup), "--format", "json"]
     for i in inputs_of(d):
         cmd += ["--input", i]
@@ -62,6 +65,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1, help="also time both engines on this many threads")
     ap.add_argument("--json")
     args = ap.parse_args()
     etscope = os.path.join(args.build, "bin", "etscope")
@@ -91,7 +95,7 @@ def main():
                     same = a.shape == e.shape and a.tobytes() == e.tobytes()
                     diffs.append(0.0 if same else float(np.max(np.abs(a.astype(np.float64) - e.astype(np.float64)))))
                 row["outputs_max_abs_diff"] = max(diffs) if diffs else None
-            py, et, own = [], [], []
+            py, et, own, et_n, own_n = [], [], [], [], []
             for _ in range(args.rounds):
                 for _ in range(args.warmup):
                     m.run_method("forward", ins)
@@ -106,12 +110,26 @@ def main():
                     own.append(etscope_median(etscope, d, "etscope", args.iterations, args.warmup))
                 except RuntimeError as e:
                     row["etscope_engine"] = str(e)
+                if args.threads > 1:
+                    et_n.append(etscope_median(etscope, d, "executorch", args.iterations, args.warmup, threads=args.threads))
+                    try:
+                        own_n.append(etscope_median(etscope, d, "etscope", args.iterations, args.warmup, threads=args.threads))
+                    except RuntimeError:
+                        pass
             row["executorch_python_ms"] = statistics.median(py)
             row["executorch_engine_ms"] = statistics.median(et)
             row["engine_vs_python"] = row["executorch_engine_ms"] / row["executorch_python_ms"]
             if own:
                 row["etscope_engine_ms"] = statistics.median(own)
                 row["etscope_speed"] = row["executorch_engine_ms"] / row["etscope_engine_ms"]
+            t = args.threads
+            if et_n:
+                row[f"executorch_engine_ms_t{t}"] = statistics.median(et_n)
+                row[f"executorch_scaling_t{t}"] = row["executorch_engine_ms"] / row[f"executorch_engine_ms_t{t}"]
+            if own_n and own:
+                row[f"etscope_engine_ms_t{t}"] = statistics.median(own_n)
+                row[f"etscope_scaling_t{t}"] = row["etscope_engine_ms"] / row[f"etscope_engine_ms_t{t}"]
+                row[f"etscope_speed_t{t}"] = row[f"executorch_engine_ms_t{t}"] / row[f"etscope_engine_ms_t{t}"]
         except Exception as e:  # one line per program that could not be measured
             row["error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
         rows.append(row)
@@ -130,6 +148,18 @@ def main():
         out = "bit for bit" if diff == 0.0 else ("-" if diff is None else "max diff %.3g" % diff)
         print(f"| {r['program']} | {f(r['executorch_python_ms'], '%.4g')} | {f(r['executorch_engine_ms'], '%.4g')} | "
               f"{f(r['engine_vs_python'], '%.3f')} | {f(r.get('etscope_engine_ms'), '%.4g')} | {f(r.get('etscope_speed'), '%.2fx')} | {out} |")
+    if args.threads > 1:
+        t = args.threads
+        print()
+        print(f"| program | ExecuTorch engine 1 / {t} threads ms | scaling | etscope engine 1 / {t} threads ms | scaling | etscope speed at {t} |")
+        print("|---|---|---|---|---|---|")
+        for r in rows:
+            if "error" in r:
+                continue
+            print(f"| {r['program']} | {f(r.get('executorch_engine_ms'), '%.4g')} / {f(r.get(f'executorch_engine_ms_t{t}'), '%.4g')} | "
+                  f"{f(r.get(f'executorch_scaling_t{t}'), '%.2fx')} | {f(r.get('etscope_engine_ms'), '%.4g')} / "
+                  f"{f(r.get(f'etscope_engine_ms_t{t}'), '%.4g')} | {f(r.get(f'etscope_scaling_t{t}'), '%.2fx')} | "
+                  f"{f(r.get(f'etscope_speed_t{t}'), '%.2fx')} |")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)

@@ -762,6 +762,14 @@ TEST_CASE("issue 28: run prints nothing before an input error and names the engi
   CHECK(nlohmann::json::parse(json.out)["engine"] == "etscope");
   CHECK(nlohmann::json::parse(json.out)["engine_version"] == etscope::etscope_version());
   CHECK(nlohmann::json::parse(json.out)["engine_threads"] == 1);
+  // --threads is the etscope engine's too: its XNNPACK layers split over them, the same outputs.
+  const std::string conv = etscope::testing::fixture("simple_conv_xnnpack/simple_conv_xnnpack.pte");
+  auto one = run_etscope("run " + conv + " --iterations 1 --engine etscope --random 3 --output-dir " + dir + "/one");
+  auto two = run_etscope("run " + conv + " --iterations 1 --format json --engine etscope --random 3 --threads 2 --output-dir " + dir + "/two");
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(two.exit_code == 0);
+  CHECK(nlohmann::json::parse(two.out)["engine_threads"] == 2);
+  CHECK(etscope::read_npy(dir + "/one/output_0.npy")->data == etscope::read_npy(dir + "/two/output_0.npy")->data);
   // Without --engine: ExecuTorch's runtime when this build has it, saying it was the default.
   auto chosen = run_etscope("run " + real_artifact("add.pte") + " --iterations 2");
   REQUIRE(chosen.exit_code == 0);
