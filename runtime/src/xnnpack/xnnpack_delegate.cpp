@@ -351,19 +351,19 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     if (impl->qd8_layer(g.nodes[i])) ETSCOPE_TRY(impl->plan_qd8(i));
   }
   impl->plan_logging(args);
-  // A Clamp that only copies (copy_clamp) shares its input's buffer instead, unless its output is
-  // a graph argument (the caller's buffer), a hook may overwrite the input (its producer's
-  // output is logged) or the delegate emulates (the producer may compute off the grid).
+  // A Clamp that only copies (copy_clamp) shares its input's buffer instead, unless either is a
+  // graph argument (the caller's buffer) or a constant, the Clamp is not the input's only reader,
+  // or the delegate emulates (the producer may compute off the grid). The values are the same
+  // either way: a logged producer logs them, and a hook that overwrites them overwrites what the
+  // Clamp's readers read, as it would with a copy made after it.
   for (size_t i = 0; i < g.nodes.size() && !impl->emulate; ++i) {
     if (!impl->copy_clamp[i]) continue;
     const size_t in = static_cast<size_t>(g.nodes[i].inputs[0]), out = static_cast<size_t>(g.nodes[i].outputs[0]);
-    if ((g.values[out].flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) != 0 || impl->data[in] == nullptr) continue;
-    size_t producer = i;
-    while (producer > 0 && std::find(g.nodes[producer - 1].outputs.begin(), g.nodes[producer - 1].outputs.end(), static_cast<int32_t>(in)) ==
-                               g.nodes[producer - 1].outputs.end()) {
-      --producer;
+    constexpr uint32_t kExternal = xnn::kFlagExternalInput | xnn::kFlagExternalOutput;
+    if ((g.values[out].flags & kExternal) != 0 || (g.values[in].flags & kExternal) != 0 || impl->consumers[in] != 1 ||
+        impl->owned[in].empty() || impl->data[in] != impl->owned[in].data()) {
+      continue;
     }
-    if (producer == 0 || impl->logged_of_node[producer - 1] >= 0) continue;
     impl->data[out] = impl->data[in];
     std::vector<float>().swap(impl->owned[out]);
   }
