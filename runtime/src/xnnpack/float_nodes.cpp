@@ -138,7 +138,9 @@ void run_conv2d(DelegateState& m, const Node& n) {
       const float* img = x + b * H * W * C;
       float* dst = out + b * pixels * CO;
       for (uint32_t g = 0; g < c.groups; ++g) {
-        if (!direct) im2col(img, sx, so, c, g, col);
+        if (!direct) {
+          for_ranges(m.parallel, OH, 1, [&](int64_t y0, int64_t y1) { im2col(img, sx, so, c, g, col, 0.0f, 0, y0, y1); });
+        }
         packed_f32_gemm(m, direct ? img : col, direct ? C : kk, pixels, packs[g], dst + g * og, CO, lo, hi);
       }
     }

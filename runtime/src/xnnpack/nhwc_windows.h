@@ -16,14 +16,16 @@ namespace etscope::runtime::xnnpack {
 /// One group's im2col matrix of an NHWC convolution over one image: a row per output pixel
 /// (oy, ox), a column per (ky, kx, channel of the group); taps in the padding are `pad` (zero,
 /// or the integer GEMM's byte of a zero point). Rows are `stride` elements apart (0: the row's
-/// length); the elements past a row's length are left as they are.
+/// length); the elements past a row's length are left as they are. Only the rows of output rows
+/// [oy0, oy1) are written (oy1 < 0: to the last).
 template <typename T>
 void im2col(const T* img, const Shape& sx, const Shape& so, const xnn::ConvParams& c, uint32_t g, T* col, T pad = T{0},
-            int64_t stride = 0) {
+            int64_t stride = 0, int64_t oy0 = 0, int64_t oy1 = -1) {
   const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2];
   const int64_t cg = c.group_in, kk = int64_t{c.kernel_h} * c.kernel_w * cg;
   if (stride == 0) stride = kk;
-  for (int64_t oy = 0; oy < OH; ++oy) {
+  if (oy1 < 0) oy1 = OH;
+  for (int64_t oy = oy0; oy < oy1; ++oy) {
     for (int64_t ox = 0; ox < OW; ++ox) {
       T* row = col + (oy * OW + ox) * stride;
       for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {

@@ -625,19 +625,25 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
   const bool direct = pointwise_conv(c);
   uint8_t* img = rows;
   uint8_t* col = img + int8_image_bytes(H * W, direct ? kpad : C);
+  // Every step is split over the method's threads: the image's pixels, the im2col rows of output
+  // rows, then the GEMM's blocks.
   for (int64_t b = 0; b < sx.d[0]; ++b) {
     const float* xb = x + b * H * W * C;
     if (direct && kpad != C) {  // the image is the matrix: a row of kpad bytes per pixel
-      for (int64_t p = 0; p < H * W; ++p) {
-        to_gemm_bytes(xb + p * C, img + p * kpad, C, inv, zuf);
-        for (int64_t j = C; j < kpad; ++j) img[p * kpad + j] = 0;
-      }
+      for_ranges(m.parallel, H * W, 64, [&](int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p) {
+          to_gemm_bytes(xb + p * C, img + p * kpad, C, inv, zuf);
+          for (int64_t j = C; j < kpad; ++j) img[p * kpad + j] = 0;
+        }
+      });
     } else {
-      to_gemm_bytes(xb, img, H * W * C, inv, zuf);
+      for_ranges(m.parallel, H * W, 64, [&](int64_t p0, int64_t p1) { to_gemm_bytes(xb + p0 * C, img + p0 * C, (p1 - p0) * C, inv, zuf); });
     }
     float* dst = out + b * pixels * CO;
     for (uint32_t g = 0; g < c.groups; ++g) {
-      if (!direct) im2col(img, sx, so, c, g, col, static_cast<uint8_t>(zu), kpad);
+      if (!direct) {
+        for_ranges(m.parallel, OH, 1, [&](int64_t y0, int64_t y1) { im2col(img, sx, so, c, g, col, static_cast<uint8_t>(zu), kpad, y0, y1); });
+      }
       const PackedInt8& w = q.packed[g];
       const uint8_t* a = direct ? img : col;
       for_blocks(m.parallel, pixels, 4 * kInt8Rows, w.tiles, kInt8Tiles, [&](int64_t p0, int64_t p1, int64_t t0, int64_t t1) {
@@ -718,9 +724,11 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
   const int16_t* __restrict filter = q.dw_filter.data();
   for (int64_t b = 0; b < sx.d[0]; ++b) {
     const float* xb = x + b * H * W * C;
-    for (int64_t e = 0; e < H * W * C; ++e) {  // NaN (never on a grid) becomes -255: a defined cast
-      img[e] = static_cast<int16_t>(std::max(-255.0f, std::min(std::nearbyint(xb[e] * inv), 255.0f)));
-    }
+    for_ranges(m.parallel, H * W * C, 4096, [&](int64_t e0, int64_t e1) {
+      for (int64_t e = e0; e < e1; ++e) {  // NaN (never on a grid) becomes -255: a defined cast
+        img[e] = static_cast<int16_t>(std::max(-255.0f, std::min(std::nearbyint(xb[e] * inv), 255.0f)));
+      }
+    });
     if (mult == 1 && q.dw_narrow) {
       // The common case: per output pixel and block of kDwBlock channels, every tap's 16-bit
       // products summed in a block of sums that stays in registers. Output rows are split over
