@@ -55,6 +55,8 @@ class GenerateCommand : public Command {
     sub->add_option("--temperature", temperature_, "0 (default): greedy; above 0: sample at this temperature");
     sub->add_option("--top-p", top_p_, "With --temperature: sample from the smallest set of tokens whose probability reaches P (default 1: all)");
     sub->add_option("--seed", seed_, "Seed of the sampler (default 0)");
+    sub->add_option("--threads", threads_, "Threads of the engine (its XNNPACK linear layers split their outputs over them); default 1")
+        ->check(CLI::Range(1, 1024));
     sub->add_flag("--ignore-eos", ignore_eos_, "Do not stop at end-of-sequence ids");
     sub->add_option("--etdump", etdump_path_, "Record the load and every call (blocks \"Prefill\" and \"Decode\", in call order) as an ETDump");
     store_option_ = add_store_option(sub, store_location_)->expected(0, 1);
@@ -93,6 +95,7 @@ class GenerateCommand : public Command {
     options.model = model_;
     options.ptd_files = ptd_files_;
     options.engine = runner::EngineKind::kEtscope;
+    options.threads = static_cast<uint32_t>(threads_);
     const bool store = store_option_->count() > 0;
     if (!tags_.empty() && !store) return usage("--tag needs --store");
     options.trace = !etdump_path_.empty() || store;
@@ -105,7 +108,9 @@ class GenerateCommand : public Command {
     }
     if (!json) {
       std::printf("model      %s\n", model_.c_str());
-      std::printf("engine     etscope %s (etscope's own kernels)\n", generator->runner().engine_version().c_str());
+      const uint32_t threads = generator->runner().engine_threads();
+      std::printf("engine     etscope %s, %u thread%s (etscope's own kernels)\n", generator->runner().engine_version().c_str(), threads,
+                  threads == 1 ? "" : "s");
       std::printf("context    %lld tokens, vocabulary %lld, %s, %s\n", static_cast<long long>(md.max_seq_len),
                   static_cast<long long>(md.vocab_size), md.use_kv_cache ? "KV cache" : "no KV cache",
                   generator->max_tokens_per_call() > 1 ? ("prefill up to " + std::to_string(generator->max_tokens_per_call()) + " tokens a call").c_str()
@@ -167,6 +172,7 @@ class GenerateCommand : public Command {
       j["model"] = model_;
       j["engine"] = "etscope";
       j["engine_version"] = generator->runner().engine_version();
+      j["engine_threads"] = generator->runner().engine_threads();
       j["metadata"] = Json{{"max_seq_len", md.max_seq_len},
                            {"max_context_len", md.max_context_len},
                            {"vocab_size", md.vocab_size},
@@ -247,6 +253,7 @@ class GenerateCommand : public Command {
   double temperature_ = 0;
   double top_p_ = 1.0;
   uint64_t seed_ = 0;
+  int threads_ = 1;
   bool ignore_eos_ = false;
   std::string etdump_path_;
   std::string store_location_;

@@ -274,6 +274,13 @@ TEST_CASE("etscope generate: streams ExecuTorch's greedy tokens, statistics, JSO
   CHECK(j["calls"][0]["phase"] == "prefill");
   CHECK(j["calls"][1]["phase"] == "decode");
   CHECK(j["calls"][1]["position"] == r["prompt"].size());
+  CHECK(j["engine_threads"] == 1);
+  // On two threads (the 8da4w linears split their rows, or their outputs for one token): the same tokens.
+  auto two = run_etscope("generate '" + model_of(config) + "' --prompt-ids " + ids + " --max-new-tokens " + std::to_string(want.size()) +
+                         " --ignore-eos --threads 2 --format json");
+  REQUIRE(two.exit_code == 0);
+  CHECK(nlohmann::json::parse(two.out)["generated_ids"].get<std::vector<int64_t>>() == want);
+  CHECK(nlohmann::json::parse(two.out)["engine_threads"] == 2);
   auto dump = run_etscope("etdump '" + dir + "/gen.etdp'");
   REQUIRE(dump.exit_code == 0);
   CHECK_THAT(dump.out, Contains("Prefill"));

@@ -318,50 +318,54 @@ void run_fully_connected_qd8(DelegateState& m, const Node& n) {
       for (int64_t c = 0; c < k; ++c) dst[r * kpad + c] = static_cast<uint8_t>(src[r * k + c] + 128);
     }
   }
-  alignas(64) int32_t acc[kQd8Rows][kQd8Tile];
-  float v[kQd8Rows][kQd8Tile];
-  for (int64_t t = 0; t < l.tiles; ++t) {
-    const uint8_t* wt = l.packed.data() + t * l.tile_bytes();
-    const int64_t width = std::min(kQd8Tile, l.n - t * kQd8Tile);
-    const size_t at = static_cast<size_t>(t * kQd8Tile);
-    for (int64_t r0 = 0; r0 < rows; r0 += kQd8Rows) {
-      const int64_t nr = std::min(kQd8Rows, rows - r0);
-      const uint8_t* a = au.data() + r0 * l.kpad;
-      if (l.kind == Qd8Layer::Weights::kPerChannel) {
-        // The int32 sum of (input - zero point) x filter, times the input's scale; then the
-        // filter's scale and the bias in one fused multiply-add.
-        tile_sums(a, l.kpad, nr, wt, l.kpad, l.nibbles, acc);
+  // Blocks of rows (prefill), or of output tiles for fewer rows (decode: one row), over the
+  // method's threads; each output computed as on one.
+  for_blocks(m.parallel, rows, 4 * kQd8Rows, l.tiles, 1, [&](int64_t ra, int64_t rb, int64_t t0, int64_t t1) {
+    alignas(64) int32_t acc[kQd8Rows][kQd8Tile];
+    float v[kQd8Rows][kQd8Tile];
+    for (int64_t t = t0; t < t1; ++t) {
+      const uint8_t* wt = l.packed.data() + t * l.tile_bytes();
+      const int64_t width = std::min(kQd8Tile, l.n - t * kQd8Tile);
+      const size_t at = static_cast<size_t>(t * kQd8Tile);
+      for (int64_t r0 = ra; r0 < rb; r0 += kQd8Rows) {
+        const int64_t nr = std::min(kQd8Rows, rb - r0);
+        const uint8_t* a = au.data() + r0 * l.kpad;
+        if (l.kind == Qd8Layer::Weights::kPerChannel) {
+          // The int32 sum of (input - zero point) x filter, times the input's scale; then the
+          // filter's scale and the bias in one fused multiply-add.
+          tile_sums(a, l.kpad, nr, wt, l.kpad, l.nibbles, acc);
+          for (int64_t r = 0; r < nr; ++r) {
+            const size_t row = static_cast<size_t>(r0 + r);
+            const int32_t zero_u = x.zero[row] + 128;
+            float* o = out + (r0 + r) * l.n + t * kQd8Tile;
+            for (int64_t j = 0; j < width; ++j) {
+              const int32_t sum = (l.nibbles ? acc[r][j] >> 4 : acc[r][j]) - zero_u * l.wsum[at + static_cast<size_t>(j)];
+              const float f = static_cast<float>(sum) * x.scale[row];
+              o[j] = std::min(std::max(std::fma(f, l.scale[at + static_cast<size_t>(j)], l.bias[at + static_cast<size_t>(j)]), l.lo), l.hi);
+            }
+          }
+          continue;
+        }
+        // Blockwise 4-bit filters: the column's float term times the zero point (+ 128), then per
+        // block the int32 sum of (input + 128) x 16 x filter fused into it with the block's
+        // scale / 16; then times the input's scale, plus the bias, clamped.
         for (int64_t r = 0; r < nr; ++r) {
-          const size_t row = static_cast<size_t>(r0 + r);
-          const int32_t zero_u = x.zero[row] + 128;
+          const float zero_u = static_cast<float>(x.zero[static_cast<size_t>(r0 + r)] + 128);
+          for (int64_t j = 0; j < kQd8Tile; ++j) v[r][j] = l.ksum[at + static_cast<size_t>(j)] * zero_u;
+        }
+        blockwise_sums(a, l.kpad, nr, wt, l.scale.data() + t * l.blocks * kQd8Tile, l.block, l.blocks, v);
+        for (int64_t r = 0; r < nr; ++r) {
+          const float in_scale = x.scale[static_cast<size_t>(r0 + r)];
           float* o = out + (r0 + r) * l.n + t * kQd8Tile;
           for (int64_t j = 0; j < width; ++j) {
-            const int32_t sum = (l.nibbles ? acc[r][j] >> 4 : acc[r][j]) - zero_u * l.wsum[at + static_cast<size_t>(j)];
-            const float f = static_cast<float>(sum) * x.scale[row];
-            o[j] = std::min(std::max(std::fma(f, l.scale[at + static_cast<size_t>(j)], l.bias[at + static_cast<size_t>(j)]), l.lo), l.hi);
+            float f = v[r][j] * in_scale;
+            f = f + l.bias[at + static_cast<size_t>(j)];
+            o[j] = std::min(std::max(f, l.lo), l.hi);
           }
-        }
-        continue;
-      }
-      // Blockwise 4-bit filters: the column's float term times the zero point (+ 128), then per
-      // block the int32 sum of (input + 128) x 16 x filter fused into it with the block's
-      // scale / 16; then times the input's scale, plus the bias, clamped.
-      for (int64_t r = 0; r < nr; ++r) {
-        const float zero_u = static_cast<float>(x.zero[static_cast<size_t>(r0 + r)] + 128);
-        for (int64_t j = 0; j < kQd8Tile; ++j) v[r][j] = l.ksum[at + static_cast<size_t>(j)] * zero_u;
-      }
-      blockwise_sums(a, l.kpad, nr, wt, l.scale.data() + t * l.blocks * kQd8Tile, l.block, l.blocks, v);
-      for (int64_t r = 0; r < nr; ++r) {
-        const float in_scale = x.scale[static_cast<size_t>(r0 + r)];
-        float* o = out + (r0 + r) * l.n + t * kQd8Tile;
-        for (int64_t j = 0; j < width; ++j) {
-          float f = v[r][j] * in_scale;
-          f = f + l.bias[at + static_cast<size_t>(j)];
-          o[j] = std::min(std::max(f, l.lo), l.hi);
         }
       }
     }
-  }
+  });
 }
 
 }  // namespace etscope::runtime::xnnpack
