@@ -654,7 +654,7 @@ Result<std::unique_ptr<Method>> Method::load(const Program& program, const std::
   impl->plan = plan;
   impl->tracer = tracer;
   impl->emulate_quantization = options.emulate_quantization;
-  if (options.threads > 1 && !options.validate_only) impl->parallel = std::make_unique<Parallel>(options.threads);
+  if (options.threads > 1 && !options.validate_only) impl->parallel = std::make_unique<Parallel>(options.threads, options.min_split_ops);
   {
     MethodScope init_scope(tracer, events::kMethodInit.data());
     ETSCOPE_TRY(impl->load_values(options));

@@ -5,8 +5,8 @@
 
 namespace etscope::runtime {
 
-Parallel::Parallel(uint32_t threads)
-    : threads_(std::max<uint32_t>(threads, 2)), pool_(std::make_unique<Eigen::ThreadPool>(static_cast<int>(threads_ - 1))) {}
+Parallel::Parallel(uint32_t threads, int64_t min_split_ops)
+    : threads_(std::max<uint32_t>(threads, 2)), min_split_ops_(min_split_ops), pool_(std::make_unique<Eigen::ThreadPool>(static_cast<int>(threads_ - 1))) {}
 
 Parallel::~Parallel() = default;
 

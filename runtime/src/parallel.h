@@ -19,13 +19,15 @@ namespace etscope::runtime {
 
 class Parallel {
  public:
-  /// `threads` (at least 2) threads in all: the caller's and threads - 1 workers.
-  explicit Parallel(uint32_t threads);
+  /// `threads` (at least 2) threads in all: the caller's and threads - 1 workers; work of fewer
+  /// than `min_split_ops` operations is not split (worth_splitting).
+  Parallel(uint32_t threads, int64_t min_split_ops);
   ~Parallel();
   Parallel(const Parallel&) = delete;
   Parallel& operator=(const Parallel&) = delete;
 
   uint32_t threads() const { return threads_; }
+  int64_t min_split_ops() const { return min_split_ops_; }
 
   /// Calls f(begin, end) for contiguous ranges covering [0, n), each (but the last) a multiple of
   /// `grain` long, at most one per thread, and returns when all have returned. f must not throw.
@@ -33,8 +35,15 @@ class Parallel {
 
  private:
   uint32_t threads_;
+  int64_t min_split_ops_;
   std::unique_ptr<Eigen::ThreadPoolTempl<Eigen::StlThreadEnvironment>> pool_;
 };
+
+/// `parallel` for work of `ops` operations (multiply-adds, or values converted) worth splitting,
+/// else null (the calling thread).
+inline const Parallel* worth_splitting(const Parallel* parallel, int64_t ops) {
+  return parallel != nullptr && ops >= parallel->min_split_ops() ? parallel : nullptr;
+}
 
 /// f(begin, end) over [0, n): split on `parallel` when there is one, else one call.
 template <typename F>

@@ -257,14 +257,16 @@ TEST_CASE("xnnpack fixtures run and match ExecuTorch's XNNPACK outputs", "[xnnpa
   }
 }
 
-// MethodOptions::threads splits convolutions and fully connected layers (fp32, int8, by rows and,
-// for a single row, by outputs) into blocks of independent outputs: every output byte is the same
-// on one thread as on two or three, and the method says how many it has.
+// MethodOptions::threads splits convolutions and fully connected layers (fp32, int8, qd8; by rows
+// and, for a single row, by outputs) into blocks of independent outputs: every output byte is the
+// same on one thread as on two or three (every node split: min_split_ops 0), and the method says
+// how many it has.
 TEST_CASE("xnnpack programs compute the same bytes on 1, 2 and 3 threads", "[xnnpack][runtime][fixtures][threads]") {
   std::vector<std::string> models = xnnpack_models();
   for (const char* q : {"xnnq_mbv2_pool", "xnnq_resnet_block", "xnnq_mixed", "xnnq_clamps"}) {
     models.push_back(std::string("xnnpack_quantized/") + q);
   }
+  for (const char* q : {"qd8_4w_g32", "qd8_4w_g256_wide", "qd8_8w_odd"}) models.push_back(std::string("xnnpack_qd8/") + q);
   for (const std::string& base : models) {
     INFO(base);
     Program p = must(PteReader::open(fixture(base + ".pte")));
@@ -272,6 +274,7 @@ TEST_CASE("xnnpack programs compute the same bytes on 1, 2 and 3 threads", "[xnn
     for (uint32_t threads : {1u, 2u, 3u}) {
       runtime::MethodOptions mo;
       mo.threads = threads;
+      mo.min_split_ops = 0;
       auto m = must(runtime::Method::load(p, "forward", mo));
       CHECK(m->threads() == threads);
       set_inputs(*m, base);

@@ -117,7 +117,7 @@ Status DelegateState::plan_f32(size_t i) {
 // f32_gemm on the method's threads: blocks of rows, or of panels when there are few rows.
 void packed_f32_gemm(const DelegateState& m, const float* a, int64_t stride, int64_t rows, const PackedF32& w, float* out,
                      int64_t out_stride, float lo, float hi) {
-  for_blocks(m.parallel, rows, 4 * kF32Rows, w.panels, 1, [&](int64_t r0, int64_t r1, int64_t p0, int64_t p1) {
+  for_blocks(worth_splitting(m.parallel, rows * w.n * w.k), rows, 4 * kF32Rows, w.panels, 1, [&](int64_t r0, int64_t r1, int64_t p0, int64_t p1) {
     f32_gemm(a + r0 * stride, stride, r1 - r0, w, out + r0 * out_stride, out_stride, lo, hi, p0, p1);
   });
 }
@@ -139,7 +139,7 @@ void run_conv2d(DelegateState& m, const Node& n) {
       float* dst = out + b * pixels * CO;
       for (uint32_t g = 0; g < c.groups; ++g) {
         if (!direct) {
-          for_ranges(m.parallel, OH, 1, [&](int64_t y0, int64_t y1) { im2col(img, sx, so, c, g, col, 0.0f, 0, y0, y1); });
+          for_ranges(worth_splitting(m.parallel, pixels * kk), OH, 1, [&](int64_t y0, int64_t y1) { im2col(img, sx, so, c, g, col, 0.0f, 0, y0, y1); });
         }
         packed_f32_gemm(m, direct ? img : col, direct ? C : kk, pixels, packs[g], dst + g * og, CO, lo, hi);
       }
@@ -178,7 +178,7 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
     // by row, column by column) in a block of sums that stays in registers, then the clamp.
     // Output rows (of every image) are split over the method's threads.
     constexpr int64_t kDwBlock = 32;
-    for_ranges(m.parallel, sx.d[0] * OH, 1, [&](int64_t y0, int64_t y1) {
+    for_ranges(worth_splitting(m.parallel, sx.d[0] * OH * OW * CO * c.kernel_h * c.kernel_w), sx.d[0] * OH, 1, [&](int64_t y0, int64_t y1) {
       for (int64_t y = y0; y < y1; ++y) {
         const int64_t b = y / OH, oy = y % OH;
         const float* xb = x + b * H * W * C;
@@ -210,7 +210,7 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
   }
   // A channel multiplier: per output row, the bias, then each filter tap's products added over
   // the row's pixels, then the clamp.
-  for_ranges(m.parallel, sx.d[0] * OH, 1, [&](int64_t y0, int64_t y1) {
+  for_ranges(worth_splitting(m.parallel, sx.d[0] * OH * OW * CO * c.kernel_h * c.kernel_w), sx.d[0] * OH, 1, [&](int64_t y0, int64_t y1) {
     for (int64_t y = y0; y < y1; ++y) {
       const int64_t b = y / OH, oy = y % OH;
       float* __restrict row = out + (b * OH + oy) * OW * CO;

@@ -320,7 +320,7 @@ void run_fully_connected_qd8(DelegateState& m, const Node& n) {
   }
   // Blocks of rows (prefill), or of output tiles for fewer rows (decode: one row), over the
   // method's threads; each output computed as on one.
-  for_blocks(m.parallel, rows, 4 * kQd8Rows, l.tiles, 1, [&](int64_t ra, int64_t rb, int64_t t0, int64_t t1) {
+  for_blocks(worth_splitting(m.parallel, rows * l.n * l.kpad), rows, 4 * kQd8Rows, l.tiles, 1, [&](int64_t ra, int64_t rb, int64_t t0, int64_t t1) {
     alignas(64) int32_t acc[kQd8Rows][kQd8Tile];
     float v[kQd8Rows][kQd8Tile];
     for (int64_t t = t0; t < t1; ++t) {

@@ -610,7 +610,7 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
         for (int64_t j = k; j < w.kpad; ++j) rows[r * w.kpad + j] = 0;
       }
     }
-    for_blocks(m.parallel, count, 4 * kInt8Rows, w.tiles, kInt8Tiles, [&](int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+    for_blocks(worth_splitting(m.parallel, count * nout * w.kpad), count, 4 * kInt8Rows, w.tiles, kInt8Tiles, [&](int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
       int8_gemm(rows + r0 * w.kpad, w.kpad, r1 - r0, w, t0, t1, [&](int64_t r, int64_t first, int64_t len, int32_t* sums) {
         add_offsets(sums, q.sum_offset.data() + first, len);
         requantize_sums(q, sums, static_cast<size_t>(first), len, out + (r0 + r) * nout + first);
@@ -630,23 +630,23 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
   for (int64_t b = 0; b < sx.d[0]; ++b) {
     const float* xb = x + b * H * W * C;
     if (direct && kpad != C) {  // the image is the matrix: a row of kpad bytes per pixel
-      for_ranges(m.parallel, H * W, 64, [&](int64_t p0, int64_t p1) {
+      for_ranges(worth_splitting(m.parallel, H * W * C), H * W, 64, [&](int64_t p0, int64_t p1) {
         for (int64_t p = p0; p < p1; ++p) {
           to_gemm_bytes(xb + p * C, img + p * kpad, C, inv, zuf);
           for (int64_t j = C; j < kpad; ++j) img[p * kpad + j] = 0;
         }
       });
     } else {
-      for_ranges(m.parallel, H * W, 64, [&](int64_t p0, int64_t p1) { to_gemm_bytes(xb + p0 * C, img + p0 * C, (p1 - p0) * C, inv, zuf); });
+      for_ranges(worth_splitting(m.parallel, H * W * C), H * W, 64, [&](int64_t p0, int64_t p1) { to_gemm_bytes(xb + p0 * C, img + p0 * C, (p1 - p0) * C, inv, zuf); });
     }
     float* dst = out + b * pixels * CO;
     for (uint32_t g = 0; g < c.groups; ++g) {
       if (!direct) {
-        for_ranges(m.parallel, OH, 1, [&](int64_t y0, int64_t y1) { im2col(img, sx, so, c, g, col, static_cast<uint8_t>(zu), kpad, y0, y1); });
+        for_ranges(worth_splitting(m.parallel, pixels * kpad), OH, 1, [&](int64_t y0, int64_t y1) { im2col(img, sx, so, c, g, col, static_cast<uint8_t>(zu), kpad, y0, y1); });
       }
       const PackedInt8& w = q.packed[g];
       const uint8_t* a = direct ? img : col;
-      for_blocks(m.parallel, pixels, 4 * kInt8Rows, w.tiles, kInt8Tiles, [&](int64_t p0, int64_t p1, int64_t t0, int64_t t1) {
+      for_blocks(worth_splitting(m.parallel, pixels * w.n * kpad), pixels, 4 * kInt8Rows, w.tiles, kInt8Tiles, [&](int64_t p0, int64_t p1, int64_t t0, int64_t t1) {
         int8_gemm(a + p0 * kpad, kpad, p1 - p0, w, t0, t1, [&](int64_t p, int64_t first, int64_t len, int32_t* sums) {
           const int64_t ch = g * og + first;
           add_offsets(sums, q.sum_offset.data() + ch, len);
@@ -724,7 +724,7 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
   const int16_t* __restrict filter = q.dw_filter.data();
   for (int64_t b = 0; b < sx.d[0]; ++b) {
     const float* xb = x + b * H * W * C;
-    for_ranges(m.parallel, H * W * C, 4096, [&](int64_t e0, int64_t e1) {
+    for_ranges(worth_splitting(m.parallel, H * W * C), H * W * C, 4096, [&](int64_t e0, int64_t e1) {
       for (int64_t e = e0; e < e1; ++e) {  // NaN (never on a grid) becomes -255: a defined cast
         img[e] = static_cast<int16_t>(std::max(-255.0f, std::min(std::nearbyint(xb[e] * inv), 255.0f)));
       }
@@ -734,7 +734,7 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
       // products summed in a block of sums that stays in registers. Output rows are split over
       // the method's threads.
       constexpr int64_t kDwBlock = 32;
-      for_ranges(m.parallel, OH, 1, [&](int64_t y0, int64_t y1) {
+      for_ranges(worth_splitting(m.parallel, OH * OW * CO * c.kernel_h * c.kernel_w), OH, 1, [&](int64_t y0, int64_t y1) {
         for (int64_t oy = y0; oy < y1; ++oy) {
           float* row = out + (b * OH + oy) * OW * CO;
           for (int64_t ox = 0; ox < OW; ++ox) {

@@ -51,6 +51,10 @@ struct MethodOptions {
   /// shared by the kernels that split their work (the XNNPACK delegate's convolutions and fully
   /// connected layers). Results are the same for any number of threads.
   uint32_t threads = 1;
+  /// With threads: work of fewer operations (multiply-adds, or values converted) than this stays
+  /// on the calling thread, where waking a worker (tens of microseconds) would cost more than it
+  /// saves. Tests set 0 to split everything.
+  int64_t min_split_ops = int64_t{1} << 18;
 };
 
 /// A quantizer of an emulating method (MethodOptions::emulate_quantization): the rounding of one
