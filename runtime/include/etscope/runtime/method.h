@@ -54,7 +54,7 @@ struct MethodOptions {
   /// With threads: work of fewer operations (multiply-adds, or values converted) than this stays
   /// on the calling thread, where waking a worker (tens of microseconds) would cost more than it
   /// saves. Tests set 0 to split everything.
-  int64_t min_split_ops = int64_t{1} << 18;
+  int64_t min_split_ops = int64_t{1} << 21;
 };
 
 /// A quantizer of an emulating method (MethodOptions::emulate_quantization): the rounding of one
