@@ -22,20 +22,28 @@ constexpr Eigen::Index kBlock = 64;
 using Block = Eigen::Map<Eigen::Array<float, kBlock, 1>, Eigen::Aligned64>;
 using ConstBlock = Eigen::Map<const Eigen::Array<float, kBlock, 1>, Eigen::Aligned64>;
 
-// out[i] = f(x)[i] for count values (x may be out), a block at a time (the last padded with zeros).
+// f(block, i, len) for each block of count values of x in turn, copied into an aligned buffer
+// (the last padded with zeros).
 template <typename F>
-void blockwise(const float* x, float* out, int64_t count, F f) {
+void for_each_block(const float* x, int64_t count, F f) {
   alignas(64) float in[kBlock];
-  alignas(64) float res[kBlock];
   for (int64_t i = 0; i < count; i += kBlock) {
     const int64_t len = std::min<int64_t>(kBlock, count - i);
     std::copy(x + i, x + i + len, in);
     std::fill(in + len, in + kBlock, 0.0f);
-    ConstBlock a(in);
+    f(ConstBlock(in), i, len);
+  }
+}
+
+// out[i] = f(x)[i] for count values (x may be out), a block at a time.
+template <typename F>
+void blockwise(const float* x, float* out, int64_t count, F f) {
+  alignas(64) float res[kBlock];
+  for_each_block(x, count, [&](const ConstBlock& a, int64_t i, int64_t len) {
     Block o(res);
     f(a, o);
     std::copy(res, res + len, out + i);
-  }
+  });
 }
 
 // out = f(x) over node n's input 0, then its output range.
@@ -76,11 +84,8 @@ void run_softmax(DelegateState& m, const Node& n) {
     for (int64_t j = 1; j < c; ++j) top = std::max(top, x[r + j]);
     float* o = out + r;
     blockwise(x + r, o, c, [top](const ConstBlock& v, Block& e) { e = (v - top).exp(); });
-    float sum = 0.0f;
-    blockwise(o, o, c, [&sum](const ConstBlock& v, Block& e) {
-      sum += v.sum();
-      e = v;
-    });
+    float sum = 0.0f;  // the padding's zeros add nothing
+    for_each_block(o, c, [&sum](const ConstBlock& v, int64_t, int64_t) { sum += v.sum(); });
     const float inv = 1.0f / sum;
     for (int64_t j = 0; j < c; ++j) o[j] *= inv;
   }
