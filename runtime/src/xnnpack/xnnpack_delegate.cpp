@@ -360,8 +360,8 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     if (!impl->copy_clamp[i]) continue;
     const size_t in = static_cast<size_t>(g.nodes[i].inputs[0]), out = static_cast<size_t>(g.nodes[i].outputs[0]);
     constexpr uint32_t kExternal = xnn::kFlagExternalInput | xnn::kFlagExternalOutput;
-    if ((g.values[out].flags & kExternal) != 0 || (g.values[in].flags & kExternal) != 0 || impl->consumers[in] != 1 ||
-        impl->owned[in].empty() || impl->data[in] != impl->owned[in].data()) {
+    if ((g.values[out].flags & kExternal) != 0 || (g.values[in].flags & kExternal) != 0 || g.values[in].is_constant ||
+        impl->consumers[in] != 1 || impl->owned[in].empty() || impl->data[in] != impl->owned[in].data()) {
       continue;
     }
     impl->data[out] = impl->data[in];
