@@ -535,6 +535,60 @@ TEST_CASE("xnnpack int8 programs convert NaN and infinities as XNNPACK does", "[
   }
 }
 
+// Integer layers hand raw int8 integers to the integer layers after them (plan_raw_values in
+// runtime/src/xnnpack) unless an execution logs intermediate outputs, which computes through
+// floats: both give the same bytes, on the fixtures' inputs and on ones with NaN and infinities,
+// on one and two threads, and a logged execution between two plain ones changes nothing.
+TEST_CASE("xnnpack int8 programs give the same bytes with and without intermediate logging", "[xnnpack][runtime][quantized]") {
+  std::vector<std::string> models = {"xnnpack/xnn_qcnn"};
+  for (const QuantizedCase& c : kQuantizedCases) models.push_back(std::string("xnnpack_quantized/") + c.model);
+  auto bytes_of = [](const runtime::Method& m) {
+    std::vector<std::vector<uint8_t>> out;
+    for (size_t o = 0; o < m.num_outputs(); ++o) {
+      const TensorImpl& t = *m.output(o).tensor;
+      const auto* b = static_cast<const uint8_t*>(t.data());
+      out.emplace_back(b, b + t.nbytes());
+    }
+    return out;
+  };
+  for (const std::string& base : models) {
+    for (bool nonfinite : {false, true}) {
+      for (uint32_t threads : {1u, 2u}) {
+        INFO(base << (nonfinite ? " with NaN and infinities" : "") << " on " << threads << " threads");
+        Program p = must(PteReader::open(fixture(base + ".pte")));
+        std::vector<uint8_t> buffer(16 << 20);
+        etdump::EtDumpWriterOptions options;
+        options.debug_buffer = buffer;
+        etdump::EtDumpWriter writer(options);
+        runtime::MethodOptions mo;
+        mo.tracer = &writer;
+        mo.threads = threads;
+        mo.min_split_ops = 0;
+        auto m = must(runtime::Method::load(p, "forward", mo));
+        NpyArray x = must(read_npy(fixture(base + ".input0.npy")));
+        if (nonfinite) {
+          std::vector<float> v(x.data.size() / 4);
+          std::memcpy(v.data(), x.data.data(), x.data.size());
+          for (size_t i = 0; i < v.size(); i += 7) v[i] = std::numeric_limits<float>::quiet_NaN();
+          for (size_t i = 1; i < v.size(); i += 11) v[i] = -std::numeric_limits<float>::infinity();
+          std::memcpy(x.data.data(), v.data(), x.data.size());
+        }
+        REQUIRE(m->set_input(0, x.data).ok());
+        writer.set_debug_level(DebugLevel::kNone);
+        REQUIRE(m->execute().ok());
+        const auto plain = bytes_of(*m);
+        writer.set_debug_level(DebugLevel::kIntermediateOutputs);
+        REQUIRE(m->execute().ok());
+        REQUIRE_FALSE(writer.debug_buffer_overflowed());
+        CHECK(bytes_of(*m) == plain);
+        writer.set_debug_level(DebugLevel::kNone);
+        REQUIRE(m->execute().ok());
+        CHECK(bytes_of(*m) == plain);
+      }
+    }
+  }
+}
+
 TEST_CASE("xnnpack fixtures record the delegate events ExecuTorch's runtime records", "[xnnpack][etdump][fixtures]") {
   std::vector<std::string> models = xnnpack_models();
   for (const std::string& d : xnnpack_models("xnnpack_dynamic")) models.push_back(d);

@@ -198,6 +198,18 @@ struct DelegateState {
   Status plan_quantized(size_t i);
   /// The Clamp node that alone reads node i's only output (not a graph output), or null.
   const Node* sole_clamp_consumer(size_t i) const;
+  // Raw integers between integer layers (plan_raw_values): a qint8 value that an int8 layer
+  // writes (a convolution or fully connected layer int8_gemm computes, a depthwise convolution,
+  // or a Clamp that only copies such a value) and that only such layers read holds its raw int8
+  // integers in `raw` (per value; null for others) instead of floats, while nothing observes
+  // it: in an execution without intermediate-output logging or a value hook (`raw_active`).
+  // Observed executions compute through the floats as before, with the same integers.
+  std::vector<std::vector<int8_t>> raw_owned;
+  std::vector<int8_t*> raw;
+  bool raw_active = false;
+  void plan_raw_values();
+  int8_t* raw_output(const Node& n) const { return raw_active ? raw[static_cast<size_t>(n.outputs[0])] : nullptr; }
+  const int8_t* raw_input(const Node& n, size_t k) const { return raw_active ? raw[static_cast<size_t>(n.inputs[k])] : nullptr; }
 
   // Quantization emulation (XnnpackDelegate::load's `emulate_quantization`): float copies of
   // every constant are kept, and a node whose quantizer is switched off computes on floats and

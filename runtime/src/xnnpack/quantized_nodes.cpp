@@ -10,6 +10,9 @@
 // ops dequantize, compute in float and quantize), so it stays here.
 #include <cmath>
 #include <cstring>
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+#include <immintrin.h>
+#endif
 
 #include "kernels/util/gemm.h"
 #include "kernels/util/half.h"
@@ -495,6 +498,79 @@ const Node* DelegateState::sole_clamp_consumer(size_t i) const {
   return nullptr;
 }
 
+void DelegateState::plan_raw_values() {
+  const size_t nv = graph.values.size();
+  raw_owned.assign(nv, {});
+  raw.assign(nv, nullptr);
+  if (emulate) return;
+  // Layers whose kernels take and give raw integers: those int8_gemm computes, and depthwise
+  // convolutions. Input 0 only (the filter and bias are constants).
+  auto raw_layer = [&](size_t i) {
+    const int32_t l = quantized_of_node[i];
+    if (l < 0) return false;
+    const NodeKind k = graph.nodes[i].kind;
+    return k == NodeKind::kDepthwiseConv2d || ((k == NodeKind::kConv2d || k == NodeKind::kFullyConnected) && !quantized[static_cast<size_t>(l)].packed.empty());
+  };
+  std::vector<int32_t> writer(nv, -1);
+  std::vector<std::vector<std::pair<size_t, size_t>>> readers(nv);  // (node, input slot)
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& n = graph.nodes[i];
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      if (n.inputs[k] >= 0) readers[static_cast<size_t>(n.inputs[k])].emplace_back(i, k);
+    }
+    for (int32_t o : n.outputs) writer[static_cast<size_t>(o)] = static_cast<int32_t>(i);
+  }
+  auto same_grid = [](const xnn::TensorValue& a, float scale, int32_t zero) { return a.quant.scale == scale && a.quant.zero_point == zero; };
+  // Candidates: qint8 values inside the graph that a raw layer writes on their own grid, or that
+  // a copying Clamp writes; then, until nothing changes, drop those with a reader other than a
+  // raw layer (as input 0) or a copying Clamp whose output stays raw, and a Clamp's output whose
+  // input does not.
+  std::vector<uint8_t> form(nv, 0);
+  for (size_t v = 0; v < nv; ++v) {
+    const xnn::TensorValue& tv = graph.values[v];
+    const int32_t w = writer[v];
+    if (tv.type != ElementType::kQInt8 || tv.quant.kind != xnn::Quantization::Kind::kPerTensor || tv.is_constant || w < 0 || readers[v].empty() ||
+        (tv.flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) != 0 || graph.nodes[static_cast<size_t>(w)].outputs.size() != 1) {
+      continue;
+    }
+    if (copy_clamp[static_cast<size_t>(w)]) {
+      form[v] = same_grid(value(graph.nodes[static_cast<size_t>(w)].inputs[0]), tv.quant.scale, tv.quant.zero_point);
+    } else if (raw_layer(static_cast<size_t>(w))) {
+      const QuantizedLayer& q = quantized[static_cast<size_t>(quantized_of_node[static_cast<size_t>(w)])];
+      form[v] = same_grid(tv, q.out_scale, q.out_zero);
+    }
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t v = 0; v < nv; ++v) {
+      if (!form[v]) continue;
+      const Node& w = graph.nodes[static_cast<size_t>(writer[v])];
+      bool keep = !copy_clamp[static_cast<size_t>(writer[v])] || form[static_cast<size_t>(w.inputs[0])];
+      for (const auto& [i, k] : readers[v]) {
+        const bool clamp = copy_clamp[i] && form[static_cast<size_t>(graph.nodes[i].outputs[0])];
+        keep = keep && k == 0 && (raw_layer(i) || clamp);
+      }
+      if (!keep) {
+        form[v] = 0;
+        changed = true;
+      }
+    }
+  }
+  // Buffers of the declared size; a copying Clamp that shares its input's floats shares its
+  // integers too.
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& n = graph.nodes[i];
+    if (n.outputs.size() != 1 || !form[static_cast<size_t>(n.outputs[0])]) continue;
+    const size_t v = static_cast<size_t>(n.outputs[0]);
+    if (copy_clamp[i] && data[v] == data[static_cast<size_t>(n.inputs[0])]) {
+      raw[v] = raw[static_cast<size_t>(n.inputs[0])];
+      continue;
+    }
+    raw_owned[v].resize(static_cast<size_t>(graph.values[v].numel));
+    raw[v] = raw_owned[v].data();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // [integer layers: running]
 
@@ -515,7 +591,9 @@ float requantize(const QuantizedLayer& q, double acc, size_t c) {
 }
 
 // requantize over `len` int32 sums of channels c0.. (int32 to float rounds as through a double),
-// written as one loop the compiler vectorizes.
+// into the floats the integers stand for, or into raw integers (plan_raw_values). The first is a
+// loop the compiler vectorizes; the second is written 8 wide with masks: a loop storing bytes
+// is vectorized 32 wide, and layers of 8, 16 or 24 channels would run its scalar tail.
 void requantize_sums(const QuantizedLayer& q, const int32_t* __restrict sums, size_t c0, int64_t len, float* __restrict dst) {
   const float lo = q.qmin - static_cast<float>(q.out_zero), hi = q.qmax - static_cast<float>(q.out_zero), s = q.out_scale;
   const float* __restrict scale = q.scale.data() + c0;
@@ -523,6 +601,27 @@ void requantize_sums(const QuantizedLayer& q, const int32_t* __restrict sums, si
     const float r = std::min(std::max(static_cast<float>(sums[j]) * scale[j], lo), hi);
     dst[j] = (std::nearbyint(r) + 0.0f) * s;
   }
+}
+inline void requantize_sums(const QuantizedLayer& q, const int32_t* __restrict sums, size_t c0, int64_t len, int8_t* __restrict dst) {
+  const float lo = q.qmin - static_cast<float>(q.out_zero), hi = q.qmax - static_cast<float>(q.out_zero);
+  const float* __restrict scale = q.scale.data() + c0;
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+  // 8 at a time, the last ones masked (cvtps rounds to nearest even, as nearbyint in the default
+  // rounding mode; the clamped values plus the zero point fit int8, so truncating stores keep them).
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  const __m256i vzero = _mm256_set1_epi32(q.out_zero);
+  for (int64_t j = 0; j < len; j += 8) {
+    const __mmask8 k = len - j >= 8 ? __mmask8{0xff} : static_cast<__mmask8>((1u << (len - j)) - 1u);
+    __m256 r = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_maskz_loadu_epi32(k, sums + j)), _mm256_maskz_loadu_ps(k, scale + j));
+    r = _mm256_min_ps(_mm256_max_ps(r, vlo), vhi);
+    _mm256_mask_cvtepi32_storeu_epi8(dst + j, k, _mm256_add_epi32(_mm256_cvtps_epi32(r), vzero));
+  }
+#else
+  for (int64_t j = 0; j < len; ++j) {
+    const float r = std::min(std::max(static_cast<float>(sums[j]) * scale[j], lo), hi);
+    dst[j] = static_cast<int8_t>(static_cast<int32_t>(std::nearbyint(r)) + q.out_zero);
+  }
+#endif
 }
 
 // A quantized convolution or fully connected layer: exact integer sums in T (float or double).
@@ -586,6 +685,27 @@ inline void add_offsets(int32_t* __restrict sums, const int32_t* __restrict offs
 void to_gemm_bytes(const float* __restrict x, uint8_t* __restrict out, int64_t n, float inv, float zu) {
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(static_cast<int32_t>(std::max(0.0f, std::min(std::nearbyint(x[i] * inv) + zu, 255.0f))));
 }
+// The same from raw qint8 integers q (plan_raw_values): q less the zero point plus zu, which is
+// the zero point plus 128 for int8 activations, so q + 128.
+void to_gemm_bytes(const int8_t* __restrict x, uint8_t* __restrict out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(static_cast<uint8_t>(x[i]) ^ 0x80u);
+}
+
+// The rows of a packed layer's input from its floats or, when it holds them, its raw integers:
+// `count` elements from element `from`.
+struct GemmInput {
+  const float* x;
+  const int8_t* raw;
+  float inv, zu;
+  void bytes(int64_t from, int64_t count, uint8_t* out) const {
+    if (raw != nullptr) {
+      to_gemm_bytes(raw + from, out, count);
+    } else {
+      to_gemm_bytes(x + from, out, count, inv, zu);
+    }
+  }
+};
+
 
 // A convolution or fully connected layer whose filter plan_quantized packed: the input's bytes
 // (im2col rows for a convolution that is not pointwise), int8_gemm's sums less zu times the
@@ -593,29 +713,37 @@ void to_gemm_bytes(const float* __restrict x, uint8_t* __restrict out, int64_t n
 void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q) {
   const float* x = m.input(n, 0);
   float* out = m.output(n);
+  int8_t* raw_out = m.raw_output(n);
   const Shape& sx = m.in_shape(n, 0);
   const Shape& so = m.out_shape(n);
-  const float inv = 1.0f / q.in_scale;
   const int32_t zu = q.zu;
-  const float zuf = static_cast<float>(zu);
+  const GemmInput in{x, m.raw_input(n, 0), 1.0f / q.in_scale, static_cast<float>(zu)};
   uint8_t* __restrict rows = m.int8_scratch.data();
   if (n.kind == NodeKind::kFullyConnected) {
     const PackedInt8& w = q.packed[0];
     const int64_t k = w.k, nout = w.n, count = k > 0 ? sx.numel() / k : 0;
     if (k == w.kpad) {  // rows already a multiple of 4: one pass
-      to_gemm_bytes(x, rows, count * k, inv, zuf);
+      in.bytes(0, count * k, rows);
     } else {
       for (int64_t r = 0; r < count; ++r) {
-        to_gemm_bytes(x + r * k, rows + r * w.kpad, k, inv, zuf);
+        in.bytes(r * k, k, rows + r * w.kpad);
         for (int64_t j = k; j < w.kpad; ++j) rows[r * w.kpad + j] = 0;
       }
     }
-    for_blocks(worth_splitting(m.parallel, count * nout * w.kpad), count, 4 * kInt8Rows, w.tiles, kInt8Tiles, [&](int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-      int8_gemm(rows + r0 * w.kpad, w.kpad, r1 - r0, w, t0, t1, [&](int64_t r, int64_t first, int64_t len, int32_t* sums) {
-        add_offsets(sums, q.sum_offset.data() + first, len);
-        requantize_sums(q, sums, static_cast<size_t>(first), len, out + (r0 + r) * nout + first);
+    // Into raw integers or floats: one instantiation each, no branch in the loop.
+    auto run = [&](auto* dst) {
+      for_blocks(worth_splitting(m.parallel, count * nout * w.kpad), count, 4 * kInt8Rows, w.tiles, kInt8Tiles, [&](int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+        int8_gemm(rows + r0 * w.kpad, w.kpad, r1 - r0, w, t0, t1, [&](int64_t r, int64_t first, int64_t len, int32_t* sums) {
+          add_offsets(sums, q.sum_offset.data() + first, len);
+          requantize_sums(q, sums, static_cast<size_t>(first), len, dst + (r0 + r) * nout + first);
+        });
       });
-    });
+    };
+    if (raw_out != nullptr) {
+      run(raw_out);
+    } else {
+      run(out);
+    }
     return;
   }
   const xnn::ConvParams& c = n.conv;
@@ -628,31 +756,38 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
   // Every step is split over the method's threads: the image's pixels, the im2col rows of output
   // rows, then the GEMM's blocks.
   for (int64_t b = 0; b < sx.d[0]; ++b) {
-    const float* xb = x + b * H * W * C;
+    const int64_t xb = b * H * W * C;
     if (direct && kpad != C) {  // the image is the matrix: a row of kpad bytes per pixel
       for_ranges(worth_splitting(m.parallel, H * W * C), H * W, 64, [&](int64_t p0, int64_t p1) {
         for (int64_t p = p0; p < p1; ++p) {
-          to_gemm_bytes(xb + p * C, img + p * kpad, C, inv, zuf);
+          in.bytes(xb + p * C, C, img + p * kpad);
           for (int64_t j = C; j < kpad; ++j) img[p * kpad + j] = 0;
         }
       });
     } else {
-      for_ranges(worth_splitting(m.parallel, H * W * C), H * W, 64, [&](int64_t p0, int64_t p1) { to_gemm_bytes(xb + p0 * C, img + p0 * C, (p1 - p0) * C, inv, zuf); });
+      for_ranges(worth_splitting(m.parallel, H * W * C), H * W, 64, [&](int64_t p0, int64_t p1) { in.bytes(xb + p0 * C, (p1 - p0) * C, img + p0 * C); });
     }
-    float* dst = out + b * pixels * CO;
+    const int64_t dst = b * pixels * CO;
     for (uint32_t g = 0; g < c.groups; ++g) {
       if (!direct) {
         for_ranges(worth_splitting(m.parallel, pixels * kpad), OH, 1, [&](int64_t y0, int64_t y1) { im2col(img, sx, so, c, g, col, static_cast<uint8_t>(zu), kpad, y0, y1); });
       }
       const PackedInt8& w = q.packed[g];
       const uint8_t* a = direct ? img : col;
-      for_blocks(worth_splitting(m.parallel, pixels * w.n * kpad), pixels, 4 * kInt8Rows, w.tiles, kInt8Tiles, [&](int64_t p0, int64_t p1, int64_t t0, int64_t t1) {
-        int8_gemm(a + p0 * kpad, kpad, p1 - p0, w, t0, t1, [&](int64_t p, int64_t first, int64_t len, int32_t* sums) {
-          const int64_t ch = g * og + first;
-          add_offsets(sums, q.sum_offset.data() + ch, len);
-          requantize_sums(q, sums, static_cast<size_t>(ch), len, dst + (p0 + p) * CO + ch);
+      auto run = [&](auto* to) {  // raw integers or floats, as above
+        for_blocks(worth_splitting(m.parallel, pixels * w.n * kpad), pixels, 4 * kInt8Rows, w.tiles, kInt8Tiles, [&](int64_t p0, int64_t p1, int64_t t0, int64_t t1) {
+          int8_gemm(a + p0 * kpad, kpad, p1 - p0, w, t0, t1, [&](int64_t p, int64_t first, int64_t len, int32_t* sums) {
+            const int64_t ch = g * og + first;
+            add_offsets(sums, q.sum_offset.data() + ch, len);
+            requantize_sums(q, sums, static_cast<size_t>(ch), len, to + dst + (p0 + p) * CO + ch);
+          });
         });
-      });
+      };
+      if (raw_out != nullptr) {
+        run(raw_out);
+      } else {
+        run(out);
+      }
     }
   }
 }
@@ -709,7 +844,9 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
   const QuantizedLayer& q = layer_of(m, n);
   const xnn::ConvParams& c = n.conv;
   const float* x = m.input(n, 0);
+  const int8_t* raw_in = m.raw_input(n, 0);
   float* out = m.output(n);
+  int8_t* raw_out = m.raw_output(n);
   const Shape& sx = m.in_shape(n, 0);
   const Shape& so = m.out_shape(n);
   const float inv = 1.0f / q.in_scale;
@@ -724,7 +861,12 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
   const int16_t* __restrict filter = q.dw_filter.data();
   for (int64_t b = 0; b < sx.d[0]; ++b) {
     const float* xb = x + b * H * W * C;
+    const int8_t* rb = raw_in != nullptr ? raw_in + b * H * W * C : nullptr;
     for_ranges(worth_splitting(m.parallel, H * W * C), H * W * C, 4096, [&](int64_t e0, int64_t e1) {
+      if (rb != nullptr) {  // raw integers (plan_raw_values) less the zero point
+        for (int64_t e = e0; e < e1; ++e) img[e] = static_cast<int16_t>(int32_t{rb[e]} - q.in_zero);
+        return;
+      }
       for (int64_t e = e0; e < e1; ++e) {  // NaN (never on a grid) becomes -255: a defined cast
         img[e] = static_cast<int16_t>(std::max(-255.0f, std::min(std::nearbyint(xb[e] * inv), 255.0f)));
       }
@@ -734,37 +876,44 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
       // products summed in a block of sums that stays in registers. Output rows are split over
       // the method's threads.
       constexpr int64_t kDwBlock = 32;
-      for_ranges(worth_splitting(m.parallel, OH * OW * CO * c.kernel_h * c.kernel_w), OH, 1, [&](int64_t y0, int64_t y1) {
-        for (int64_t oy = y0; oy < y1; ++oy) {
-          float* row = out + (b * OH + oy) * OW * CO;
-          for (int64_t ox = 0; ox < OW; ++ox) {
-            for (int64_t c0 = 0; c0 < CO; c0 += kDwBlock) {
-              int32_t sums[kDwBlock];
-              const int64_t len = std::min(kDwBlock, CO - c0);
-              if (len == kDwBlock) {
-                for (int64_t j = 0; j < kDwBlock; ++j) sums[j] = q.dw_bias[static_cast<size_t>(c0 + j)];
-                for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
-                  const int16_t* __restrict in = img + pixel * C + c0;
-                  const int16_t* __restrict wk = filter + k * CO + c0;
-                  for (int64_t j = 0; j < kDwBlock; ++j) {
-                    sums[j] = static_cast<int32_t>(static_cast<uint32_t>(sums[j]) + static_cast<uint32_t>(int32_t{static_cast<int16_t>(in[j] * wk[j])}));
-                  }
-                });
-              } else {
-                for (int64_t j = 0; j < len; ++j) sums[j] = q.dw_bias[static_cast<size_t>(c0 + j)];
-                for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
-                  const int16_t* in = img + pixel * C + c0;
-                  const int16_t* wk = filter + k * CO + c0;
-                  for (int64_t j = 0; j < len; ++j) {
-                    sums[j] = static_cast<int32_t>(static_cast<uint32_t>(sums[j]) + static_cast<uint32_t>(int32_t{static_cast<int16_t>(in[j] * wk[j])}));
-                  }
-                });
+      auto run = [&](auto* to) {  // raw integers or floats: one instantiation each
+        for_ranges(worth_splitting(m.parallel, OH * OW * CO * c.kernel_h * c.kernel_w), OH, 1, [&](int64_t y0, int64_t y1) {
+          for (int64_t oy = y0; oy < y1; ++oy) {
+            const int64_t row = (b * OH + oy) * OW * CO;
+            for (int64_t ox = 0; ox < OW; ++ox) {
+              for (int64_t c0 = 0; c0 < CO; c0 += kDwBlock) {
+                int32_t sums[kDwBlock];
+                const int64_t len = std::min(kDwBlock, CO - c0);
+                if (len == kDwBlock) {
+                  for (int64_t j = 0; j < kDwBlock; ++j) sums[j] = q.dw_bias[static_cast<size_t>(c0 + j)];
+                  for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
+                    const int16_t* __restrict in = img + pixel * C + c0;
+                    const int16_t* __restrict wk = filter + k * CO + c0;
+                    for (int64_t j = 0; j < kDwBlock; ++j) {
+                      sums[j] = static_cast<int32_t>(static_cast<uint32_t>(sums[j]) + static_cast<uint32_t>(int32_t{static_cast<int16_t>(in[j] * wk[j])}));
+                    }
+                  });
+                } else {
+                  for (int64_t j = 0; j < len; ++j) sums[j] = q.dw_bias[static_cast<size_t>(c0 + j)];
+                  for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
+                    const int16_t* in = img + pixel * C + c0;
+                    const int16_t* wk = filter + k * CO + c0;
+                    for (int64_t j = 0; j < len; ++j) {
+                      sums[j] = static_cast<int32_t>(static_cast<uint32_t>(sums[j]) + static_cast<uint32_t>(int32_t{static_cast<int16_t>(in[j] * wk[j])}));
+                    }
+                  });
+                }
+                requantize_sums(q, sums, static_cast<size_t>(c0), len, to + row + ox * CO + c0);
               }
-              requantize_sums(q, sums, static_cast<size_t>(c0), len, row + ox * CO + c0);
             }
           }
-        }
-      });
+        });
+      };
+      if (raw_out != nullptr) {
+        run(raw_out);
+      } else {
+        run(out);
+      }
       continue;
     }
     for (int64_t oy = 0; oy < OH; ++oy) {
@@ -786,8 +935,15 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
           }
         }
       });
-      float* row = out + (b * OH + oy) * OW * CO;
-      for (int64_t ox = 0; ox < OW; ++ox) requantize_sums(q, reinterpret_cast<const int32_t*>(acc + ox * CO), 0, CO, row + ox * CO);
+      const int64_t row = (b * OH + oy) * OW * CO;
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        const int32_t* sums = reinterpret_cast<const int32_t*>(acc + ox * CO);
+        if (raw_out != nullptr) {
+          requantize_sums(q, sums, 0, CO, raw_out + row + ox * CO);
+        } else {
+          requantize_sums(q, sums, 0, CO, out + row + ox * CO);
+        }
+      }
     }
   }
 }

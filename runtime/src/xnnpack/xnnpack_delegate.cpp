@@ -367,6 +367,7 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     impl->data[out] = impl->data[in];
     std::vector<float>().swap(impl->owned[out]);
   }
+  impl->plan_raw_values();
   return std::unique_ptr<XnnpackDelegate>(new XnnpackDelegate(std::move(impl)));
 }
 
@@ -393,6 +394,10 @@ void DelegateState::run_node(size_t i) {
     return;
   }
   if (!emulate && copy_clamp[i]) {
+    if (int8_t* r = raw_output(n)) {  // then its input holds raw integers too (plan_raw_values)
+      if (r != raw_input(n, 0)) std::memcpy(r, raw_input(n, 0), static_cast<size_t>(out_shape(n).numel()));
+      return;
+    }
     if (output(n) != input(n, 0)) std::memcpy(output(n), input(n, 0), static_cast<size_t>(out_shape(n).numel()) * 4);
     return;
   }
@@ -509,6 +514,7 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
     }
   }
   if (m.emulate) std::fill(m.off_grid.begin(), m.off_grid.end(), uint8_t{0});
+  m.raw_active = !m.emulate && (tracer == nullptr || tracer->debug_level() < DebugLevel::kIntermediateOutputs) && (hook == nullptr || !*hook);
   const bool traced = tracer != nullptr && tracer->profiling_level() == ProfilingLevel::kAllEvents;
   for (size_t e = 0; e < m.event_names.size(); ++e) {
     const EventHandle h = traced ? tracer->start_delegate_event(m.event_names[e].c_str()) : kNoEvent;
