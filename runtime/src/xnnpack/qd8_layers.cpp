@@ -150,20 +150,45 @@ Status DelegateState::plan_qd8(size_t i) {
   l.scale.assign(per_output * static_cast<size_t>(l.blocks), 0.0f);
   l.ksum.assign(per_output, 0.0f);
   l.bias.assign(per_output, 0.0f);
-  std::vector<int32_t> row(static_cast<size_t>(l.k));
+  std::vector<int32_t> row(static_cast<size_t>(l.kpad), 0);
+  // 4-bit filters as stored, [outputs][inputs / 2] bytes (input 2i in the low nibble), read a byte
+  // at a time; others (transposed, 8-bit) element by element.
+  const bool packed_rows = l.nibbles && !t;
+  const int64_t row_bytes = (w.shape.back() + 1) / 2;
   for (int64_t o = 0; o < l.n; ++o) {
     const int64_t tile = o / kQd8Tile, j = o % kQd8Tile;
-    for (int64_t k = 0; k < l.k; ++k) row[static_cast<size_t>(k)] = t ? filter_int(w, k, o) : filter_int(w, o, k);
-    uint8_t* tp = l.packed.data() + tile * l.tile_bytes();
-    for (int64_t k = 0; k < l.k; ++k) {
-      const int32_t v = row[static_cast<size_t>(k)];
-      if (l.nibbles) {
-        uint8_t& byte = tp[(k / 8) * kQd8Tile * 4 + j * 4 + k % 4];
-        byte = static_cast<uint8_t>(byte | ((static_cast<uint32_t>(v) & 0xfu) << ((k % 8) < 4 ? 0 : 4)));
-      } else {
-        tp[(k / 4) * kQd8Tile * 4 + j * 4 + k % 4] = static_cast<uint8_t>(static_cast<int8_t>(v));
+    if (packed_rows) {
+      const uint8_t* src = w.constant.data() + o * row_bytes;
+      int32_t* r = row.data();
+      for (int64_t i = 0; i < l.k / 2; ++i) {
+        r[2 * i] = (src[i] & 0x0f) - 8;
+        r[2 * i + 1] = (src[i] >> 4) - 8;
       }
-      l.wsum[static_cast<size_t>((tile * l.blocks + k / l.block) * kQd8Tile + j)] += v;
+      if (l.k % 2 != 0) r[l.k - 1] = (src[l.k / 2] & 0x0f) - 8;
+    } else {
+      for (int64_t k = 0; k < l.k; ++k) row[static_cast<size_t>(k)] = t ? filter_int(w, k, o) : filter_int(w, o, k);
+    }
+    // The tile's bytes for output j: per group of 8 inputs (4-bit) or 4 (8-bit), 4 bytes; row
+    // is zero past the inputs, up to kpad.
+    uint8_t* tp = l.packed.data() + tile * l.tile_bytes() + j * 4;
+    const int32_t* r = row.data();
+    if (l.nibbles) {
+      for (int64_t p = 0; p < l.kpad / 8; ++p) {
+        for (int64_t q = 0; q < 4; ++q) {
+          const uint32_t lo = static_cast<uint32_t>(r[8 * p + q]) & 0xfu, hi = static_cast<uint32_t>(r[8 * p + 4 + q]) & 0xfu;
+          tp[p * kQd8Tile * 4 + q] = static_cast<uint8_t>(lo | (hi << 4));
+        }
+      }
+    } else {
+      for (int64_t g = 0; g < l.kpad / 4; ++g) {
+        for (int64_t q = 0; q < 4; ++q) tp[g * kQd8Tile * 4 + q] = static_cast<uint8_t>(static_cast<int8_t>(r[4 * g + q]));
+      }
+    }
+    for (int64_t b = 0; b < l.blocks; ++b) {
+      const int64_t k0 = b * l.block, k1 = std::min(l.k, k0 + l.block);
+      int32_t sum = 0;
+      for (int64_t k = k0; k < k1; ++k) sum += r[k];
+      l.wsum[static_cast<size_t>((tile * l.blocks + b) * kQd8Tile + j)] += sum;
     }
     for (int64_t b = 0; b < l.blocks; ++b) {
       const size_t at = static_cast<size_t>((tile * l.blocks + b) * kQd8Tile + j);
