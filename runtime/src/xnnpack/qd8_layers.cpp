@@ -230,11 +230,15 @@ namespace {
 // output j of the tile (16x the integer for 4-bit filters, as XNNPACK's kernels sum them), for
 // `nrows` (1 to kQd8Rows) rows `stride` bytes apart, from the packed bytes of those inputs.
 // Integer sums: the same whichever instructions compute them.
-constexpr int64_t kQd8Rows = 4;
-void tile_sums(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* w, int64_t len, bool nibbles, int32_t (*acc)[kQd8Tile]) {
+constexpr int64_t kQd8Rows = 8;
+
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-  __m512i sum[kQd8Rows] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
-  auto broadcast = [&](int64_t r, int64_t at) {
+// The kernels for a fixed number of rows NR, so that every row's sums stay in registers.
+template <int NR>
+void tile_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t len, bool nibbles, int32_t (*acc)[kQd8Tile]) {
+  __m512i sum[NR];
+  for (int r = 0; r < NR; ++r) sum[r] = _mm512_setzero_si512();
+  auto broadcast = [&](int r, int64_t at) {
     uint32_t v;
     std::memcpy(&v, a + r * stride + at, 4);
     return _mm512_set1_epi32(static_cast<int32_t>(v));
@@ -245,7 +249,7 @@ void tile_sums(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* w
       const __m512i bytes = _mm512_loadu_si512(w + p * kQd8Tile * 4);
       const __m512i wl = _mm512_and_si512(_mm512_slli_epi16(bytes, 4), high);
       const __m512i wh = _mm512_and_si512(bytes, high);
-      for (int64_t r = 0; r < nrows; ++r) {
+      for (int r = 0; r < NR; ++r) {
         sum[r] = _mm512_dpbusd_epi32(sum[r], broadcast(r, 8 * p), wl);
         sum[r] = _mm512_dpbusd_epi32(sum[r], broadcast(r, 8 * p + 4), wh);
       }
@@ -253,10 +257,69 @@ void tile_sums(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* w
   } else {
     for (int64_t g = 0; g < len / 4; ++g) {
       const __m512i wg = _mm512_loadu_si512(w + g * kQd8Tile * 4);
-      for (int64_t r = 0; r < nrows; ++r) sum[r] = _mm512_dpbusd_epi32(sum[r], broadcast(r, 4 * g), wg);
+      for (int r = 0; r < NR; ++r) sum[r] = _mm512_dpbusd_epi32(sum[r], broadcast(r, 4 * g), wg);
     }
   }
-  for (int64_t r = 0; r < nrows; ++r) _mm512_storeu_si512(acc[r], sum[r]);
+  for (int r = 0; r < NR; ++r) _mm512_storeu_si512(acc[r], sum[r]);
+}
+
+template <int NR>
+void blockwise_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, const float* scale, int64_t block, int64_t blocks, float (*v)[kQd8Tile]) {
+  __m512 f[NR];
+  for (int r = 0; r < NR; ++r) f[r] = _mm512_loadu_ps(v[r]);
+  const __m512i high = _mm512_set1_epi8(static_cast<char>(0xf0));
+  for (int64_t b = 0; b < blocks; ++b) {
+    __m512i sum[NR];
+    for (int r = 0; r < NR; ++r) sum[r] = _mm512_setzero_si512();
+    const uint8_t* wb = w + b * block * kQd8Tile / 2;
+    const uint8_t* ab = a + b * block;
+    for (int64_t p = 0; p < block / 8; ++p) {
+      const __m512i bytes = _mm512_loadu_si512(wb + p * kQd8Tile * 4);
+      const __m512i wl = _mm512_and_si512(_mm512_slli_epi16(bytes, 4), high);
+      const __m512i wh = _mm512_and_si512(bytes, high);
+      for (int r = 0; r < NR; ++r) {
+        uint32_t lo4, hi4;
+        std::memcpy(&lo4, ab + r * stride + 8 * p, 4);
+        std::memcpy(&hi4, ab + r * stride + 8 * p + 4, 4);
+        sum[r] = _mm512_dpbusd_epi32(sum[r], _mm512_set1_epi32(static_cast<int32_t>(lo4)), wl);
+        sum[r] = _mm512_dpbusd_epi32(sum[r], _mm512_set1_epi32(static_cast<int32_t>(hi4)), wh);
+      }
+    }
+    const __m512 s = _mm512_loadu_ps(scale + b * kQd8Tile);
+    for (int r = 0; r < NR; ++r) f[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]), s, f[r]);
+  }
+  for (int r = 0; r < NR; ++r) _mm512_storeu_ps(v[r], f[r]);
+}
+
+// Calls kernel<NR> for nrows in 1..kQd8Rows.
+template <template <int> class K, typename... Args>
+void for_rows(int64_t nrows, Args&&... args) {
+  switch (nrows) {
+    case 1: K<1>::run(args...); break;
+    case 2: K<2>::run(args...); break;
+    case 3: K<3>::run(args...); break;
+    case 4: K<4>::run(args...); break;
+    case 5: K<5>::run(args...); break;
+    case 6: K<6>::run(args...); break;
+    case 7: K<7>::run(args...); break;
+    default: K<8>::run(args...); break;
+  }
+}
+template <int NR>
+struct TileSums {
+  template <typename... A>
+  static void run(A&&... a) { tile_sums_n<NR>(a...); }
+};
+template <int NR>
+struct BlockwiseSums {
+  template <typename... A>
+  static void run(A&&... a) { blockwise_sums_n<NR>(a...); }
+};
+#endif
+
+void tile_sums(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* w, int64_t len, bool nibbles, int32_t (*acc)[kQd8Tile]) {
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+  for_rows<TileSums>(nrows, a, stride, w, len, nibbles, acc);
 #else
   for (int64_t r = 0; r < nrows; ++r) {
     const uint8_t* ar = a + r * stride;
@@ -290,28 +353,7 @@ void tile_sums(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* w
 void blockwise_sums(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* w, const float* scale, int64_t block,
                     int64_t blocks, float (*v)[kQd8Tile]) {
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-  __m512 f[kQd8Rows] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-  for (int64_t r = 0; r < nrows; ++r) f[r] = _mm512_loadu_ps(v[r]);
-  const __m512i high = _mm512_set1_epi8(static_cast<char>(0xf0));
-  for (int64_t b = 0; b < blocks; ++b) {
-    __m512i sum[kQd8Rows] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
-    const uint8_t* wb = w + b * block * kQd8Tile / 2;
-    for (int64_t p = 0; p < block / 8; ++p) {
-      const __m512i bytes = _mm512_loadu_si512(wb + p * kQd8Tile * 4);
-      const __m512i wl = _mm512_and_si512(_mm512_slli_epi16(bytes, 4), high);
-      const __m512i wh = _mm512_and_si512(bytes, high);
-      for (int64_t r = 0; r < nrows; ++r) {
-        uint32_t lo4, hi4;
-        std::memcpy(&lo4, a + r * stride + b * block + 8 * p, 4);
-        std::memcpy(&hi4, a + r * stride + b * block + 8 * p + 4, 4);
-        sum[r] = _mm512_dpbusd_epi32(sum[r], _mm512_set1_epi32(static_cast<int32_t>(lo4)), wl);
-        sum[r] = _mm512_dpbusd_epi32(sum[r], _mm512_set1_epi32(static_cast<int32_t>(hi4)), wh);
-      }
-    }
-    const __m512 s = _mm512_loadu_ps(scale + b * kQd8Tile);
-    for (int64_t r = 0; r < nrows; ++r) f[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]), s, f[r]);
-  }
-  for (int64_t r = 0; r < nrows; ++r) _mm512_storeu_ps(v[r], f[r]);
+  for_rows<BlockwiseSums>(nrows, a, stride, w, scale, block, blocks, v);
 #else
   alignas(64) int32_t acc[kQd8Rows][kQd8Tile];
   for (int64_t b = 0; b < blocks; ++b) {
