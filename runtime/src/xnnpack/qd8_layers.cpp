@@ -236,8 +236,8 @@ constexpr int64_t kQd8Rows = 8;
 // The kernels for a fixed number of rows NR, so that every row's sums stay in registers.
 template <int NR>
 void tile_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t len, bool nibbles, int32_t (*acc)[kQd8Tile]) {
-  __m512i sum[NR];
-  for (int r = 0; r < NR; ++r) sum[r] = _mm512_setzero_si512();
+  __m512i sum[NR], high_sum[NR];
+  for (int r = 0; r < NR; ++r) sum[r] = high_sum[r] = _mm512_setzero_si512();
   auto broadcast = [&](int r, int64_t at) {
     uint32_t v;
     std::memcpy(&v, a + r * stride + at, 4);
@@ -249,11 +249,16 @@ void tile_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t len
       const __m512i bytes = _mm512_loadu_si512(w + p * kQd8Tile * 4);
       const __m512i wl = _mm512_and_si512(_mm512_slli_epi16(bytes, 4), high);
       const __m512i wh = _mm512_and_si512(bytes, high);
-      for (int r = 0; r < NR; ++r) {
+      for (int r = 0; r < NR; ++r) {  // one row: two chains (see blockwise_sums_n), added below
         sum[r] = _mm512_dpbusd_epi32(sum[r], broadcast(r, 8 * p), wl);
-        sum[r] = _mm512_dpbusd_epi32(sum[r], broadcast(r, 8 * p + 4), wh);
+        if constexpr (NR == 1) {
+          high_sum[r] = _mm512_dpbusd_epi32(high_sum[r], broadcast(r, 8 * p + 4), wh);
+        } else {
+          sum[r] = _mm512_dpbusd_epi32(sum[r], broadcast(r, 8 * p + 4), wh);
+        }
       }
     }
+    for (int r = 0; r < NR; ++r) sum[r] = _mm512_add_epi32(sum[r], high_sum[r]);
   } else {
     for (int64_t g = 0; g < len / 4; ++g) {
       const __m512i wg = _mm512_loadu_si512(w + g * kQd8Tile * 4);
@@ -268,25 +273,47 @@ void blockwise_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, const 
   __m512 f[NR];
   for (int r = 0; r < NR; ++r) f[r] = _mm512_loadu_ps(v[r]);
   const __m512i high = _mm512_set1_epi8(static_cast<char>(0xf0));
+  // A single row (a decode step) sums in four independent chains (low and high nibbles apart, two
+  // groups of inputs at a time), added at the end of the block: dot-product instructions have a
+  // latency of several cycles, and one chain left it waiting on them (several rows are chains
+  // enough). Integer sums, wrapping in 32 bits: the same in any order. Blocks are a multiple of 32
+  // inputs (qd8_layer), so of U groups of 8.
+  constexpr int U = NR == 1 ? 2 : 1;
   for (int64_t b = 0; b < blocks; ++b) {
-    __m512i sum[NR];
-    for (int r = 0; r < NR; ++r) sum[r] = _mm512_setzero_si512();
+    __m512i lo[U][NR], hi[U][NR];
+    for (int u = 0; u < U; ++u) {
+      for (int r = 0; r < NR; ++r) lo[u][r] = hi[u][r] = _mm512_setzero_si512();
+    }
     const uint8_t* wb = w + b * block * kQd8Tile / 2;
     const uint8_t* ab = a + b * block;
-    for (int64_t p = 0; p < block / 8; ++p) {
-      const __m512i bytes = _mm512_loadu_si512(wb + p * kQd8Tile * 4);
-      const __m512i wl = _mm512_and_si512(_mm512_slli_epi16(bytes, 4), high);
-      const __m512i wh = _mm512_and_si512(bytes, high);
-      for (int r = 0; r < NR; ++r) {
-        uint32_t lo4, hi4;
-        std::memcpy(&lo4, ab + r * stride + 8 * p, 4);
-        std::memcpy(&hi4, ab + r * stride + 8 * p + 4, 4);
-        sum[r] = _mm512_dpbusd_epi32(sum[r], _mm512_set1_epi32(static_cast<int32_t>(lo4)), wl);
-        sum[r] = _mm512_dpbusd_epi32(sum[r], _mm512_set1_epi32(static_cast<int32_t>(hi4)), wh);
+    for (int64_t p0 = 0; p0 < block / 8; p0 += U) {
+      for (int u = 0; u < U; ++u) {
+        const int64_t p = p0 + u;
+        const __m512i bytes = _mm512_loadu_si512(wb + p * kQd8Tile * 4);
+        const __m512i wl = _mm512_and_si512(_mm512_slli_epi16(bytes, 4), high);
+        const __m512i wh = _mm512_and_si512(bytes, high);
+        for (int r = 0; r < NR; ++r) {
+          uint32_t lo4, hi4;
+          std::memcpy(&lo4, ab + r * stride + 8 * p, 4);
+          std::memcpy(&hi4, ab + r * stride + 8 * p + 4, 4);
+          lo[u][r] = _mm512_dpbusd_epi32(lo[u][r], _mm512_set1_epi32(static_cast<int32_t>(lo4)), wl);
+          if constexpr (NR == 1) {
+            hi[u][r] = _mm512_dpbusd_epi32(hi[u][r], _mm512_set1_epi32(static_cast<int32_t>(hi4)), wh);
+          } else {
+            lo[u][r] = _mm512_dpbusd_epi32(lo[u][r], _mm512_set1_epi32(static_cast<int32_t>(hi4)), wh);
+          }
+        }
       }
     }
     const __m512 s = _mm512_loadu_ps(scale + b * kQd8Tile);
-    for (int r = 0; r < NR; ++r) f[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]), s, f[r]);
+    for (int r = 0; r < NR; ++r) {
+      __m512i sum = lo[0][r];
+      for (int u = 1; u < U; ++u) sum = _mm512_add_epi32(sum, lo[u][r]);
+      if constexpr (NR == 1) {
+        for (int u = 0; u < U; ++u) sum = _mm512_add_epi32(sum, hi[u][r]);
+      }
+      f[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), s, f[r]);
+    }
   }
   for (int r = 0; r < NR; ++r) _mm512_storeu_ps(v[r], f[r]);
 }
