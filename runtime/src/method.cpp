@@ -136,6 +136,8 @@ struct Method::Impl {
   size_t instruction_count = 0;
   std::vector<Storage> storage;          // per value: what a tensor value's bytes are
   std::vector<AlignedBuffer> owned;      // aligned copies of constants, buffers of unplanned inputs
+  // What the XNNPACK delegates hold only during a call, shared by all of them (they run one at a time).
+  std::shared_ptr<xnnpack::Workspace> xnn_workspace = std::make_shared<xnnpack::Workspace>();
   std::vector<std::unique_ptr<xnnpack::XnnpackDelegate>> delegates;  // per DelegateCall (Step::a)
   Method::InstructionHook hook;          // set_instruction_hook
   Method::DelegateValueHook delegate_hook;  // set_delegate_value_hook
@@ -428,7 +430,7 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels, bool valid
               tracer != nullptr ? tracer->start_profiling(events::kDelegateInit.data(), static_cast<int32_t>(ci), static_cast<uint32_t>(ii))
                                 : kNoEvent;
           auto loaded = xnnpack::XnnpackDelegate::load(*program, d, {arg_pool.data() + step.arg_offset, step.arg_count}, reserve_fn, at,
-                                                        emulate_quantization, parallel.get());
+                                                        emulate_quantization, parallel.get(), xnn_workspace);
           if (tracer != nullptr) tracer->end_profiling(init_event);
           // A graph etscope cannot execute yet is another engine's to run; a corrupt one is refused.
           if (!loaded.ok() && validate_only && loaded.error().code() == ErrorCode::kNotSupported) break;

@@ -17,6 +17,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "parallel.h"
 #include "xnnpack/f32_gemm.h"
 #include "xnnpack/int8_gemm.h"
+#include "xnnpack/xnnpack_delegate.h"
 
 namespace etscope::runtime::xnnpack {
 
@@ -148,8 +150,22 @@ struct DelegateState {
   std::vector<Shape> shapes;
   bool dynamic = false;
   std::vector<Shape> last_inputs;  // the argument shapes `shapes` were propagated from
-  std::vector<std::vector<float>> owned;  // per value: internal buffers and float constants
+  std::vector<std::vector<float>> owned;  // per value: float constants
   std::vector<float*> data;               // per value, external ones set per execution
+  // Internal values and staging buffers live in the method's workspace, shared with its other
+  // delegates: per value its offset in floats there (or -1), pointed at when a call starts
+  // (bind_workspace; `bound` is the base the pointers were made from).
+  std::shared_ptr<Workspace> workspace;
+  std::vector<int64_t> ws_offset;
+  const float* bound = nullptr;
+  void bind_workspace() {
+    float* base = workspace->data();
+    if (base == bound) return;
+    for (size_t v = 0; v < ws_offset.size(); ++v) {
+      if (ws_offset[v] >= 0) data[v] = base + ws_offset[v];
+    }
+    bound = base;
+  }
   // Profiling events: XNNPACK's runtime fuses some nodes into one operator (a Clamp into its
   // producer, a dynamic-quantization Convert into the layer it feeds, two reshapes in a row, a
   // transpose into the matrix product it feeds), so its dump has one event for them; etscope

@@ -562,7 +562,7 @@ void DelegateState::plan_raw_values() {
     const Node& n = graph.nodes[i];
     if (n.outputs.size() != 1 || !form[static_cast<size_t>(n.outputs[0])]) continue;
     const size_t v = static_cast<size_t>(n.outputs[0]);
-    if (copy_clamp[i] && data[v] == data[static_cast<size_t>(n.inputs[0])]) {
+    if (copy_clamp[i] && ws_offset[v] >= 0 && ws_offset[v] == ws_offset[static_cast<size_t>(n.inputs[0])]) {
       raw[v] = raw[static_cast<size_t>(n.inputs[0])];
       continue;
     }

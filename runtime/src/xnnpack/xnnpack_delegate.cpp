@@ -149,12 +149,20 @@ void XnnpackDelegate::set_quantizers(std::span<const uint8_t> on) {
   for (size_t k = 0; k < impl_->quantizers.size() && k < on.size(); ++k) impl_->quantizers[k].on = on[k] != 0;
 }
 
+Status Workspace::grow(uint64_t floats, const Reserve& reserve, const std::string& what) {
+  if (floats <= buffer_.size()) return ok_status();
+  ETSCOPE_TRY(reserve((floats - buffer_.size()) * 4, what));
+  buffer_.resize(static_cast<size_t>(floats));
+  return ok_status();
+}
+
 Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& program, const Delegate& delegate,
                                                                std::span<EValue* const> args, const Reserve& reserve,
                                                                const std::string& where, bool emulate_quantization,
-                                                               const Parallel* parallel) {
+                                                               const Parallel* parallel, std::shared_ptr<Workspace> workspace) {
   auto impl = std::make_unique<DelegateState>();
   impl->where = where;
+  impl->workspace = workspace != nullptr ? std::move(workspace) : std::make_shared<Workspace>();
   impl->emulate = emulate_quantization;
   impl->parallel = parallel;
   ETSCOPE_ASSIGN_OR_RETURN(impl->graph, xnn::parse_xnnpack_delegate(program, delegate, where + ": XNNPACK payload"));
@@ -304,8 +312,19 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     if ((tv.flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) != 0) return staged[v] != 0;
     return tv.is_constant || written[v] != 0;
   };
+  // Constants' floats are the delegate's; everything else that needs a buffer lives in the
+  // workspace, each value at a 64-byte boundary.
+  uint64_t ws_floats = 0;
+  impl->ws_offset.assign(nv, -1);
   for (size_t v = 0; v < nv; ++v) {
     if (!needs_buffer(v)) continue;
+    if (!g.values[v].is_constant) {
+      impl->ws_offset[v] = static_cast<int64_t>(ws_floats);
+      const auto end = checked::add(ws_floats, g.values[v].numel);
+      if (!end || *end >= (uint64_t{1} << 60)) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
+      ws_floats = (*end + 15) / 16 * 16;
+      continue;
+    }
     const auto b = checked::mul(g.values[v].numel, 4);
     const auto sum = b ? checked::add(bytes, *b) : std::nullopt;
     if (!sum) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
@@ -315,9 +334,10 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   if (!total) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
   bytes = *total;
   ETSCOPE_TRY(reserve(bytes, where + ": XNNPACK delegate buffers"));
+  ETSCOPE_TRY(impl->workspace->grow(ws_floats, reserve, where + ": XNNPACK delegate workspace"));
   for (size_t v = 0; v < nv; ++v) {
     const xnn::TensorValue& tv = g.values[v];
-    if (!needs_buffer(v)) continue;
+    if (!needs_buffer(v) || !tv.is_constant) continue;
     impl->owned[v].resize(static_cast<size_t>(tv.numel));
     if (tv.is_constant && tv.numel > 0) {
       ETSCOPE_TRY(dequantize_constant(tv, impl->owned[v].data(), where + ": XNNPACK value id " + std::to_string(tv.id)));
@@ -361,11 +381,10 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     const size_t in = static_cast<size_t>(g.nodes[i].inputs[0]), out = static_cast<size_t>(g.nodes[i].outputs[0]);
     constexpr uint32_t kExternal = xnn::kFlagExternalInput | xnn::kFlagExternalOutput;
     if ((g.values[out].flags & kExternal) != 0 || (g.values[in].flags & kExternal) != 0 || g.values[in].is_constant ||
-        impl->consumers[in] != 1 || impl->owned[in].empty() || impl->data[in] != impl->owned[in].data()) {
+        impl->consumers[in] != 1 || impl->ws_offset[in] < 0) {
       continue;
     }
-    impl->data[out] = impl->data[in];
-    std::vector<float>().swap(impl->owned[out]);
+    impl->ws_offset[out] = impl->ws_offset[in];
   }
   impl->plan_raw_values();
   return std::unique_ptr<XnnpackDelegate>(new XnnpackDelegate(std::move(impl)));
@@ -470,6 +489,7 @@ Status DelegateState::reshape(std::span<EValue* const> args) {
 Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* tracer, const ValueHook* hook) {
   DelegateState& m = *impl_;
   const xnn::Graph& g = m.graph;
+  m.bind_workspace();
   if (m.dynamic) ETSCOPE_TRY(m.reshape(args));
   for (const std::vector<int32_t>* list : {&g.inputs, &g.outputs}) {
     for (int32_t vi : *list) {

@@ -33,6 +33,21 @@ struct DelegateState;  // delegate_state.h, private to runtime/src/xnnpack/
 /// Takes bytes from the method's memory budget, or explains why it cannot.
 using Reserve = std::function<Status(uint64_t bytes, const std::string& what)>;
 
+/// Memory the XNNPACK delegates of one method share for what lives only during a call: the
+/// values inside their graphs and the staging buffers of f16, bf16 and int8 arguments. A method
+/// runs its delegates one at a time, so the largest one's need is enough for all (ExecuTorch's
+/// XNNPACK backend shares one workspace between a method's delegates the same way). Grown only
+/// while delegates load; each delegate points its values into it when a call starts.
+class Workspace {
+ public:
+  /// Makes room for `floats` floats, taking what it grows by from `reserve`.
+  Status grow(uint64_t floats, const Reserve& reserve, const std::string& what);
+  float* data() { return buffer_.data(); }
+
+ private:
+  std::vector<float> buffer_;
+};
+
 class XnnpackDelegate {
  public:
   /// `args` are the DelegateCall's argument values (graph inputs first, by external id, then
@@ -40,7 +55,7 @@ class XnnpackDelegate {
   static Result<std::unique_ptr<XnnpackDelegate>> load(const Program& program, const Delegate& delegate,
                                                        std::span<EValue* const> args, const Reserve& reserve,
                                                        const std::string& where, bool emulate_quantization = false,
-                                                       const Parallel* parallel = nullptr);
+                                                       const Parallel* parallel = nullptr, std::shared_ptr<Workspace> workspace = nullptr);
   ~XnnpackDelegate();
 
   /// Argument positions the delegate reads and writes (for the method's use checks).
@@ -86,6 +101,7 @@ class XnnpackDelegate {
   using ValueHook = std::function<bool(int32_t delegate_debug_handle, std::span<const int64_t> sizes, std::span<float> logical)>;
 
   /// Runs every node in order; each is one delegate profiling event when `tracer` records.
+  /// Delegates sharing a Workspace must not execute at the same time.
   /// With `hook`, after each event's nodes ran (and logged their outputs), every output the
   /// debug buffer logs under a delegate debug handle is replaced by what the hook gives.
   Status execute(std::span<EValue* const> args, EventTracer* tracer, const ValueHook* hook = nullptr);
