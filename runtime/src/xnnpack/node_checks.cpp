@@ -323,6 +323,7 @@ Status check_fully_connected(DelegateState& m, size_t i, Scratch* scratch) {
     if (!m.emulate) return ok_status();
   }
   if (m.packed_f32_layer(n)) return ok_status();  // f32_gemm needs no workspace
+  if (m.qd8_layer(n) && !m.emulate) return ok_status();  // nor do qd8 layers, unless emulated on floats
   const bool exact = m.integer_layer(n);
   scratch->gemm = std::max(scratch->gemm, kernels::gemm_workspace_bytes(rows, nout, k, exact ? 8 : 4));
   if (exact) {  // in floats or doubles (plan_quantized decides)
