@@ -66,10 +66,12 @@ Result<Profile> open_profile(const ProfileFiles& files) {
 
 Result<std::vector<ProfileWarning>> check_profile_parts(const ProfileParts& parts, const ProfileOptions& options) {
   std::vector<ProfileWarning> warnings;
-  for (const std::string& problem : check_consistency(parts.dump.get(), parts.record.get(), parts.program.get()).problems) {
+  const ConsistencyReport consistency = check_consistency(parts.dump.get(), parts.record.get(), parts.program.get());
+  for (const std::string& problem : consistency.problems) {
     if (!options.join_mismatched) return Error(ErrorCode::kInvalidArgument, problem + options.mismatch_hint);
     warnings.push_back({ProfileWarning::Kind::kMismatch, "", problem});
   }
+  for (const std::string& note : consistency.notes) warnings.push_back({ProfileWarning::Kind::kUnmapped, parts.record_name, note});
   // Whatever could not be decoded is missing from every report: say so instead of leaving
   // columns quietly empty.
   if (parts.record && !parts.record->undecoded.empty()) {

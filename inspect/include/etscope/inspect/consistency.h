@@ -30,6 +30,9 @@ namespace etscope::inspect {
 struct ConsistencyReport {
   /// One line per mismatch found, naming both files and what disagrees.
   std::vector<std::string> problems;
+  /// One line per thing that holds but limits what the files can show together (instructions the
+  /// run executed that the ETRecord maps no debug handle for).
+  std::vector<std::string> notes;
   bool ok() const { return problems.empty(); }
 };
 

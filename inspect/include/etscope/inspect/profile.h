@@ -78,6 +78,10 @@ struct ProfileWarning {
     /// Intermediate outputs were logged while the run was timed (logged_intermediates() > 0):
     /// every timing includes copying them into the debug buffer.
     kLoggedTimings,
+    /// Instructions the run executed that the ETRecord maps no debug handle for (ExecuTorch's
+    /// to_executorch leaves some, e.g. a linear re-fused from permute and mm): their rows have no
+    /// module, stack trace or AOT values.
+    kUnmapped,
   };
   Kind kind = Kind::kMismatch;
   std::string file;  ///< The file it is about; "" for a mismatch, whose text names both files.
