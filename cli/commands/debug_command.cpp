@@ -190,13 +190,15 @@ class DebugCommand final : public Command {
                 {"method", runner->method_name()},
                 {"etrecord", etrecord_},
                 {"run_ms", timing.samples.front()},
+                {"inputs", runner->record_inputs_source()},
                 {"logging", Json{{"level", "intermediate"},
                                  {"buffer_bytes", runner->debug_buffer_bytes()},
                                  {"timings_include_logging", true}}},
                 {"aot_intermediates", aot_path.empty() ? Json() : Json(aot_path)}};
     if (!json) {
-      std::printf("%s: method '%s' run once with the representative inputs of %s (%s, intermediate outputs logged)\n\n",
-                  model_.c_str(), runner->method_name().c_str(), etrecord_.c_str(), duration_text_ms(timing.samples.front()).c_str());
+      std::printf("%s: method '%s' run once with %s of %s (%s, intermediate outputs logged)\n\n", model_.c_str(),
+                  runner->method_name().c_str(), runner->record_inputs_source().c_str(), etrecord_.c_str(),
+                  duration_text_ms(timing.samples.front()).c_str());
     }
     // The run is in `in` (read back from its files) now: its runner's program, arenas and debug
     // buffer go before the local gaps' run loads its own, so memory peaks at one of them.
@@ -446,7 +448,12 @@ class DebugCommand final : public Command {
     if (inputs_ == "etrecord") {
       const etrecord::EtRecord* record = run.record();
       const std::string method = run.options().method.empty() ? "forward" : run.options().method;
-      const size_t cases = record != nullptr ? record->representative_cases(method) : 0;
+      size_t cases = record != nullptr ? record->representative_cases(method) : 0;
+      if (cases == 0 && record != nullptr) {
+        // No representative inputs: the method's example inputs (EtRecord::aot_inputs_of), as one set.
+        if (auto aot = record->aot_inputs_of(method); !aot.ok()) return aot.error();
+        cases = 1;
+      }
       if (cases == 0) return Error(ErrorCode::kNotFound, etrecord_ + ": no representative inputs for method '" + method + "'");
       for (size_t k = 0; k < cases; ++k) {
         sets.push_back({"etrecord case " + std::to_string(k), [record, k](runner::Runner& r) { return r.set_inputs_from_record(*record, k); }});

@@ -161,6 +161,21 @@ Result<const std::vector<TensorValue>*> EtRecord::representative_inputs_of(const
   return &it->second[index];
 }
 
+Result<EtRecord::AotInputs> EtRecord::aot_inputs_of(const std::string& method) const {
+  if (auto recorded = representative_inputs_of(method, 0); recorded.ok()) return AotInputs{**recorded, "the representative inputs"};
+  for (const std::string& member : {"edge_dialect_exported_program/" + method + "_example_inputs", std::string("exported_program_example_inputs")}) {
+    auto it = saved_tensors.find(member);
+    if (it == saved_tensors.end() || it->second.empty()) continue;
+    // The exported program's example inputs stand for "forward" only (the method it was exported as).
+    if (member.rfind("exported_program", 0) == 0 && method != "forward") continue;
+    AotInputs out;
+    for (const NamedTensor& t : it->second) out.tensors.push_back(t.value);
+    out.source = "the example inputs (" + member + "; the ETRecord has no representative inputs)";
+    return out;
+  }
+  return Error(ErrorCode::kNotFound, path + ": no representative inputs for method '" + method + "', nor example inputs it was exported with");
+}
+
 size_t EtRecord::representative_cases(const std::string& method) const {
   auto it = representative_inputs.find(method);
   return it == representative_inputs.end() ? 0 : it->second.size();

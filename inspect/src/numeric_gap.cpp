@@ -1055,6 +1055,14 @@ Result<std::vector<GapRow>> calculate_numeric_gap(const Inspector& in, const Aot
     if (p.aot.kind == GapValue::Kind::kNone || p.runtime.kind == GapValue::Kind::kNone) continue;
     if (p.aot.is_list() && p.aot.items.size() > 1) continue;
     GapRow row;
+    // Values that cannot be compared (shapes that do not broadcast) mean AOT outputs of other
+    // inputs than the run's, most often: say where and what to check.
+    auto value_mismatch = [&](const Error& e) {
+      std::string handles;
+      for (int64_t h : p.key) handles += (handles.empty() ? "" : ",") + std::to_string(h);
+      return Error(e.code(), dump_name + ": debug handles " + handles + ": the AOT and runtime values cannot be compared (" + e.message() +
+                                 "): were the AOT intermediates made from the run's inputs?");
+    };
     row.aot_handles = p.key;
     row.aot_ops = find_op_names(p.key, aot_names);
     row.runtime_ops = find_op_names(p.key, runtime_names);
@@ -1070,13 +1078,13 @@ Result<std::vector<GapRow>> calculate_numeric_gap(const Inspector& in, const Aot
       }
       for (size_t i = 0; i < p.aot.items.size(); ++i) {
         auto g = compare_values(metric, p.aot.items[i], p.runtime.items[i]);
-        if (!g.ok()) return g.error().with_context(dump_name);
+        if (!g.ok()) return value_mismatch(g.error());
         row.gap.push_back(*g);
         ETSCOPE_TRY(add_stats(row, p.aot.items[i], p.runtime.items[i], dump_name));
       }
     } else {
       auto g = compare_values(metric, p.aot, p.runtime);
-      if (!g.ok()) return g.error().with_context(dump_name);
+      if (!g.ok()) return value_mismatch(g.error());
       row.gap.push_back(*g);
       ETSCOPE_TRY(add_stats(row, p.aot, p.runtime, dump_name));
     }
@@ -1134,9 +1142,9 @@ Result<InputCheck> check_run_inputs(const Inspector& in, double rtol, double ato
   const std::string method = !block->method.empty()         ? block->method
                              : !in.options().method.empty() ? in.options().method
                                                             : std::string("forward");
-  auto aot_inputs = in.record()->representative_inputs_of(method);
+  auto aot_inputs = in.record()->aot_inputs_of(method);
   if (!aot_inputs.ok()) return not_recorded(aot_inputs.error().message() + ": cannot check the run's inputs");
-  const std::vector<etrecord::TensorValue>& want = **aot_inputs;
+  const std::vector<etrecord::TensorValue>& want = aot_inputs->tensors;
 
   // The run's tensor inputs in order (scalar inputs are fixed at export).
   std::vector<GapValue> got;

@@ -80,6 +80,7 @@ struct Runner::Impl {
   std::vector<uint8_t> debug_buffer;
   bool debug_buffer_ready = false;
   double debug_setup_ms = 0;
+  std::string record_inputs_source;  // set_inputs_from_record
   std::string method_name;
   std::unique_ptr<Engine> engine;
   double load_ms = 0;
@@ -334,13 +335,20 @@ Status Runner::set_inputs_from_etrecord(const std::string& etrecord_path) {
 Status Runner::set_inputs_from_record(const etrecord::EtRecord& record, size_t index) {
   Impl& m = *impl_;
   const std::string& etrecord_path = record.path;
-  ETSCOPE_ASSIGN_OR_RETURN(const std::vector<etrecord::TensorValue>* recorded, record.representative_inputs_of(m.method_name, index));
-  const std::vector<etrecord::TensorValue>& values = *recorded;
+  etrecord::EtRecord::AotInputs taken;
+  if (index == 0) {
+    ETSCOPE_ASSIGN_OR_RETURN(taken, record.aot_inputs_of(m.method_name));
+  } else {
+    ETSCOPE_ASSIGN_OR_RETURN(const std::vector<etrecord::TensorValue>* recorded, record.representative_inputs_of(m.method_name, index));
+    taken = {*recorded, "the representative inputs (case " + std::to_string(index) + ")"};
+  }
+  m.record_inputs_source = taken.source;
+  const std::vector<etrecord::TensorValue>& values = taken.tensors;
   size_t tensor_inputs = 0;
   for (size_t i = 0; i < m.engine->num_inputs(); ++i) tensor_inputs += m.engine->input(i).tag == Tag::kTensor;
   if (values.size() != tensor_inputs) {
-    return make_error(ErrorCode::kInvalidArgument, "%s: %zu representative inputs, %s takes %zu tensors", etrecord_path.c_str(),
-                      values.size(), m.where().c_str(), tensor_inputs);
+    return make_error(ErrorCode::kInvalidArgument, "%s: %zu tensors in %s, %s takes %zu", etrecord_path.c_str(), values.size(),
+                      taken.source.c_str(), m.where().c_str(), tensor_inputs);
   }
   ETSCOPE_TRY(m.set_scalars());
   size_t next = 0;
@@ -350,7 +358,7 @@ Status Runner::set_inputs_from_record(const etrecord::EtRecord& record, size_t i
     const etrecord::TensorValue& v = values[next++];
     const TensorImpl& t = *slot.tensor;
     if (v.dtype != t.dtype()) {
-      return Error(ErrorCode::kInvalidArgument, etrecord_path + ": representative input " + std::to_string(i) + " is " +
+      return Error(ErrorCode::kInvalidArgument, etrecord_path + ": input " + std::to_string(i) + " of " + taken.source + " is " +
                                                     shape_text(v.dtype, v.shape) + ", the method takes " +
                                                     shape_text(t.dtype(), {t.sizes().begin(), t.sizes().end()}));
     }
@@ -359,6 +367,8 @@ Status Runner::set_inputs_from_record(const etrecord::EtRecord& record, size_t i
   }
   return ok_status();
 }
+
+const std::string& Runner::record_inputs_source() const { return impl_->record_inputs_source; }
 
 Status Runner::set_bundled_inputs(size_t index) {
   Impl& m = *impl_;

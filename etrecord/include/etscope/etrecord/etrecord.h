@@ -224,6 +224,16 @@ struct EtRecord {
   Result<const std::vector<TensorValue>*> representative_inputs_of(const std::string& method = "forward", size_t index = 0) const;
   /// How many cases of representative inputs `method` has (0 when none).
   size_t representative_cases(const std::string& method = "forward") const;
+  /// The inputs `method`'s AOT intermediate outputs are computed from: its representative inputs
+  /// (case 0); else, as ExecuTorch's LLM exporter records none, the example inputs the method
+  /// was exported with (its edge program's `_example_inputs`, else the exported program's), in
+  /// their recorded order (positional, then keyword). samples/export/write_aot_intermediates.py
+  /// makes the same choice. `source` says which it is, for messages.
+  struct AotInputs {
+    std::vector<TensorValue> tensors;
+    std::string source;
+  };
+  Result<AotInputs> aot_inputs_of(const std::string& method = "forward") const;
 
   /// Every program: the exported program, then the edge programs and the graph_map programs,
   /// each in name order. Pointers stay valid while the record lives and is not modified.

@@ -131,12 +131,16 @@ class Runner {
   /// Floats uniform in [-1, 1), integers and bools 0 or 1, from `seed`.
   Status set_random_inputs(uint64_t seed);
   Status set_ones_inputs();
-  /// The ETRecord's representative inputs for this method (the ones its AOT outputs were made
-  /// from). Errors: none recorded, or dtypes/shapes that do not fit.
+  /// The ETRecord's inputs for this method that its AOT outputs were made from: its
+  /// representative inputs, else the method's example inputs (etrecord::EtRecord::aot_inputs_of).
+  /// Errors: none recorded, or dtypes/shapes that do not fit.
   Status set_inputs_from_etrecord(const std::string& etrecord_path);
-  /// The same from a record already read: case `index` of its representative inputs for this
-  /// method (etrecord::EtRecord::representative_inputs_of). Errors name record.path.
+  /// The same from a record already read: index 0 as above, index k > 0 case k of its
+  /// representative inputs for this method. Errors name record.path.
   Status set_inputs_from_record(const etrecord::EtRecord& record, size_t index = 0);
+  /// Which of the ETRecord's inputs the last set_inputs_from_* call took ("the representative
+  /// inputs", "the example inputs (...)"); empty before one.
+  const std::string& record_inputs_source() const;
   /// The inputs of test case `index` of this method's bundled suite.
   Status set_bundled_inputs(size_t index);
 
