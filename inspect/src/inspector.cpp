@@ -493,6 +493,7 @@ Result<Inspector> Inspector::build(std::shared_ptr<const etdump::EtDumpFile> dum
       Event ev;
       ev.instruction_id = sig.instruction;
       apply_signature(sig.profile, b, &ev);
+      if (ev.name == events::kDelegateInit) ev.instruction_id = events::delegate_init_instruction(ev.instruction_id);
       std::vector<double> samples;
       const size_t n_runs = g.instances[s].size();
       samples.reserve(n_runs);

@@ -239,6 +239,7 @@ Status ExecutorchEngine::relay(const worker::Frame& f) {
     if (!e.delegate && e.chain == -1 && e.name == events::kDelegateInit) {
       if (e.handle >= delegate_init_sites_.size()) return ok_status();  // not one delegate's: left out
       std::tie(e.chain, e.handle) = delegate_init_sites_[e.handle];
+      e.handle = static_cast<uint32_t>(events::delegate_init_instruction_id(e.handle));
     }
     tracer_->record_timed_event(e.has_name ? intern(e.name) : nullptr, e.chain, e.handle, e.delegate, e.delegate_id, e.start_ns, e.end_ns);
     return ok_status();

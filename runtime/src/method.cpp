@@ -427,7 +427,8 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels, bool valid
           // The delegate's initialisation, timed in the load block as the ExecuTorch engine times
           // ExecuTorch's (core/event_names.h kDelegateInit).
           const EventHandle init_event =
-              tracer != nullptr ? tracer->start_profiling(events::kDelegateInit.data(), static_cast<int32_t>(ci), static_cast<uint32_t>(ii))
+              tracer != nullptr ? tracer->start_profiling(events::kDelegateInit.data(), static_cast<int32_t>(ci),
+                                                     static_cast<uint32_t>(events::delegate_init_instruction_id(static_cast<uint32_t>(ii))))
                                 : kNoEvent;
           auto loaded = xnnpack::XnnpackDelegate::load(*program, d, {arg_pool.data() + step.arg_offset, step.arg_count}, reserve_fn, at,
                                                         emulate_quantization, parallel.get(), xnn_workspace);

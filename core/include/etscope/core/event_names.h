@@ -26,6 +26,13 @@ inline constexpr std::string_view kMethodStep = "Method::step";
 /// segment is read right before the backend's init; one init ends where the next one's read
 /// begins, the last at the end of Method::init), the etscope engine around its own delegate load.
 inline constexpr std::string_view kDelegateInit = "etscope::delegate_init";
+/// Where a kDelegateInit event says its delegate is: chain_index is the delegate call's chain and
+/// instruction_id is -1 - its instruction. Negative, so that ExecuTorch's Inspector, which looks
+/// every event's instruction_id up in the ETRecord's debug-handle map, does not take this load-time
+/// event (with no logged output) for the delegate call itself: its numeric gap failed on etscope's
+/// dumps of delegated programs. Dumps written before recorded the instruction itself.
+inline constexpr int32_t delegate_init_instruction_id(uint32_t instruction) { return -1 - static_cast<int32_t>(instruction); }
+inline constexpr int64_t delegate_init_instruction(int64_t instruction_id) { return instruction_id < 0 ? -1 - instruction_id : instruction_id; }
 
 // Per-instruction events.
 inline constexpr std::string_view kOperatorCall = "OPERATOR_CALL";  ///< A KernelCall: kernel plus overhead.
