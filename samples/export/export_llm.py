@@ -6,6 +6,10 @@
     python export_llm.py --bundle DIR [NAME ...]    DIR/<name>/model.bpte (default: BUNDLED)
     python export_llm.py --pack DIR DEST [NAME ...] the fixture folder (default: FIXTURES)
     python export_llm.py --docs DIR FILE            docs/operators-llm.md
+    python export_llm.py --etrecord-fixtures DEST [--work WORK] [NAME ...]
+                                                    numeric-gap fixtures with the exporter's
+                                                    ETRecord (default: ETRECORD_FIXTURES into
+                                                    DEST, work in build/export-work/llm_etrecord)
 
 For every configuration below this runs ExecuTorch 1.5.1's exporter,
 `python -m executorch.extension.llm.export.export_llm` (a bundled yaml and/or command-line
@@ -37,8 +41,10 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -649,6 +655,263 @@ def verify_bundle_child(bpte: Path, n: int, atol: float) -> None:
     print(f"ExecuTorch's BundledModule passes all {n} in order (rtol 0, atol {atol:g})")
 
 
+# --------------------------------------------------------------------------- ETRecord fixtures
+
+# Numeric gaps (AOT vs runtime) on programs of ExecuTorch's LLM exporter with the ETRecord as the
+# exporter writes it (`debug.generate_etrecord: true`): no representative inputs, example inputs
+# of the edge program only.
+ETRECORD_FIXTURES = ("xnn_8da4w_emb4", "portable_fp32_sdpa")
+ETRECORD_ARCHIVE = "llm_etrecord.tar.xz"
+# In the archive (big: the ETRecords are 2.6-2.9 MB and compress 25x, weights on a 33-level
+# grid; the Inspector answers are 4-4.5 MB of JSON, mostly tensor values and stack traces, and
+# compress 30x); the rest is raw.
+ETRECORD_ARCHIVED = (".pte", ".etrecord", ".inspector.json")
+ETRECORD_PROBE_BUFFER = 64 << 20
+# Top-level children of the Llama transformer (find_total_for_module).
+LLAMA_TOP_MODULES = ("tok_embeddings", "layers.0", "layers.1", "norm", "output")
+
+
+def etrecord_example_inputs(rec) -> list:
+    """The tensors of the example inputs the ETRecord's edge program (else its exported program)
+    was exported with, in flattening order ((tokens, {"input_pos": ...}) -> [tokens, input_pos]),
+    as write_aot_intermediates.py and etscope take them."""
+    import torch
+    import torch.utils._pytree as pytree
+    programs = rec.edge_dialect_program
+    program = programs.get("forward") if isinstance(programs, dict) else programs
+    if program is None:
+        program = rec.exported_program
+    example = getattr(program, "example_inputs", None)
+    if not example:
+        raise SystemExit("the ETRecord's programs have no example inputs")
+    return [t for t in pytree.tree_leaves(example) if isinstance(t, torch.Tensor)]
+
+
+def etrecord_child(d: Path, name: str) -> None:
+    """Runs in its own process on d/<name>.pte + d/<name>.etrecord: the ETRecord's example
+    inputs -> <name>.input<i>.npy; ExecuTorch's runtime runs forward once with ETDump and an
+    intermediate-output debug buffer -> <name>.etdp/.debug.bin; write_aot_intermediates.py ->
+    <name>.aot_intermediates.ptd/.json; ExecuTorch's Inspector with the example inputs as
+    representative inputs -> <name>.inspector.json."""
+    import functools
+    import numpy as np
+    notes = _load_custom_ops()
+    if notes:
+        raise SystemExit("; ".join(notes))
+    sys.path.insert(0, str(HERE))
+    from common import to_jsonable
+    from executorch.devtools.etrecord import parse_etrecord
+    from executorch.extension.pybindings.portable_lib import _load_for_executorch
+    from inspect_tools import _run, debug_buffer_end, etdump_to_dict, run_inspector
+    import write_aot_intermediates as wai
+
+    etrecord = d / f"{name}.etrecord"
+    rec = parse_etrecord(str(etrecord))
+    if getattr(rec, "_representative_inputs", None):
+        print(f"{etrecord}: has representative inputs (not as ExecuTorch's LLM exporter writes it)")
+    inputs = [t.detach().clone().contiguous() for t in etrecord_example_inputs(rec)]
+    for i, t in enumerate(inputs):
+        np.save(d / f"{name}.input{i}.npy", t.numpy())
+    # One forward, as inspect_tools.run_with_etdump does it (ExecuTorch writes the whole debug
+    # buffer to the file): a probe run with a big buffer measures the bytes the debug events
+    # use, the kept run has a buffer of that size + 64 (the sink aligns each tensor's absolute
+    # address to 64), and its file is cut to the end of its last tensor. Each run loads the
+    # program afresh (the KV caches start at zero).
+    load = functools.partial(_load_for_executorch, str(d / f"{name}.pte"))
+    probe_e, probe_b = d / f".{name}.probe.etdp", d / f".{name}.probe.bin"
+    _run(load, inputs, 1, probe_e, probe_b, ETRECORD_PROBE_BUFFER)
+    used = debug_buffer_end(etdump_to_dict(probe_e))
+    probe_e.unlink()
+    probe_b.unlink()
+    etdp, dbg = d / f"{name}.etdp", d / f"{name}.debug.bin"
+    outs = _run(load, inputs, 1, etdp, dbg, used + 64)
+    end = debug_buffer_end(etdump_to_dict(etdp))
+    written = dbg.stat().st_size
+    with open(dbg, "r+b") as f:
+        f.truncate(end)
+    print(f"{dbg}: {end} bytes used (buffer {used + 64}, file was {written})")
+    wai.write_aot_intermediates(str(etrecord), str(etdp), str(dbg), d / name)
+    meta = {
+        "versions": versions(),
+        "runtime": "executorch.extension.pybindings.portable_lib._load_for_executorch(pte, "
+                   "enable_etdump=True, debug_buffer_size=N), run_method('forward') once, "
+                   "with executorch.extension.llm.custom_ops.custom_ops and "
+                   "executorch.kernels.quantized imported",
+        "inputs": [f"{name}.input{i}.npy" for i in range(len(inputs))],
+        "inputs_source": "the ETRecord's edge program example_inputs, flattened "
+                         "(tokens, {'input_pos': ...}) -> [tokens, input_pos]",
+        "debug_buffer_bytes": end, "debug_buffer_size": used + 64,
+        "runtime_outputs": [to_jsonable(o) for o in outs],
+        "aot_intermediates": "written by samples/export/write_aot_intermediates.py "
+                             "(write_aot_intermediates) from the same .etrecord/.etdp/.debug.bin",
+    }
+    res = run_inspector(d, name, etrecord, LLAMA_TOP_MODULES, representative_inputs=inputs,
+                        aot_intermediates=False, extra_meta=meta)
+    summary = {}
+    for metric, g in res["calculate_numeric_gap"].items():
+        summary[metric] = {"error": g["error"]} if "error" in g else {"rows": g["num_rows"]}
+    (d / "etrecord_child.json").write_text(json.dumps({
+        "inputs": [{"dtype": str(t.dtype), "shape": list(t.shape), "values": t.tolist()} for t in inputs],
+        "debug_buffer_bytes": end, "calculate_numeric_gap": summary}, indent=1) + "\n")
+
+
+def etrecord_fixtures(dest: Path, work: Path, names: list[str]) -> None:
+    """Export every configuration of `names` with debug.generate_etrecord into work/<name>/ (same
+    seeded checkpoint as the llm fixtures), make its fixture files there (etrecord_child, in its
+    own process: the runtime can abort), then pack them into dest/."""
+    import shutil
+    work, dest = work.resolve(), dest.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    ppath, cpath = make_checkpoint(work, small=True)
+    conf = {c[0]: c for c in CONFIGS}
+    entries = []
+    for name in names:
+        _, yaml, overrides, what = conf[name]
+        overrides = overrides + ["debug.generate_etrecord=True"]
+        print(f"=== {name}: export", flush=True)
+        ok, err = export_one(work, name, yaml, overrides, ppath, cpath)
+        d = work / name
+        if not ok or not (d / "etrecord.bin").exists():
+            sys.exit(f"{name}: export failed or wrote no etrecord.bin: {err}")
+        shutil.copyfile(d / "model.pte", d / f"{name}.pte")
+        shutil.copyfile(d / "etrecord.bin", d / f"{name}.etrecord")
+        print(f"=== {name}: ExecuTorch runtime, write_aot_intermediates, Inspector", flush=True)
+        p = subprocess.run(["nice", sys.executable, __file__, "--etrecord-child", str(d), name],
+                           capture_output=True, text=True, env=dict(os.environ, PYTHONHASHSEED="0"))
+        (d / "etrecord_child.log").write_text(p.stdout + p.stderr)
+        if p.returncode != 0:
+            sys.exit(f"{name}: failed (rc {p.returncode}), see {d / 'etrecord_child.log'}:\n"
+                     + "\n".join((p.stdout + p.stderr).strip().splitlines()[-6:]))
+        child = json.loads((d / "etrecord_child.json").read_text())
+        for metric, g in child["calculate_numeric_gap"].items():
+            if "error" in g:
+                print(f"!!! {name}: calculate_numeric_gap({metric}) failed: {g['error'][:300]}", flush=True)
+        import hashlib
+        pte_sha = hashlib.sha256((d / f"{name}.pte").read_bytes()).hexdigest()
+        llm_index = HERE.parent.parent / "tests/fixtures/executorch/llm/index.json"
+        llm_sha = (json.loads(llm_index.read_text())["files"].get(f"{name}/model.pte", {}).get("sha256")
+                   if llm_index.exists() else None)
+        entries.append({"name": name, "what": what, "yaml": yaml, "overrides": overrides,
+                        "pte_sha256": pte_sha,
+                        "same_pte_as_llm_fixture": None if llm_sha is None else llm_sha == pte_sha,
+                        "inputs": child["inputs"], "debug_buffer_bytes": child["debug_buffer_bytes"],
+                        "calculate_numeric_gap": child["calculate_numeric_gap"]})
+    pack_etrecord(work, dest, entries)
+
+
+def _write_index(dest: Path, top: Dict[str, Any], manifest_text: str, files: int, archived: int, archive: str) -> None:
+    (dest / "index.json").write_text(json.dumps(top, indent=1) + "\n")
+    (dest / "MANIFEST.md").write_text(manifest_text)
+    print(f"{dest}: {files} files, {archived} in {archive} ({(dest / archive).stat().st_size} bytes)")
+
+
+def _pack_files(work: Path, dest: Path, files: List[str], big: List[str], archive: str) -> Dict[str, Any]:
+    """Copies `files` (paths relative to `work`) to `dest`, those in `big` into the xz archive
+    `dest/archive` instead (reproducible: fixed mtime and owner); returns their index (size, sha256,
+    archive or None)."""
+    index = {}
+    for rel in files:
+        p = work / rel
+        index[rel] = {"size": p.stat().st_size, "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
+                      "archive": archive if rel in big else None}
+        if rel not in big:
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(p, dest / rel)
+    env = dict(os.environ, XZ_OPT="-9e")
+    subprocess.run(["tar", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner",
+                    "--format=gnu", "-cJf", str(dest / archive), *big], cwd=work, check=True, env=env)
+    return index
+
+
+def pack_etrecord(work: Path, dest: Path, entries: list[dict]) -> None:
+    """dest/<name>/: every fixture file of work/<name>/ (<name>.*, config.yaml, command.txt);
+    the .pte, .etrecord and .inspector.json files in dest/llm_etrecord.tar.xz (paths
+    <name>/<name>.pte, XZ_OPT=-9e), the others raw; dest/index.json (size, sha256, archive of every file), dest/MANIFEST.md."""
+    import hashlib
+    import shutil
+    if dest.exists():
+        for old in sorted(dest.rglob("*"), reverse=True):
+            if old.is_file():
+                old.unlink()
+            elif old.is_dir():
+                old.rmdir()
+    dest.mkdir(parents=True, exist_ok=True)
+    files = ["params.json"]
+    for e in entries:
+        n = e["name"]
+        files += [f"{n}/config.yaml", f"{n}/command.txt"]
+        files += sorted(f"{n}/{p.name}" for p in (work / n).glob(f"{n}.*") if p.is_file())
+    big = [f for f in files if f.endswith(ETRECORD_ARCHIVED)]
+    index = _pack_files(work, dest, files, big, ETRECORD_ARCHIVE)
+    top = {"generator": "samples/export/export_llm.py --etrecord-fixtures",
+           "params": json.loads((work / "params.json").read_text()), "max_seq_length": MAX_SEQ,
+           "max_context_length": MAX_SEQ, "bos": BOS, "eos": EOS, "seed": SEED,
+           "versions": versions(), "configurations": entries, "files": index}
+    _write_index(dest, top, etrecord_manifest(top, dest), len(files), len(big), ETRECORD_ARCHIVE)
+
+
+def etrecord_manifest(top: dict, dest: Path) -> str:
+    v = top["versions"]
+    names = [e["name"] for e in top["configurations"]]
+    lines = [
+        "# Numeric gaps on ExecuTorch LLM exporter programs, ETRecord as the exporter writes it", "",
+        "Written by `samples/export/export_llm.py --etrecord-fixtures "
+        "tests/fixtures/executorch/llm_etrecord` (step `llm_etrecord` of "
+        "`samples/export/make_fixtures.sh`); do not edit. Each directory is one configuration of "
+        "`llm/` (same `config.yaml` plus `debug.generate_etrecord: true`, same seeded random-weight "
+        "checkpoint of `params.json`, not committed) exported by ExecuTorch's own LLM exporter, "
+        "`python -m executorch.extension.llm.export.export_llm --config <dir>/config.yaml` "
+        f"(executorch {v['executorch']}, torch {v['torch']}, torchao {v['torchao']}; exact "
+        "command in `command.txt`), `PYTHONHASHSEED=0`.", "",
+        f"`<name>.pte`, `<name>.etrecord` and `<name>.inspector.json` are in `{ETRECORD_ARCHIVE}` "
+        "(paths `<name>/<name>.pte` ...; to be unpacked into "
+        "`build/fixtures/executorch/llm_etrecord/`), everything else is raw; `index.json` lists "
+        "every file (size, sha256, archive).", "",
+        "Per configuration `<name>`:", "",
+        "- `<name>.pte`: the exporter's `model.pte`; `<name>.etrecord`: the exporter's "
+        "`etrecord.bin`, byte for byte (no representative inputs, no reference outputs; its edge "
+        "program's example inputs are `tokens` int64 [1, 3] = [[2, 3, 4]] and `{'input_pos': "
+        "int64 [1] = [0]}`). *same .pte as llm/*: whether the `.pte` is byte-identical to the "
+        "committed `llm/<name>/model.pte` (sha256 of `llm/index.json`). The `.etrecord` is not "
+        "byte-reproducible: its "
+        "serialized graphs hold Python object ids (`nn_module_stack` entries like "
+        "`Transformer;140012838418320`, `export_graph_id`) and its zip entries the export time; "
+        "re-exporting gives a file of the same size with those bytes changed.",
+        "- `<name>.input0.npy`, `<name>.input1.npy`: those example inputs, flattened (tokens, "
+        "input_pos).",
+        "- `<name>.etdp`, `<name>.debug.bin`: ExecuTorch's Python runtime "
+        "(`_load_for_executorch(pte, enable_etdump=True, debug_buffer_size=N)`, "
+        "`executorch.extension.llm.custom_ops.custom_ops` and `executorch.kernels.quantized` "
+        "imported) ran `forward` ONCE on a freshly loaded program with those inputs (KV caches "
+        "zero) with an intermediate-output debug buffer; N = the bytes a probe run used + 64, and "
+        "the `.debug.bin` is cut to the end of its last debug tensor.",
+        "- `<name>.aot_intermediates.ptd/.json`: `samples/export/write_aot_intermediates.py` "
+        "(`write_aot_intermediates`) on that `.etrecord`, `.etdp` and `.debug.bin`: it gives the "
+        "ETRecord the example inputs as representative inputs and stores the outputs of the "
+        "Inspector's default reference graph.",
+        "- `<name>.inspector.json`: ExecuTorch's Inspector on the same three files, the ETRecord "
+        "given the same inputs with `ETRecord.update_representative_inputs` first (in memory; "
+        "without it `calculate_numeric_gap` raises): `to_dataframe`, event blocks, "
+        "`find_total_for_module`, `calculate_numeric_gap(\"L1\" | \"MSE\" | \"SNR\")` with default "
+        "arguments (an error is kept as `{\"error\": ...}`), `meta` (versions, runtime outputs). "
+        "Same layout as the other fixtures' `*.inspector.json` (`samples/export/inspect_tools.py` "
+        "`run_inspector`).",
+        "- `config.yaml`, `command.txt`: the exporter's exact input (absolute paths of the "
+        "machine that made them).", "",
+        "| configuration | what | same .pte as llm/ | inputs | debug buffer bytes | calculate_numeric_gap |",
+        "|---|---|---|---|---|---|"]
+    for e in top["configurations"]:
+        ins = ", ".join(f"{i['dtype'].replace('torch.', '')} {i['shape']} = {i['values']}" for i in e["inputs"])
+        gaps = "; ".join(f"{m}: " + (f"{g['rows']} rows" if "rows" in g else "error " + g["error"][:200].replace("|", "/"))
+                         for m, g in e["calculate_numeric_gap"].items())
+        same = {True: "yes", False: "no", None: "-"}[e.get("same_pte_as_llm_fixture")]
+        lines.append(f"| `{e['name']}` | {e['what']} + `debug.generate_etrecord` | {same} | {ins} | "
+                     f"{e['debug_buffer_bytes']} | {gaps} |")
+    total = sum(p.stat().st_size for p in dest.rglob("*") if p.is_file() and p.name != "MANIFEST.md")
+    lines += ["", f"Committed bytes in this directory: {total} (+ this file)."]
+    return "\n".join(lines) + "\n"
+
+
 # --------------------------------------------------------------------------- pack
 
 FIXTURES = (
@@ -687,25 +950,12 @@ def pack(work: Path, dest: Path, names: list[str]) -> None:
         files += sorted(f"{n}/{p.name}" for p in (work / n).iterdir()
                         if p.is_file() and p.name not in SKIP)
     big = [f for f in files if f.endswith((".pte", ".ptd", ".bpte"))]
-    index = {}
-    for rel in files:
-        p = work / rel
-        index[rel] = {"size": p.stat().st_size, "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
-                      "archive": ARCHIVE if rel in big else None}
-        if rel not in big:
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(p, dest / rel)
-    env = dict(os.environ, XZ_OPT="-9e")
-    subprocess.run(["tar", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner",
-                    "--format=gnu", "-cJf", str(dest / ARCHIVE), *big], cwd=work, check=True, env=env)
+    index = _pack_files(work, dest, files, big, ARCHIVE)
     top["configurations"] = [e for e in top["configurations"] if e["name"] in names]
     for e in top["configurations"]:
         e["path"] = e["name"]
     top["files"] = index
-    (dest / "index.json").write_text(json.dumps(top, indent=1) + "\n")
-    (dest / "MANIFEST.md").write_text(manifest(top, dest))
-    print(f"{dest}: {len(files)} files, {len(big)} in {ARCHIVE} "
-          f"({(dest / ARCHIVE).stat().st_size} bytes)")
+    _write_index(dest, top, manifest(top, dest), len(files), len(big), ARCHIVE)
 
 
 def manifest(top: dict, dest: Path) -> str:
@@ -891,6 +1141,19 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--pack":
         # --pack WORK DEST [NAME ...]
         pack(Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4:] or list(FIXTURES))
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--etrecord-fixtures":
+        # --etrecord-fixtures DEST [--work WORK] [NAME ...]
+        rest = sys.argv[2:]
+        work = HERE.parent.parent / "build/export-work/llm_etrecord"
+        if "--work" in rest:
+            i = rest.index("--work")
+            work = Path(rest[i + 1])
+            rest = rest[:i] + rest[i + 2:]
+        etrecord_fixtures(Path(rest[0]), work, rest[1:] or list(ETRECORD_FIXTURES))
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--etrecord-child":
+        etrecord_child(Path(sys.argv[2]), sys.argv[3])
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         mode, d, cfg = sys.argv[2], Path(sys.argv[3]), sys.argv[4]

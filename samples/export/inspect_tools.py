@@ -210,17 +210,35 @@ def _df_records(df) -> Dict[str, Any]:
     return {"columns": cols, "num_rows": len(rows), "rows": rows}
 
 
-def run_inspector(outdir: Path, stem: str, etrecord: Path, top_modules: Sequence[str],
-                  log=print, variant: str = "", numeric_gap: bool = True) -> Dict[str, Any]:
+def run_inspector(outdir: Path, stem: str, etrecord: Any, top_modules: Sequence[str],
+                  log=print, variant: str = "", numeric_gap: bool = True,
+                  representative_inputs: Sequence[torch.Tensor] | None = None,
+                  aot_intermediates: bool = True,
+                  extra_meta: Dict[str, Any] | None = None) -> Dict[str, Any]:
+    """ExecuTorch's Inspector on <stem><variant>.etdp/.debug.bin and `etrecord` -> <stem>.inspector.json.
+
+    `etrecord` is a path, or an ETRecord object (executorch.devtools.etrecord.ETRecord) given to
+    the Inspector as is. `representative_inputs`: when given, the ETRecord (parsed from the path
+    if it is one) gets them with ETRecord.update_representative_inputs before the Inspector sees
+    it (ExecuTorch's LLM exporter records none, and calculate_numeric_gap needs them); the file
+    is not changed. `aot_intermediates=False` skips writing <stem>.aot_intermediates.ptd/.json
+    (write_aot_intermediates.py writes them instead). `extra_meta` is merged into "meta".
+    """
     from executorch.devtools import Inspector
 
     etdp = outdir / f"{stem}{variant}.etdp"
     dbg = outdir / f"{stem}{variant}.debug.bin"
-    insp = Inspector(etdump_path=str(etdp), etrecord=str(etrecord),
+    record = str(etrecord) if isinstance(etrecord, (str, Path)) else etrecord
+    if representative_inputs is not None:
+        if isinstance(record, str):
+            from executorch.devtools.etrecord import parse_etrecord
+            record = parse_etrecord(record)
+        record.update_representative_inputs(list(representative_inputs))
+    insp = Inspector(etdump_path=str(etdp), etrecord=record,
                      debug_buffer_path=str(dbg))
     meta = {
         "etdump": etdp.name,
-        "etrecord": etrecord.name,
+        "etrecord": Path(etrecord).name if isinstance(etrecord, (str, Path)) else "(ETRecord object)",
         "debug_buffer": dbg.name,
         "source_time_scale": "ns (Inspector default)",
         "target_time_scale": "ms (Inspector default)",
@@ -230,6 +248,10 @@ def run_inspector(outdir: Path, stem: str, etrecord: Path, top_modules: Sequence
         "'data' (all values, row-major) when numel <= 1024 else 'first' (first 16 values). "
         "Non-finite floats are the strings 'inf', '-inf', 'nan'.",
     }
+    if representative_inputs is not None:
+        meta["representative_inputs"] = ("set with ETRecord.update_representative_inputs before "
+                                         "the Inspector read the ETRecord (not in the file)")
+    meta.update(extra_meta or {})
     res: Dict[str, Any] = {"meta": meta}
     df = insp.to_dataframe()  # include_units=True by default
     res["to_dataframe"] = _df_records(df)
@@ -258,7 +280,7 @@ def run_inspector(outdir: Path, stem: str, etrecord: Path, top_modules: Sequence
             gaps[metric] = {"error": repr(ex)}
             log(f"calculate_numeric_gap({metric}) failed: {ex!r}")
     res["calculate_numeric_gap"] = gaps
-    if not numeric_gap:
+    if not numeric_gap or not aot_intermediates:
         write_json(outdir / f"{stem}{variant}.inspector.json", res)
         return res
     # The AOT intermediate outputs the comparison used, keyed by debug handle.

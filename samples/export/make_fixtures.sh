@@ -99,6 +99,13 @@ if nice "$PYV" export_llm.py --out "$WORK/llm" --only "$LLM_FIXTURES" > "$WORK/l
 else
   failed="$failed llm"
 fi
+# Numeric-gap fixtures on two of those configurations exported with debug.generate_etrecord: the
+# exporter's ETRecord as it writes it, one ExecuTorch run (ETDump + debug buffer) on its example
+# inputs, write_aot_intermediates.py, and ExecuTorch's Inspector (calculate_numeric_gap) with the
+# example inputs as representative inputs; .pte/.etrecord/.inspector.json in llm_etrecord.tar.xz.
+rm -rf "$WORK/llm_etrecord"
+nice "$PYV" export_llm.py --etrecord-fixtures "$OUT/llm_etrecord" --work "$WORK/llm_etrecord" \
+  > "$WORK/log_llm_etrecord.txt" 2>&1 || failed="$failed llm_etrecord"
 if [[ -n "$failed" ]]; then
   echo "steps that failed:$failed" >&2
   exit 1

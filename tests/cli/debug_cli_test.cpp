@@ -4,15 +4,18 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 
 #include "etscope/etrecord/etrecord_reader.h"
 #include "etscope/formats/npy.h"
+#include "testing/test_json.h"
 #include "testing/test_util.h"
 
 using etscope::testing::fixture;
@@ -299,6 +302,56 @@ TEST_CASE("etscope debug reports the numeric gap per node inside XNNPACK delegat
   CHECK_THAT(dyn_tr.out, Catch::Contains("AOT reference vs runtime: 29 rows"));
   CHECK_THAT(dyn_tr.out, Catch::Contains(" 6            view_1                   6                                  6                f32[4,5,8]"));
   CHECK_THAT(dyn_tr.out, Catch::Contains("first divergence (SNR < 40): none of 29 operators"));
+}
+
+// ExecuTorch's LLM exporter's programs with the ETRecord it writes (no representative inputs):
+// debug runs the example inputs the program was exported with, which the AOT intermediates were
+// made from too (samples/export/write_aot_intermediates.py), and compares. Every row ExecuTorch's
+// Inspector gives on its own run is there (its row of a whole delegate call is a row per node
+// inside it here); on the 8da4w program (integer linears equal to ExecuTorch's) with ExecuTorch's
+// gap, within 0.05 dB; on the portable one far above the threshold, as ExecuTorch's (other float
+// kernels: often exact). The portable program's linears, which the
+// ETRecord maps no debug handle for, are said in a warning instead of refusing the files.
+TEST_CASE("etscope debug compares an LLM export with the ETRecord its exporter wrote", "[cli][gap][llm]") {
+  const std::string store = temp_dir("debug_llm") + "/runs.sqlite";
+  for (const char* n : {"xnn_8da4w_emb4", "portable_fp32_sdpa"}) {
+    INFO(n);
+    const std::string base = std::string("llm_etrecord/") + n + "/" + n;
+    auto r = run_etscope("debug " + fixture(base + ".pte") + " --etrecord " + fixture(base + ".etrecord") + " --aot-intermediates " +
+                         fixture(base + ".aot_intermediates.ptd") + " --format json --store " + store);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK_THAT(j["inputs"].get<std::string>(), Catch::StartsWith("the example inputs"));
+    std::map<std::vector<int64_t>, double> ours;
+    std::set<int64_t> covered;
+    for (const auto& row : j["gap"]["rows"]) {
+      const auto& g = row["gap"][0];
+      const auto handles = row["aot_debug_handle"].get<std::vector<int64_t>>();
+      ours[handles] = g.is_number() ? g.get<double>() : g == "inf" ? HUGE_VAL : std::nan("");
+      covered.insert(handles.begin(), handles.end());
+    }
+    const auto theirs = etscope::testing::load_json(fixture(base + ".inspector.json"))["calculate_numeric_gap"]["SNR"]["rows"];
+    REQUIRE(theirs.size() > 40);
+    size_t compared = 0;
+    for (const auto& row : theirs) {
+      const auto handles = row["aot_debug_handle"].get<std::vector<int64_t>>();
+      INFO("handles " << row["aot_debug_handle"].dump());
+      // A whole delegate call's row there (its handles together) is one row per node inside it here.
+      for (int64_t h : handles) CHECK(covered.count(h) == 1);
+      if (ours.count(handles) == 0 || row["gap"].size() != 1 || !row["gap"][0].is_number()) continue;  // inf, nan: exact
+      const double want = row["gap"][0].get<double>(), got = ours[handles];
+      if (std::string(n) == "xnn_8da4w_emb4") {
+        CHECK(std::fabs(got - want) < 0.05);
+      } else {
+        CHECK(got > 100);
+        CHECK(want > 100);
+      }
+      ++compared;
+    }
+    CHECK(compared > 10);
+    if (std::string(n) == "portable_fp32_sdpa") CHECK_THAT(r.err, Catch::Contains("maps no debug handle for 15 of"));
+  }
 }
 
 TEST_CASE("issue 28: debug says what is missing with real commands, and writes JSON", "[cli][gap]") {

@@ -486,6 +486,38 @@ TEST_CASE("reference outputs and representative inputs decode to the bundled tes
   CHECK(r.saved_tensors.at("exported_program_example_inputs")[0].name == "[0][0]");
 }
 
+// The AOT inputs: the representative inputs when recorded (simple_conv's first test case), else,
+// as ExecuTorch's LLM exporter writes its ETRecord, the example inputs the edge program was
+// exported with, in their recorded order (tokens, then input_pos): those the fixture's AOT
+// intermediates and ExecuTorch's run were made from.
+TEST_CASE("the AOT inputs are the representative inputs, else the example inputs", "[etrecord][torch_save]") {
+  EtRecord conv = open_fixture(fixture(kSimpleConv));
+  auto recorded = conv.aot_inputs_of("forward");
+  REQUIRE(recorded.ok());
+  CHECK(recorded->source == "the representative inputs");
+  REQUIRE(recorded->tensors.size() == 1);
+  CHECK(recorded->tensors[0].bytes == conv.representative_inputs.at("forward")[0][0].bytes);
+
+  for (const char* n : {"xnn_8da4w_emb4", "portable_fp32_sdpa"}) {
+    INFO(n);
+    const std::string base = std::string("llm_etrecord/") + n + "/" + n;
+    EtRecord llm = open_fixture(fixture(base + ".etrecord"));
+    CHECK(llm.representative_cases("forward") == 0);
+    auto aot = llm.aot_inputs_of("forward");
+    REQUIRE(aot.ok());
+    CHECK(aot->source.find("example inputs") != std::string::npos);
+    REQUIRE(aot->tensors.size() == 2);
+    for (size_t i = 0; i < 2; ++i) {
+      auto npy = read_npy(fixture(base + ".input" + std::to_string(i) + ".npy"));
+      REQUIRE(npy.ok());
+      CHECK(aot->tensors[i].dtype == ScalarType::kLong);
+      CHECK(aot->tensors[i].shape == npy->shape);
+      CHECK(aot->tensors[i].bytes == npy->data);
+    }
+    CHECK_FALSE(llm.aot_inputs_of("decode").ok());  // no such method: no example inputs stand for it
+  }
+}
+
 TEST_CASE("torch.save tensors with offsets and transposed strides come out contiguous", "[etrecord][torch_save]") {
   // Storage 0..7; tensor A = storage[1:7] viewed 2x3; tensor B = its transpose (3x2, strides 1,3).
   PickleBuilder p;

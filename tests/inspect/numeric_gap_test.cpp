@@ -41,10 +41,11 @@ Inspector inspector_for(const std::string& etdp, const std::string& etrecord, co
   return std::move(in).value();
 }
 
-Inspector model_inspector(const std::string& m) {
-  const std::string base = m + "/" + m;
+// The fixture files <base>.etdp, .etrecord and .debug.bin.
+Inspector base_inspector(const std::string& base) {
   return inspector_for(fixture(base + ".etdp"), fixture(base + ".etrecord"), fixture(base + ".debug.bin"));
 }
+Inspector model_inspector(const std::string& m) { return base_inspector(m + "/" + m); }
 
 // The fixture's JSON writes non-finite floats as strings.
 double num(const json& j) {
@@ -82,13 +83,13 @@ void check_summary(const GapValue& v, const json& ref) {
 
 bool has_aot_ptd(const std::string& m) { return std::filesystem::exists(fixture(m + "/" + m + ".aot_intermediates.ptd")); }
 
-void check_model(const std::string& m) {
-  const std::string base = m + "/" + m;
+void check_base(const std::string& base) {
+  const std::string& m = base;
   const json ref = etscope::testing::load_json(fixture(base + ".inspector.json"))["calculate_numeric_gap"];
   auto aot = load_aot_intermediates(fixture(base + ".aot_intermediates.ptd"), fixture(base + ".aot_intermediates.json"));
   INFO(m << ": " << (aot.ok() ? "" : aot.error().message()));
   REQUIRE(aot.ok());
-  Inspector in = model_inspector(m);
+  Inspector in = base_inspector(base);
   for (const char* name : {"L1", "MSE", "SNR"}) {
     auto metric = parse_gap_metric(name);
     REQUIRE(metric.ok());
@@ -126,6 +127,8 @@ void check_model(const std::string& m) {
   }
 }
 
+void check_model(const std::string& m) { check_base(m + "/" + m); }
+
 // A tensor value over caller-owned floats.
 GapValue tensor(const std::vector<float>& data, std::vector<int64_t> shape) {
   GapValue v;
@@ -161,6 +164,18 @@ TEST_CASE("numeric gap matches ExecuTorch on mobilenet_v2", "[numeric_gap][confo
     return;
   }
   check_model("mobilenet_v2");
+}
+
+// Programs of ExecuTorch's LLM exporter with the ETRecord as it writes it (no representative
+// inputs: the AOT side ran on its example inputs, tests/fixtures/executorch/llm_etrecord): the
+// gaps on ExecuTorch's own run equal its Inspector's, inside the XNNPACK delegates too, and the
+// portable program's instructions without a debug handle (a linear re-fused from permute and mm,
+// update_cache) are left out as ExecuTorch leaves them out, with a warning instead of a refusal.
+TEST_CASE("numeric gap matches ExecuTorch on LLM exports with the exporter's ETRecord", "[numeric_gap][conformance][llm]") {
+  for (const char* n : {"xnn_8da4w_emb4", "portable_fp32_sdpa"}) {
+    INFO(n);
+    check_base(std::string("llm_etrecord/") + n + "/" + n);
+  }
 }
 
 TEST_CASE("the .ptd alone gives the same matches without op names", "[numeric_gap]") {
