@@ -408,6 +408,34 @@ void binary_broadcast(const Shape& sa, const float* a, const Shape& sb, const fl
     }
     return;
   }
+  // One operand whole, the other one value per row of the trailing dimensions it has as 1 (an
+  // RMSNorm's x * rsqrt(mean), [1, T, D] by [1, T, 1]): that value over each row.
+  auto per_row = [&](const Shape& small) -> int64_t {  // the row length, or 0
+    if (small.rank != so.rank) return 0;
+    int split = so.rank;
+    while (split > 0 && small.d[split - 1] == 1) --split;
+    if (split == so.rank) return 0;
+    for (int i = 0; i < split; ++i) {
+      if (small.d[i] != so.d[i]) return 0;
+    }
+    int64_t m = 1;
+    for (int i = split; i < so.rank; ++i) m *= so.d[i];
+    return m;
+  };
+  if (const int64_t m = sa == so ? per_row(sb) : 0; m > 0) {
+    for (int64_t r = 0; r < n / m; ++r) {
+      const float bv = b[r];
+      for (int64_t j = 0; j < m; ++j) out[r * m + j] = f(a[r * m + j], bv);
+    }
+    return;
+  }
+  if (const int64_t m = sb == so ? per_row(sa) : 0; m > 0) {
+    for (int64_t r = 0; r < n / m; ++r) {
+      const float av = a[r];
+      for (int64_t j = 0; j < m; ++j) out[r * m + j] = f(av, b[r * m + j]);
+    }
+    return;
+  }
   const std::span<const int64_t> out_sizes{so.d, static_cast<size_t>(so.rank)};
   kernels::BroadcastIndex ia(out_sizes, {sa.d, static_cast<size_t>(sa.rank)});
   kernels::BroadcastIndex ib(out_sizes, {sb.d, static_cast<size_t>(sb.rank)});
