@@ -46,6 +46,33 @@ int32_t filter_int(const xnn::TensorValue& v, int64_t row, int64_t col) {
   return ((col % 2 == 0) ? (byte & 0x0f) : (byte >> 4)) - 8;
 }
 
+// lo = min(lo, x[i]), hi = max(hi, x[i]) over the row, NaN left out (std::min(lo, NaN) is lo).
+// min and max are exact, so the order does not change them (a zero's sign may, and the caller
+// widens the range to include +0 either way).
+void row_min_max(const float* x, int64_t n, float& lo, float& hi) {
+  int64_t i = 0;
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+  // minps(a, b) gives b when either is NaN: the element goes first, so NaN leaves the bound.
+  __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(x + i);
+    vlo = _mm512_min_ps(v, vlo);
+    vhi = _mm512_max_ps(v, vhi);
+  }
+  alignas(64) float l[16], h[16];
+  _mm512_store_ps(l, vlo);
+  _mm512_store_ps(h, vhi);
+  for (int k = 0; k < 16; ++k) {
+    lo = std::min(lo, l[k]);
+    hi = std::max(hi, h[k]);
+  }
+#endif
+  for (; i < n; ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+  }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -61,10 +88,7 @@ void quantize_rows_qd8(const float* x, float* out, int64_t rows, int64_t n, Dyna
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * n;
     float lo = INFINITY, hi = -INFINITY;
-    for (int64_t i = 0; i < n; ++i) {
-      lo = std::min(lo, xr[i]);
-      hi = std::max(hi, xr[i]);
-    }
+    row_min_max(xr, n, lo, hi);
     const float rmin = std::min(0.0f, lo), rmax = std::max(0.0f, hi);
     const float mult = rmin == rmax ? 1.0f : (qmax - qmin) / (rmax - rmin);
     const float descaled_min = rmin * mult;
