@@ -327,7 +327,10 @@ void run_attention(KernelContext& ctx, const Attention& a, TensorImpl& out, cons
   const Operand &q = a.q, &k = a.k, &v = a.v;
   const int64_t D = q.head_dim;
   const int64_t kv_len = a.mask != nullptr ? k.seq : a.start_pos + q.seq;
-  const size_t need = static_cast<size_t>(kv_len + 3 * D) * sizeof(float);
+  const bool quantized = q.t->dtype() == ScalarType::kChar;
+  // Float caches: a key head's keys and values are read once into rows of floats, for all its
+  // queries (load_row converted them again for every query row).
+  const size_t need = static_cast<size_t>(kv_len + 3 * D + (quantized ? 0 : 2 * kv_len * D)) * sizeof(float);
   if (ctx.scratch().size() < need) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: needs %zu bytes of scratch, has %zu", op, need, ctx.scratch().size());
     return;
@@ -336,8 +339,9 @@ void run_attention(KernelContext& ctx, const Attention& a, TensorImpl& out, cons
   float* qrow = scores + kv_len;
   float* krow = qrow + D;
   float* acc = krow + D;
+  float* keys = acc + D;              // [kv_len][D] of the current key head (float caches)
+  float* values = keys + kv_len * D;  // the same of its values
   const int64_t reps = q.heads / k.heads;
-  const bool quantized = q.t->dtype() == ScalarType::kChar;
   const float* mask = a.mask != nullptr ? a.mask->data_as<float>() : nullptr;
   const ScalarType out_dtype = out.dtype();
   // out has query's shape and layout ([B, S, H, D], or [B, H, S, D] with the sequence at dim 2).
@@ -346,6 +350,12 @@ void run_attention(KernelContext& ctx, const Attention& a, TensorImpl& out, cons
   for (int64_t b = 0; b < q.batch; ++b) {
     for (int64_t h = 0; h < q.heads; ++h) {
       const int64_t kh = h / reps;
+      if (!quantized && h % reps == 0) {
+        for (int64_t n = 0; n < kv_len; ++n) {
+          k.load_row(b, n, kh, keys + n * D);
+          v.load_row(b, n, kh, values + n * D);
+        }
+      }
       for (int64_t s = 0; s < q.seq; ++s) {
         if (!quantized) q.load_row(b, s, h, qrow);
         const int64_t last = a.is_causal ? std::min(kv_len - 1, a.start_pos + s) : kv_len - 1;
@@ -355,12 +365,7 @@ void run_attention(KernelContext& ctx, const Attention& a, TensorImpl& out, cons
           if (n > last) {
             x = -std::numeric_limits<float>::infinity();
           } else {
-            if (quantized) {
-              x = quantized_dot(q, b, s, h, k, b, n, kh);
-            } else {
-              k.load_row(b, n, kh, krow);
-              x = dot(qrow, krow, D);
-            }
+            x = quantized ? quantized_dot(q, b, s, h, k, b, n, kh) : dot(qrow, keys + n * D, D);
             x *= a.scale;
             if (mask != nullptr) x += mask[s * k.seq + n];
           }
@@ -375,8 +380,12 @@ void run_attention(KernelContext& ctx, const Attention& a, TensorImpl& out, cons
             sum += e;
             if (e == 0.0f) continue;
             const float w = round_to(a.weight_dtype, e);
-            v.load_row(b, n, kh, krow);
-            for (int64_t d = 0; d < D; ++d) acc[d] += w * krow[d];
+            const float* vr = values + n * D;
+            if (quantized) {
+              v.load_row(b, n, kh, krow);
+              vr = krow;
+            }
+            for (int64_t d = 0; d < D; ++d) acc[d] += w * vr[d];
           }
         }
         // A row that attends to nothing divides 0 by 0, as ExecuTorch's and PyTorch's do.
@@ -393,8 +402,9 @@ size_t attention_scratch_for(const EValue* key_cache, const EValue* query, int s
   if (query == nullptr || query->tag != Tag::kTensor || query->tensor == nullptr || query->tensor->dim() != 4) return 0;
   const int64_t kv = key_cache->tensor->size(seq_dim);
   const int64_t d = query->tensor->size(3);
-  if (kv < 0 || d < 0 || kv > (int64_t{1} << 40) || d > (int64_t{1} << 30)) return 0;
-  return static_cast<size_t>(kv + 3 * d) * sizeof(float);
+  if (kv < 0 || d < 0 || kv > (int64_t{1} << 24) || d > (int64_t{1} << 20)) return 0;
+  const bool quantized = query->tensor->dtype() == ScalarType::kChar;
+  return static_cast<size_t>(kv + 3 * d + (quantized ? 0 : 2 * kv * d)) * sizeof(float);
 }
 
 // Fills scale, causal flag and mask of `a` from custom_sdpa-style arguments starting at `i`:
