@@ -10,6 +10,7 @@
 // ops dequantize, compute in float and quantize), so it stays here.
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #if defined(__AVX512F__) && defined(__AVX512VL__)
 #include <immintrin.h>
 #endif
@@ -903,7 +904,15 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
                     }
                   });
                 }
-                requantize_sums(q, sums, static_cast<size_t>(c0), len, to + row + ox * CO + c0);
+                if constexpr (std::is_same_v<decltype(to), int8_t*>) {
+                  // Through a copy: the masked loads of the int8 requantization take their
+                  // operand's address, and `sums` would then live in memory across the taps.
+                  alignas(64) int32_t copy[kDwBlock];
+                  for (int64_t j = 0; j < kDwBlock; ++j) copy[j] = sums[j];
+                  requantize_sums(q, copy, static_cast<size_t>(c0), len, to + row + ox * CO + c0);
+                } else {
+                  requantize_sums(q, sums, static_cast<size_t>(c0), len, to + row + ox * CO + c0);
+                }
               }
             }
           }
