@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "db.h"
 
@@ -77,25 +79,50 @@ class SqliteDb final : public Db {
   // parameter *named* "$1", found by a linear search of the names both when the statement is
   // prepared and when each is bound: quadratic in a statement's parameters, and the multi-row
   // INSERTs of a run's samples have hundreds (a third of a 2,000-iteration `run` went there).
-  // "?1" is SQLite's numbered form, whose number is its index. Quoted text is left as it is.
+  // "?1" is SQLite's numbered form, whose number is its index; but its code generator still looks
+  // each numbered parameter's name up, so parameters that are exactly $1, $2, ... in order
+  // become plain "?" (the next index), which it does not. Quoted text is left as it is.
   static std::string numbered_parameters(const std::string& sql) {
-    std::string out = sql;
+    std::string out;
+    out.reserve(sql.size());
+    std::vector<std::pair<size_t, size_t>> params;  // where each "$k" starts and ends in `out`
+    bool in_order = true;
     char quote = 0;
-    for (size_t i = 0; i < out.size(); ++i) {
-      const char c = out[i];
+    for (size_t i = 0; i < sql.size(); ++i) {
+      const char c = sql[i];
       if (quote != 0) {
         if (c == quote) quote = 0;  // a doubled quote closes and reopens: the same
       } else if (c == '\'' || c == '"') {
         quote = c;
-      } else if (c == '$' && i + 1 < out.size() && out[i + 1] >= '0' && out[i + 1] <= '9') {
-        out[i] = '?';
+      } else if (c == '$' && i + 1 < sql.size() && sql[i + 1] >= '0' && sql[i + 1] <= '9') {
+        size_t end = i + 1;
+        unsigned long k = 0;
+        while (end < sql.size() && sql[end] >= '0' && sql[end] <= '9' && k < 1000000) k = k * 10 + static_cast<unsigned long>(sql[end++] - '0');
+        in_order = in_order && k == params.size() + 1;
+        params.emplace_back(out.size(), out.size() + (end - i));
+        out += '?';
+        out.append(sql, i + 1, end - i - 1);
+        i = end - 1;
+        continue;
       }
+      out += c;
     }
-    return out;
+    if (!in_order || params.empty()) return out;
+    std::string plain;
+    plain.reserve(out.size());
+    size_t from = 0;
+    for (const auto& [begin, end] : params) {
+      plain.append(out, from, begin - from);
+      plain += '?';
+      from = end;
+    }
+    plain.append(out, from, std::string::npos);
+    return plain;
   }
 
   Status bind(sqlite3_stmt* stmt, const std::vector<Param>& params) {
-    // ?k is index k (numbered_parameters): the count is the largest k, and it refers to params[k-1].
+    // ?k is index k, and a plain ? in order is too (numbered_parameters): the count is the largest
+    // k, and it refers to params[k-1].
     const int n = sqlite3_bind_parameter_count(stmt);
     if (static_cast<size_t>(n) > params.size()) {
       return Error(ErrorCode::kInternal, path_ + ": SQL parameter " + std::to_string(n) + " has no value");
