@@ -11,6 +11,11 @@
 // inputs at a time (kr = 8, two planes).
 #include <cmath>
 #include <cstring>
+#include <span>
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 #include <immintrin.h>
 #endif
@@ -71,6 +76,21 @@ void row_min_max(const float* x, int64_t n, float& lo, float& hi) {
     lo = std::min(lo, x[i]);
     hi = std::max(hi, x[i]);
   }
+}
+
+// Asks the kernel to reclaim the whole pages inside `bytes` (MADV_PAGEOUT: a clean page of a
+// mapped file is dropped and read again if touched; anonymous memory is kept or swapped, never
+// lost), for spans of 1 MiB and more. A hint: errors (older kernels) are ignored.
+void release_pages(std::span<const uint8_t> bytes) {
+#if defined(__linux__) && defined(MADV_PAGEOUT)
+  if (bytes.size() < (size_t{1} << 20)) return;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(bytes.data()) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size()) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
+#else
+  (void)bytes;
+#endif
 }
 
 }  // namespace
@@ -241,6 +261,9 @@ Status DelegateState::plan_qd8(size_t i) {
     if (b.numel != static_cast<uint64_t>(l.n)) return bad(i, "bias size differs from the outputs");
     std::memcpy(l.bias.data(), b.constant.data(), static_cast<size_t>(l.n) * 4);
   }
+  // The kernels read only the packed copy from now on: the filter's pages in the program (most
+  // of an LLM's file, mapped) may go (a hint: they come back from the file if read again).
+  release_pages(w.constant);
   qd8_of_node[i] = static_cast<int32_t>(qd8_layers.size());
   qd8_layers.push_back(std::move(l));
   return ok_status();
