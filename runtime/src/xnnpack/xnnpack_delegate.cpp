@@ -375,9 +375,18 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   // graph argument (the caller's buffer) or a constant, the Clamp is not the input's only reader,
   // or the delegate emulates (the producer may compute off the grid). The values are the same
   // either way: a logged producer logs them, and a hook that overwrites them overwrites what the
-  // Clamp's readers read, as it would with a copy made after it.
+  // Clamp's readers read, as it would with a copy made after it. So does a Convert of a quantized
+  // value to f32 with no output range: quantized values are held as the floats they stand for,
+  // so it copies too.
+  auto dequantizing_convert = [&](const Node& n) {
+    const xnn::TensorValue& in = g.values[static_cast<size_t>(n.inputs[0])];
+    return n.kind == NodeKind::kConvert && n.inputs.size() == 1 && n.outputs.size() == 1 &&
+           (in.type == ElementType::kQInt8 || in.type == ElementType::kQUInt8) && in.quant.kind == xnn::Quantization::Kind::kPerTensor &&
+           g.values[static_cast<size_t>(n.outputs[0])].type == ElementType::kF32 && std::isinf(n.output_min) && n.output_min < 0 &&
+           std::isinf(n.output_max) && n.output_max > 0;
+  };
   for (size_t i = 0; i < g.nodes.size() && !impl->emulate; ++i) {
-    if (!impl->copy_clamp[i]) continue;
+    if (!impl->copy_clamp[i] && !dequantizing_convert(g.nodes[i])) continue;
     const size_t in = static_cast<size_t>(g.nodes[i].inputs[0]), out = static_cast<size_t>(g.nodes[i].outputs[0]);
     constexpr uint32_t kExternal = xnn::kFlagExternalInput | xnn::kFlagExternalOutput;
     if ((g.values[out].flags & kExternal) != 0 || (g.values[in].flags & kExternal) != 0 || g.values[in].is_constant ||
