@@ -28,8 +28,16 @@ void im2col(const T* img, const Shape& sx, const Shape& so, const xnn::ConvParam
   for (int64_t oy = oy0; oy < oy1; ++oy) {
     for (int64_t ox = 0; ox < OW; ++ox) {
       T* row = col + (oy * OW + ox) * stride;
+      const int64_t ix0 = ox * c.stride_w - c.padding[3];
+      // One group with no horizontal dilation and the window's columns inside the image: a kernel
+      // row's taps are contiguous in the image, one copy per kernel row.
+      const bool whole_rows = cg == C && c.dilation_w == 1 && ix0 >= 0 && ix0 + int64_t{c.kernel_w} <= W;
       for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
         const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
+        if (whole_rows && iy >= 0 && iy < H) {
+          std::copy_n(img + (iy * W + ix0) * C, int64_t{c.kernel_w} * C, row + int64_t{ky} * c.kernel_w * cg);
+          continue;
+        }
         for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
           const int64_t ix = ox * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
           T* cell = row + (int64_t{ky} * c.kernel_w + kx) * cg;
