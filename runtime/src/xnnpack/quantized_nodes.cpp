@@ -607,15 +607,18 @@ inline void requantize_sums(const QuantizedLayer& q, const int32_t* __restrict s
   const float lo = q.qmin - static_cast<float>(q.out_zero), hi = q.qmax - static_cast<float>(q.out_zero);
   const float* __restrict scale = q.scale.data() + c0;
 #if defined(__AVX512F__) && defined(__AVX512VL__)
-  // 8 at a time, the last ones masked (cvtps rounds to nearest even, as nearbyint in the default
+  // 16 at a time, the last ones masked (cvtps rounds to nearest even, as nearbyint in the default
   // rounding mode; the clamped values plus the zero point fit int8, so truncating stores keep them).
-  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
-  const __m256i vzero = _mm256_set1_epi32(q.out_zero);
-  for (int64_t j = 0; j < len; j += 8) {
-    const __mmask8 k = len - j >= 8 ? __mmask8{0xff} : static_cast<__mmask8>((1u << (len - j)) - 1u);
-    __m256 r = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_maskz_loadu_epi32(k, sums + j)), _mm256_maskz_loadu_ps(k, scale + j));
-    r = _mm256_min_ps(_mm256_max_ps(r, vlo), vhi);
-    _mm256_mask_cvtepi32_storeu_epi8(dst + j, k, _mm256_add_epi32(_mm256_cvtps_epi32(r), vzero));
+  // The zero-masking forms throughout: GCC 12's plain ones start from an "undefined" register it
+  // then warns about.
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const __m512i vzero = _mm512_set1_epi32(q.out_zero);
+  for (int64_t j = 0; j < len; j += 16) {
+    const __mmask16 k = len - j >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << (len - j)) - 1u);
+    __m512 r = _mm512_maskz_cvtepi32_ps(k, _mm512_maskz_loadu_epi32(k, sums + j));
+    r = _mm512_maskz_mul_ps(k, r, _mm512_maskz_loadu_ps(k, scale + j));
+    r = _mm512_maskz_min_ps(k, _mm512_maskz_max_ps(k, r, vlo), vhi);
+    _mm512_mask_cvtepi32_storeu_epi8(dst + j, k, _mm512_maskz_add_epi32(k, _mm512_maskz_cvtps_epi32(k, r), vzero));
   }
 #else
   for (int64_t j = 0; j < len; ++j) {
