@@ -844,6 +844,32 @@ void run_gemm_layer_int8(DelegateState& m, const Node& n) {
   }
 }
 
+// Taps of a depthwise filter whose image and filter offsets the narrow path lists per output
+// pixel (larger filters take the per-tap walk).
+constexpr int64_t kDwMaxTaps = 64;
+
+#if defined(__AVX512BW__)
+// sums[0..32) = bias[0..32) plus, per listed tap t, the 16-bit products of img[in_at[t] + j] and
+// filter[w_at[t] + j] (narrow filters: exact), in int32 sums that wrap: the narrow path's block
+// of 32 channels with its accumulators in two registers. The zero-masking conversion forms:
+// GCC 12's plain ones start from an "undefined" register it warns about.
+inline void dw_block32(int32_t* sums, const int32_t* bias, const int16_t* img, const int16_t* filter, const int64_t* in_at,
+                       const int64_t* w_at, int64_t taps) {
+  __m512i a0 = _mm512_loadu_si512(bias), a1 = _mm512_loadu_si512(bias + 16);
+  for (int64_t t = 0; t < taps; ++t) {
+    const int16_t* x = img + in_at[t];
+    const int16_t* w = filter + w_at[t];
+    const __m256i p0 = _mm256_mullo_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
+    const __m256i p1 =
+        _mm256_mullo_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 16)), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16)));
+    a0 = _mm512_add_epi32(a0, _mm512_maskz_cvtepi16_epi32(0xffff, p0));
+    a1 = _mm512_add_epi32(a1, _mm512_maskz_cvtepi16_epi32(0xffff, p1));
+  }
+  _mm512_storeu_si512(sums, a0);
+  _mm512_storeu_si512(sums + 16, a1);
+}
+#endif
+
 void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
   const QuantizedLayer& q = layer_of(m, n);
   const xnn::ConvParams& c = n.conv;
@@ -885,9 +911,25 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
           for (int64_t oy = y0; oy < y1; ++oy) {
             const int64_t row = (b * OH + oy) * OW * CO;
             for (int64_t ox = 0; ox < OW; ++ox) {
+#if defined(__AVX512BW__)
+              // The pixel's taps inside the image, listed once for all its blocks of channels.
+              int64_t in_at[kDwMaxTaps], w_at[kDwMaxTaps], taps = 0;
+              const bool listed = CO >= kDwBlock && int64_t{c.kernel_h} * c.kernel_w <= kDwMaxTaps;
+              if (listed) {
+                for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
+                  in_at[taps] = pixel * C;
+                  w_at[taps++] = k * CO;
+                });
+              }
+#endif
               for (int64_t c0 = 0; c0 < CO; c0 += kDwBlock) {
                 int32_t sums[kDwBlock];
                 const int64_t len = std::min(kDwBlock, CO - c0);
+#if defined(__AVX512BW__)
+                if (len == kDwBlock && listed) {
+                  dw_block32(sums, q.dw_bias.data() + c0, img + c0, filter + c0, in_at, w_at, taps);
+                } else
+#endif
                 if (len == kDwBlock) {
                   for (int64_t j = 0; j < kDwBlock; ++j) sums[j] = q.dw_bias[static_cast<size_t>(c0 + j)];
                   for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
