@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <span>
+#include <type_traits>
 #if defined(__linux__)
 #include <sys/mman.h>
 #include <unistd.h>
@@ -284,13 +285,13 @@ constexpr int64_t kQd8Rows = 8;
 // The kernels for a fixed number of rows NR, so that every row's sums stay in registers.
 // A single row (decode) streams each filter byte once: the bytes kQd8Prefetch ahead are asked
 // for in advance (the hardware's prefetchers stop at page boundaries; a 1B-shaped LLM's decode
-// went from 0.73 to 0.86 of the machine's read bandwidth with it). A prefetch never faults, so the
-// last ones may point past the filter.
+// went from about 13 to 17 tokens/s with it, bench/llm.md). A prefetch never faults, so the last
+// ones may point past the filter.
 constexpr int64_t kQd8Prefetch = 8192;
 
 template <int NR>
 void tile_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t len, bool nibbles, int32_t (*acc)[kQd8Tile]) {
-  __m512i sum[NR], high_sum[NR];
+  __m512i sum[NR], high_sum[NR];  // high_sum: a single row's second chain (see blockwise_sums_n)
   for (int r = 0; r < NR; ++r) sum[r] = high_sum[r] = _mm512_setzero_si512();
   auto broadcast = [&](int r, int64_t at) {
     uint32_t v;
@@ -313,7 +314,7 @@ void tile_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t len
         }
       }
     }
-    for (int r = 0; r < NR; ++r) sum[r] = _mm512_add_epi32(sum[r], high_sum[r]);
+    if constexpr (NR == 1) sum[0] = _mm512_add_epi32(sum[0], high_sum[0]);
   } else {
     for (int64_t g = 0; g < len / 4; ++g) {
       if constexpr (NR == 1) _mm_prefetch(reinterpret_cast<const char*>(w + g * kQd8Tile * 4 + kQd8Prefetch), _MM_HINT_T0);
@@ -375,35 +376,25 @@ void blockwise_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, const 
   for (int r = 0; r < NR; ++r) _mm512_storeu_ps(v[r], f[r]);
 }
 
-// Calls kernel<NR> for nrows in 1..kQd8Rows.
-template <template <int> class K, typename... Args>
-void for_rows(int64_t nrows, Args&&... args) {
+// Calls f(std::integral_constant<int, NR>) for nrows (1..kQd8Rows) as a compile-time constant.
+template <typename F>
+void for_rows(int64_t nrows, F f) {
   switch (nrows) {
-    case 1: K<1>::run(args...); break;
-    case 2: K<2>::run(args...); break;
-    case 3: K<3>::run(args...); break;
-    case 4: K<4>::run(args...); break;
-    case 5: K<5>::run(args...); break;
-    case 6: K<6>::run(args...); break;
-    case 7: K<7>::run(args...); break;
-    default: K<8>::run(args...); break;
+    case 1: f(std::integral_constant<int, 1>{}); break;
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 3: f(std::integral_constant<int, 3>{}); break;
+    case 4: f(std::integral_constant<int, 4>{}); break;
+    case 5: f(std::integral_constant<int, 5>{}); break;
+    case 6: f(std::integral_constant<int, 6>{}); break;
+    case 7: f(std::integral_constant<int, 7>{}); break;
+    default: f(std::integral_constant<int, 8>{}); break;
   }
 }
-template <int NR>
-struct TileSums {
-  template <typename... A>
-  static void run(A&&... a) { tile_sums_n<NR>(a...); }
-};
-template <int NR>
-struct BlockwiseSums {
-  template <typename... A>
-  static void run(A&&... a) { blockwise_sums_n<NR>(a...); }
-};
 #endif
 
 void tile_sums(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* w, int64_t len, bool nibbles, int32_t (*acc)[kQd8Tile]) {
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-  for_rows<TileSums>(nrows, a, stride, w, len, nibbles, acc);
+  for_rows(nrows, [&](auto nr) { tile_sums_n<decltype(nr)::value>(a, stride, w, len, nibbles, acc); });
 #else
   for (int64_t r = 0; r < nrows; ++r) {
     const uint8_t* ar = a + r * stride;
@@ -437,7 +428,7 @@ void tile_sums(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* w
 void blockwise_sums(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* w, const float* scale, int64_t block,
                     int64_t blocks, float (*v)[kQd8Tile]) {
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-  for_rows<BlockwiseSums>(nrows, a, stride, w, scale, block, blocks, v);
+  for_rows(nrows, [&](auto nr) { blockwise_sums_n<decltype(nr)::value>(a, stride, w, scale, block, blocks, v); });
 #else
   alignas(64) int32_t acc[kQd8Rows][kQd8Tile];
   for (int64_t b = 0; b < blocks; ++b) {

@@ -593,7 +593,7 @@ float requantize(const QuantizedLayer& q, double acc, size_t c) {
 
 // requantize over `len` int32 sums of channels c0.. (int32 to float rounds as through a double),
 // into the floats the integers stand for, or into raw integers (plan_raw_values). The first is a
-// loop the compiler vectorizes; the second is written 8 wide with masks: a loop storing bytes
+// loop the compiler vectorizes; the second is written 16 wide with masks: a loop storing bytes
 // is vectorized 32 wide, and layers of 8, 16 or 24 channels would run its scalar tail.
 void requantize_sums(const QuantizedLayer& q, const int32_t* __restrict sums, size_t c0, int64_t len, float* __restrict dst) {
   const float lo = q.qmin - static_cast<float>(q.out_zero), hi = q.qmax - static_cast<float>(q.out_zero), s = q.out_scale;

@@ -313,7 +313,7 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     return tv.is_constant || written[v] != 0;
   };
   // Constants' floats are the delegate's; everything else that needs a buffer lives in the
-  // workspace, each value at a 64-byte boundary.
+  // workspace, each value at a multiple of 16 floats (64 bytes) from its start.
   uint64_t ws_floats = 0;
   impl->ws_offset.assign(nv, -1);
   for (size_t v = 0; v < nv; ++v) {
