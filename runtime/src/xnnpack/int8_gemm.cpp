@@ -1,7 +1,10 @@
-// The int8 GEMM's kernel (int8_gemm.h): a block of up to 4 rows by up to 4 tiles of 16 outputs.
+// The int8 GEMM's kernel (int8_gemm.h): blocks of up to 4 rows by up to 4 tiles of 16 outputs,
+// requantized as they leave the registers.
 #include "xnnpack/int8_gemm.h"
 
+#include <cmath>
 #include <cstring>
+#include <type_traits>
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 #include <immintrin.h>
 #endif
@@ -10,13 +13,18 @@ namespace etscope::runtime::xnnpack {
 namespace {
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-// R rows by NT tiles: per group of 4 inputs, NT filter loads and R broadcasts feed R x NT dot
-// products.
-template <int R, int NT>
-void block(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t tile_bytes, int64_t kpad, int32_t (*acc)[kInt8Tiles * kInt8Tile]) {
+// The requantized form: R rows by NT tiles starting at output `first`, sums started from the
+// offsets, requantized from the registers. Tiles past the packing's n outputs are masked off.
+template <int R, int NT, typename Out>
+void requantized_block(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t tile_bytes, int64_t kpad, int64_t first, int64_t n,
+                       const Int8Requant& rq, Out* dst, int64_t dst_stride) {
+  __mmask16 mask[NT];
   __m512i sum[R][NT];
-  for (int r = 0; r < R; ++r) {
-    for (int t = 0; t < NT; ++t) sum[r][t] = _mm512_setzero_si512();
+  for (int t = 0; t < NT; ++t) {
+    const int64_t valid = n - (first + t * kInt8Tile);
+    mask[t] = valid >= kInt8Tile ? __mmask16{0xffff} : valid <= 0 ? __mmask16{0} : static_cast<__mmask16>((1u << valid) - 1u);
+    const __m512i start = _mm512_maskz_loadu_epi32(mask[t], rq.offset + first + t * kInt8Tile);
+    for (int r = 0; r < R; ++r) sum[r][t] = start;
   }
   for (int64_t g = 0; g < kpad / 4; ++g) {
     __m512i f[NT];
@@ -28,35 +36,47 @@ void block(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t tile_byte
       for (int t = 0; t < NT; ++t) sum[r][t] = _mm512_dpbusd_epi32(sum[r][t], x, f[t]);
     }
   }
-  for (int r = 0; r < R; ++r) {
-    for (int t = 0; t < NT; ++t) _mm512_store_si512(acc[r] + t * kInt8Tile, sum[r][t]);
+  // The zero-masking forms throughout: GCC 12's plain ones start from an "undefined" register it
+  // then warns about.
+  constexpr __mmask16 all = 0xffff;
+  const __m512 lo = _mm512_set1_ps(rq.lo), hi = _mm512_set1_ps(rq.hi);
+  for (int t = 0; t < NT; ++t) {
+    const __m512 scale = _mm512_maskz_loadu_ps(mask[t], rq.scale + first + t * kInt8Tile);
+    for (int r = 0; r < R; ++r) {
+      const __m512 v = _mm512_maskz_mul_ps(all, _mm512_maskz_cvtepi32_ps(all, sum[r][t]), scale);
+      Out* to = dst + r * dst_stride + first + t * kInt8Tile;
+      if constexpr (std::is_same_v<Out, int8_t>) {
+        // As requantize_sums: cvtps rounds to nearest even (the default rounding mode); the
+        // clamped values plus the zero point fit int8, so the truncating store keeps them.
+        const __m512 c = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, v, lo), hi);
+        const __m512i q = _mm512_maskz_add_epi32(all, _mm512_maskz_cvtps_epi32(all, c), _mm512_set1_epi32(rq.zero));
+        _mm512_mask_cvtepi32_storeu_epi8(to, mask[t], q);
+      } else {
+        // As std::min(std::max(v, lo), hi), NaN kept, then (nearbyint + 0) * out_scale.
+        const __m512 c = _mm512_maskz_min_ps(all, hi, _mm512_maskz_max_ps(all, lo, v));
+        const __m512 rounded = _mm512_maskz_roundscale_ps(all, c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        _mm512_mask_storeu_ps(to, mask[t], _mm512_maskz_mul_ps(all, _mm512_maskz_add_ps(all, rounded, _mm512_setzero_ps()), _mm512_set1_ps(rq.out_scale)));
+      }
+    }
   }
 }
 
-template <int R>
-void rows_block(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t tile_bytes, int64_t ntiles, int64_t kpad,
-                int32_t (*acc)[kInt8Tiles * kInt8Tile]) {
+template <int R, typename Out>
+void requantized_rows(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t tile_bytes, int64_t ntiles, int64_t kpad, int64_t first,
+                      int64_t n, const Int8Requant& rq, Out* dst, int64_t dst_stride) {
   switch (ntiles) {
-    case 1: return block<R, 1>(a, stride, w, tile_bytes, kpad, acc);
-    case 2: return block<R, 2>(a, stride, w, tile_bytes, kpad, acc);
-    case 3: return block<R, 3>(a, stride, w, tile_bytes, kpad, acc);
-    default: return block<R, 4>(a, stride, w, tile_bytes, kpad, acc);
+    case 1: return requantized_block<R, 1>(a, stride, w, tile_bytes, kpad, first, n, rq, dst, dst_stride);
+    case 2: return requantized_block<R, 2>(a, stride, w, tile_bytes, kpad, first, n, rq, dst, dst_stride);
+    case 3: return requantized_block<R, 3>(a, stride, w, tile_bytes, kpad, first, n, rq, dst, dst_stride);
+    default: return requantized_block<R, 4>(a, stride, w, tile_bytes, kpad, first, n, rq, dst, dst_stride);
   }
 }
 #endif
 
-}  // namespace
-
-void int8_tile_block(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* tiles, int64_t tile_bytes, int64_t ntiles,
-                     int64_t kpad, int32_t (*acc)[kInt8Tiles * kInt8Tile]) {
-#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-  switch (nrows) {
-    case 1: return rows_block<1>(a, stride, tiles, tile_bytes, ntiles, kpad, acc);
-    case 2: return rows_block<2>(a, stride, tiles, tile_bytes, ntiles, kpad, acc);
-    case 3: return rows_block<3>(a, stride, tiles, tile_bytes, ntiles, kpad, acc);
-    default: return rows_block<4>(a, stride, tiles, tile_bytes, ntiles, kpad, acc);
-  }
-#else
+#if !(defined(__AVX512VNNI__) && defined(__AVX512BW__))
+// acc[r][t * kInt8Tile + j] = the raw sums of row r and output j of tile t: the portable loop.
+void tile_sums(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* tiles, int64_t tile_bytes, int64_t ntiles, int64_t kpad,
+               int32_t (*acc)[kInt8Tiles * kInt8Tile]) {
   for (int64_t r = 0; r < nrows; ++r) {
     const uint8_t* ar = a + r * stride;
     for (int64_t t = 0; t < ntiles; ++t) {
@@ -72,7 +92,57 @@ void int8_tile_block(const uint8_t* a, int64_t stride, int64_t nrows, const uint
       std::memcpy(out, s, sizeof s);
     }
   }
+}
 #endif
+
+template <typename Out>
+void gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end, const Int8Requant& rq,
+                      Out* dst, int64_t dst_stride) {
+  for (int64_t t0 = tile_begin; t0 < tile_end; t0 += kInt8Tiles) {
+    const int64_t nt = std::min(kInt8Tiles, tile_end - t0);
+    const int64_t first = t0 * kInt8Tile;
+    const uint8_t* wt = w.bytes.data() + t0 * w.tile_bytes();
+    for (int64_t r0 = 0; r0 < rows; r0 += kInt8Rows) {
+      const int64_t nr = std::min(kInt8Rows, rows - r0);
+      const uint8_t* ar = a + r0 * stride;
+      Out* to = dst + r0 * dst_stride;
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+      switch (nr) {
+        case 1: requantized_rows<1>(ar, stride, wt, w.tile_bytes(), nt, w.kpad, first, w.n, rq, to, dst_stride); break;
+        case 2: requantized_rows<2>(ar, stride, wt, w.tile_bytes(), nt, w.kpad, first, w.n, rq, to, dst_stride); break;
+        case 3: requantized_rows<3>(ar, stride, wt, w.tile_bytes(), nt, w.kpad, first, w.n, rq, to, dst_stride); break;
+        default: requantized_rows<4>(ar, stride, wt, w.tile_bytes(), nt, w.kpad, first, w.n, rq, to, dst_stride); break;
+      }
+#else
+      alignas(64) int32_t acc[kInt8Rows][kInt8Tiles * kInt8Tile];
+      tile_sums(ar, stride, nr, wt, w.tile_bytes(), nt, w.kpad, acc);
+      const int64_t count = std::min(nt * kInt8Tile, w.n - first);
+      for (int64_t r = 0; r < nr; ++r) {
+        for (int64_t j = 0; j < count; ++j) {
+          const int64_t o = first + j;
+          const int32_t s = static_cast<int32_t>(static_cast<uint32_t>(acc[r][j]) + static_cast<uint32_t>(rq.offset[o]));
+          const float v = std::min(std::max(static_cast<float>(s) * rq.scale[o], rq.lo), rq.hi);
+          if constexpr (std::is_same_v<Out, int8_t>) {
+            to[r * dst_stride + o] = static_cast<int8_t>(static_cast<int32_t>(std::nearbyint(v)) + rq.zero);
+          } else {
+            to[r * dst_stride + o] = (std::nearbyint(v) + 0.0f) * rq.out_scale;
+          }
+        }
+      }
+#endif
+    }
+  }
+}
+
+}  // namespace
+
+void int8_gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end,
+                           const Int8Requant& rq, int8_t* dst, int64_t dst_stride) {
+  gemm_requantized(a, stride, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
+}
+void int8_gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end,
+                           const Int8Requant& rq, float* dst, int64_t dst_stride) {
+  gemm_requantized(a, stride, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
 }
 
 }  // namespace etscope::runtime::xnnpack

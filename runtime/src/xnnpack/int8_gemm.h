@@ -65,30 +65,24 @@ void pack_int8(PackedInt8& p, int64_t n, int64_t k, F filter) {
   }
 }
 
-/// acc[r][t * kInt8Tile + j] = sum over kpad inputs of row r's bytes times the filter integers of
-/// output j of tile t, for `nrows` (1..kInt8Rows) rows `stride` bytes apart and `ntiles`
-/// (1..kInt8Tiles) tiles starting at `tiles` (the packing's bytes of the first one).
-void int8_tile_block(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* tiles, int64_t tile_bytes, int64_t ntiles,
-                     int64_t kpad, int32_t (*acc)[kInt8Tiles * kInt8Tile]);
+/// How int8_gemm_requantized turns output o's raw sum into the layer's output, as XNNPACK's
+/// requantization does: r = (sum + offset[o], wrapping in int32) as float times scale[o], clamped
+/// to [lo, hi] (the output range less its zero point), rounded to nearest even; stored as r plus
+/// `zero` (int8 outputs) or as r times out_scale (float outputs, the value r stands for).
+struct Int8Requant {
+  const int32_t* offset;  // per output of the packing
+  const float* scale;     // per output of the packing
+  float lo, hi;
+  int32_t zero;
+  float out_scale;
+};
 
-/// The GEMM of `rows` rows of kpad bytes (`stride` apart) with tiles [tile_begin, tile_end) of
-/// the packed filter: calls done(row, first_output, count, sums) for each row and run of at most
-/// kInt8Tiles * kInt8Tile outputs, with the raw sums (sum_k u_k * w_k) of those outputs (which it
-/// may change).
-template <typename Done>
-void int8_gemm(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end, Done done) {
-  alignas(64) int32_t acc[kInt8Rows][kInt8Tiles * kInt8Tile];
-  for (int64_t t0 = tile_begin; t0 < tile_end; t0 += kInt8Tiles) {
-    const int64_t nt = std::min(kInt8Tiles, tile_end - t0);
-    const int64_t first = t0 * kInt8Tile;
-    const int64_t count = std::min(nt * kInt8Tile, w.n - first);
-    const uint8_t* wt = w.bytes.data() + t0 * w.tile_bytes();
-    for (int64_t r0 = 0; r0 < rows; r0 += kInt8Rows) {
-      const int64_t nr = std::min(kInt8Rows, rows - r0);
-      int8_tile_block(a + r0 * stride, stride, nr, wt, w.tile_bytes(), nt, w.kpad, acc);
-      for (int64_t r = 0; r < nr; ++r) done(r0 + r, first, count, acc[r]);
-    }
-  }
-}
+/// The GEMM of `rows` rows of kpad bytes (`stride` apart) with tiles [tile_begin, tile_end) of the
+/// packed filter, requantized by `rq` into dst: row r's output o (of the packing) at
+/// dst[r * dst_stride + o]. The sums never leave registers where the build has AVX-512 VNNI.
+void int8_gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end,
+                           const Int8Requant& rq, int8_t* dst, int64_t dst_stride);
+void int8_gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end,
+                           const Int8Requant& rq, float* dst, int64_t dst_stride);
 
 }  // namespace etscope::runtime::xnnpack

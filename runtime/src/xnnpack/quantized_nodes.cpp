@@ -678,9 +678,10 @@ void integer_gemm_layer(DelegateState& m, const Node& n, const QuantizedLayer& q
   }
 }
 
-// sums[j] += offset[j] in 32 bits, wrapping as XNNPACK's int32 sums do.
-inline void add_offsets(int32_t* __restrict sums, const int32_t* __restrict offset, int64_t len) {
-  for (int64_t j = 0; j < len; ++j) sums[j] = static_cast<int32_t>(static_cast<uint32_t>(sums[j]) + static_cast<uint32_t>(offset[j]));
+// The requantization of a packed layer's outputs from output channel c0 on (a group's first).
+Int8Requant requant_of(const QuantizedLayer& q, int64_t c0) {
+  return Int8Requant{q.sum_offset.data() + c0, q.scale.data() + c0, q.qmin - static_cast<float>(q.out_zero), q.qmax - static_cast<float>(q.out_zero),
+                     q.out_zero, q.out_scale};
 }
 
 // The layer's input as int8_gemm's rows: integer plus zu (int8_gemm.h), in 0..255.
@@ -735,12 +736,10 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
       }
     }
     // Into raw integers or floats: one instantiation each, no branch in the loop.
+    const Int8Requant rq = requant_of(q, 0);
     auto run = [&](auto* dst) {
       for_blocks(worth_splitting(m.parallel, count * nout * w.kpad), count, 4 * kInt8Rows, w.tiles, kInt8Tiles, [&](int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-        int8_gemm(rows + r0 * w.kpad, w.kpad, r1 - r0, w, t0, t1, [&](int64_t r, int64_t first, int64_t len, int32_t* sums) {
-          add_offsets(sums, q.sum_offset.data() + first, len);
-          requantize_sums(q, sums, static_cast<size_t>(first), len, dst + (r0 + r) * nout + first);
-        });
+        int8_gemm_requantized(rows + r0 * w.kpad, w.kpad, r1 - r0, w, t0, t1, rq, dst + r0 * nout, nout);
       });
     };
     if (raw_out != nullptr) {
@@ -778,13 +777,10 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
       }
       const PackedInt8& w = q.packed[g];
       const uint8_t* a = direct ? img : col;
+      const Int8Requant rq = requant_of(q, g * og);
       auto run = [&](auto* to) {  // raw integers or floats, as above
         for_blocks(worth_splitting(m.parallel, pixels * w.n * kpad), pixels, 4 * kInt8Rows, w.tiles, kInt8Tiles, [&](int64_t p0, int64_t p1, int64_t t0, int64_t t1) {
-          int8_gemm(a + p0 * kpad, kpad, p1 - p0, w, t0, t1, [&](int64_t p, int64_t first, int64_t len, int32_t* sums) {
-            const int64_t ch = g * og + first;
-            add_offsets(sums, q.sum_offset.data() + ch, len);
-            requantize_sums(q, sums, static_cast<size_t>(ch), len, to + dst + (p0 + p) * CO + ch);
-          });
+          int8_gemm_requantized(a + p0 * kpad, kpad, p1 - p0, w, t0, t1, rq, to + dst + p0 * CO + g * og, CO);
         });
       };
       if (raw_out != nullptr) {
