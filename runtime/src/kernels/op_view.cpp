@@ -9,6 +9,7 @@
 #include "kernels/util/kernel_util.h"
 #include "kernels/util/shape_util.h"
 #include "kernels/util/copy_util.h"
+#include "kernels/util/permute_util.h"
 
 namespace etscope::runtime::kernels {
 namespace {
@@ -46,50 +47,15 @@ void view_copy_out(KernelContext& ctx, Args args) {
 }
 
 // Copies the permuted view (sizes `sizes`, input strides `strides`) into dense `out`, moving
-// elements as unsigned integers of their width. The two innermost output dimensions are copied
-// in 8x8 tiles: a 2-D transpose then reuses each cache line it touches, and with power-of-two
-// strides the 8 lines of a tile still fit one 8-way L1 set.
-template <typename E>
-void permute(const TensorImpl& in, TensorImpl& out, const std::array<int64_t, kMaxDims>& sizes,
-             const std::array<int64_t, kMaxDims>& strides) {
+// elements as unsigned integers of their width (copy_permuted). False for a width it has not.
+bool permute(const TensorImpl& in, TensorImpl& out, const std::array<int64_t, kMaxDims>& sizes, const std::array<int64_t, kMaxDims>& strides) {
   const int rank = in.dim();
-  const E* src = in.data_as<E>();
-  E* dst = out.data_as<E>();
-  if (out.numel() == 0) return;
-  if (rank <= 1) {
-    const int64_t n = out.numel(), s = rank == 0 ? 1 : strides[0];
-    for (int64_t i = 0; i < n; ++i) dst[i] = src[i * s];
-    return;
-  }
-  const size_t ra = static_cast<size_t>(rank - 2), rb = static_cast<size_t>(rank - 1);
-  const int64_t rows = sizes[ra], cols = sizes[rb], sa = strides[ra], sb = strides[rb];
-  const int64_t outer = out.numel() / (rows * cols);
-  constexpr int64_t kTile = 8;
-  std::array<int64_t, kMaxDims> counter{};
-  int64_t base = 0;
-  for (int64_t o = 0; o < outer; ++o) {
-    E* d = dst + o * rows * cols;
-    if (sb == 1) {
-      for (int64_t i = 0; i < rows; ++i) std::memmove(d + i * cols, src + base + i * sa, static_cast<size_t>(cols) * sizeof(E));
-    } else {
-      for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
-        const int64_t i1 = std::min(rows, i0 + kTile);
-        for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
-          const int64_t j1 = std::min(cols, j0 + kTile);
-          for (int64_t i = i0; i < i1; ++i) {
-            const E* s = src + base + i * sa;
-            for (int64_t j = j0; j < j1; ++j) d[i * cols + j] = s[j * sb];
-          }
-        }
-      }
-    }
-    for (int d2 = rank - 3; d2 >= 0; --d2) {
-      const size_t k = static_cast<size_t>(d2);
-      base += strides[k];
-      if (++counter[k] < sizes[k]) break;
-      base -= strides[k] * counter[k];
-      counter[k] = 0;
-    }
+  switch (in.element_size()) {
+    case 1: copy_permuted<uint8_t, kMaxDims>(in.data_as<uint8_t>(), out.data_as<uint8_t>(), rank, sizes.data(), strides.data()); return true;
+    case 2: copy_permuted<uint16_t, kMaxDims>(in.data_as<uint16_t>(), out.data_as<uint16_t>(), rank, sizes.data(), strides.data()); return true;
+    case 4: copy_permuted<uint32_t, kMaxDims>(in.data_as<uint32_t>(), out.data_as<uint32_t>(), rank, sizes.data(), strides.data()); return true;
+    case 8: copy_permuted<uint64_t, kMaxDims>(in.data_as<uint64_t>(), out.data_as<uint64_t>(), rank, sizes.data(), strides.data()); return true;
+    default: return false;
   }
 }
 
@@ -119,22 +85,16 @@ void permute_copy_out(KernelContext& ctx, Args args) {
     in_strides[static_cast<size_t>(i)] = a->stride(static_cast<int>(d));
   }
   if (!resize_or_fail(ctx, out, {out_sizes.data(), static_cast<size_t>(rank)}, name)) return;
-  bool ok = true;
-  switch (a->element_size()) {
-    case 1: permute<uint8_t>(*a, *out, out_sizes, in_strides); break;
-    case 2: permute<uint16_t>(*a, *out, out_sizes, in_strides); break;
-    case 4: permute<uint32_t>(*a, *out, out_sizes, in_strides); break;
-    case 8: permute<uint64_t>(*a, *out, out_sizes, in_strides); break;
-    default: ok = false;
-  }
-  if (!ok) ctx.fail(ErrorCode::kNotSupported, "%s: unsupported element size %zu", name, a->element_size());
+  if (!permute(*a, *out, out_sizes, in_strides)) ctx.fail(ErrorCode::kNotSupported, "%s: unsupported element size %zu", name, a->element_size());
 }
 
-// Writes out = in with dims d0 and d1 swapped (out already resized).
+// Writes out = in with dims d0 and d1 swapped (out already resized, the same dtype).
 void transpose_into(const TensorImpl& in, TensorImpl& out, int64_t d0, int64_t d1) {
-  const auto in_strides = strides_of(in);
-  std::array<int64_t, kMaxDims> perm_strides = in_strides;
+  std::array<int64_t, kMaxDims> perm_strides = strides_of(in), sizes{};
+  for (int i = 0; i < in.dim(); ++i) sizes[static_cast<size_t>(i)] = in.size(i);
   std::swap(perm_strides[static_cast<size_t>(d0)], perm_strides[static_cast<size_t>(d1)]);
+  std::swap(sizes[static_cast<size_t>(d0)], sizes[static_cast<size_t>(d1)]);
+  if (permute(in, out, sizes, perm_strides)) return;
   for_each_coord(out.sizes(), out.numel(), [&](int64_t i, const std::array<int64_t, kMaxDims>& idx) {
     int64_t src = 0;
     for (int d = 0; d < out.dim(); ++d) src += idx[static_cast<size_t>(d)] * perm_strides[static_cast<size_t>(d)];

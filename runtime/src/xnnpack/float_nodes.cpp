@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "kernels/util/gemm.h"
+#include "kernels/util/permute_util.h"
 #include "xnnpack/elementwise_ops.h"
 #include "xnnpack/nhwc_windows.h"
 #include "xnnpack/node_table.h"
@@ -406,24 +407,7 @@ void run_transpose(DelegateState& m, const Node& n) {
   int64_t sti[kMaxRank], st[kMaxRank];
   strides_of(sx, sti);
   for (int d = 0; d < so.rank; ++d) st[d] = sti[n.dims_a[static_cast<size_t>(d)]];
-  const int64_t inner = so.rank > 0 ? so.d[so.rank - 1] : 1;
-  if (so.rank > 1 && inner > 1) {
-    // Row by row over the output's last dimension: a contiguous run when it stays innermost, a
-    // strided gather when not.
-    Shape rows = so;
-    rows.rank = so.rank - 1;
-    const int64_t step = st[so.rank - 1];
-    walk_strided(rows, st, [&](int64_t i, int64_t off) {
-      float* __restrict o = out + i * inner;
-      if (step == 1) {
-        std::memcpy(o, x + off, static_cast<size_t>(inner) * 4);
-      } else {
-        for (int64_t j = 0; j < inner; ++j) o[j] = x[off + j * step];
-      }
-    });
-  } else {
-    walk_strided(so, st, [&](int64_t i, int64_t off) { out[i] = x[off]; });
-  }
+  kernels::copy_permuted<float, kMaxRank>(x, out, so.rank, so.d, st);
   apply_output_range(m, n);
 }
 
