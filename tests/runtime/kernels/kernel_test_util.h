@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <string>
 #include <type_traits>
+#include <span>
 #include <vector>
 
 #include "etscope/runtime/kernel.h"
@@ -108,7 +109,8 @@ class KernelCall {
     v->scalar.b = b;
     return v;
   }
-  EValue* int_list(std::initializer_list<int64_t> items) {
+  EValue* int_list(std::initializer_list<int64_t> items) { return int_list(std::span<const int64_t>(items.begin(), items.size())); }
+  EValue* int_list(std::span<const int64_t> items) {
     auto& ptrs = lists_.emplace_back();
     for (int64_t i : items) ptrs.push_back(integer(i));
     EValue* v = &values_.emplace_back();

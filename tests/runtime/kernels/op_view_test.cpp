@@ -3,6 +3,7 @@
 // The former tests/runtime/kernel_view_test.cpp:
 // permute_copy (tiled transposes and N-D permutations) and view_copy, against index arithmetic
 // done here.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -97,4 +98,42 @@ TEST_CASE("view_copy refuses negative sizes and sizes whose product overflows", 
   REQUIRE(c.run("aten::view_copy.out", {x, c.int_list({-2, -3}), out, out}).failed());
   REQUIRE(c.run("aten::view_copy.out", {x, c.int_list({int64_t{1} << 62, 4, -1}), out, out}).failed());
   REQUIRE_FALSE(c.run("aten::view_copy.out", {x, c.int_list({-1}), out, out}).failed());
+}
+
+// Every permutation of a 4-D tensor and a pixel-shuffle-like 6-D one, with sizes that do not
+// divide the copy's tiles (64 bytes by 8 lines), against index arithmetic.
+TEST_CASE("permute_copy of every 4-D permutation and a 6-D pixel shuffle", "[kernels][view]") {
+  auto check = [](std::vector<int64_t> sizes, std::vector<int64_t> dims) {
+    const size_t rank = sizes.size();
+    int64_t count = 1;
+    for (int64_t s : sizes) count *= s;
+    std::vector<float> a(static_cast<size_t>(count));
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i);
+    std::vector<int64_t> in_strides(rank, 1), out_sizes(rank);
+    for (size_t d = rank - 1; d > 0; --d) in_strides[d - 1] = in_strides[d] * sizes[d];
+    for (size_t d = 0; d < rank; ++d) out_sizes[d] = sizes[static_cast<size_t>(dims[d])];
+    KernelCall c;
+    EValue* out = c.f32(out_sizes);
+    REQUIRE_FALSE(c.run("aten::permute_copy.out", {c.f32(sizes, a), c.int_list(dims), out, out}).failed());
+    const auto y = c.t(out).values<float>();
+    std::vector<int64_t> idx(rank, 0);
+    size_t wrong = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t src = 0;
+      for (size_t d = 0; d < rank; ++d) src += idx[d] * in_strides[static_cast<size_t>(dims[d])];
+      wrong += y[static_cast<size_t>(i)] != a[static_cast<size_t>(src)];
+      for (size_t d = rank; d-- > 0;) {
+        if (++idx[d] < out_sizes[d]) break;
+        idx[d] = 0;
+      }
+    }
+    CHECK(wrong == 0);
+  };
+  std::vector<int64_t> dims{0, 1, 2, 3};
+  do {
+    check({3, 17, 5, 20}, dims);
+  } while (std::next_permutation(dims.begin(), dims.end()));
+  check({1, 5, 2, 2, 19, 23}, {0, 1, 4, 2, 5, 3});
+  check({1, 21, 13, 70}, {0, 3, 1, 2});  // NHWC to NCHW
+  check({1, 70, 13, 21}, {0, 2, 3, 1});  // NCHW to NHWC
 }
