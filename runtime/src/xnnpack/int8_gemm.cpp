@@ -1,6 +1,7 @@
 // The int8 GEMM's kernel (int8_gemm.h): blocks of up to 4 rows by up to 4 tiles of 16 outputs,
 // requantized as they leave the registers.
 #include "xnnpack/int8_gemm.h"
+#include "xnnpack/vnni.h"
 
 #include <cmath>
 #include <cstring>
@@ -33,7 +34,7 @@ void requantized_block(const uint8_t* a, int64_t stride, const uint8_t* w, int64
       uint32_t v;
       std::memcpy(&v, a + r * stride + 4 * g, 4);
       const __m512i x = _mm512_set1_epi32(static_cast<int32_t>(v));
-      for (int t = 0; t < NT; ++t) sum[r][t] = _mm512_dpbusd_epi32(sum[r][t], x, f[t]);
+      for (int t = 0; t < NT; ++t) sum[r][t] = dpbusd(sum[r][t], x, f[t]);
     }
   }
   // The zero-masking forms throughout: GCC 12's plain ones start from an "undefined" register it
@@ -61,15 +62,17 @@ void requantized_block(const uint8_t* a, int64_t stride, const uint8_t* w, int64
   }
 }
 
-template <int R, typename Out>
-void requantized_rows(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t tile_bytes, int64_t ntiles, int64_t kpad, int64_t first,
-                      int64_t n, const Int8Requant& rq, Out* dst, int64_t dst_stride) {
-  switch (ntiles) {
-    case 1: return requantized_block<R, 1>(a, stride, w, tile_bytes, kpad, first, n, rq, dst, dst_stride);
-    case 2: return requantized_block<R, 2>(a, stride, w, tile_bytes, kpad, first, n, rq, dst, dst_stride);
-    case 3: return requantized_block<R, 3>(a, stride, w, tile_bytes, kpad, first, n, rq, dst, dst_stride);
-    default: return requantized_block<R, 4>(a, stride, w, tile_bytes, kpad, first, n, rq, dst, dst_stride);
+// requantized_block for a runtime number of rows (1..R) and tiles (1..NT).
+template <int R, int NT, typename Out>
+void requantized_any(int64_t nr, int64_t nt, const uint8_t* a, int64_t stride, const uint8_t* w, int64_t tile_bytes, int64_t kpad, int64_t first,
+                     int64_t n, const Int8Requant& rq, Out* dst, int64_t dst_stride) {
+  if constexpr (R > 1) {
+    if (nr < R) return requantized_any<R - 1, NT>(nr, nt, a, stride, w, tile_bytes, kpad, first, n, rq, dst, dst_stride);
   }
+  if constexpr (NT > 1) {
+    if (nt < NT) return requantized_any<R, NT - 1>(nr, nt, a, stride, w, tile_bytes, kpad, first, n, rq, dst, dst_stride);
+  }
+  requantized_block<R, NT>(a, stride, w, tile_bytes, kpad, first, n, rq, dst, dst_stride);
 }
 #endif
 
@@ -107,12 +110,7 @@ void gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const Pack
       const uint8_t* ar = a + r0 * stride;
       Out* to = dst + r0 * dst_stride;
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-      switch (nr) {
-        case 1: requantized_rows<1>(ar, stride, wt, w.tile_bytes(), nt, w.kpad, first, w.n, rq, to, dst_stride); break;
-        case 2: requantized_rows<2>(ar, stride, wt, w.tile_bytes(), nt, w.kpad, first, w.n, rq, to, dst_stride); break;
-        case 3: requantized_rows<3>(ar, stride, wt, w.tile_bytes(), nt, w.kpad, first, w.n, rq, to, dst_stride); break;
-        default: requantized_rows<4>(ar, stride, wt, w.tile_bytes(), nt, w.kpad, first, w.n, rq, to, dst_stride); break;
-      }
+      requantized_any<kInt8Rows, kInt8Tiles>(nr, nt, ar, stride, wt, w.tile_bytes(), w.kpad, first, w.n, rq, to, dst_stride);
 #else
       alignas(64) int32_t acc[kInt8Rows][kInt8Tiles * kInt8Tile];
       tile_sums(ar, stride, nr, wt, w.tile_bytes(), nt, w.kpad, acc);

@@ -22,6 +22,7 @@
 #endif
 
 #include "xnnpack/node_table.h"
+#include "xnnpack/vnni.h"
 
 
 namespace etscope::runtime::xnnpack {
@@ -306,11 +307,11 @@ void tile_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t len
       const __m512i wl = _mm512_and_si512(_mm512_slli_epi16(bytes, 4), high);
       const __m512i wh = _mm512_and_si512(bytes, high);
       for (int r = 0; r < NR; ++r) {  // one row: two chains (see blockwise_sums_n), added below
-        sum[r] = _mm512_dpbusd_epi32(sum[r], broadcast(r, 8 * p), wl);
+        sum[r] = dpbusd(sum[r], broadcast(r, 8 * p), wl);
         if constexpr (NR == 1) {
-          high_sum[r] = _mm512_dpbusd_epi32(high_sum[r], broadcast(r, 8 * p + 4), wh);
+          high_sum[r] = dpbusd(high_sum[r], broadcast(r, 8 * p + 4), wh);
         } else {
-          sum[r] = _mm512_dpbusd_epi32(sum[r], broadcast(r, 8 * p + 4), wh);
+          sum[r] = dpbusd(sum[r], broadcast(r, 8 * p + 4), wh);
         }
       }
     }
@@ -319,7 +320,7 @@ void tile_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t len
     for (int64_t g = 0; g < len / 4; ++g) {
       if constexpr (NR == 1) _mm_prefetch(reinterpret_cast<const char*>(w + g * kQd8Tile * 4 + kQd8Prefetch), _MM_HINT_T0);
       const __m512i wg = _mm512_loadu_si512(w + g * kQd8Tile * 4);
-      for (int r = 0; r < NR; ++r) sum[r] = _mm512_dpbusd_epi32(sum[r], broadcast(r, 4 * g), wg);
+      for (int r = 0; r < NR; ++r) sum[r] = dpbusd(sum[r], broadcast(r, 4 * g), wg);
     }
   }
   for (int r = 0; r < NR; ++r) _mm512_storeu_si512(acc[r], sum[r]);
@@ -354,11 +355,11 @@ void blockwise_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, const 
           uint32_t lo4, hi4;
           std::memcpy(&lo4, ab + r * stride + 8 * p, 4);
           std::memcpy(&hi4, ab + r * stride + 8 * p + 4, 4);
-          lo[u][r] = _mm512_dpbusd_epi32(lo[u][r], _mm512_set1_epi32(static_cast<int32_t>(lo4)), wl);
+          lo[u][r] = dpbusd(lo[u][r], _mm512_set1_epi32(static_cast<int32_t>(lo4)), wl);
           if constexpr (NR == 1) {
-            hi[u][r] = _mm512_dpbusd_epi32(hi[u][r], _mm512_set1_epi32(static_cast<int32_t>(hi4)), wh);
+            hi[u][r] = dpbusd(hi[u][r], _mm512_set1_epi32(static_cast<int32_t>(hi4)), wh);
           } else {
-            lo[u][r] = _mm512_dpbusd_epi32(lo[u][r], _mm512_set1_epi32(static_cast<int32_t>(hi4)), wh);
+            lo[u][r] = dpbusd(lo[u][r], _mm512_set1_epi32(static_cast<int32_t>(hi4)), wh);
           }
         }
       }
