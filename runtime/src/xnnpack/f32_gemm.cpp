@@ -10,50 +10,72 @@ namespace etscope::runtime::xnnpack {
 namespace {
 
 #if defined(__AVX512F__)
-// R rows (up to 8) by 32 outputs in 2R registers: per input, two filter loads and R broadcasts
-// feed 2R fused multiply-adds.
-template <int R>
-void rows_block(const float* a, int64_t stride, const float* panel, const float* bias, int64_t k, float* out, int64_t out_stride,
-                int64_t width, float lo, float hi) {
+// R rows by NP panels of 32 outputs in 2 x R x NP registers: per input, 2 x NP filter loads and R
+// broadcasts feed 2 x R x NP fused multiply-adds. Each output's sum still runs input by input;
+// several panels at once give few rows enough independent chains to hide the latency.
+template <int R, int NP>
+void rows_block(const float* a, int64_t stride, const float* panel, int64_t panel_floats, const float* bias, int64_t k, float* out,
+                int64_t out_stride, int64_t width, float lo, float hi) {
   const float* row[R];
   for (int r = 0; r < R; ++r) row[r] = a + r * stride;
-  __m512 acc[R][2];
-  const __m512 b0 = _mm512_loadu_ps(bias), b1 = _mm512_loadu_ps(bias + 16);
-  for (int r = 0; r < R; ++r) acc[r][0] = b0, acc[r][1] = b1;
+  __m512 acc[R][NP][2];
+  for (int q = 0; q < NP; ++q) {
+    const __m512 b0 = _mm512_loadu_ps(bias + q * kF32Panel), b1 = _mm512_loadu_ps(bias + q * kF32Panel + 16);
+    for (int r = 0; r < R; ++r) acc[r][q][0] = b0, acc[r][q][1] = b1;
+  }
   for (int64_t i = 0; i < k; ++i) {
-    const __m512 f0 = _mm512_loadu_ps(panel + i * kF32Panel), f1 = _mm512_loadu_ps(panel + i * kF32Panel + 16);
+    __m512 f[NP][2];
+    for (int q = 0; q < NP; ++q) {
+      f[q][0] = _mm512_loadu_ps(panel + q * panel_floats + i * kF32Panel);
+      f[q][1] = _mm512_loadu_ps(panel + q * panel_floats + i * kF32Panel + 16);
+    }
     for (int r = 0; r < R; ++r) {
       const __m512 x = _mm512_set1_ps(row[r][i]);
-      acc[r][0] = _mm512_fmadd_ps(x, f0, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(x, f1, acc[r][1]);
+      for (int q = 0; q < NP; ++q) {
+        acc[r][q][0] = _mm512_fmadd_ps(x, f[q][0], acc[r][q][0]);
+        acc[r][q][1] = _mm512_fmadd_ps(x, f[q][1], acc[r][q][1]);
+      }
     }
   }
   const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-  const __mmask16 m0 = width >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << width) - 1);
-  const __mmask16 m1 = width >= 32 ? __mmask16{0xffff} : width <= 16 ? __mmask16{0} : static_cast<__mmask16>((1u << (width - 16)) - 1);
-  for (int r = 0; r < R; ++r) {
-    float* o = out + r * out_stride;
-    _mm512_mask_storeu_ps(o, m0, _mm512_min_ps(_mm512_max_ps(acc[r][0], vlo), vhi));
-    _mm512_mask_storeu_ps(o + 16, m1, _mm512_min_ps(_mm512_max_ps(acc[r][1], vlo), vhi));
+  for (int q = 0; q < NP; ++q) {
+    const int64_t w = width - q * kF32Panel;  // outputs left from this panel on
+    const __mmask16 m0 = w >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << w) - 1);
+    const __mmask16 m1 = w >= 32 ? __mmask16{0xffff} : w <= 16 ? __mmask16{0} : static_cast<__mmask16>((1u << (w - 16)) - 1);
+    for (int r = 0; r < R; ++r) {
+      float* o = out + r * out_stride + q * kF32Panel;
+      _mm512_mask_storeu_ps(o, m0, _mm512_min_ps(_mm512_max_ps(acc[r][q][0], vlo), vhi));
+      _mm512_mask_storeu_ps(o + 16, m1, _mm512_min_ps(_mm512_max_ps(acc[r][q][1], vlo), vhi));
+    }
   }
 }
 
-void block(const float* a, int64_t stride, int64_t nrows, const float* panel, const float* bias, int64_t k, float* out,
-           int64_t out_stride, int64_t width, float lo, float hi) {
-  switch (nrows) {
-    case 1: return rows_block<1>(a, stride, panel, bias, k, out, out_stride, width, lo, hi);
-    case 2: return rows_block<2>(a, stride, panel, bias, k, out, out_stride, width, lo, hi);
-    case 3: return rows_block<3>(a, stride, panel, bias, k, out, out_stride, width, lo, hi);
-    case 4: return rows_block<4>(a, stride, panel, bias, k, out, out_stride, width, lo, hi);
-    case 5: return rows_block<5>(a, stride, panel, bias, k, out, out_stride, width, lo, hi);
-    case 6: return rows_block<6>(a, stride, panel, bias, k, out, out_stride, width, lo, hi);
-    case 7: return rows_block<7>(a, stride, panel, bias, k, out, out_stride, width, lo, hi);
-    default: return rows_block<8>(a, stride, panel, bias, k, out, out_stride, width, lo, hi);
+// Panels a block of `nrows` rows takes at once: registers for the sums of up to about 20.
+constexpr int64_t panels_for(int64_t nrows) { return nrows <= 1 ? 4 : nrows <= 2 ? 3 : nrows <= 5 ? 2 : 1; }
+
+template <int R, int NP>
+void block_any(int64_t nrows, int64_t npanels, const float* a, int64_t stride, const float* panel, int64_t panel_floats, const float* bias, int64_t k,
+               float* out, int64_t out_stride, int64_t width, float lo, float hi) {
+  if constexpr (R > 1) {
+    if (nrows < R) return block_any<R - 1, panels_for(R - 1)>(nrows, npanels, a, stride, panel, panel_floats, bias, k, out, out_stride, width, lo, hi);
   }
+  if constexpr (NP > 1) {
+    if (npanels < NP) return block_any<R, NP - 1>(nrows, npanels, a, stride, panel, panel_floats, bias, k, out, out_stride, width, lo, hi);
+  }
+  rows_block<R, NP>(a, stride, panel, panel_floats, bias, k, out, out_stride, width, lo, hi);
+}
+
+// `nrows` rows (1..kF32Rows) by `npanels` panels (1..panels_for(nrows)).
+void block(const float* a, int64_t stride, int64_t nrows, const float* panel, int64_t panel_floats, int64_t npanels, const float* bias, int64_t k,
+           float* out, int64_t out_stride, int64_t width, float lo, float hi) {
+  block_any<kF32Rows, panels_for(kF32Rows)>(nrows, npanels, a, stride, panel, panel_floats, bias, k, out, out_stride, width, lo, hi);
 }
 #else
-void block(const float* a, int64_t stride, int64_t nrows, const float* panel, const float* bias, int64_t k, float* out,
+constexpr int64_t panels_for(int64_t) { return 1; }
+
+void block(const float* a, int64_t stride, int64_t nrows, const float* panel, int64_t, int64_t, const float* bias, int64_t k, float* out,
            int64_t out_stride, int64_t width, float lo, float hi) {
+  width = std::min(width, kF32Panel);
   for (int64_t r = 0; r < nrows; ++r) {
     float acc[kF32Panel];
     for (int64_t j = 0; j < kF32Panel; ++j) acc[j] = bias[j];
@@ -71,18 +93,26 @@ void block(const float* a, int64_t stride, int64_t nrows, const float* panel, co
 
 void f32_gemm(const float* a, int64_t stride, int64_t rows, const PackedF32& w, float* out, int64_t out_stride, float lo, float hi,
               int64_t panel_begin, int64_t panel_end) {
-  // Rows in chunks that stay in cache while every panel passes over them.
+  // Rows in chunks that stay in cache while every panel passes over them: blocks of kF32Rows
+  // rows one panel at a time, then the chunk's last rows several panels at a time.
   constexpr int64_t kChunk = 12 * kF32Rows;
+  const int64_t panel_floats = w.k * kF32Panel;
   for (int64_t c0 = 0; c0 < rows; c0 += kChunk) {
     const int64_t c1 = std::min(rows, c0 + kChunk);
+    const int64_t rest = (c1 - c0) % kF32Rows, full_end = c1 - rest;
+    const int64_t step = rest > 0 ? panels_for(rest) : 1;
     for (int64_t p = panel_begin; p < panel_end; ++p) {
-      const float* panel = w.data.data() + p * w.k * kF32Panel;
+      const float* panel = w.data.data() + p * panel_floats;
       const float* bias = w.bias.data() + p * kF32Panel;
-      const int64_t width = std::min(kF32Panel, w.n - p * kF32Panel);
-      for (int64_t r0 = c0; r0 < c1; r0 += kF32Rows) {
-        block(a + r0 * stride, stride, std::min(kF32Rows, c1 - r0), panel, bias, w.k, out + r0 * out_stride + p * kF32Panel, out_stride,
-              width, lo, hi);
+      for (int64_t r0 = c0; r0 < full_end; r0 += kF32Rows) {
+        block(a + r0 * stride, stride, kF32Rows, panel, panel_floats, 1, bias, w.k, out + r0 * out_stride + p * kF32Panel, out_stride,
+              w.n - p * kF32Panel, lo, hi);
       }
+    }
+    if (rest == 0) continue;
+    for (int64_t p = panel_begin; p < panel_end; p += step) {
+      block(a + full_end * stride, stride, rest, w.data.data() + p * panel_floats, panel_floats, std::min(step, panel_end - p),
+            w.bias.data() + p * kF32Panel, w.k, out + full_end * out_stride + p * kF32Panel, out_stride, w.n - p * kF32Panel, lo, hi);
     }
   }
 }
