@@ -9,6 +9,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "kernels/util/gemm.h"
 #include "kernels/util/permute_util.h"
@@ -169,15 +172,66 @@ void run_conv2d(DelegateState& m, const Node& n) {
   }
 }
 
+#if defined(__AVX512F__)
+// One output pixel's channels [0, min(left, 16 V)) of a depthwise convolution: per register of
+// 16 channels (the last masked), the bias, every listed tap's product added with a fused
+// multiply-add, the clamp (as clampf: NaN kept). Several registers give the taps' chains of
+// dependent additions company.
+template <int V>
+void depthwise_block(const float* x, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at, int64_t taps, int64_t left,
+                     float* out, __m512 vlo, __m512 vhi) {
+  __mmask16 k[V];
+  __m512 acc[V];
+  for (int v = 0; v < V; ++v) {
+    const int64_t n = left - 16 * v;
+    k[v] = n >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << n) - 1u);
+    acc[v] = bias ? _mm512_maskz_loadu_ps(k[v], bias + 16 * v) : _mm512_setzero_ps();
+  }
+  for (int64_t t = 0; t < taps; ++t) {
+    const float* xt = x + in_at[t];
+    const float* wt = w + w_at[t];
+    for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k[v], xt + 16 * v), _mm512_maskz_loadu_ps(k[v], wt + 16 * v), acc[v]);
+  }
+  for (int v = 0; v < V; ++v) _mm512_mask_storeu_ps(out + 16 * v, k[v], _mm512_maskz_min_ps(0xffff, vhi, _mm512_maskz_max_ps(0xffff, vlo, acc[v])));
+}
+
+// All CO channels of one output pixel: blocks of 64, then one of the 1 to 4 registers left.
+inline void depthwise_pixel(const float* x, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at, int64_t taps, int64_t CO,
+                            float* out, __m512 vlo, __m512 vhi) {
+  int64_t c0 = 0;
+  for (; CO - c0 >= 64; c0 += 64) depthwise_block<4>(x + c0, w + c0, bias ? bias + c0 : nullptr, in_at, w_at, taps, 64, out + c0, vlo, vhi);
+  const int64_t left = CO - c0;
+  const float* b = bias ? bias + c0 : nullptr;
+  if (left > 48) {
+    depthwise_block<4>(x + c0, w + c0, b, in_at, w_at, taps, left, out + c0, vlo, vhi);
+  } else if (left > 32) {
+    depthwise_block<3>(x + c0, w + c0, b, in_at, w_at, taps, left, out + c0, vlo, vhi);
+  } else if (left > 16) {
+    depthwise_block<2>(x + c0, w + c0, b, in_at, w_at, taps, left, out + c0, vlo, vhi);
+  } else if (left > 0) {
+    depthwise_block<1>(x + c0, w + c0, b, in_at, w_at, taps, left, out + c0, vlo, vhi);
+  }
+}
+#endif
+
 void run_depthwise_conv2d(DelegateState& m, const Node& n) {
   const xnn::ConvParams& c = n.conv;
   const float lo = n.output_min, hi = n.output_max;
   const auto [sx, so, x, out, w, bias, H, W, C, OH, OW, CO] = conv_operands(m, n);
   const int64_t mult = c.group_out;
   if (mult == 1) {
-    // Per output pixel and block of kDwBlock channels: the bias, then every tap's products (row
-    // by row, column by column) in a block of sums that stays in registers, then the clamp.
-    // Output rows (of every image) are split over the method's threads.
+    // Per output pixel and block of channels: the bias, then every tap's product added with a
+    // fused multiply-add (row by row, column by column, as XNNPACK's kernels add them) in sums
+    // that stay in registers, then the clamp. Output rows (of every image) are split over the
+    // method's threads. With AVX-512, the pixels whose window lies inside the image share one
+    // list of taps (offsets from the window's first pixel) and the others list theirs.
+#if defined(__AVX512F__)
+    const bool listed = int64_t{c.kernel_h} * c.kernel_w <= kMaxListedTaps;
+    const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    const InteriorTaps inner = interior_taps(c, H, W, OW);
+    int64_t inner_at[kMaxListedTaps], inner_w[kMaxListedTaps];
+    for (int64_t t = 0; t < inner.count; ++t) inner_at[t] = inner.pixel[t] * C, inner_w[t] = inner.tap[t] * CO;
+#endif
     constexpr int64_t kDwBlock = 32;
     for_ranges(worth_splitting(m.parallel, sx.d[0] * OH * OW * CO * c.kernel_h * c.kernel_w), sx.d[0] * OH, 1, [&](int64_t y0, int64_t y1) {
       for (int64_t y = y0; y < y1; ++y) {
@@ -185,23 +239,28 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
         const float* xb = x + b * H * W * C;
         for (int64_t ox = 0; ox < OW; ++ox) {
           float* px = out + ((b * OH + oy) * OW + ox) * CO;
+#if defined(__AVX512F__)
+          if (listed && inner.inside(oy, ox)) {
+            depthwise_pixel(xb + inner.origin(oy, ox) * C, w, bias, inner_at, inner_w, inner.count, CO, px, vlo, vhi);
+            continue;
+          }
+          if (listed) {
+            int64_t in_at[kMaxListedTaps], w_at[kMaxListedTaps];
+            const int64_t taps = list_taps(c, H, W, oy, ox, in_at, w_at);
+            for (int64_t t = 0; t < taps; ++t) in_at[t] *= C, w_at[t] *= CO;
+            depthwise_pixel(xb, w, bias, in_at, w_at, taps, CO, px, vlo, vhi);
+            continue;
+          }
+#endif
           for (int64_t c0 = 0; c0 < CO; c0 += kDwBlock) {
             float sums[kDwBlock];
             const int64_t len = std::min(kDwBlock, CO - c0);
             for (int64_t j = 0; j < len; ++j) sums[j] = bias ? bias[c0 + j] : 0.0f;
-            if (len == kDwBlock) {
-              for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
-                const float* __restrict in = xb + pixel * C + c0;
-                const float* __restrict wk = w + k * CO + c0;
-                for (int64_t j = 0; j < kDwBlock; ++j) sums[j] += in[j] * wk[j];
-              });
-            } else {
-              for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
-                const float* in = xb + pixel * C + c0;
-                const float* wk = w + k * CO + c0;
-                for (int64_t j = 0; j < len; ++j) sums[j] += in[j] * wk[j];
-              });
-            }
+            for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
+              const float* __restrict in = xb + pixel * C + c0;
+              const float* __restrict wk = w + k * CO + c0;
+              for (int64_t j = 0; j < len; ++j) sums[j] = std::fma(in[j], wk[j], sums[j]);
+            });
             for (int64_t j = 0; j < len; ++j) px[c0 + j] = clampf(sums[j], lo, hi);
           }
         }

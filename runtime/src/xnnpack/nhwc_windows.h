@@ -74,6 +74,59 @@ void for_each_tap(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t oy, in
   for_each_tap(c, c.dilation_h, c.dilation_w, H, W, oy, ox, tap);
 }
 
+/// Filters of at most this many taps have their taps listed per output pixel (list_taps).
+constexpr int64_t kMaxListedTaps = 64;
+
+/// Lists the taps for_each_tap visits for output pixel (oy, ox), in its order: the input pixel's
+/// index in pixel[] and the filter tap's in tap[] (kMaxListedTaps each, at least); returns how
+/// many. For filters of at most kMaxListedTaps taps.
+inline int64_t list_taps(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t oy, int64_t ox, int64_t* pixel, int64_t* tap) {
+  int64_t count = 0;
+  for_each_tap(c, H, W, oy, ox, [&](int64_t p, int64_t k) {
+    pixel[count] = p;
+    tap[count++] = k;
+  });
+  return count;
+}
+
+/// The taps of a filter (of at most kMaxListedTaps) for the output pixels whose window lies wholly
+/// inside the image, which most are: the same for all of them, as input pixel offsets from the
+/// window's first pixel (window_origin), in for_each_tap's order.
+struct InteriorTaps {
+  int64_t count = 0;
+  int64_t pixel[kMaxListedTaps];
+  int64_t tap[kMaxListedTaps];
+  int64_t ox_begin = 0, ox_end = 0;  // output columns whose window lies inside the image's width
+  int64_t H = 0, W = 0;
+  const xnn::ConvParams* c = nullptr;
+  /// True when output pixel (oy, ox)'s window lies inside the image.
+  bool inside(int64_t oy, int64_t ox) const {
+    const int64_t iy = oy * c->stride_h - c->padding[0];
+    return ox >= ox_begin && ox < ox_end && iy >= 0 && iy + int64_t{c->kernel_h - 1} * c->dilation_h < H;
+  }
+  /// The input pixel index of output pixel (oy, ox)'s window's first tap.
+  int64_t origin(int64_t oy, int64_t ox) const { return (oy * c->stride_h - c->padding[0]) * W + ox * c->stride_w - c->padding[3]; }
+};
+
+inline InteriorTaps interior_taps(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t OW) {
+  InteriorTaps t;
+  t.H = H;
+  t.W = W;
+  t.c = &c;
+  for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+    for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+      t.pixel[t.count] = int64_t{ky} * c.dilation_h * W + int64_t{kx} * c.dilation_w;
+      t.tap[t.count++] = int64_t{ky} * c.kernel_w + kx;
+    }
+  }
+  // ox * stride_w - padding_left >= 0 and ox * stride_w - padding_left + span <= W - 1.
+  const int64_t sw = c.stride_w, pl = c.padding[3], span = int64_t{c.kernel_w - 1} * c.dilation_w;
+  t.ox_begin = std::min<int64_t>(OW, (pl + sw - 1) / sw);
+  t.ox_end = W - 1 - span + pl >= 0 ? std::min<int64_t>(OW, (W - 1 - span + pl) / sw + 1) : 0;
+  t.ox_end = std::max(t.ox_end, t.ox_begin);
+  return t;
+}
+
 /// For output row oy of a convolution over an H x W image with OW output columns: calls
 /// tap(iy, off, ox0, ox1, k) for each filter tap k = ky * kernel_w + kx whose input row iy is
 /// inside the image, row by row, with the output columns [ox0, ox1) whose input column

@@ -840,10 +840,6 @@ void run_gemm_layer_int8(DelegateState& m, const Node& n) {
   }
 }
 
-// Taps of a depthwise filter whose image and filter offsets the narrow path lists per output
-// pixel (larger filters take the per-tap walk).
-constexpr int64_t kDwMaxTaps = 64;
-
 #if defined(__AVX512BW__)
 // sums[0..32) = bias[0..32) plus, per listed tap t, the 16-bit products of img[in_at[t] + j] and
 // filter[w_at[t] + j] (narrow filters: exact), in int32 sums that wrap: the narrow path's block
@@ -909,13 +905,11 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
             for (int64_t ox = 0; ox < OW; ++ox) {
 #if defined(__AVX512BW__)
               // The pixel's taps inside the image, listed once for all its blocks of channels.
-              int64_t in_at[kDwMaxTaps], w_at[kDwMaxTaps], taps = 0;
-              const bool listed = CO >= kDwBlock && int64_t{c.kernel_h} * c.kernel_w <= kDwMaxTaps;
+              int64_t in_at[kMaxListedTaps], w_at[kMaxListedTaps], taps = 0;
+              const bool listed = CO >= kDwBlock && int64_t{c.kernel_h} * c.kernel_w <= kMaxListedTaps;
               if (listed) {
-                for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
-                  in_at[taps] = pixel * C;
-                  w_at[taps++] = k * CO;
-                });
+                taps = list_taps(c, H, W, oy, ox, in_at, w_at);
+                for (int64_t t = 0; t < taps; ++t) in_at[t] *= C, w_at[t] *= CO;
               }
 #endif
               for (int64_t c0 = 0; c0 < CO; c0 += kDwBlock) {
