@@ -37,28 +37,9 @@ void requantized_block(const uint8_t* a, int64_t stride, const uint8_t* w, int64
       for (int t = 0; t < NT; ++t) sum[r][t] = dpbusd(sum[r][t], x, f[t]);
     }
   }
-  // The zero-masking forms throughout: GCC 12's plain ones start from an "undefined" register it
-  // then warns about.
-  constexpr __mmask16 all = 0xffff;
-  const __m512 lo = _mm512_set1_ps(rq.lo), hi = _mm512_set1_ps(rq.hi);
   for (int t = 0; t < NT; ++t) {
     const __m512 scale = _mm512_maskz_loadu_ps(mask[t], rq.scale + first + t * kInt8Tile);
-    for (int r = 0; r < R; ++r) {
-      const __m512 v = _mm512_maskz_mul_ps(all, _mm512_maskz_cvtepi32_ps(all, sum[r][t]), scale);
-      Out* to = dst + r * dst_stride + first + t * kInt8Tile;
-      if constexpr (std::is_same_v<Out, int8_t>) {
-        // As requantize_sums: cvtps rounds to nearest even (the default rounding mode); the
-        // clamped values plus the zero point fit int8, so the truncating store keeps them.
-        const __m512 c = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, v, lo), hi);
-        const __m512i q = _mm512_maskz_add_epi32(all, _mm512_maskz_cvtps_epi32(all, c), _mm512_set1_epi32(rq.zero));
-        _mm512_mask_cvtepi32_storeu_epi8(to, mask[t], q);
-      } else {
-        // As std::min(std::max(v, lo), hi), NaN kept, then (nearbyint + 0) * out_scale.
-        const __m512 c = _mm512_maskz_min_ps(all, hi, _mm512_maskz_max_ps(all, lo, v));
-        const __m512 rounded = _mm512_maskz_roundscale_ps(all, c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        _mm512_mask_storeu_ps(to, mask[t], _mm512_maskz_mul_ps(all, _mm512_maskz_add_ps(all, rounded, _mm512_setzero_ps()), _mm512_set1_ps(rq.out_scale)));
-      }
-    }
+    for (int r = 0; r < R; ++r) requantize16(sum[r][t], scale, mask[t], rq, dst + r * dst_stride + first + t * kInt8Tile);
   }
 }
 

@@ -14,7 +14,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+#include <immintrin.h>
+#endif
 
 namespace etscope::runtime::xnnpack {
 
@@ -76,6 +80,29 @@ struct Int8Requant {
   int32_t zero;
   float out_scale;
 };
+
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+/// 16 sums (offsets included) requantized by rq with their scales into to[0..16), lanes of mask k.
+/// The zero-masking forms throughout: GCC 12's plain ones start from an "undefined" register it
+/// then warns about.
+template <typename Out>
+inline void requantize16(__m512i sum, __m512 scale, __mmask16 k, const Int8Requant& rq, Out* to) {
+  constexpr __mmask16 all = 0xffff;
+  const __m512 lo = _mm512_set1_ps(rq.lo), hi = _mm512_set1_ps(rq.hi);
+  const __m512 v = _mm512_maskz_mul_ps(all, _mm512_maskz_cvtepi32_ps(all, sum), scale);
+  if constexpr (std::is_same_v<Out, int8_t>) {
+    // As requantize_sums: cvtps rounds to nearest even (the default rounding mode); the clamped
+    // values plus the zero point fit int8, so the truncating store keeps them.
+    const __m512 c = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, v, lo), hi);
+    _mm512_mask_cvtepi32_storeu_epi8(to, k, _mm512_maskz_add_epi32(all, _mm512_maskz_cvtps_epi32(all, c), _mm512_set1_epi32(rq.zero)));
+  } else {
+    // As std::min(std::max(v, lo), hi), NaN kept, then (nearbyint + 0) * out_scale.
+    const __m512 c = _mm512_maskz_min_ps(all, hi, _mm512_maskz_max_ps(all, lo, v));
+    const __m512 rounded = _mm512_maskz_roundscale_ps(all, c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm512_mask_storeu_ps(to, k, _mm512_maskz_mul_ps(all, _mm512_maskz_add_ps(all, rounded, _mm512_setzero_ps()), _mm512_set1_ps(rq.out_scale)));
+  }
+}
+#endif
 
 /// The GEMM of `rows` rows of kpad bytes (`stride` apart) with tiles [tile_begin, tile_end) of the
 /// packed filter, requantized by `rq` into dst: row r's output o (of the packing) at

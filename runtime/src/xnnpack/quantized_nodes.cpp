@@ -840,25 +840,49 @@ void run_gemm_layer_int8(DelegateState& m, const Node& n) {
   }
 }
 
-#if defined(__AVX512BW__)
-// sums[0..32) = bias[0..32) plus, per listed tap t, the 16-bit products of img[in_at[t] + j] and
-// filter[w_at[t] + j] (narrow filters: exact), in int32 sums that wrap: the narrow path's block
-// of 32 channels with its accumulators in two registers. The zero-masking conversion forms:
-// GCC 12's plain ones start from an "undefined" register it warns about.
-inline void dw_block32(int32_t* sums, const int32_t* bias, const int16_t* img, const int16_t* filter, const int64_t* in_at,
-                       const int64_t* w_at, int64_t taps) {
-  __m512i a0 = _mm512_loadu_si512(bias), a1 = _mm512_loadu_si512(bias + 16);
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+// One output pixel's channels [0, min(left, 16 V)) of a narrow int8 depthwise convolution: per
+// register of 16 channels (the last masked), the bias (rq's offsets), every listed tap's 16-bit
+// product (narrow filters: exact) added in int32 sums that wrap, then requantized from the
+// registers.
+template <int V, typename Out>
+void dw_int8_block(const int16_t* img, const int16_t* filter, const int64_t* in_at, const int64_t* w_at, int64_t taps, int64_t left,
+                   const Int8Requant& rq, Out* to) {
+  __mmask16 k[V];
+  __m512i acc[V];
+  for (int v = 0; v < V; ++v) {
+    const int64_t n = left - 16 * v;
+    k[v] = n >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << n) - 1u);
+    acc[v] = _mm512_maskz_loadu_epi32(k[v], rq.offset + 16 * v);
+  }
   for (int64_t t = 0; t < taps; ++t) {
     const int16_t* x = img + in_at[t];
     const int16_t* w = filter + w_at[t];
-    const __m256i p0 = _mm256_mullo_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
-    const __m256i p1 =
-        _mm256_mullo_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 16)), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16)));
-    a0 = _mm512_add_epi32(a0, _mm512_maskz_cvtepi16_epi32(0xffff, p0));
-    a1 = _mm512_add_epi32(a1, _mm512_maskz_cvtepi16_epi32(0xffff, p1));
+    for (int v = 0; v < V; ++v) {
+      const __m256i p = _mm256_mullo_epi16(_mm256_maskz_loadu_epi16(k[v], x + 16 * v), _mm256_maskz_loadu_epi16(k[v], w + 16 * v));
+      acc[v] = _mm512_add_epi32(acc[v], _mm512_maskz_cvtepi16_epi32(0xffff, p));
+    }
   }
-  _mm512_storeu_si512(sums, a0);
-  _mm512_storeu_si512(sums + 16, a1);
+  for (int v = 0; v < V; ++v) requantize16(acc[v], _mm512_maskz_loadu_ps(k[v], rq.scale + 16 * v), k[v], rq, to + 16 * v);
+}
+
+// All CO channels of one output pixel: blocks of 64, then one of the 1 to 4 registers left.
+template <typename Out>
+void dw_int8_pixel(const int16_t* img, const int16_t* filter, const int64_t* in_at, const int64_t* w_at, int64_t taps, int64_t CO,
+                   const Int8Requant& rq, Out* to) {
+  int64_t c0 = 0;
+  auto at = [&](int64_t c) { return Int8Requant{rq.offset + c, rq.scale + c, rq.lo, rq.hi, rq.zero, rq.out_scale}; };
+  for (; CO - c0 >= 64; c0 += 64) dw_int8_block<4>(img + c0, filter + c0, in_at, w_at, taps, 64, at(c0), to + c0);
+  const int64_t left = CO - c0;
+  if (left > 48) {
+    dw_int8_block<4>(img + c0, filter + c0, in_at, w_at, taps, left, at(c0), to + c0);
+  } else if (left > 32) {
+    dw_int8_block<3>(img + c0, filter + c0, in_at, w_at, taps, left, at(c0), to + c0);
+  } else if (left > 16) {
+    dw_int8_block<2>(img + c0, filter + c0, in_at, w_at, taps, left, at(c0), to + c0);
+  } else if (left > 0) {
+    dw_int8_block<1>(img + c0, filter + c0, in_at, w_at, taps, left, at(c0), to + c0);
+  }
 }
 #endif
 
@@ -894,60 +918,50 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
       }
     });
     if (mult == 1 && q.dw_narrow) {
-      // The common case: per output pixel and block of kDwBlock channels, every tap's 16-bit
-      // products summed in a block of sums that stays in registers. Output rows are split over
-      // the method's threads.
+      // The common case: per output pixel and block of channels, every tap's 16-bit products
+      // summed in a block of sums that stays in registers. Output rows are split over the
+      // method's threads. With AVX-512, the pixels whose window lies inside the image share one
+      // list of taps (offsets from the window's first pixel), the others list theirs, and the
+      // sums are requantized from the registers.
       constexpr int64_t kDwBlock = 32;
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+      const bool listed = int64_t{c.kernel_h} * c.kernel_w <= kMaxListedTaps;
+      const InteriorTaps inner = interior_taps(c, H, W, OW);
+      int64_t inner_at[kMaxListedTaps], inner_w[kMaxListedTaps];
+      for (int64_t t = 0; t < inner.count; ++t) inner_at[t] = inner.pixel[t] * C, inner_w[t] = inner.tap[t] * CO;
+      const Int8Requant rq{q.dw_bias.data(), q.scale.data(), q.qmin - static_cast<float>(q.out_zero), q.qmax - static_cast<float>(q.out_zero), q.out_zero,
+                           q.out_scale};
+#endif
       auto run = [&](auto* to) {  // raw integers or floats: one instantiation each
         for_ranges(worth_splitting(m.parallel, OH * OW * CO * c.kernel_h * c.kernel_w), OH, 1, [&](int64_t y0, int64_t y1) {
           for (int64_t oy = y0; oy < y1; ++oy) {
             const int64_t row = (b * OH + oy) * OW * CO;
             for (int64_t ox = 0; ox < OW; ++ox) {
-#if defined(__AVX512BW__)
-              // The pixel's taps inside the image, listed once for all its blocks of channels.
-              int64_t in_at[kMaxListedTaps], w_at[kMaxListedTaps], taps = 0;
-              const bool listed = CO >= kDwBlock && int64_t{c.kernel_h} * c.kernel_w <= kMaxListedTaps;
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+              if (listed && inner.inside(oy, ox)) {
+                dw_int8_pixel(img + inner.origin(oy, ox) * C, filter, inner_at, inner_w, inner.count, CO, rq, to + row + ox * CO);
+                continue;
+              }
               if (listed) {
-                taps = list_taps(c, H, W, oy, ox, in_at, w_at);
+                int64_t in_at[kMaxListedTaps], w_at[kMaxListedTaps];
+                const int64_t taps = list_taps(c, H, W, oy, ox, in_at, w_at);
                 for (int64_t t = 0; t < taps; ++t) in_at[t] *= C, w_at[t] *= CO;
+                dw_int8_pixel(img, filter, in_at, w_at, taps, CO, rq, to + row + ox * CO);
+                continue;
               }
 #endif
               for (int64_t c0 = 0; c0 < CO; c0 += kDwBlock) {
                 int32_t sums[kDwBlock];
                 const int64_t len = std::min(kDwBlock, CO - c0);
-#if defined(__AVX512BW__)
-                if (len == kDwBlock && listed) {
-                  dw_block32(sums, q.dw_bias.data() + c0, img + c0, filter + c0, in_at, w_at, taps);
-                } else
-#endif
-                if (len == kDwBlock) {
-                  for (int64_t j = 0; j < kDwBlock; ++j) sums[j] = q.dw_bias[static_cast<size_t>(c0 + j)];
-                  for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
-                    const int16_t* __restrict in = img + pixel * C + c0;
-                    const int16_t* __restrict wk = filter + k * CO + c0;
-                    for (int64_t j = 0; j < kDwBlock; ++j) {
-                      sums[j] = static_cast<int32_t>(static_cast<uint32_t>(sums[j]) + static_cast<uint32_t>(int32_t{static_cast<int16_t>(in[j] * wk[j])}));
-                    }
-                  });
-                } else {
-                  for (int64_t j = 0; j < len; ++j) sums[j] = q.dw_bias[static_cast<size_t>(c0 + j)];
-                  for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
-                    const int16_t* in = img + pixel * C + c0;
-                    const int16_t* wk = filter + k * CO + c0;
-                    for (int64_t j = 0; j < len; ++j) {
-                      sums[j] = static_cast<int32_t>(static_cast<uint32_t>(sums[j]) + static_cast<uint32_t>(int32_t{static_cast<int16_t>(in[j] * wk[j])}));
-                    }
-                  });
-                }
-                if constexpr (std::is_same_v<decltype(to), int8_t*>) {
-                  // Through a copy: the masked loads of the int8 requantization take their
-                  // operand's address, and `sums` would then live in memory across the taps.
-                  alignas(64) int32_t copy[kDwBlock];
-                  for (int64_t j = 0; j < kDwBlock; ++j) copy[j] = sums[j];
-                  requantize_sums(q, copy, static_cast<size_t>(c0), len, to + row + ox * CO + c0);
-                } else {
-                  requantize_sums(q, sums, static_cast<size_t>(c0), len, to + row + ox * CO + c0);
-                }
+                for (int64_t j = 0; j < len; ++j) sums[j] = q.dw_bias[static_cast<size_t>(c0 + j)];
+                for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
+                  const int16_t* __restrict in = img + pixel * C + c0;
+                  const int16_t* __restrict wk = filter + k * CO + c0;
+                  for (int64_t j = 0; j < len; ++j) {
+                    sums[j] = static_cast<int32_t>(static_cast<uint32_t>(sums[j]) + static_cast<uint32_t>(int32_t{static_cast<int16_t>(in[j] * wk[j])}));
+                  }
+                });
+                requantize_sums(q, sums, static_cast<size_t>(c0), len, to + row + ox * CO + c0);
               }
             }
           }
