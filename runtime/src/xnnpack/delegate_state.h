@@ -101,6 +101,7 @@ struct QuantizedLayer {
   // Add: XNNPACK's fixed-point form, out = (rounding + a * a_mult + b * b_mult) >> shift
   // (a and b less their zero points), with multipliers of 21 bits at most.
   float a_scale = 1, b_scale = 1;
+  int32_t b_zero = 0;  // Add: the second input's zero point (the first's is in_zero)
   int32_t a_mult = 0, b_mult = 0, rounding = 0;
   uint32_t shift = 0;
 };
@@ -214,16 +215,23 @@ struct DelegateState {
   Status plan_quantized(size_t i);
   /// The Clamp node that alone reads node i's only output (not a graph output), or null.
   const Node* sole_clamp_consumer(size_t i) const;
-  // Raw integers between integer layers (plan_raw_values): a qint8 value that an int8 layer
-  // writes (a convolution or fully connected layer int8_gemm computes, a depthwise convolution,
-  // or a Clamp that only copies such a value) and that only such layers read holds its raw int8
-  // integers in `raw` (per value; null for others) instead of floats, while nothing observes
-  // it: in an execution without intermediate-output logging or a value hook (`raw_active`).
-  // Observed executions compute through the floats as before, with the same integers.
+  // Raw integers between integer layers (plan_raw_values): a qint8 value whose writer can give
+  // raw integers (a convolution or fully connected layer int8_gemm computes, a depthwise
+  // convolution, an Add, a global average pooling, a Convert from f32, or a node that only moves
+  // raw integers: a Transpose, Reshape, Copy or copying Clamp of a raw value on the same grid)
+  // and whose readers can all take them (those layers as their input, a Convert to f32, a mover
+  // whose output is raw too) holds its raw int8 integers in `raw` (per value; null for others)
+  // instead of floats, while nothing observes it: in an execution without intermediate-output
+  // logging or a value hook (`raw_active`). Observed executions compute through the floats as
+  // before, with the same integers.
   std::vector<std::vector<int8_t>> raw_owned;
   std::vector<int8_t*> raw;
   bool raw_active = false;
   void plan_raw_values();
+  /// Runs node i when it only moves, converts or copies raw integers (plan_raw_values) in this
+  /// execution: a Transpose, Reshape, Copy or copying Clamp between raw values, a Convert to a
+  /// raw value or from one. False (nothing done) otherwise.
+  bool run_raw_move(size_t i);
   int8_t* raw_output(const Node& n) const { return raw_active ? raw[static_cast<size_t>(n.outputs[0])] : nullptr; }
   const int8_t* raw_input(const Node& n, size_t k) const { return raw_active ? raw[static_cast<size_t>(n.inputs[k])] : nullptr; }
 
@@ -362,15 +370,15 @@ void walk_strided(const Shape& s, const int64_t* step, F f) {
 
 /// out[i] = f(a[...], b[...]) over the broadcast output `so`, with the kernels' broadcast walk
 /// (kernels/util/broadcast_util.h) for shapes that differ in more than a scalar operand.
-template <typename F>
-void binary_broadcast(const Shape& sa, const float* a, const Shape& sb, const float* b, const Shape& so, float* out, F f) {
+template <typename A, typename B, typename O, typename F>
+void binary_broadcast(const Shape& sa, const A* a, const Shape& sb, const B* b, const Shape& so, O* out, F f) {
   const int64_t n = so.numel();
   if (sa == so && sb == so) {
     for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
     return;
   }
   if (sb.numel() == 1 && sa == so) {
-    const float bv = b[0];
+    const B bv = b[0];
     for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], bv);
     return;
   }
@@ -424,14 +432,14 @@ void binary_broadcast(const Shape& sa, const float* a, const Shape& sb, const fl
   };
   if (const int64_t m = sa == so ? per_row(sb) : 0; m > 0) {
     for (int64_t r = 0; r < n / m; ++r) {
-      const float bv = b[r];
+      const B bv = b[r];
       for (int64_t j = 0; j < m; ++j) out[r * m + j] = f(a[r * m + j], bv);
     }
     return;
   }
   if (const int64_t m = sb == so ? per_row(sa) : 0; m > 0) {
     for (int64_t r = 0; r < n / m; ++r) {
-      const float av = a[r];
+      const A av = a[r];
       for (int64_t j = 0; j < m; ++j) out[r * m + j] = f(av, b[r * m + j]);
     }
     return;

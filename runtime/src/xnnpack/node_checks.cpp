@@ -359,10 +359,14 @@ Status check_batch_matmul(DelegateState& m, size_t i, Scratch* scratch) {
 // ---------------------------------------------------------------------------------------------
 // [pooling]
 
-Status check_global_avg_pool(DelegateState& m, size_t i, Scratch*) {
+Status check_global_avg_pool(DelegateState& m, size_t i, Scratch* scratch) {
   const Node& n = m.graph.nodes[i];
   const Shape& x = m.in_shape(n, 0);
   if (x.rank != 4) return m.bad(i, "needs a 4-D input");
+  if (m.integer_layer(n)) {  // a channel's int64 sum each (quantized_nodes.cpp)
+    if (x.d[3] > (int64_t{1} << 56)) return m.bad(i, "has too many channels");
+    scratch->bytes = std::max<size_t>(scratch->bytes, static_cast<size_t>(x.d[3]) * 8);
+  }
   const Shape& d = m.declared[static_cast<size_t>(n.outputs[0])];
   if (m.dynamic && (d.rank == 4 || d.rank == 2)) {
     Shape want = d;

@@ -17,6 +17,7 @@
 
 #include "kernels/util/gemm.h"
 #include "kernels/util/half.h"
+#include "kernels/util/permute_util.h"
 #include "xnnpack/nhwc_windows.h"
 #include "xnnpack/node_table.h"
 
@@ -354,6 +355,7 @@ Status DelegateState::plan_quantized(size_t i) {
     const xnn::TensorValue& b = value(n.inputs[1]);
     q.a_scale = in.quant.scale;
     q.b_scale = b.quant.scale;
+    q.b_zero = b.quant.zero_point;
     const float ra = in.quant.scale / q.out_scale, rb = b.quant.scale / q.out_scale;
     int exponent = 0;
     std::frexp(std::max(ra, rb), &exponent);  // max in [2^(exponent-1), 2^exponent)
@@ -499,18 +501,55 @@ const Node* DelegateState::sole_clamp_consumer(size_t i) const {
   return nullptr;
 }
 
+namespace {
+
+// A per-tensor qint8 value.
+bool raw_type(const xnn::TensorValue& v) { return v.type == ElementType::kQInt8 && v.quant.kind == xnn::Quantization::Kind::kPerTensor; }
+
+bool unbounded(const Node& n) { return std::isinf(n.output_min) && n.output_min < 0 && std::isinf(n.output_max) && n.output_max > 0; }
+
+bool same_grid(const xnn::TensorValue& a, const xnn::TensorValue& b) {
+  return a.quant.scale == b.quant.scale && a.quant.zero_point == b.quant.zero_point;
+}
+
+}  // namespace
+
 void DelegateState::plan_raw_values() {
   const size_t nv = graph.values.size();
   raw_owned.assign(nv, {});
   raw.assign(nv, nullptr);
   if (emulate) return;
-  // Layers whose kernels take and give raw integers: those int8_gemm computes, and depthwise
-  // convolutions. Input 0 only (the filter and bias are constants).
+  auto single = [&](const Node& n) { return n.outputs.size() == 1 && !n.inputs.empty() && n.inputs[0] >= 0; };
+  // Kernels that take raw integers for input slot k, and give them for their output, whatever
+  // the other operands' forms: the integer layers (input 0; an Add both inputs) and Converts.
   auto raw_layer = [&](size_t i) {
     const int32_t l = quantized_of_node[i];
     if (l < 0) return false;
     const NodeKind k = graph.nodes[i].kind;
-    return k == NodeKind::kDepthwiseConv2d || ((k == NodeKind::kConv2d || k == NodeKind::kFullyConnected) && !quantized[static_cast<size_t>(l)].packed.empty());
+    const bool gemm = (k == NodeKind::kConv2d || k == NodeKind::kFullyConnected) && !quantized[static_cast<size_t>(l)].packed.empty();
+    return gemm || k == NodeKind::kDepthwiseConv2d || k == NodeKind::kAdd || k == NodeKind::kGlobalAvgPool2d;
+  };
+  auto reads_raw = [&](size_t i, size_t k) {
+    const Node& n = graph.nodes[i];
+    if (raw_layer(i)) return k == 0 || (n.kind == NodeKind::kAdd && k == 1);
+    return k == 0 && n.kind == NodeKind::kConvert && single(n) && unbounded(n) && value(n.outputs[0]).type == ElementType::kF32;
+  };
+  auto writes_raw = [&](size_t i) {
+    const Node& n = graph.nodes[i];
+    if (raw_layer(i)) {
+      const QuantizedLayer& q = quantized[static_cast<size_t>(quantized_of_node[i])];
+      const xnn::TensorValue& o = value(n.outputs[0]);
+      return o.quant.scale == q.out_scale && o.quant.zero_point == q.out_zero;  // not a fused Clamp's grid
+    }
+    return n.kind == NodeKind::kConvert && single(n) && unbounded(n) && value(n.inputs[0]).type == ElementType::kF32;
+  };
+  // Nodes whose output holds raw integers exactly when their input 0 does: they move them.
+  auto mover = [&](size_t i) {
+    const Node& n = graph.nodes[i];
+    if (copy_clamp[i]) return true;
+    const bool moves = n.kind == NodeKind::kTranspose || n.kind == NodeKind::kReshape || n.kind == NodeKind::kCopy;
+    return moves && single(n) && n.inputs.size() == 1 && unbounded(n) && raw_type(value(n.inputs[0])) && raw_type(value(n.outputs[0])) &&
+           same_grid(value(n.inputs[0]), value(n.outputs[0]));
   };
   std::vector<int32_t> writer(nv, -1);
   std::vector<std::vector<std::pair<size_t, size_t>>> readers(nv);  // (node, input slot)
@@ -521,35 +560,28 @@ void DelegateState::plan_raw_values() {
     }
     for (int32_t o : n.outputs) writer[static_cast<size_t>(o)] = static_cast<int32_t>(i);
   }
-  auto same_grid = [](const xnn::TensorValue& a, float scale, int32_t zero) { return a.quant.scale == scale && a.quant.zero_point == zero; };
-  // Candidates: qint8 values inside the graph that a raw layer writes on their own grid, or that
-  // a copying Clamp writes; then, until nothing changes, drop those with a reader other than a
-  // raw layer (as input 0) or a copying Clamp whose output stays raw, and a Clamp's output whose
-  // input does not.
+  // Candidates: qint8 values inside the graph whose writer gives raw integers or moves a value
+  // on the same grid; then, until nothing changes, drop those with a reader that cannot take
+  // them, and a mover's output whose input is not raw.
   std::vector<uint8_t> form(nv, 0);
   for (size_t v = 0; v < nv; ++v) {
     const xnn::TensorValue& tv = graph.values[v];
     const int32_t w = writer[v];
-    if (tv.type != ElementType::kQInt8 || tv.quant.kind != xnn::Quantization::Kind::kPerTensor || tv.is_constant || w < 0 || readers[v].empty() ||
-        (tv.flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) != 0 || graph.nodes[static_cast<size_t>(w)].outputs.size() != 1) {
+    if (!raw_type(tv) || tv.is_constant || w < 0 || readers[v].empty() || (tv.flags & (xnn::kFlagExternalInput | xnn::kFlagExternalOutput)) != 0 ||
+        graph.nodes[static_cast<size_t>(w)].outputs.size() != 1) {
       continue;
     }
-    if (copy_clamp[static_cast<size_t>(w)]) {
-      form[v] = same_grid(value(graph.nodes[static_cast<size_t>(w)].inputs[0]), tv.quant.scale, tv.quant.zero_point);
-    } else if (raw_layer(static_cast<size_t>(w))) {
-      const QuantizedLayer& q = quantized[static_cast<size_t>(quantized_of_node[static_cast<size_t>(w)])];
-      form[v] = same_grid(tv, q.out_scale, q.out_zero);
-    }
+    const size_t wi = static_cast<size_t>(w);
+    form[v] = mover(wi) ? same_grid(value(graph.nodes[wi].inputs[0]), tv) : writes_raw(wi);
   }
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t v = 0; v < nv; ++v) {
       if (!form[v]) continue;
-      const Node& w = graph.nodes[static_cast<size_t>(writer[v])];
-      bool keep = !copy_clamp[static_cast<size_t>(writer[v])] || form[static_cast<size_t>(w.inputs[0])];
+      const size_t w = static_cast<size_t>(writer[v]);
+      bool keep = !mover(w) || form[static_cast<size_t>(graph.nodes[w].inputs[0])];
       for (const auto& [i, k] : readers[v]) {
-        const bool clamp = copy_clamp[i] && form[static_cast<size_t>(graph.nodes[i].outputs[0])];
-        keep = keep && k == 0 && (raw_layer(i) || clamp);
+        keep = keep && (reads_raw(i, k) || (k == 0 && mover(i) && form[static_cast<size_t>(graph.nodes[i].outputs[0])]));
       }
       if (!keep) {
         form[v] = 0;
@@ -557,19 +589,59 @@ void DelegateState::plan_raw_values() {
       }
     }
   }
-  // Buffers of the declared size; a copying Clamp that shares its input's floats shares its
-  // integers too.
+  // Buffers of the declared size; a mover that shares its input's floats shares its integers.
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& n = graph.nodes[i];
     if (n.outputs.size() != 1 || !form[static_cast<size_t>(n.outputs[0])]) continue;
     const size_t v = static_cast<size_t>(n.outputs[0]);
-    if (copy_clamp[i] && ws_offset[v] >= 0 && ws_offset[v] == ws_offset[static_cast<size_t>(n.inputs[0])]) {
+    if (mover(i) && ws_offset[v] >= 0 && ws_offset[v] == ws_offset[static_cast<size_t>(n.inputs[0])]) {
       raw[v] = raw[static_cast<size_t>(n.inputs[0])];
       continue;
     }
     raw_owned[v].resize(static_cast<size_t>(graph.values[v].numel));
     raw[v] = raw_owned[v].data();
   }
+}
+
+bool DelegateState::run_raw_move(size_t i) {
+  if (!raw_active) return false;
+  const Node& n = graph.nodes[i];
+  const bool kind = n.kind == NodeKind::kConvert || n.kind == NodeKind::kTranspose || n.kind == NodeKind::kReshape || n.kind == NodeKind::kCopy;
+  if (!kind || n.outputs.size() != 1 || n.inputs.empty() || n.inputs[0] < 0) return false;
+  int8_t* to = raw[static_cast<size_t>(n.outputs[0])];
+  const int8_t* from = raw[static_cast<size_t>(n.inputs[0])];
+  if (to == nullptr && from == nullptr) return false;
+  const Shape& so = out_shape(n);
+  const int64_t count = so.numel();
+  if (n.kind == NodeKind::kConvert) {
+    if (to != nullptr) {  // f32 to raw qint8: quantize_outputs' rounding, into integers
+      const xnn::TensorValue& v = value(n.outputs[0]);
+      const float inv = 1.0f / v.quant.scale, zp = static_cast<float>(v.quant.zero_point);
+      const float* x = input(n, 0);
+      for (int64_t e = 0; e < count; ++e) {
+        const float sv = x[e] * inv;
+        const float r = std::min(std::max(std::nearbyint(sv) + zp, -128.0f), 127.0f);
+        to[e] = static_cast<int8_t>(static_cast<int32_t>(sv != sv ? 127.0f : r));  // NaN: the top of the range
+      }
+    } else {  // raw qint8 to f32: the values the integers stand for
+      const xnn::TensorValue& v = value(n.inputs[0]);
+      const float scale = v.quant.scale, zp = static_cast<float>(v.quant.zero_point);
+      float* out = output(n);
+      for (int64_t e = 0; e < count; ++e) out[e] = (static_cast<float>(from[e]) - zp) * scale;
+    }
+    return true;
+  }
+  // A mover: its input and output are both raw (plan_raw_values).
+  if (n.kind == NodeKind::kTranspose) {
+    const Shape& sx = in_shape(n, 0);
+    int64_t sti[kMaxRank], st[kMaxRank];
+    strides_of(sx, sti);
+    for (int d = 0; d < so.rank; ++d) st[d] = sti[n.dims_a[static_cast<size_t>(d)]];
+    kernels::copy_permuted<int8_t, kMaxRank>(from, to, so.rank, so.d, st);
+  } else if (to != from) {
+    std::memcpy(to, from, static_cast<size_t>(count));
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -797,36 +869,87 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
 void run_global_avg_pool_int8(DelegateState& m, const Node& n) {
   // XNNPACK's mean: the sum of the raw int8 values per image and channel, scaled in float
   // with the zero points folded into one offset, rounded to nearest even in the output's
-  // raw range (ties fall where XNNPACK's do only there).
+  // raw range (ties fall where XNNPACK's do only there). From raw integers or the floats they
+  // stand for, into raw integers or floats.
   const QuantizedLayer& q = layer_of(m, n);
   const float* x = m.input(n, 0);
+  const int8_t* raw_in = m.raw_input(n, 0);
   float* out = m.output(n);
+  int8_t* raw_out = m.raw_output(n);
   const Shape& sx = m.in_shape(n, 0);
   const float inv = 1.0f / q.in_scale;
   const int64_t hw = sx.d[1] * sx.d[2], C = sx.d[3];
   const float ratio = q.a_scale / q.out_scale;
   const float scale = ratio / static_cast<float>(hw);
   const float offset = static_cast<float>(q.out_zero) - static_cast<float>(q.in_zero) * ratio;
+  std::span<int64_t> acc(reinterpret_cast<int64_t*>(m.int8_scratch.data()), static_cast<size_t>(C));
   for (int64_t b = 0; b < sx.d[0]; ++b) {
+    // Pixel by pixel over the channels' sums (the image in memory order).
+    std::fill(acc.begin(), acc.end(), 0);
+    for (int64_t p = 0; p < hw; ++p) {
+      const int64_t at = (b * hw + p) * C;
+      if (raw_in != nullptr) {
+        for (int64_t ch = 0; ch < C; ++ch) acc[static_cast<size_t>(ch)] += raw_in[at + ch];
+      } else {
+        for (int64_t ch = 0; ch < C; ++ch) acc[static_cast<size_t>(ch)] += static_cast<int64_t>(std::nearbyint(x[at + ch] * inv)) + q.in_zero;
+      }
+    }
     for (int64_t ch = 0; ch < C; ++ch) {
-      int64_t acc = 0;
-      for (int64_t p = 0; p < hw; ++p) acc += static_cast<int64_t>(std::nearbyint(x[(b * hw + p) * C + ch] * inv)) + q.in_zero;
-      const float raw = std::min(std::max(std::nearbyint(static_cast<float>(acc) * scale + offset), q.qmin), q.qmax);
-      out[b * C + ch] = (raw - static_cast<float>(q.out_zero)) * q.out_scale;
+      const float r = std::min(std::max(std::nearbyint(static_cast<float>(acc[static_cast<size_t>(ch)]) * scale + offset), q.qmin), q.qmax);
+      if (raw_out != nullptr) {
+        raw_out[b * C + ch] = static_cast<int8_t>(static_cast<int32_t>(r));
+      } else {
+        out[b * C + ch] = (r - static_cast<float>(q.out_zero)) * q.out_scale;
+      }
     }
   }
 }
 
 void run_add_int8(DelegateState& m, const Node& n) {
+  // XNNPACK's fixed-point sum of the two inputs' integers (less their zero points), from raw
+  // integers or the floats they stand for, into raw integers or floats.
   const QuantizedLayer& q = layer_of(m, n);
   const float ia = 1.0f / q.a_scale, ib = 1.0f / q.b_scale;
   const int32_t lo = static_cast<int32_t>(q.qmin) - q.out_zero, hi = static_cast<int32_t>(q.qmax) - q.out_zero;
-  binary_broadcast(m.in_shape(n, 0), m.input(n, 0), m.in_shape(n, 1), m.input(n, 1), m.out_shape(n), m.output(n), [&](float a, float b) {
-    const int32_t acc = q.rounding + static_cast<int32_t>(std::nearbyint(a * ia)) * q.a_mult +
-                        static_cast<int32_t>(std::nearbyint(b * ib)) * q.b_mult;
-    const int32_t shifted = acc >= 0 ? acc >> q.shift : ~(~acc >> q.shift);  // arithmetic shift
-    return static_cast<float>(std::min(std::max(shifted, lo), hi)) * q.out_scale;
-  });
+  const int32_t za = q.in_zero, zb = q.b_zero;
+  auto integer = [](auto v, float inv, int32_t zero) -> int32_t {
+    if constexpr (std::is_same_v<decltype(v), int8_t>) {
+      return int32_t{v} - zero;
+    } else {
+      return static_cast<int32_t>(std::nearbyint(v * inv));
+    }
+  };
+  auto run = [&](const auto* a, const auto* b, auto* out) {
+    using Out = std::remove_pointer_t<decltype(out)>;
+    binary_broadcast(m.in_shape(n, 0), a, m.in_shape(n, 1), b, m.out_shape(n), out, [&](auto av, auto bv) -> Out {
+      const int32_t acc = q.rounding + integer(av, ia, za) * q.a_mult + integer(bv, ib, zb) * q.b_mult;
+      const int32_t shifted = std::min(std::max(acc >= 0 ? acc >> q.shift : ~(~acc >> q.shift), lo), hi);  // arithmetic shift
+      if constexpr (std::is_same_v<Out, int8_t>) {
+        return static_cast<int8_t>(shifted + q.out_zero);
+      } else {
+        return static_cast<float>(shifted) * q.out_scale;
+      }
+    });
+  };
+  auto with_out = [&](const auto* a, const auto* b) {
+    if (int8_t* r = m.raw_output(n)) {
+      run(a, b, r);
+    } else {
+      run(a, b, m.output(n));
+    }
+  };
+  auto with_b = [&](const auto* a) {
+    if (const int8_t* rb = m.raw_input(n, 1)) {
+      with_out(a, rb);
+    } else {
+      with_out(a, m.input(n, 1));
+    }
+  };
+  if (const int8_t* ra = m.raw_input(n, 0)) {
+    with_b(ra);
+  } else {
+    with_b(m.input(n, 0));
+  }
 }
 
 void run_gemm_layer_int8(DelegateState& m, const Node& n) {

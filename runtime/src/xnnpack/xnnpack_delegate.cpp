@@ -429,6 +429,7 @@ void DelegateState::run_node(size_t i) {
     if (output(n) != input(n, 0)) std::memcpy(output(n), input(n, 0), static_cast<size_t>(out_shape(n).numel()) * 4);
     return;
   }
+  if (!emulate && run_raw_move(i)) return;
   if (exact && quantized_of_node[i] >= 0) {
     ops.run_integer(*this, n);  // every kind that plans an integer layer has an integer runner
     return;
