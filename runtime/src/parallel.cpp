@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unsupported/Eigen/CXX11/ThreadPool>
 
+#include "float_env.h"
+
 namespace etscope::runtime {
 
 Parallel::Parallel(uint32_t threads, int64_t min_split_ops)
@@ -24,10 +26,15 @@ void Parallel::for_ranges(int64_t n, int64_t grain, const std::function<void(int
     const int64_t begin = std::min(n, p * units / parts * grain), end = std::min(n, (p + 1) * units / parts * grain);
     if (begin < end) f(begin, end);
   };
+  // Workers compute in the caller's floating-point mode (its denormal handling, float_env.h).
+  const uint64_t mode = float_mode();
   Eigen::Barrier done(static_cast<unsigned>(parts - 1));
   for (int64_t p = 1; p < parts; ++p) {
-    pool_->Schedule([&range, &done, p] {
+    pool_->Schedule([&range, &done, p, mode] {
+      const uint64_t own = float_mode();
+      set_float_mode(mode);
       range(p);
+      set_float_mode(own);
       done.Notify();
     });
   }

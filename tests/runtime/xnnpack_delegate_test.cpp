@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 #include <nlohmann/json.hpp>
 
 #include "etscope/etdump/etdump_reader.h"
@@ -682,3 +685,39 @@ TEST_CASE("xnnpack argmax pooling of hostile size is refused at load", "[xnnpack
     expect_refused(bytes, "ArgMaxPooling2d", c.says);
   }
 }
+
+#if defined(__x86_64__)
+// XNNPACK runs its operators with denormals flushed (MXCSR's FTZ and DAZ) and so does etscope's
+// delegate (runtime/src/float_env.h): a delegate call leaves the caller's mode as it found it,
+// flushing or not, on one thread and on two, and its outputs do not depend on that mode.
+TEST_CASE("xnnpack delegate calls flush denormals and leave the caller's floating-point mode as it was", "[xnnpack][runtime]") {
+  const std::string base = "xnnpack/xnn_cnn";
+  Program p = must(PteReader::open(fixture(base + ".pte")));
+  const unsigned original = _mm_getcsr();
+  std::vector<std::vector<uint8_t>> first;
+  for (uint32_t threads : {1u, 2u}) {
+    for (unsigned mode : {original & ~0x8040u, original | 0x8040u}) {
+      INFO(threads << " threads, caller's MXCSR " << mode);
+      runtime::MethodOptions mo;
+      mo.threads = threads;
+      mo.min_split_ops = 0;
+      auto m = must(runtime::Method::load(p, "forward", mo));
+      set_inputs(*m, base);
+      _mm_setcsr(mode);
+      const bool ran = m->execute().ok();
+      const unsigned after = _mm_getcsr();
+      _mm_setcsr(original);
+      REQUIRE(ran);
+      CHECK(after == mode);
+      std::vector<std::vector<uint8_t>> out;
+      for (size_t o = 0; o < m->num_outputs(); ++o) {
+        const TensorImpl& t = *m->output(o).tensor;
+        const auto* b = static_cast<const uint8_t*>(t.data());
+        out.emplace_back(b, b + t.nbytes());
+      }
+      if (first.empty()) first = out;
+      CHECK(out == first);
+    }
+  }
+}
+#endif

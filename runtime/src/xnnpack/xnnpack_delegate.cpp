@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "etscope/core/checked.h"
+#include "float_env.h"
 #include "kernels/util/half.h"
 #include "xnnpack/node_table.h"
 
@@ -499,6 +500,7 @@ Status DelegateState::reshape(std::span<EValue* const> args) {
 Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* tracer, const ValueHook* hook) {
   DelegateState& m = *impl_;
   const xnn::Graph& g = m.graph;
+  const FlushDenormals flush;  // as XNNPACK runs its operators (float_env.h)
   m.bind_workspace();
   if (m.dynamic) ETSCOPE_TRY(m.reshape(args));
   for (const std::vector<int32_t>* list : {&g.inputs, &g.outputs}) {
