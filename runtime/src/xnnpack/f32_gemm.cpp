@@ -10,42 +10,42 @@ namespace etscope::runtime::xnnpack {
 namespace {
 
 #if defined(__AVX512F__)
-// R rows by NP panels of 32 outputs in 2 x R x NP registers: per input, 2 x NP filter loads and R
-// broadcasts feed 2 x R x NP fused multiply-adds. Each output's sum still runs input by input;
-// several panels at once give few rows enough independent chains to hide the latency.
-template <int R, int NP>
+// R rows by NP panels of 32 outputs in V x R x NP registers (V = 2, or 1 for a single panel of
+// at most 16 outputs): per input, V x NP filter loads and R broadcasts feed V x R x NP fused
+// multiply-adds. Each output's sum still runs input by input; several panels at once give few
+// rows enough independent chains to hide the latency.
+template <int R, int NP, int V>
 void rows_block(const float* a, int64_t stride, const float* panel, int64_t panel_floats, const float* bias, int64_t k, float* out,
                 int64_t out_stride, int64_t width, float lo, float hi) {
   const float* row[R];
   for (int r = 0; r < R; ++r) row[r] = a + r * stride;
-  __m512 acc[R][NP][2];
+  __m512 acc[R][NP][V];
   for (int q = 0; q < NP; ++q) {
-    const __m512 b0 = _mm512_loadu_ps(bias + q * kF32Panel), b1 = _mm512_loadu_ps(bias + q * kF32Panel + 16);
-    for (int r = 0; r < R; ++r) acc[r][q][0] = b0, acc[r][q][1] = b1;
+    for (int v = 0; v < V; ++v) {
+      const __m512 b = _mm512_loadu_ps(bias + q * kF32Panel + 16 * v);
+      for (int r = 0; r < R; ++r) acc[r][q][v] = b;
+    }
   }
   for (int64_t i = 0; i < k; ++i) {
-    __m512 f[NP][2];
+    __m512 f[NP][V];
     for (int q = 0; q < NP; ++q) {
-      f[q][0] = _mm512_loadu_ps(panel + q * panel_floats + i * kF32Panel);
-      f[q][1] = _mm512_loadu_ps(panel + q * panel_floats + i * kF32Panel + 16);
+      for (int v = 0; v < V; ++v) f[q][v] = _mm512_loadu_ps(panel + q * panel_floats + i * kF32Panel + 16 * v);
     }
     for (int r = 0; r < R; ++r) {
       const __m512 x = _mm512_set1_ps(row[r][i]);
       for (int q = 0; q < NP; ++q) {
-        acc[r][q][0] = _mm512_fmadd_ps(x, f[q][0], acc[r][q][0]);
-        acc[r][q][1] = _mm512_fmadd_ps(x, f[q][1], acc[r][q][1]);
+        for (int v = 0; v < V; ++v) acc[r][q][v] = _mm512_fmadd_ps(x, f[q][v], acc[r][q][v]);
       }
     }
   }
   const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
   for (int q = 0; q < NP; ++q) {
-    const int64_t w = width - q * kF32Panel;  // outputs left from this panel on
-    const __mmask16 m0 = w >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << w) - 1);
-    const __mmask16 m1 = w >= 32 ? __mmask16{0xffff} : w <= 16 ? __mmask16{0} : static_cast<__mmask16>((1u << (w - 16)) - 1);
-    for (int r = 0; r < R; ++r) {
-      float* o = out + r * out_stride + q * kF32Panel;
-      _mm512_mask_storeu_ps(o, m0, _mm512_min_ps(_mm512_max_ps(acc[r][q][0], vlo), vhi));
-      _mm512_mask_storeu_ps(o + 16, m1, _mm512_min_ps(_mm512_max_ps(acc[r][q][1], vlo), vhi));
+    for (int v = 0; v < V; ++v) {
+      const int64_t w = width - q * kF32Panel - 16 * v;  // outputs left from this register on
+      const __mmask16 m = w >= 16 ? __mmask16{0xffff} : w <= 0 ? __mmask16{0} : static_cast<__mmask16>((1u << w) - 1);
+      for (int r = 0; r < R; ++r) {
+        _mm512_mask_storeu_ps(out + r * out_stride + q * kF32Panel + 16 * v, m, _mm512_min_ps(_mm512_max_ps(acc[r][q][v], vlo), vhi));
+      }
     }
   }
 }
@@ -62,7 +62,10 @@ void block_any(int64_t nrows, int64_t npanels, const float* a, int64_t stride, c
   if constexpr (NP > 1) {
     if (npanels < NP) return block_any<R, NP - 1>(nrows, npanels, a, stride, panel, panel_floats, bias, k, out, out_stride, width, lo, hi);
   }
-  rows_block<R, NP>(a, stride, panel, panel_floats, bias, k, out, out_stride, width, lo, hi);
+  if constexpr (NP == 1) {
+    if (width <= 16) return rows_block<R, 1, 1>(a, stride, panel, panel_floats, bias, k, out, out_stride, width, lo, hi);
+  }
+  rows_block<R, NP, 2>(a, stride, panel, panel_floats, bias, k, out, out_stride, width, lo, hi);
 }
 
 // `nrows` rows (1..kF32Rows) by `npanels` panels (1..panels_for(nrows)).
