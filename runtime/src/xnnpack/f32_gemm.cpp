@@ -9,16 +9,20 @@
 namespace etscope::runtime::xnnpack {
 namespace {
 
+// The rows of a block: row r's tap t reads `width` floats at at[r * taps + t].
+struct Rows {
+  const float* const* at;
+  int64_t taps, width;
+};
+
 #if defined(__AVX512F__)
 // R rows by NP panels of 32 outputs in V x R x NP registers (V = 2, or 1 for a single panel of
 // at most 16 outputs): per input, V x NP filter loads and R broadcasts feed V x R x NP fused
 // multiply-adds. Each output's sum still runs input by input; several panels at once give few
 // rows enough independent chains to hide the latency.
 template <int R, int NP, int V>
-void rows_block(const float* a, int64_t stride, const float* panel, int64_t panel_floats, const float* bias, int64_t k, float* out,
-                int64_t out_stride, int64_t width, float lo, float hi) {
-  const float* row[R];
-  for (int r = 0; r < R; ++r) row[r] = a + r * stride;
+void rows_block(const Rows& a, const float* panel, int64_t panel_floats, const float* bias, float* out, int64_t out_stride, int64_t width, float lo,
+                float hi) {
   __m512 acc[R][NP][V];
   for (int q = 0; q < NP; ++q) {
     for (int v = 0; v < V; ++v) {
@@ -26,15 +30,20 @@ void rows_block(const float* a, int64_t stride, const float* panel, int64_t pane
       for (int r = 0; r < R; ++r) acc[r][q][v] = b;
     }
   }
-  for (int64_t i = 0; i < k; ++i) {
-    __m512 f[NP][V];
-    for (int q = 0; q < NP; ++q) {
-      for (int v = 0; v < V; ++v) f[q][v] = _mm512_loadu_ps(panel + q * panel_floats + i * kF32Panel + 16 * v);
-    }
-    for (int r = 0; r < R; ++r) {
-      const __m512 x = _mm512_set1_ps(row[r][i]);
+  for (int64_t t = 0; t < a.taps; ++t) {
+    const float* row[R];
+    for (int r = 0; r < R; ++r) row[r] = a.at[r * a.taps + t];
+    const float* tp = panel + t * a.width * kF32Panel;
+    for (int64_t i = 0; i < a.width; ++i) {
+      __m512 f[NP][V];
       for (int q = 0; q < NP; ++q) {
-        for (int v = 0; v < V; ++v) acc[r][q][v] = _mm512_fmadd_ps(x, f[q][v], acc[r][q][v]);
+        for (int v = 0; v < V; ++v) f[q][v] = _mm512_loadu_ps(tp + q * panel_floats + i * kF32Panel + 16 * v);
+      }
+      for (int r = 0; r < R; ++r) {
+        const __m512 x = _mm512_set1_ps(row[r][i]);
+        for (int q = 0; q < NP; ++q) {
+          for (int v = 0; v < V; ++v) acc[r][q][v] = _mm512_fmadd_ps(x, f[q][v], acc[r][q][v]);
+        }
       }
     }
   }
@@ -54,38 +63,41 @@ void rows_block(const float* a, int64_t stride, const float* panel, int64_t pane
 constexpr int64_t panels_for(int64_t nrows) { return nrows <= 1 ? 4 : nrows <= 2 ? 3 : nrows <= 5 ? 2 : 1; }
 
 template <int R, int NP>
-void block_any(int64_t nrows, int64_t npanels, const float* a, int64_t stride, const float* panel, int64_t panel_floats, const float* bias, int64_t k,
-               float* out, int64_t out_stride, int64_t width, float lo, float hi) {
+void block_any(int64_t nrows, int64_t npanels, const Rows& a, const float* panel, int64_t panel_floats, const float* bias, float* out, int64_t out_stride,
+               int64_t width, float lo, float hi) {
   if constexpr (R > 1) {
-    if (nrows < R) return block_any<R - 1, panels_for(R - 1)>(nrows, npanels, a, stride, panel, panel_floats, bias, k, out, out_stride, width, lo, hi);
+    if (nrows < R) return block_any<R - 1, panels_for(R - 1)>(nrows, npanels, a, panel, panel_floats, bias, out, out_stride, width, lo, hi);
   }
   if constexpr (NP > 1) {
-    if (npanels < NP) return block_any<R, NP - 1>(nrows, npanels, a, stride, panel, panel_floats, bias, k, out, out_stride, width, lo, hi);
+    if (npanels < NP) return block_any<R, NP - 1>(nrows, npanels, a, panel, panel_floats, bias, out, out_stride, width, lo, hi);
   }
   if constexpr (NP == 1) {
-    if (width <= 16) return rows_block<R, 1, 1>(a, stride, panel, panel_floats, bias, k, out, out_stride, width, lo, hi);
+    if (width <= 16) return rows_block<R, 1, 1>(a, panel, panel_floats, bias, out, out_stride, width, lo, hi);
   }
-  rows_block<R, NP, 2>(a, stride, panel, panel_floats, bias, k, out, out_stride, width, lo, hi);
+  rows_block<R, NP, 2>(a, panel, panel_floats, bias, out, out_stride, width, lo, hi);
 }
 
 // `nrows` rows (1..kF32Rows) by `npanels` panels (1..panels_for(nrows)).
-void block(const float* a, int64_t stride, int64_t nrows, const float* panel, int64_t panel_floats, int64_t npanels, const float* bias, int64_t k,
-           float* out, int64_t out_stride, int64_t width, float lo, float hi) {
-  block_any<kF32Rows, panels_for(kF32Rows)>(nrows, npanels, a, stride, panel, panel_floats, bias, k, out, out_stride, width, lo, hi);
+void block(const Rows& a, int64_t nrows, const float* panel, int64_t panel_floats, int64_t npanels, const float* bias, float* out, int64_t out_stride,
+           int64_t width, float lo, float hi) {
+  block_any<kF32Rows, panels_for(kF32Rows)>(nrows, npanels, a, panel, panel_floats, bias, out, out_stride, width, lo, hi);
 }
 #else
 constexpr int64_t panels_for(int64_t) { return 1; }
 
-void block(const float* a, int64_t stride, int64_t nrows, const float* panel, int64_t, int64_t, const float* bias, int64_t k, float* out,
-           int64_t out_stride, int64_t width, float lo, float hi) {
+void block(const Rows& a, int64_t nrows, const float* panel, int64_t, int64_t, const float* bias, float* out, int64_t out_stride, int64_t width, float lo,
+           float hi) {
   width = std::min(width, kF32Panel);
   for (int64_t r = 0; r < nrows; ++r) {
     float acc[kF32Panel];
     for (int64_t j = 0; j < kF32Panel; ++j) acc[j] = bias[j];
-    const float* ar = a + r * stride;
-    for (int64_t i = 0; i < k; ++i) {
-      const float x = ar[i];
-      for (int64_t j = 0; j < kF32Panel; ++j) acc[j] = std::fma(x, panel[i * kF32Panel + j], acc[j]);
+    for (int64_t t = 0; t < a.taps; ++t) {
+      const float* ar = a.at[r * a.taps + t];
+      const float* tp = panel + t * a.width * kF32Panel;
+      for (int64_t i = 0; i < a.width; ++i) {
+        const float x = ar[i];
+        for (int64_t j = 0; j < kF32Panel; ++j) acc[j] = std::fma(x, tp[i * kF32Panel + j], acc[j]);
+      }
     }
     for (int64_t j = 0; j < width; ++j) out[r * out_stride + j] = std::min(std::max(acc[j], lo), hi);
   }
@@ -94,30 +106,41 @@ void block(const float* a, int64_t stride, int64_t nrows, const float* panel, in
 
 }  // namespace
 
-void f32_gemm(const float* a, int64_t stride, int64_t rows, const PackedF32& w, float* out, int64_t out_stride, float lo, float hi,
-              int64_t panel_begin, int64_t panel_end) {
+void f32_gemm_rows(const RowPointers& rows_of, int64_t taps, int64_t width, int64_t rows, const PackedF32& w, float* out, int64_t out_stride, float lo,
+                   float hi, int64_t panel_begin, int64_t panel_end) {
   // Rows in chunks that stay in cache while every panel passes over them: blocks of kF32Rows
-  // rows one panel at a time, then the chunk's last rows several panels at a time.
-  constexpr int64_t kChunk = 12 * kF32Rows;
+  // rows one panel at a time, then the chunk's last rows several panels at a time. A chunk's
+  // row pointers are gathered once, on the stack.
+  const int64_t chunk = std::max<int64_t>(kF32Rows, std::min<int64_t>(12 * kF32Rows, kF32MaxRowPointers / taps / kF32Rows * kF32Rows));
   const int64_t panel_floats = w.k * kF32Panel;
-  for (int64_t c0 = 0; c0 < rows; c0 += kChunk) {
-    const int64_t c1 = std::min(rows, c0 + kChunk);
+  const float* at[kF32MaxRowPointers];
+  for (int64_t c0 = 0; c0 < rows; c0 += chunk) {
+    const int64_t c1 = std::min(rows, c0 + chunk);
+    rows_of(c0, c1, at);
     const int64_t rest = (c1 - c0) % kF32Rows, full_end = c1 - rest;
     const int64_t step = rest > 0 ? panels_for(rest) : 1;
+    auto rows_from = [&](int64_t r) { return Rows{at + (r - c0) * taps, taps, width}; };
     for (int64_t p = panel_begin; p < panel_end; ++p) {
       const float* panel = w.data.data() + p * panel_floats;
       const float* bias = w.bias.data() + p * kF32Panel;
       for (int64_t r0 = c0; r0 < full_end; r0 += kF32Rows) {
-        block(a + r0 * stride, stride, kF32Rows, panel, panel_floats, 1, bias, w.k, out + r0 * out_stride + p * kF32Panel, out_stride,
-              w.n - p * kF32Panel, lo, hi);
+        block(rows_from(r0), kF32Rows, panel, panel_floats, 1, bias, out + r0 * out_stride + p * kF32Panel, out_stride, w.n - p * kF32Panel, lo, hi);
       }
     }
     if (rest == 0) continue;
     for (int64_t p = panel_begin; p < panel_end; p += step) {
-      block(a + full_end * stride, stride, rest, w.data.data() + p * panel_floats, panel_floats, std::min(step, panel_end - p),
-            w.bias.data() + p * kF32Panel, w.k, out + full_end * out_stride + p * kF32Panel, out_stride, w.n - p * kF32Panel, lo, hi);
+      block(rows_from(full_end), rest, w.data.data() + p * panel_floats, panel_floats, std::min(step, panel_end - p), w.bias.data() + p * kF32Panel,
+            out + full_end * out_stride + p * kF32Panel, out_stride, w.n - p * kF32Panel, lo, hi);
     }
   }
+}
+
+void f32_gemm(const float* a, int64_t stride, int64_t rows, const PackedF32& w, float* out, int64_t out_stride, float lo, float hi,
+              int64_t panel_begin, int64_t panel_end) {
+  f32_gemm_rows([&](int64_t r0, int64_t r1, const float** at) {
+        for (int64_t r = r0; r < r1; ++r) at[r - r0] = a + r * stride;
+      },
+      1, w.k, rows, w, out, out_stride, lo, hi, panel_begin, panel_end);
 }
 
 }  // namespace etscope::runtime::xnnpack

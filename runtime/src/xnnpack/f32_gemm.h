@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace etscope::runtime::xnnpack {
@@ -37,6 +38,19 @@ void pack_f32(PackedF32& p, int64_t n, int64_t k, F filter, B bias) {
     p.bias[static_cast<size_t>(o)] = bias(o);
   }
 }
+
+/// Row pointers a GEMM gathers per chunk of rows, on its stack: at most this many.
+constexpr int64_t kF32MaxRowPointers = 4096;
+
+/// Fills at[(r - r0) * taps + t] with the floats row r reads for tap t, for rows [r0, r1).
+using RowPointers = std::function<void(int64_t r0, int64_t r1, const float** at)>;
+
+/// The GEMM of a matrix whose rows are given by pointers (an im2col matrix left in its image):
+/// row r's inputs are `taps` runs of `width` floats (taps x width = the filter's k, in the
+/// filter's order), run t at the pointer rows_of gives; otherwise as f32_gemm, the same sums in
+/// the same order. taps <= kF32MaxRowPointers / kF32Rows.
+void f32_gemm_rows(const RowPointers& rows_of, int64_t taps, int64_t width, int64_t rows, const PackedF32& w, float* out, int64_t out_stride, float lo,
+                   float hi, int64_t panel_begin, int64_t panel_end);
 
 /// out[r * out_stride + o] = clamp(bias[o] + sum_i a[r * stride + i] * filter(o, i), lo, hi) for
 /// `rows` rows and the outputs o of panels [panel_begin, panel_end) of the packing.

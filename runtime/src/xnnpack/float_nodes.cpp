@@ -138,6 +138,34 @@ void run_conv2d(DelegateState& m, const Node& n) {
   if (const int32_t f = m.f32_of_node[static_cast<size_t>(&n - m.graph.nodes.data())]; f >= 0) {
     // Filter and bias packed at load; each group's outputs stored in place, clamped.
     const std::vector<PackedF32>& packs = m.f32_layers[static_cast<size_t>(f)];
+    const int64_t taps = int64_t{c.kernel_h} * c.kernel_w;
+    if (!direct && c.groups == 1 && C >= 8 && taps <= kF32MaxRowPointers / kF32Rows) {
+      // One group of 8 channels or more: the GEMM reads each tap's C floats where they are in the image (a zero row
+      // for taps outside it) instead of an im2col copy; the same sums in the same order.
+      float* zeros = m.scratch.data();
+      std::fill(zeros, zeros + C, 0.0f);
+      for (int64_t b = 0; b < sx.d[0]; ++b) {
+        const float* img = x + b * H * W * C;
+        float* dst = out + b * pixels * CO;
+        const PackedF32& w0 = packs[0];
+        for_blocks(worth_splitting(m.parallel, pixels * w0.n * w0.k), pixels, 4 * kF32Rows, w0.panels, 1, [&](int64_t p0, int64_t p1, int64_t q0, int64_t q1) {
+          auto rows_of = [&](int64_t r0, int64_t r1, const float** at) {
+            for (int64_t r = r0; r < r1; ++r) {
+              const int64_t p = p0 + r, oy = p / OW, ox = p % OW;
+              for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+                const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
+                for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+                  const int64_t ix = ox * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
+                  *at++ = iy >= 0 && iy < H && ix >= 0 && ix < W ? img + (iy * W + ix) * C : zeros;
+                }
+              }
+            }
+          };
+          f32_gemm_rows(rows_of, taps, C, p1 - p0, w0, dst + p0 * CO, CO, lo, hi, q0, q1);
+        });
+      }
+      return;
+    }
     for (int64_t b = 0; b < sx.d[0]; ++b) {
       const float* img = x + b * H * W * C;
       float* dst = out + b * pixels * CO;
