@@ -86,13 +86,27 @@ void gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const Pack
     const int64_t nt = std::min(kInt8Tiles, tile_end - t0);
     const int64_t first = t0 * kInt8Tile;
     const uint8_t* wt = w.bytes.data() + t0 * w.tile_bytes();
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+    // Fewer tiles take more rows per block: at least 12 independent sums to cover the dot
+    // product's latency (a layer of 16 outputs had 4), and about 16 registers of them.
+    const int64_t block_rows = nt == 1 ? 12 : nt == 2 ? 8 : kInt8Rows;
+    for (int64_t r0 = 0; r0 < rows; r0 += block_rows) {
+      const int64_t nr = std::min(block_rows, rows - r0);
+      const uint8_t* ar = a + r0 * stride;
+      Out* to = dst + r0 * dst_stride;
+      if (nt == 1) {
+        requantized_any<12, 1>(nr, nt, ar, stride, wt, w.tile_bytes(), w.kpad, first, w.n, rq, to, dst_stride);
+      } else if (nt == 2) {
+        requantized_any<8, 2>(nr, nt, ar, stride, wt, w.tile_bytes(), w.kpad, first, w.n, rq, to, dst_stride);
+      } else {
+        requantized_any<kInt8Rows, kInt8Tiles>(nr, nt, ar, stride, wt, w.tile_bytes(), w.kpad, first, w.n, rq, to, dst_stride);
+      }
+    }
+#else
     for (int64_t r0 = 0; r0 < rows; r0 += kInt8Rows) {
       const int64_t nr = std::min(kInt8Rows, rows - r0);
       const uint8_t* ar = a + r0 * stride;
       Out* to = dst + r0 * dst_stride;
-#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-      requantized_any<kInt8Rows, kInt8Tiles>(nr, nt, ar, stride, wt, w.tile_bytes(), w.kpad, first, w.n, rq, to, dst_stride);
-#else
       alignas(64) int32_t acc[kInt8Rows][kInt8Tiles * kInt8Tile];
       tile_sums(ar, stride, nr, wt, w.tile_bytes(), nt, w.kpad, acc);
       const int64_t count = std::min(nt * kInt8Tile, w.n - first);
@@ -108,8 +122,8 @@ void gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const Pack
           }
         }
       }
-#endif
     }
+#endif
   }
 }
 
