@@ -31,7 +31,9 @@ inline float op_prelu(float a, float slope) { return a < 0 ? a * slope : a; }
 
 // Unary operations: (value, the node's alpha), alpha read by ELU and LeakyReLU only.
 // (GELU, exponent, sigmoid, tanh and softmax run over whole buffers: vector_math.cpp.)
-inline float op_hardswish(float v, float) { return v * std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f; }
+// XNNPACK's f32 HardSwish: x times min(max(x * (1/6) + 1/2, 0), 1), the first step one fused
+// multiply-add (1/6 rounded to float).
+inline float op_hardswish(float v, float) { return v * std::min(std::max(std::fma(v, 1.0f / 6.0f, 0.5f), 0.0f), 1.0f); }
 inline float op_abs(float v, float) { return std::fabs(v); }
 inline float op_negate(float v, float) { return -v; }
 inline float op_square(float v, float) { return v * v; }
