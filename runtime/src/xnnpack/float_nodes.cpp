@@ -205,7 +205,9 @@ void run_conv2d(DelegateState& m, const Node& n) {
 // 16 channels (the last masked), the bias, every listed tap's product added with a fused
 // multiply-add, the clamp (as clampf: NaN kept). Several registers give the taps' chains of
 // dependent additions company.
-template <int V>
+// With Broadcast (a channel multiplier), every channel of the block reads the one input value
+// at x + in_at[t].
+template <int V, bool Broadcast = false>
 void depthwise_block(const float* x, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at, int64_t taps, int64_t left,
                      float* out, __m512 vlo, __m512 vhi) {
   __mmask16 k[V];
@@ -218,26 +220,42 @@ void depthwise_block(const float* x, const float* w, const float* bias, const in
   for (int64_t t = 0; t < taps; ++t) {
     const float* xt = x + in_at[t];
     const float* wt = w + w_at[t];
-    for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k[v], xt + 16 * v), _mm512_maskz_loadu_ps(k[v], wt + 16 * v), acc[v]);
+    if constexpr (Broadcast) {
+      const __m512 xv = _mm512_set1_ps(*xt);
+      for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(xv, _mm512_maskz_loadu_ps(k[v], wt + 16 * v), acc[v]);
+    } else {
+      for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k[v], xt + 16 * v), _mm512_maskz_loadu_ps(k[v], wt + 16 * v), acc[v]);
+    }
   }
   for (int v = 0; v < V; ++v) _mm512_mask_storeu_ps(out + 16 * v, k[v], _mm512_maskz_min_ps(0xffff, vhi, _mm512_maskz_max_ps(0xffff, vlo, acc[v])));
 }
 
 // All CO channels of one output pixel: blocks of 64, then one of the 1 to 4 registers left.
+template <bool Broadcast = false>
 inline void depthwise_pixel(const float* x, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at, int64_t taps, int64_t CO,
                             float* out, __m512 vlo, __m512 vhi) {
+  auto xs = [&](int64_t c0) { return Broadcast ? x : x + c0; };
   int64_t c0 = 0;
-  for (; CO - c0 >= 64; c0 += 64) depthwise_block<4>(x + c0, w + c0, bias ? bias + c0 : nullptr, in_at, w_at, taps, 64, out + c0, vlo, vhi);
+  for (; CO - c0 >= 64; c0 += 64) depthwise_block<4, Broadcast>(xs(c0), w + c0, bias ? bias + c0 : nullptr, in_at, w_at, taps, 64, out + c0, vlo, vhi);
   const int64_t left = CO - c0;
   const float* b = bias ? bias + c0 : nullptr;
   if (left > 48) {
-    depthwise_block<4>(x + c0, w + c0, b, in_at, w_at, taps, left, out + c0, vlo, vhi);
+    depthwise_block<4, Broadcast>(xs(c0), w + c0, b, in_at, w_at, taps, left, out + c0, vlo, vhi);
   } else if (left > 32) {
-    depthwise_block<3>(x + c0, w + c0, b, in_at, w_at, taps, left, out + c0, vlo, vhi);
+    depthwise_block<3, Broadcast>(xs(c0), w + c0, b, in_at, w_at, taps, left, out + c0, vlo, vhi);
   } else if (left > 16) {
-    depthwise_block<2>(x + c0, w + c0, b, in_at, w_at, taps, left, out + c0, vlo, vhi);
+    depthwise_block<2, Broadcast>(xs(c0), w + c0, b, in_at, w_at, taps, left, out + c0, vlo, vhi);
   } else if (left > 0) {
-    depthwise_block<1>(x + c0, w + c0, b, in_at, w_at, taps, left, out + c0, vlo, vhi);
+    depthwise_block<1, Broadcast>(xs(c0), w + c0, b, in_at, w_at, taps, left, out + c0, vlo, vhi);
+  }
+}
+
+// One output pixel of a depthwise convolution with a channel multiplier: per input channel its
+// `mult` outputs, each tap's input value broadcast.
+inline void depthwise_pixel_multiplier(const float* x, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at, int64_t taps,
+                                       int64_t C, int64_t mult, float* out, __m512 vlo, __m512 vhi) {
+  for (int64_t ci = 0; ci < C; ++ci) {
+    depthwise_pixel<true>(x + ci, w + ci * mult, bias ? bias + ci * mult : nullptr, in_at, w_at, taps, mult, out + ci * mult, vlo, vhi);
   }
 }
 #endif
@@ -247,14 +265,19 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
   const float lo = n.output_min, hi = n.output_max;
   const auto [sx, so, x, out, w, bias, H, W, C, OH, OW, CO] = conv_operands(m, n);
   const int64_t mult = c.group_out;
-  if (mult == 1) {
+#if defined(__AVX512F__)
+  const bool listed = int64_t{c.kernel_h} * c.kernel_w <= kMaxListedTaps;
+#else
+  constexpr bool listed = false;
+#endif
+  if (mult == 1 || listed) {
     // Per output pixel and block of channels: the bias, then every tap's product added with a
     // fused multiply-add (row by row, column by column, as XNNPACK's kernels add them) in sums
     // that stay in registers, then the clamp. Output rows (of every image) are split over the
     // method's threads. With AVX-512, the pixels whose window lies inside the image share one
-    // list of taps (offsets from the window's first pixel) and the others list theirs.
+    // list of taps (offsets from the window's first pixel) and the others list theirs; a channel
+    // multiplier takes this path too (depthwise_pixel_multiplier).
 #if defined(__AVX512F__)
-    const bool listed = int64_t{c.kernel_h} * c.kernel_w <= kMaxListedTaps;
     const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     const InteriorTaps inner = interior_taps(c, H, W, OW);
     int64_t inner_at[kMaxListedTaps], inner_w[kMaxListedTaps];
@@ -269,14 +292,23 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
           float* px = out + ((b * OH + oy) * OW + ox) * CO;
 #if defined(__AVX512F__)
           if (listed && inner.inside(oy, ox)) {
-            depthwise_pixel(xb + inner.origin(oy, ox) * C, w, bias, inner_at, inner_w, inner.count, CO, px, vlo, vhi);
+            const float* origin = xb + inner.origin(oy, ox) * C;
+            if (mult == 1) {
+              depthwise_pixel(origin, w, bias, inner_at, inner_w, inner.count, CO, px, vlo, vhi);
+            } else {
+              depthwise_pixel_multiplier(origin, w, bias, inner_at, inner_w, inner.count, C, mult, px, vlo, vhi);
+            }
             continue;
           }
           if (listed) {
             int64_t in_at[kMaxListedTaps], w_at[kMaxListedTaps];
             const int64_t taps = list_taps(c, H, W, oy, ox, in_at, w_at);
             for (int64_t t = 0; t < taps; ++t) in_at[t] *= C, w_at[t] *= CO;
-            depthwise_pixel(xb, w, bias, in_at, w_at, taps, CO, px, vlo, vhi);
+            if (mult == 1) {
+              depthwise_pixel(xb, w, bias, in_at, w_at, taps, CO, px, vlo, vhi);
+            } else {
+              depthwise_pixel_multiplier(xb, w, bias, in_at, w_at, taps, C, mult, px, vlo, vhi);
+            }
             continue;
           }
 #endif
