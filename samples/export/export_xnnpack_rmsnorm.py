@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Small XNNPACK programs of an LLM's RMSNorm, alone and before an 8da4w linear.
+"""Small XNNPACK programs of an LLM's RMSNorm, alone and before an 8da4w linear, and of HardSwish.
 
 ExecuTorch's LLM exporter writes RMSNorm as a mean of squares outside the delegate
 (aten::mean.out, ExecuTorch's portable kernel: a float sum in order) and the rest inside
@@ -11,6 +11,9 @@ are recorded so that etscope's engine can be held to them bit for bit:
                  root: on x86-64 with AVX512F a 14-bit estimate and one Newton-Raphson step)
   rmsnorm_8da4w  RMSNorm(64) then Linear(64, 48) quantized with torchao's 8da4w (groups of 32),
                  on 512 rows, the last six on an int8 rounding edge (EDGE_ROWS)
+  hardswish_values  F.hardswish alone (MobileNetV3's activation) on values in [-5, 5] and special
+                 ones: XNNPACK computes x * min(max(x * (1/6) + 1/2, 0), 1) with a fused
+                 multiply-add, which differs from x * clamp(x + 3, 0, 6) / 6 in the last place
 Models are built after torch.manual_seed(MODEL_SEED), exported, lowered with
 to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]) and run with ExecuTorch's own
 runtime (portable_lib, threadpool reset to 1 thread). Per model <n>:
@@ -41,6 +44,11 @@ ROWS = 512  # rows of the RMSNorm input (the last ones are EDGE_ROWS)
 class RsqrtOnly(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.rsqrt(x)
+
+
+class HardswishOnly(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.hardswish(x)
 
 
 class RMSNorm(nn.Module):
@@ -122,6 +130,22 @@ def _quantize_8da4w(model: nn.Module) -> str:
             "weight_granularity=PerGroup(32)), filter_fn=Linear layers)")
 
 
+# HardSwish's edges: zeros, infinities, NaN, the clamp's corners (-3, 3) and their neighbours, a
+# subnormal (read as zero), large magnitudes.
+HARDSWISH_SPECIAL = [0.0, -0.0, float("inf"), float("-inf"), float("nan"), -3.0, 3.0, -3.0000002, -2.9999998, 2.9999998, 3.0000002,
+                     1e-40, -1e-40, 1e30, -1e30, 6.0, -6.0, 0.5, -0.5, 1.0]
+
+
+def _hardswish_inputs() -> torch.Tensor:
+    g = torch.Generator().manual_seed(INPUT_SEED)
+    plain = torch.rand(2048 - len(HARDSWISH_SPECIAL), generator=g) * 10 - 5
+    return torch.cat([plain, torch.tensor(HARDSWISH_SPECIAL)]).reshape(32, 64)
+
+
+def _hardswish_model() -> Tuple[nn.Module, str]:
+    return HardswishOnly().eval(), "torch.nn.functional.hardswish(x)"
+
+
 def _rsqrt_model() -> Tuple[nn.Module, str]:
     return RsqrtOnly().eval(), "torch.rsqrt(x)"
 
@@ -136,6 +160,8 @@ MODELS: Dict[str, Tuple[Callable[[], Tuple[nn.Module, str]], Callable[[], torch.
     "rsqrt_values": (_rsqrt_model, _rsqrt_inputs, "torch.rsqrt on f32[32, 64]: 1e-30 .. 1e30 log-spaced, 490 values in [0.5, 2), then the SPECIAL values"),
     "rmsnorm_8da4w": (_norm_model, _norm_inputs,
                       "RMSNorm(64, eps 1e-5) then Linear(64, 48, bias=False) 8da4w groups of 32 on f32[1, 512, 64]"),
+    "hardswish_values": (_hardswish_model, _hardswish_inputs,
+                         "F.hardswish on f32[32, 64]: 2028 values uniform in [-5, 5), then the HARDSWISH_SPECIAL values"),
 }
 
 
