@@ -990,7 +990,9 @@ void run_gemm_layer_int8(DelegateState& m, const Node& n) {
 // register of 16 channels (the last masked), the bias (rq's offsets), every listed tap's 16-bit
 // product (narrow filters: exact) added in int32 sums that wrap, then requantized from the
 // registers.
-template <int V, typename Out>
+// With Broadcast (a channel multiplier), every channel of the block reads the one input integer
+// at img + in_at[t].
+template <int V, bool Broadcast, typename Out>
 void dw_int8_block(const int16_t* img, const int16_t* filter, const int64_t* in_at, const int64_t* w_at, int64_t taps, int64_t left,
                    const Int8Requant& rq, Out* to) {
   __mmask16 k[V];
@@ -1004,7 +1006,8 @@ void dw_int8_block(const int16_t* img, const int16_t* filter, const int64_t* in_
     const int16_t* x = img + in_at[t];
     const int16_t* w = filter + w_at[t];
     for (int v = 0; v < V; ++v) {
-      const __m256i p = _mm256_mullo_epi16(_mm256_maskz_loadu_epi16(k[v], x + 16 * v), _mm256_maskz_loadu_epi16(k[v], w + 16 * v));
+      const __m256i xv = Broadcast ? _mm256_set1_epi16(*x) : _mm256_maskz_loadu_epi16(k[v], x + 16 * v);
+      const __m256i p = _mm256_mullo_epi16(xv, _mm256_maskz_loadu_epi16(k[v], w + 16 * v));
       acc[v] = _mm512_add_epi32(acc[v], _mm512_maskz_cvtepi16_epi32(0xffff, p));
     }
   }
@@ -1012,21 +1015,33 @@ void dw_int8_block(const int16_t* img, const int16_t* filter, const int64_t* in_
 }
 
 // All CO channels of one output pixel: blocks of 64, then one of the 1 to 4 registers left.
-template <typename Out>
+template <bool Broadcast = false, typename Out>
 void dw_int8_pixel(const int16_t* img, const int16_t* filter, const int64_t* in_at, const int64_t* w_at, int64_t taps, int64_t CO,
                    const Int8Requant& rq, Out* to) {
   int64_t c0 = 0;
   auto at = [&](int64_t c) { return Int8Requant{rq.offset + c, rq.scale + c, rq.lo, rq.hi, rq.zero, rq.out_scale}; };
-  for (; CO - c0 >= 64; c0 += 64) dw_int8_block<4>(img + c0, filter + c0, in_at, w_at, taps, 64, at(c0), to + c0);
+  auto x = [&](int64_t c) { return Broadcast ? img : img + c; };
+  for (; CO - c0 >= 64; c0 += 64) dw_int8_block<4, Broadcast>(x(c0), filter + c0, in_at, w_at, taps, 64, at(c0), to + c0);
   const int64_t left = CO - c0;
   if (left > 48) {
-    dw_int8_block<4>(img + c0, filter + c0, in_at, w_at, taps, left, at(c0), to + c0);
+    dw_int8_block<4, Broadcast>(x(c0), filter + c0, in_at, w_at, taps, left, at(c0), to + c0);
   } else if (left > 32) {
-    dw_int8_block<3>(img + c0, filter + c0, in_at, w_at, taps, left, at(c0), to + c0);
+    dw_int8_block<3, Broadcast>(x(c0), filter + c0, in_at, w_at, taps, left, at(c0), to + c0);
   } else if (left > 16) {
-    dw_int8_block<2>(img + c0, filter + c0, in_at, w_at, taps, left, at(c0), to + c0);
+    dw_int8_block<2, Broadcast>(x(c0), filter + c0, in_at, w_at, taps, left, at(c0), to + c0);
   } else if (left > 0) {
-    dw_int8_block<1>(img + c0, filter + c0, in_at, w_at, taps, left, at(c0), to + c0);
+    dw_int8_block<1, Broadcast>(x(c0), filter + c0, in_at, w_at, taps, left, at(c0), to + c0);
+  }
+}
+
+// One output pixel with a channel multiplier: per input channel its `mult` outputs, each tap's
+// input integer broadcast.
+template <typename Out>
+void dw_int8_pixel_multiplier(const int16_t* img, const int16_t* filter, const int64_t* in_at, const int64_t* w_at, int64_t taps, int64_t C,
+                              int64_t mult, const Int8Requant& rq, Out* to) {
+  for (int64_t ci = 0; ci < C; ++ci) {
+    const Int8Requant r{rq.offset + ci * mult, rq.scale + ci * mult, rq.lo, rq.hi, rq.zero, rq.out_scale};
+    dw_int8_pixel<true>(img + ci, filter + ci * mult, in_at, w_at, taps, mult, r, to + ci * mult);
   }
 }
 #endif
@@ -1062,15 +1077,20 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
         img[e] = static_cast<int16_t>(std::max(-255.0f, std::min(std::nearbyint(xb[e] * inv), 255.0f)));
       }
     });
-    if (mult == 1 && q.dw_narrow) {
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+    const bool listed = int64_t{c.kernel_h} * c.kernel_w <= kMaxListedTaps;
+#else
+    constexpr bool listed = false;
+#endif
+    if (q.dw_narrow && (mult == 1 || listed)) {
       // The common case: per output pixel and block of channels, every tap's 16-bit products
       // summed in a block of sums that stays in registers. Output rows are split over the
       // method's threads. With AVX-512, the pixels whose window lies inside the image share one
       // list of taps (offsets from the window's first pixel), the others list theirs, and the
-      // sums are requantized from the registers.
+      // sums are requantized from the registers; a channel multiplier takes this path too
+      // (dw_int8_pixel_multiplier).
       constexpr int64_t kDwBlock = 32;
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
-      const bool listed = int64_t{c.kernel_h} * c.kernel_w <= kMaxListedTaps;
       const InteriorTaps inner = interior_taps(c, H, W, OW);
       int64_t inner_at[kMaxListedTaps], inner_w[kMaxListedTaps];
       for (int64_t t = 0; t < inner.count; ++t) inner_at[t] = inner.pixel[t] * C, inner_w[t] = inner.tap[t] * CO;
@@ -1084,14 +1104,23 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
             for (int64_t ox = 0; ox < OW; ++ox) {
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
               if (listed && inner.inside(oy, ox)) {
-                dw_int8_pixel(img + inner.origin(oy, ox) * C, filter, inner_at, inner_w, inner.count, CO, rq, to + row + ox * CO);
+                const int16_t* origin = img + inner.origin(oy, ox) * C;
+                if (mult == 1) {
+                  dw_int8_pixel(origin, filter, inner_at, inner_w, inner.count, CO, rq, to + row + ox * CO);
+                } else {
+                  dw_int8_pixel_multiplier(origin, filter, inner_at, inner_w, inner.count, C, mult, rq, to + row + ox * CO);
+                }
                 continue;
               }
               if (listed) {
                 int64_t in_at[kMaxListedTaps], w_at[kMaxListedTaps];
                 const int64_t taps = list_taps(c, H, W, oy, ox, in_at, w_at);
                 for (int64_t t = 0; t < taps; ++t) in_at[t] *= C, w_at[t] *= CO;
-                dw_int8_pixel(img, filter, in_at, w_at, taps, CO, rq, to + row + ox * CO);
+                if (mult == 1) {
+                  dw_int8_pixel(img, filter, in_at, w_at, taps, CO, rq, to + row + ox * CO);
+                } else {
+                  dw_int8_pixel_multiplier(img, filter, in_at, w_at, taps, C, mult, rq, to + row + ox * CO);
+                }
                 continue;
               }
 #endif
