@@ -266,7 +266,8 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
   const auto [sx, so, x, out, w, bias, H, W, C, OH, OW, CO] = conv_operands(m, n);
   const int64_t mult = c.group_out;
 #if defined(__AVX512F__)
-  const bool listed = int64_t{c.kernel_h} * c.kernel_w <= kMaxListedTaps;
+  const PixelTaps taps(c, H, W, OW, C, CO);
+  const bool listed = taps.listed();
 #else
   constexpr bool listed = false;
 #endif
@@ -279,9 +280,6 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
     // multiplier takes this path too (depthwise_pixel_multiplier).
 #if defined(__AVX512F__)
     const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-    const InteriorTaps inner = interior_taps(c, H, W, OW);
-    int64_t inner_at[kMaxListedTaps], inner_w[kMaxListedTaps];
-    for (int64_t t = 0; t < inner.count; ++t) inner_at[t] = inner.pixel[t] * C, inner_w[t] = inner.tap[t] * CO;
 #endif
     constexpr int64_t kDwBlock = 32;
     for_ranges(worth_splitting(m.parallel, sx.d[0] * OH * OW * CO * c.kernel_h * c.kernel_w), sx.d[0] * OH, 1, [&](int64_t y0, int64_t y1) {
@@ -291,24 +289,14 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
         for (int64_t ox = 0; ox < OW; ++ox) {
           float* px = out + ((b * OH + oy) * OW + ox) * CO;
 #if defined(__AVX512F__)
-          if (listed && inner.inside(oy, ox)) {
-            const float* origin = xb + inner.origin(oy, ox) * C;
-            if (mult == 1) {
-              depthwise_pixel(origin, w, bias, inner_at, inner_w, inner.count, CO, px, vlo, vhi);
-            } else {
-              depthwise_pixel_multiplier(origin, w, bias, inner_at, inner_w, inner.count, C, mult, px, vlo, vhi);
-            }
-            continue;
-          }
           if (listed) {
-            int64_t in_at[kMaxListedTaps], w_at[kMaxListedTaps];
-            const int64_t taps = list_taps(c, H, W, oy, ox, in_at, w_at);
-            for (int64_t t = 0; t < taps; ++t) in_at[t] *= C, w_at[t] *= CO;
-            if (mult == 1) {
-              depthwise_pixel(xb, w, bias, in_at, w_at, taps, CO, px, vlo, vhi);
-            } else {
-              depthwise_pixel_multiplier(xb, w, bias, in_at, w_at, taps, C, mult, px, vlo, vhi);
-            }
+            taps.visit(oy, ox, [&](int64_t origin, const int64_t* in_at, const int64_t* w_at, int64_t n) {
+              if (mult == 1) {
+                depthwise_pixel(xb + origin, w, bias, in_at, w_at, n, CO, px, vlo, vhi);
+              } else {
+                depthwise_pixel_multiplier(xb + origin, w, bias, in_at, w_at, n, C, mult, px, vlo, vhi);
+              }
+            });
             continue;
           }
 #endif

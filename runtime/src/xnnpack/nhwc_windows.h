@@ -89,43 +89,55 @@ inline int64_t list_taps(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t
   return count;
 }
 
-/// The taps of a filter (of at most kMaxListedTaps) for the output pixels whose window lies wholly
-/// inside the image, which most are: the same for all of them, as input pixel offsets from the
-/// window's first pixel (window_origin), in for_each_tap's order.
-struct InteriorTaps {
-  int64_t count = 0;
-  int64_t pixel[kMaxListedTaps];
-  int64_t tap[kMaxListedTaps];
-  int64_t ox_begin = 0, ox_end = 0;  // output columns whose window lies inside the image's width
-  int64_t H = 0, W = 0;
-  const xnn::ConvParams* c = nullptr;
-  /// True when output pixel (oy, ox)'s window lies inside the image.
-  bool inside(int64_t oy, int64_t ox) const {
-    const int64_t iy = oy * c->stride_h - c->padding[0];
-    return ox >= ox_begin && ox < ox_end && iy >= 0 && iy + int64_t{c->kernel_h - 1} * c->dilation_h < H;
-  }
-  /// The input pixel index of output pixel (oy, ox)'s window's first tap.
-  int64_t origin(int64_t oy, int64_t ox) const { return (oy * c->stride_h - c->padding[0]) * W + ox * c->stride_w - c->padding[3]; }
-};
-
-inline InteriorTaps interior_taps(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t OW) {
-  InteriorTaps t;
-  t.H = H;
-  t.W = W;
-  t.c = &c;
-  for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
-    for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
-      t.pixel[t.count] = int64_t{ky} * c.dilation_h * W + int64_t{kx} * c.dilation_w;
-      t.tap[t.count++] = int64_t{ky} * c.kernel_w + kx;
+/// The taps of a depthwise convolution's output pixels as element offsets into its NHWC image (C
+/// channels) and its [taps][CO] filter, for filters of at most kMaxListedTaps taps (listed()).
+/// The pixels whose window lies wholly inside the image, which most are, share one list: offsets
+/// from the window's first pixel, in for_each_tap's order; the others list theirs (list_taps).
+class PixelTaps {
+ public:
+  PixelTaps(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t OW, int64_t C, int64_t CO) : c_(c), H_(H), W_(W), C_(C), CO_(CO) {
+    listed_ = int64_t{c.kernel_h} * c.kernel_w <= kMaxListedTaps;
+    if (!listed_) return;
+    for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+      for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+        in_at_[count_] = (int64_t{ky} * c.dilation_h * W + int64_t{kx} * c.dilation_w) * C;
+        w_at_[count_++] = (int64_t{ky} * c.kernel_w + kx) * CO;
+      }
     }
+    // ox * stride_w - padding_left >= 0 and ox * stride_w - padding_left + span <= W - 1.
+    const int64_t sw = c.stride_w, pl = c.padding[3], span = int64_t{c.kernel_w - 1} * c.dilation_w;
+    ox_begin_ = std::min<int64_t>(OW, (pl + sw - 1) / sw);
+    ox_end_ = W - 1 - span + pl >= 0 ? std::min<int64_t>(OW, (W - 1 - span + pl) / sw + 1) : 0;
+    ox_end_ = std::max(ox_end_, ox_begin_);
   }
-  // ox * stride_w - padding_left >= 0 and ox * stride_w - padding_left + span <= W - 1.
-  const int64_t sw = c.stride_w, pl = c.padding[3], span = int64_t{c.kernel_w - 1} * c.dilation_w;
-  t.ox_begin = std::min<int64_t>(OW, (pl + sw - 1) / sw);
-  t.ox_end = W - 1 - span + pl >= 0 ? std::min<int64_t>(OW, (W - 1 - span + pl) / sw + 1) : 0;
-  t.ox_end = std::max(t.ox_end, t.ox_begin);
-  return t;
-}
+
+  /// True when the filter has at most kMaxListedTaps taps (visit may be called).
+  bool listed() const { return listed_; }
+
+  /// Calls f(origin, in_at, w_at, taps) for output pixel (oy, ox) of a listed filter: tap t reads
+  /// image element origin + in_at[t] (and the next ones of its channels) and filter element
+  /// w_at[t].
+  template <typename F>
+  void visit(int64_t oy, int64_t ox, F f) const {
+    const int64_t iy = oy * c_.stride_h - c_.padding[0];
+    if (ox >= ox_begin_ && ox < ox_end_ && iy >= 0 && iy + int64_t{c_.kernel_h - 1} * c_.dilation_h < H_) {
+      f((iy * W_ + ox * c_.stride_w - c_.padding[3]) * C_, in_at_, w_at_, count_);
+      return;
+    }
+    int64_t in_at[kMaxListedTaps], w_at[kMaxListedTaps];
+    const int64_t taps = list_taps(c_, H_, W_, oy, ox, in_at, w_at);
+    for (int64_t t = 0; t < taps; ++t) in_at[t] *= C_, w_at[t] *= CO_;
+    f(int64_t{0}, in_at, w_at, taps);
+  }
+
+ private:
+  const xnn::ConvParams& c_;
+  int64_t H_, W_, C_, CO_;
+  bool listed_ = false;
+  int64_t count_ = 0;
+  int64_t in_at_[kMaxListedTaps], w_at_[kMaxListedTaps];
+  int64_t ox_begin_ = 0, ox_end_ = 0;  // output columns whose window lies inside the image's width
+};
 
 /// For output row oy of a convolution over an H x W image with OW output columns: calls
 /// tap(iy, off, ox0, ox1, k) for each filter tap k = ky * kernel_w + kx whose input row iy is

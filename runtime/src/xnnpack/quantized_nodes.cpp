@@ -1078,7 +1078,8 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
       }
     });
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
-    const bool listed = int64_t{c.kernel_h} * c.kernel_w <= kMaxListedTaps;
+    const PixelTaps taps(c, H, W, OW, C, CO);
+    const bool listed = taps.listed();
 #else
     constexpr bool listed = false;
 #endif
@@ -1091,9 +1092,6 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
       // (dw_int8_pixel_multiplier).
       constexpr int64_t kDwBlock = 32;
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
-      const InteriorTaps inner = interior_taps(c, H, W, OW);
-      int64_t inner_at[kMaxListedTaps], inner_w[kMaxListedTaps];
-      for (int64_t t = 0; t < inner.count; ++t) inner_at[t] = inner.pixel[t] * C, inner_w[t] = inner.tap[t] * CO;
       const Int8Requant rq{q.dw_bias.data(), q.scale.data(), q.qmin - static_cast<float>(q.out_zero), q.qmax - static_cast<float>(q.out_zero), q.out_zero,
                            q.out_scale};
 #endif
@@ -1103,24 +1101,14 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
             const int64_t row = (b * OH + oy) * OW * CO;
             for (int64_t ox = 0; ox < OW; ++ox) {
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
-              if (listed && inner.inside(oy, ox)) {
-                const int16_t* origin = img + inner.origin(oy, ox) * C;
-                if (mult == 1) {
-                  dw_int8_pixel(origin, filter, inner_at, inner_w, inner.count, CO, rq, to + row + ox * CO);
-                } else {
-                  dw_int8_pixel_multiplier(origin, filter, inner_at, inner_w, inner.count, C, mult, rq, to + row + ox * CO);
-                }
-                continue;
-              }
               if (listed) {
-                int64_t in_at[kMaxListedTaps], w_at[kMaxListedTaps];
-                const int64_t taps = list_taps(c, H, W, oy, ox, in_at, w_at);
-                for (int64_t t = 0; t < taps; ++t) in_at[t] *= C, w_at[t] *= CO;
-                if (mult == 1) {
-                  dw_int8_pixel(img, filter, in_at, w_at, taps, CO, rq, to + row + ox * CO);
-                } else {
-                  dw_int8_pixel_multiplier(img, filter, in_at, w_at, taps, C, mult, rq, to + row + ox * CO);
-                }
+                taps.visit(oy, ox, [&](int64_t origin, const int64_t* in_at, const int64_t* w_at, int64_t n) {
+                  if (mult == 1) {
+                    dw_int8_pixel(img + origin, filter, in_at, w_at, n, CO, rq, to + row + ox * CO);
+                  } else {
+                    dw_int8_pixel_multiplier(img + origin, filter, in_at, w_at, n, C, mult, rq, to + row + ox * CO);
+                  }
+                });
                 continue;
               }
 #endif
