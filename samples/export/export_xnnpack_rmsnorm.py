@@ -11,6 +11,8 @@ are recorded so that etscope's engine can be held to them bit for bit:
                  root: on x86-64 with AVX512F a 14-bit estimate and one Newton-Raphson step)
   rmsnorm_8da4w  RMSNorm(64) then Linear(64, 48) quantized with torchao's 8da4w (groups of 32),
                  on 512 rows, the last six on an int8 rounding edge (EDGE_ROWS)
+  depthwise_9x9  a depthwise Conv2d(32, 32, 9, groups=32, padding=4): 81 taps, more than the
+                 per-pixel tap lists of etscope's depthwise kernels hold (they once wrote past them)
   hardswish_values  F.hardswish alone (MobileNetV3's activation) on values in [-5, 5] and special
                  ones: XNNPACK computes x * min(max(x * (1/6) + 1/2, 0), 1) with a fused
                  multiply-add, which differs from x * clamp(x + 3, 0, 6) / 6 in the last place
@@ -146,6 +148,15 @@ def _hardswish_model() -> Tuple[nn.Module, str]:
     return HardswishOnly().eval(), "torch.nn.functional.hardswish(x)"
 
 
+def _depthwise_inputs() -> torch.Tensor:
+    g = torch.Generator().manual_seed(INPUT_SEED)
+    return torch.randn(1, 32, 20, 20, generator=g)
+
+
+def _depthwise_model() -> Tuple[nn.Module, str]:
+    return nn.Conv2d(32, 32, 9, groups=32, padding=4).eval(), "nn.Conv2d(32, 32, 9, groups=32, padding=4)"
+
+
 def _rsqrt_model() -> Tuple[nn.Module, str]:
     return RsqrtOnly().eval(), "torch.rsqrt(x)"
 
@@ -160,6 +171,7 @@ MODELS: Dict[str, Tuple[Callable[[], Tuple[nn.Module, str]], Callable[[], torch.
     "rsqrt_values": (_rsqrt_model, _rsqrt_inputs, "torch.rsqrt on f32[32, 64]: 1e-30 .. 1e30 log-spaced, 490 values in [0.5, 2), then the SPECIAL values"),
     "rmsnorm_8da4w": (_norm_model, _norm_inputs,
                       "RMSNorm(64, eps 1e-5) then Linear(64, 48, bias=False) 8da4w groups of 32 on f32[1, 512, 64]"),
+    "depthwise_9x9": (_depthwise_model, _depthwise_inputs, "depthwise Conv2d(32, 32, 9, groups=32, padding=4) on f32[1, 32, 20, 20]"),
     "hardswish_values": (_hardswish_model, _hardswish_inputs,
                          "F.hardswish on f32[32, 64]: 2028 values uniform in [-5, 5), then the HARDSWISH_SPECIAL values"),
 }

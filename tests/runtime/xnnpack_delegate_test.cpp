@@ -365,8 +365,9 @@ TEST_CASE("xnnpack qd8 fully connected layers equal ExecuTorch's outputs bit for
 // turn any last-place difference in the norm into a quantization step (the 8da4w LLM exports'
 // logits differed by 0.14 that way).
 // HardSwish too: XNNPACK's x * min(max(fma(x, 1/6, 1/2), 0), 1), not x * clamp(x + 3, 0, 6) / 6.
-TEST_CASE("xnnpack RMSNorm rsqrt and HardSwish equal ExecuTorch's outputs bit for bit", "[xnnpack][runtime][fixtures][qd8]") {
-  for (const char* name : {"rsqrt_values", "rmsnorm_8da4w", "hardswish_values"}) {
+// And a depthwise convolution of 81 taps, more than the per-pixel tap lists hold.
+TEST_CASE("xnnpack RMSNorm rsqrt HardSwish and a 9x9 depthwise equal ExecuTorch's outputs bit for bit", "[xnnpack][runtime][fixtures][qd8]") {
+  for (const char* name : {"rsqrt_values", "rmsnorm_8da4w", "hardswish_values", "depthwise_9x9"}) {
     const std::string base = std::string("xnnpack_rmsnorm/") + name;
     INFO(base);
     Program p = must(PteReader::open(fixture(base + ".pte")));
