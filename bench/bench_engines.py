@@ -11,6 +11,11 @@ down. Per program and round, one after the other on one thread each:
 - `etscope run --engine executorch --threads 1`: the same library in etscope's worker, each
   execution timed inside the worker (setting the inputs again plus Method::execute);
 - `etscope run --engine etscope`: etscope's own kernels.
+With --eager, each round also times eager PyTorch (the registry's module rebuilt as
+export_registry.py builds it: same seed, same BatchNorm statistics, the .pte's inputs) under
+torch.no_grad(), one thread: the issue's yardstick for portable programs ("etscope vs eager" =
+eager time / etscope engine time). xnnpack_int8 programs are skipped (their eager form is the
+quantizer's simulated graph, not a model a user runs).
 With --threads N (N > 1), each round also times both engines with --threads N (ExecuTorch's
 threadpool; etscope's pool for the XNNPACK layers it splits): the scaling of each engine from 1
 to N threads, and the ratio at N.
@@ -58,6 +63,26 @@ def etscope_median(etscope, d, engine, iterations, warmup, outdir=None, threads=
     return json.loads(r.stdout)["latency_ms"]["p50"]
 
 
+def eager_model(d):
+    """The eager module behind a registry program (as export_registry.py builds it), or None."""
+    with open(os.path.join(d, "result.json")) as fh:
+        res = json.load(fh)
+    if res.get("variant") == "xnnpack_int8":
+        return None
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path.insert(0, os.path.join(root, "samples", "export"))
+    import torch
+    import export_registry as reg
+
+    spec = reg.MODELS.get(res.get("model"))
+    if spec is None:
+        return None
+    torch.manual_seed(reg.MODEL_SEED)
+    model = spec["build"]().eval()
+    reg._calibrate_bn(model, spec["inputs"])
+    return model
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dirs", nargs="+")
@@ -66,6 +91,7 @@ def main():
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1, help="also time both engines on this many threads")
+    ap.add_argument("--eager", action="store_true", help="also time eager PyTorch (registry programs)")
     ap.add_argument("--json")
     args = ap.parse_args()
     etscope = os.path.join(args.build, "bin", "etscope")
@@ -95,7 +121,8 @@ def main():
                     same = a.shape == e.shape and a.tobytes() == e.tobytes()
                     diffs.append(0.0 if same else float(np.max(np.abs(a.astype(np.float64) - e.astype(np.float64)))))
                 row["outputs_max_abs_diff"] = max(diffs) if diffs else None
-            py, et, own, et_n, own_n = [], [], [], [], []
+            eager = eager_model(d) if args.eager else None
+            py, et, own, et_n, own_n, ea = [], [], [], [], [], []
             for _ in range(args.rounds):
                 for _ in range(args.warmup):
                     m.run_method("forward", ins)
@@ -110,6 +137,16 @@ def main():
                     own.append(etscope_median(etscope, d, "etscope", args.iterations, args.warmup))
                 except RuntimeError as e:
                     row["etscope_engine"] = str(e)
+                if eager is not None:
+                    with torch.no_grad():
+                        for _ in range(args.warmup):
+                            eager(*ins)
+                        samples = []
+                        for _ in range(args.iterations):
+                            t = time.perf_counter_ns()
+                            eager(*ins)
+                            samples.append((time.perf_counter_ns() - t) / 1e6)
+                    ea.append(statistics.median(samples))
                 if args.threads > 1:
                     et_n.append(etscope_median(etscope, d, "executorch", args.iterations, args.warmup, threads=args.threads))
                     try:
@@ -122,6 +159,10 @@ def main():
             if own:
                 row["etscope_engine_ms"] = statistics.median(own)
                 row["etscope_speed"] = row["executorch_engine_ms"] / row["etscope_engine_ms"]
+            if ea:
+                row["eager_ms"] = statistics.median(ea)
+                if own:
+                    row["etscope_vs_eager"] = row["eager_ms"] / row["etscope_engine_ms"]
             t = args.threads
             if et_n:
                 row[f"executorch_engine_ms_t{t}"] = statistics.median(et_n)
@@ -148,6 +189,14 @@ def main():
         out = "bit for bit" if diff == 0.0 else ("-" if diff is None else "max diff %.3g" % diff)
         print(f"| {r['program']} | {f(r['executorch_python_ms'], '%.4g')} | {f(r['executorch_engine_ms'], '%.4g')} | "
               f"{f(r['engine_vs_python'], '%.3f')} | {f(r.get('etscope_engine_ms'), '%.4g')} | {f(r.get('etscope_speed'), '%.2fx')} | {out} |")
+    if args.eager:
+        print()
+        print("| program | eager PyTorch ms | etscope engine ms | etscope vs eager |")
+        print("|---|---|---|---|")
+        for r in rows:
+            if "eager_ms" in r:
+                print(f"| {r['program']} | {f(r['eager_ms'], '%.4g')} | {f(r.get('etscope_engine_ms'), '%.4g')} | "
+                      f"{f(r.get('etscope_vs_eager'), '%.2fx')} |")
     if args.threads > 1:
         t = args.threads
         print()

@@ -101,7 +101,7 @@ TEST_CASE("view_copy refuses negative sizes and sizes whose product overflows", 
 }
 
 // Every permutation of a 4-D tensor and a pixel-shuffle-like 6-D one, with sizes that do not
-// divide the copy's tiles (64 bytes by 8 lines), against index arithmetic.
+// divide the copy's tiles (64 bytes by 8 lines, or 16 x 16 blocks), against index arithmetic.
 TEST_CASE("permute_copy of every 4-D permutation and a 6-D pixel shuffle", "[kernels][view]") {
   auto check = [](std::vector<int64_t> sizes, std::vector<int64_t> dims) {
     const size_t rank = sizes.size();
@@ -136,4 +136,8 @@ TEST_CASE("permute_copy of every 4-D permutation and a 6-D pixel shuffle", "[ker
   check({1, 5, 2, 2, 19, 23}, {0, 1, 4, 2, 5, 3});
   check({1, 21, 13, 70}, {0, 3, 1, 2});  // NHWC to NCHW
   check({1, 70, 13, 21}, {0, 2, 3, 1});  // NCHW to NHWC
+  // Several whole 16 x 16 blocks (the in-register transpose) with ragged edges on both sides.
+  check({40, 53}, {1, 0});
+  check({2, 35, 3, 49}, {0, 3, 2, 1});
+  check({64, 32}, {1, 0});
 }

@@ -5,8 +5,57 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 namespace etscope::runtime::kernels {
+
+#if defined(__AVX512F__)
+namespace permute_detail {
+
+/// A 16 x 16 block of 4-byte elements transposed in registers: rows of `s` (16 contiguous
+/// elements each, `ss` apart) become columns of `d` (rows `ds` apart). Every load and store is one
+/// whole 64-byte line, whatever the strides.
+inline void transpose16x16(const void* s, int64_t ss, void* d, int64_t ds) {
+  const float* src = static_cast<const float*>(s);
+  float* dst = static_cast<float*>(d);
+  // Zero-masking forms with every lane selected: GCC 12's plain forms start from an "undefined"
+  // register that -Wmaybe-uninitialized rejects.
+  constexpr __mmask16 kAll16 = 0xffff;
+  constexpr __mmask8 kAll8 = 0xff;
+  __m512 r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * ss);
+  // Pairs of rows interleaved by element, then by pairs of elements: r[4q + k] holds element k
+  // of rows 4q..4q+3 in each 128-bit lane.
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_maskz_unpacklo_ps(kAll16, r[i], r[i + 1]);
+    t[i + 1] = _mm512_maskz_unpackhi_ps(kAll16, r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    const __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]);
+    const __m512d c = _mm512_castps_pd(t[i + 2]), e = _mm512_castps_pd(t[i + 3]);
+    r[i] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, a, c));
+    r[i + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, a, c));
+    r[i + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, b, e));
+    r[i + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, b, e));
+  }
+  // Then 128-bit lanes across groups of rows.
+  for (int q = 0; q < 16; q += 8) {
+    for (int k = 0; k < 4; ++k) {
+      t[q + k] = _mm512_maskz_shuffle_f32x4(kAll16, r[q + k], r[q + 4 + k], 0x88);
+      t[q + 4 + k] = _mm512_maskz_shuffle_f32x4(kAll16, r[q + k], r[q + 4 + k], 0xdd);
+    }
+  }
+  for (int k = 0; k < 8; ++k) {
+    _mm512_storeu_ps(dst + k * ds, _mm512_maskz_shuffle_f32x4(kAll16, t[k], t[8 + k], 0x88));
+    _mm512_storeu_ps(dst + (8 + k) * ds, _mm512_maskz_shuffle_f32x4(kAll16, t[k], t[8 + k], 0xdd));
+  }
+}
+
+}  // namespace permute_detail
+#endif
 
 /// dst (dense, row-major, sizes[0..rank)) = the view of src whose element (i_0, ..., i_rank-1)
 /// is src[sum_d i_d * strides[d]]: a permutation when the strides are a dense tensor's, reordered.
@@ -71,6 +120,28 @@ void copy_permuted(const E* __restrict src, E* __restrict dst, int rank, const i
   constexpr int64_t kLine = std::max<int64_t>(1, 64 / static_cast<int64_t>(sizeof(E)));
   constexpr int64_t kLines = 8;
   const int64_t ni = sizes[a], si = strides[a], oi = ostride[a];
+#if defined(__AVX512F__)
+  if constexpr (sizeof(E) == 4) {
+    if (si == 1) {
+      // Input contiguous along a, output along b: whole 16 x 16 blocks in registers, the ragged
+      // edges element by element.
+      const int64_t ni16 = ni / 16 * 16, nj16 = nj / 16 * 16;
+      do {
+        const E* s = src + in_base;
+        E* o = dst + out_base;
+        for (int64_t j0 = 0; j0 < nj16; j0 += 16) {
+          for (int64_t i0 = 0; i0 < ni16; i0 += 16) {
+            permute_detail::transpose16x16(s + j0 * sj + i0, sj, o + i0 * oi + j0, oi);
+          }
+        }
+        for (int64_t i = 0; i < ni; ++i) {
+          for (int64_t j = i < ni16 ? nj16 : 0; j < nj; ++j) o[i * oi + j] = s[i + j * sj];
+        }
+      } while (next());
+      return;
+    }
+  }
+#endif
   do {
     const E* s = src + in_base;
     E* o = dst + out_base;
