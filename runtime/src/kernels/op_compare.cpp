@@ -1,5 +1,6 @@
 // Comparisons: eq, ne, lt, le, gt, ge with a Tensor (broadcast) or a Scalar other; where.self_out
 // (selects by a condition) and allclose.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -126,7 +127,6 @@ void where_self_out(KernelContext& ctx, Args args) {
   if (!resize_or_fail(ctx, out, {s2.data(), static_cast<size_t>(d2)}, op)) return;
   const int64_t n = out->numel();
   const uint8_t* c = cond->data_as<uint8_t>();
-  BroadcastIndex ic(out->sizes(), cond->sizes()), ia(out->sizes(), a->sizes()), ib(out->sizes(), b->sizes());
   if (a->dtype() == out->dtype() && b->dtype() == out->dtype()) {
     dispatch_real_and_bool(out->dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -137,13 +137,31 @@ void where_self_out(KernelContext& ctx, Args args) {
         for (int64_t i = 0; i < n; ++i) y[i] = c[i] ? pa[i] : pb[i];
         return;
       }
-      for (int64_t i = 0; i < n; ++i, ic.advance(), ia.advance(), ib.advance()) {
-        y[i] = c[ic.index()] ? pa[ia.index()] : pb[ib.index()];
-      }
+      for_each_broadcast_run<3>(out->sizes(), {cond->sizes(), a->sizes(), b->sizes()},
+                                [&](int64_t o, int64_t len, const auto& in, const auto& step) {
+                                  const uint8_t* rc = c + in[0];
+                                  const T* ra = pa + in[1];
+                                  const T* rb = pb + in[2];
+                                  const int64_t sc = step[0], sa = step[1], sb = step[2];
+                                  if (sc == 0) {
+                                    // One condition for the run (a mask over rows): one side's run.
+                                    const T* from = rc[0] ? ra : rb;
+                                    if (rc[0] ? sa : sb) {
+                                      std::copy(from, from + len, y + o);
+                                    } else {
+                                      std::fill(y + o, y + o + len, from[0]);
+                                    }
+                                  } else if (sa == 1 && sb == 1) {
+                                    for (int64_t i = 0; i < len; ++i) y[o + i] = rc[i] ? ra[i] : rb[i];
+                                  } else {
+                                    for (int64_t i = 0; i < len; ++i) y[o + i] = rc[i * sc] ? ra[i * sa] : rb[i * sb];
+                                  }
+                                });
     });
     return;
   }
   const bool integral = !is_floating(out->dtype());
+  BroadcastIndex ic(out->sizes(), cond->sizes()), ia(out->sizes(), a->sizes()), ib(out->sizes(), b->sizes());
   for (int64_t i = 0; i < n; ++i, ic.advance(), ia.advance(), ib.advance()) {
     const TensorImpl* src = c[ic.index()] ? a : b;
     const int64_t j = c[ic.index()] ? ia.index() : ib.index();

@@ -32,6 +32,22 @@ ReducePlan make_plan(const TensorImpl& in, uint32_t mask) {
       p.out_numel *= in.size(d);
     }
   }
+  // Reduced dimensions that follow one another in memory walk as one (same elements, same order).
+  int merged = 0;
+  for (int i = 0; i < p.reduced; ++i) {
+    const size_t k = static_cast<size_t>(i);
+    if (merged > 0) {
+      const size_t m = static_cast<size_t>(merged - 1);
+      if (p.red_strides[m] == p.red_strides[k] * p.red_sizes[k]) {
+        p.red_sizes[m] *= p.red_sizes[k];
+        p.red_strides[m] = p.red_strides[k];
+        continue;
+      }
+    }
+    p.red_sizes[static_cast<size_t>(merged)] = p.red_sizes[k];
+    p.red_strides[static_cast<size_t>(merged++)] = p.red_strides[k];
+  }
+  p.reduced = merged;
   return p;
 }
 
@@ -42,15 +58,21 @@ void for_each_reduction(const ReducePlan& p, Begin begin, Elem elem, End end) {
   int64_t base = 0;
   for (int64_t o = 0; o < p.out_numel; ++o) {
     begin(o);
-    int64_t off = 0;
-    for (int64_t r = 0; r < p.red_numel; ++r) {
-      elem(o, base + off);
-      for (int d = p.reduced - 1; d >= 0; --d) {
-        const size_t i = static_cast<size_t>(d);
-        off += p.red_strides[i];
-        if (++rc[i] < p.red_sizes[i]) break;
-        off -= p.red_strides[i] * rc[i];
-        rc[i] = 0;
+    if (p.reduced == 1) {
+      // One run of equally spaced elements: a plain loop the compiler can unroll.
+      const int64_t stride = p.red_strides[0];
+      for (int64_t r = 0; r < p.red_numel; ++r) elem(o, base + r * stride);
+    } else {
+      int64_t off = 0;
+      for (int64_t r = 0; r < p.red_numel; ++r) {
+        elem(o, base + off);
+        for (int d = p.reduced - 1; d >= 0; --d) {
+          const size_t i = static_cast<size_t>(d);
+          off += p.red_strides[i];
+          if (++rc[i] < p.red_sizes[i]) break;
+          off -= p.red_strides[i] * rc[i];
+          rc[i] = 0;
+        }
       }
     }
     end(o);
@@ -274,7 +296,7 @@ void any_out(KernelContext& ctx, Args args) {
     const T* x = in->data_as<T>();
     bool acc = false;
     for_each_reduction(
-        plan, [&](int64_t) { acc = false; }, [&](int64_t, int64_t off) { acc = acc || x[off] != T(0); },
+        plan, [&](int64_t) { acc = false; }, [&](int64_t, int64_t off) { acc |= x[off] != T(0); },
         [&](int64_t o) { y[o] = acc ? 1 : 0; });
   });
 }

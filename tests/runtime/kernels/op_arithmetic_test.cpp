@@ -123,3 +123,67 @@ TEST_CASE("pow: Tensor_Tensor broadcasts, Tensor_Scalar and Scalar promote", "[k
   REQUIRE_FALSE(c.run("aten::pow.Tensor_Scalar_out", {c.f32({0}), c.integer(3), pe, pe}).failed());
   CHECK(c.t(pe).numel() == 0);
 }
+
+namespace {
+
+// The element of a contiguous input of `in` sizes that broadcasts to output index `i` of `out`.
+int64_t broadcast_source(const std::vector<int64_t>& out, const std::vector<int64_t>& in, int64_t i) {
+  int64_t src = 0, stride = 1;
+  for (size_t d = out.size(); d-- > 0;) {
+    const int64_t coord = i % out[d];
+    i /= out[d];
+    const size_t off = out.size() - in.size();
+    if (d >= off) {
+      const int64_t size = in[d - off];
+      if (size != 1) src += coord * stride;
+      stride *= size;
+    }
+  }
+  return src;
+}
+
+}  // namespace
+
+// The broadcast kernels walk the output in runs (an input steps or stays along each); every
+// pattern of which input broadcasts where, against index arithmetic.
+TEST_CASE("sub and where broadcast in runs as index arithmetic says", "[kernels][pointwise]") {
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes{
+      {{2, 3, 4, 5}, {3, 1, 1}}, {{2, 3, 4, 5}, {1, 5}},       {{2, 1, 4, 1}, {2, 3, 4, 5}}, {{2, 3, 4, 1}, {1, 1, 1, 6}},
+      {{1, 3, 7, 7}, {1, 3, 7, 1}}, {{4, 1}, {1, 4}},           {{5}, {3, 1}},                {{2, 3, 1, 5}, {2, 1, 4, 5}},
+      {{1, 1, 1}, {2, 3, 4}},     {{3, 4, 5}, {1, 1, 1}},       {{2, 1}, {2, 1}}};
+  for (const auto& [sa, sb] : shapes) {
+    const size_t dim = std::max(sa.size(), sb.size());
+    std::vector<int64_t> out_sizes(dim);
+    for (size_t d = 0; d < dim; ++d) {
+      const int64_t x = d + sa.size() < dim ? 1 : sa[d + sa.size() - dim];
+      const int64_t y = d + sb.size() < dim ? 1 : sb[d + sb.size() - dim];
+      out_sizes[d] = std::max(x, y);
+    }
+    auto count = [](const std::vector<int64_t>& s) {
+      int64_t n = 1;
+      for (int64_t v : s) n *= v;
+      return n;
+    };
+    std::vector<float> a(static_cast<size_t>(count(sa))), b(static_cast<size_t>(count(sb)));
+    std::vector<bool> cond(a.size());
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i) * 0.5f, cond[i] = i % 3 == 1;
+    for (size_t i = 0; i < b.size(); ++i) b[i] = 1000.0f + static_cast<float>(i);
+    const int64_t n = count(out_sizes);
+    KernelCall c;
+    EValue* diff = c.f32(out_sizes);
+    REQUIRE_FALSE(c.run("aten::sub.out", {c.f32(sa, a), c.f32(sb, b), c.dbl(1.0), diff, diff}).failed());
+    EValue* picked = c.f32(out_sizes);
+    REQUIRE_FALSE(c.run("aten::where.self_out", {c.boolean(sa, cond), c.f32(sb, b), c.f32(sa, a), picked, picked}).failed());
+    const auto d = c.t(diff).values<float>();
+    const auto p = c.t(picked).values<float>();
+    size_t wrong = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const size_t ia = static_cast<size_t>(broadcast_source(out_sizes, sa, i));
+      const size_t ib = static_cast<size_t>(broadcast_source(out_sizes, sb, i));
+      wrong += d[static_cast<size_t>(i)] != a[ia] - b[ib];
+      wrong += p[static_cast<size_t>(i)] != (cond[ia] ? b[ib] : a[ia]);
+    }
+    INFO(sa.size() << "-D with " << sb.size() << "-D");
+    CHECK(wrong == 0);
+  }
+}

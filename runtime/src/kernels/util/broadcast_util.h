@@ -58,4 +58,61 @@ class BroadcastIndex {
   std::array<int64_t, kMaxDims> counter_{};
 };
 
+/// Walks a contiguous output of shape `out_sizes` in runs: stretches of output elements along
+/// which each of the N inputs (contiguous, broadcasting to the output) either steps by one
+/// element or stays on one. Trailing dimensions merge while every input keeps its manner, so an
+/// input broadcast over H and W of an N x C x H x W output gives runs of H * W.
+/// fn(out_offset, length, in_offsets, in_steps): in_steps[k] is 1 or 0.
+template <size_t N, typename Fn>
+void for_each_broadcast_run(std::span<const int64_t> out_sizes, const std::array<std::span<const int64_t>, N>& in_sizes,
+                            Fn&& fn) {
+  const int dim = static_cast<int>(out_sizes.size());
+  int64_t count = 1;
+  for (int64_t s : out_sizes) count *= s;
+  std::array<int64_t, N> off{}, step{};
+  if (count == 0) return;
+  if (dim == 0) {
+    fn(int64_t{0}, int64_t{1}, off, step);
+    return;
+  }
+  std::array<std::array<int64_t, kMaxDims>, N> strides{};
+  for (size_t k = 0; k < N; ++k) {
+    const size_t offset = out_sizes.size() - in_sizes[k].size();
+    int64_t stride = 1;
+    for (int d = dim - 1; d >= 0; --d) {
+      const size_t id = static_cast<size_t>(d);
+      const int64_t in_size = id < offset ? 1 : in_sizes[k][id - offset];
+      strides[k][id] = in_size == 1 ? 0 : stride;
+      stride *= in_size;
+    }
+  }
+  // The run: the innermost dimension, then outer ones while each input continues as it started.
+  int inner = dim - 1;
+  int64_t run = out_sizes[static_cast<size_t>(inner)];
+  for (size_t k = 0; k < N; ++k) step[k] = strides[k][static_cast<size_t>(inner)] != 0 || out_sizes.back() == 1 ? 1 : 0;
+  while (inner > 0) {
+    const size_t d = static_cast<size_t>(inner - 1);
+    bool merges = true;
+    for (size_t k = 0; k < N; ++k) merges = merges && strides[k][d] == (step[k] ? run : 0);
+    if (!merges) break;
+    run *= out_sizes[d];
+    --inner;
+  }
+  std::array<int64_t, kMaxDims> counter{};
+  int64_t out_off = 0;
+  for (;;) {
+    fn(out_off, run, off, step);
+    out_off += run;
+    int d = inner - 1;
+    for (; d >= 0; --d) {
+      const size_t id = static_cast<size_t>(d);
+      for (size_t k = 0; k < N; ++k) off[k] += strides[k][id];
+      if (++counter[id] < out_sizes[id]) break;
+      for (size_t k = 0; k < N; ++k) off[k] -= strides[k][id] * counter[id];
+      counter[id] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
 }  // namespace etscope::runtime::kernels

@@ -126,8 +126,24 @@ bool binary_elementwise(KernelContext& ctx, const TensorImpl& a, const TensorImp
         const T vb = pb[0];
         for (int64_t i = 0; i < n; ++i) po[i] = static_cast<T>(op(pa[i], vb));
       } else {
-        BroadcastIndex ia(out.sizes(), a.sizes()), ib(out.sizes(), b.sizes());
-        for (int64_t i = 0; i < n; ++i, ia.advance(), ib.advance()) po[i] = static_cast<T>(op(pa[ia.index()], pb[ib.index()]));
+        for_each_broadcast_run<2>(out.sizes(), {a.sizes(), b.sizes()}, [&](int64_t o, int64_t len, const auto& in,
+                                                                           const auto& step) {
+          const T* ra = pa + in[0];
+          const T* rb = pb + in[1];
+          T* ro = po + o;
+          if (step[0] && step[1]) {
+            for (int64_t i = 0; i < len; ++i) ro[i] = static_cast<T>(op(ra[i], rb[i]));
+          } else if (step[0]) {
+            const T vb = rb[0];
+            for (int64_t i = 0; i < len; ++i) ro[i] = static_cast<T>(op(ra[i], vb));
+          } else if (step[1]) {
+            const T va = ra[0];
+            for (int64_t i = 0; i < len; ++i) ro[i] = static_cast<T>(op(va, rb[i]));
+          } else {
+            const T v = static_cast<T>(op(ra[0], rb[0]));
+            for (int64_t i = 0; i < len; ++i) ro[i] = v;
+          }
+        });
       }
     });
     return true;
