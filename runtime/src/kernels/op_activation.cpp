@@ -7,6 +7,7 @@
 #include "kernels/register.h"
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
+#include "kernels/util/expf.h"
 #include "kernels/util/unary_util.h"
 
 namespace etscope::runtime::kernels {
@@ -29,6 +30,12 @@ void sigmoid_out(KernelContext& ctx, Args args) {
   if (!a || !out) return;
   if (!is_floating(out->dtype())) {
     ctx.fail(ErrorCode::kNotSupported, "sigmoid.out: output must be floating point");
+    return;
+  }
+  if (a->dtype() == ScalarType::kFloat && out->dtype() == ScalarType::kFloat && a->contiguous() &&
+      out->contiguous()) {
+    if (!resize_or_fail(ctx, out, a->sizes(), "sigmoid.out")) return;
+    sigmoidf_n(a->data_as<float>(), out->data_as<float>(), out->numel());
     return;
   }
   unary_elementwise(ctx, *a, *out, "sigmoid.out", [](auto x) {
@@ -283,6 +290,37 @@ bool softmax_shape(KernelContext& ctx, Args args, const char* op, TensorImpl** i
   return true;
 }
 
+// One contiguous softmax row, with the values of the scalar loop below: the maximum (order does
+// not matter to it; NaNs are skipped as std::max(mx, x) skips them), e^(x - max) in 16 lanes
+// (expf16: glibc's expf bit for bit), their sum in order as ExecuTorch's portable kernel adds
+// them, then each divided by the sum.
+void softmax_row(const float* x, float* y, int64_t n) {
+#if ETSCOPE_EXACT_EXPF16
+  float mx = -std::numeric_limits<float>::infinity();
+  {
+    __m512 m = _mm512_set1_ps(mx);
+    int64_t k = 0;
+    // max_ps(v, m) returns m when v is NaN (the zero-masking form: see expf16).
+    for (; k + 16 <= n; k += 16) m = _mm512_maskz_max_ps(0xffff, _mm512_loadu_ps(x + k), m);
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, m);
+    for (float v : lanes) mx = std::max(mx, v);
+    for (; k < n; ++k) mx = std::max(mx, x[k]);
+  }
+  int64_t k = 0;
+  const __m512 vmx = _mm512_set1_ps(mx);
+  for (; k + 16 <= n; k += 16) _mm512_storeu_ps(y + k, expf16(_mm512_sub_ps(_mm512_loadu_ps(x + k), vmx)));
+  for (; k < n; ++k) y[k] = std::exp(x[k] - mx);
+  float sum = 0;
+  for (k = 0; k < n; ++k) sum += y[k];
+  const __m512 vsum = _mm512_set1_ps(sum);
+  for (k = 0; k + 16 <= n; k += 16) _mm512_storeu_ps(y + k, _mm512_div_ps(_mm512_loadu_ps(y + k), vsum));
+  for (; k < n; ++k) y[k] /= sum;
+#else
+  (void)x, (void)y, (void)n;
+#endif
+}
+
 template <bool kLog>
 void softmax_impl(KernelContext& ctx, Args args, const char* op) {
   TensorImpl* in = nullptr;
@@ -293,6 +331,12 @@ void softmax_impl(KernelContext& ctx, Args args, const char* op) {
     using T = typename decltype(tag)::type;
     const T* x = in->data_as<T>();
     T* y = out->data_as<T>();
+    if constexpr (std::is_same_v<T, float> && !kLog) {
+      if (inner == 1 && kExactExpf) {
+        for (int64_t o = 0; o < outer; ++o) softmax_row(x + o * n, y + o * n, n);
+        return;
+      }
+    }
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t i = 0; i < inner; ++i) {
         const T* xs = x + o * n * inner + i;

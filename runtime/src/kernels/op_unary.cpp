@@ -12,6 +12,7 @@
 #include "kernels/register.h"
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/elementwise_util.h"
+#include "kernels/util/expf.h"
 #include "kernels/util/unary_util.h"
 
 namespace etscope::runtime::kernels {
@@ -75,6 +76,12 @@ void exp_out(KernelContext& ctx, Args args) {
   if (!a || !out) return;
   if (!is_floating(out->dtype())) {
     ctx.fail(ErrorCode::kNotSupported, "exp.out: output must be floating point");
+    return;
+  }
+  if (a->dtype() == ScalarType::kFloat && out->dtype() == ScalarType::kFloat && a->contiguous() &&
+      out->contiguous()) {
+    if (!resize_or_fail(ctx, out, a->sizes(), "exp.out")) return;
+    expf_n(a->data_as<float>(), out->data_as<float>(), out->numel());
     return;
   }
   unary_elementwise(ctx, *a, *out, "exp.out", [](auto x) {

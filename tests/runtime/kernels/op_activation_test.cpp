@@ -1,6 +1,8 @@
 // Tests of activation functions (op_activation.cpp): relu family, clamp, gelu, elu, glu, softmax.
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -86,4 +88,68 @@ TEST_CASE("leaky_relu and elu", "[kernels][unary]") {
   CHECK(c.t(el).data_as<float>()[0] == Approx(std::expm1(-1.0)));
   CHECK(c.t(el).data_as<float>()[1] == 2.0f);
   REQUIRE(c.run("aten::leaky_relu.out", {c.i64({1}, {1}), c.dbl(0.1), c.i64({1}), c.none()}).failed());
+}
+
+// exp, sigmoid and softmax on float32 run 16 lanes at a time (util/expf.h on glibc); each value must
+// still be what the scalar arithmetic of ExecuTorch's portable kernels gives with this platform's
+// std::exp: float bit patterns spread over the whole range, infinities, NaN, the overflow and
+// underflow edges, and softmax rows of every tail length.
+TEST_CASE("float32 exp sigmoid and softmax equal std::exp's arithmetic bit for bit", "[kernels][elementwise]") {
+  std::vector<float> x;
+  for (uint64_t u = 0; u < (uint64_t{1} << 32); u += 4099) {
+    const uint32_t bits = static_cast<uint32_t>(u);
+    float v;
+    std::memcpy(&v, &bits, sizeof v);
+    x.push_back(v);
+  }
+  for (float v : {0.0f, -0.0f, 1.0f, -1.0f, 88.0f, 0x1.62e42ep6f, 0x1.62e430p6f, -0x1.9fe368p6f, -0x1.9fe36ap6f, -87.5f,
+                  -103.0f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                  std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::quiet_NaN()}) {
+    x.push_back(v);
+  }
+  const int64_t n = static_cast<int64_t>(x.size());
+  auto same_bits = [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  KernelCall c;
+  EValue* e = c.f32({n});
+  EValue* s = c.f32({n});
+  REQUIRE_FALSE(c.run("aten::exp.out", {c.f32({n}, x), e, e}).failed());
+  REQUIRE_FALSE(c.run("aten::sigmoid.out", {c.f32({n}, x), s, s}).failed());
+  const auto ev = c.t(e).values<float>(), sv = c.t(s).values<float>();
+  size_t exp_wrong = 0, sigmoid_wrong = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    exp_wrong += !same_bits(ev[i], std::exp(x[i]));
+    sigmoid_wrong += !same_bits(sv[i], 1.0f / (1.0f + std::exp(-x[i])));
+  }
+  CHECK(exp_wrong == 0);
+  CHECK(sigmoid_wrong == 0);
+
+  // Softmax over the last dimension: rows of 1..40 and 197 elements, logits spread over +-60 so
+  // that some terms underflow; one row holds -inf, one NaN.
+  for (int64_t len : {1, 2, 15, 16, 17, 31, 33, 40, 197}) {
+    const int64_t rows = 5;
+    std::vector<float> in(static_cast<size_t>(rows * len));
+    uint32_t state = 12345u + static_cast<uint32_t>(len);
+    for (float& v : in) {
+      state = state * 1664525u + 1013904223u;
+      v = (static_cast<float>(state >> 8) / 16777216.0f - 0.5f) * 120.0f;
+    }
+    in[static_cast<size_t>(len)] = -std::numeric_limits<float>::infinity();
+    if (len > 1) in[static_cast<size_t>(2 * len + 1)] = std::numeric_limits<float>::quiet_NaN();
+    EValue* y = c.f32({rows, len});
+    REQUIRE_FALSE(c.run("aten::_softmax.out", {c.f32({rows, len}, in), c.integer(-1), c.boolean_scalar(false), y, y}).failed());
+    const auto got = c.t(y).values<float>();
+    size_t wrong = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = in.data() + r * len;
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t k = 0; k < len; ++k) mx = std::max(mx, row[k]);
+      float sum = 0;
+      for (int64_t k = 0; k < len; ++k) sum += std::exp(row[k] - mx);
+      for (int64_t k = 0; k < len; ++k) {
+        wrong += !same_bits(got[static_cast<size_t>(r * len + k)], std::exp(row[k] - mx) / sum);
+      }
+    }
+    INFO("rows of " << len);
+    CHECK(wrong == 0);
+  }
 }
