@@ -90,18 +90,28 @@ TEST_CASE("leaky_relu and elu", "[kernels][unary]") {
   REQUIRE(c.run("aten::leaky_relu.out", {c.i64({1}, {1}), c.dbl(0.1), c.i64({1}), c.none()}).failed());
 }
 
-// exp, sigmoid and softmax on float32 run 16 lanes at a time (util/expf.h on glibc); each value must
-// still be what the scalar arithmetic of ExecuTorch's portable kernels gives with this platform's
-// std::exp: float bit patterns spread over the whole range, infinities, NaN, the overflow and
-// underflow edges, and softmax rows of every tail length.
-TEST_CASE("float32 exp sigmoid and softmax equal std::exp's arithmetic bit for bit", "[kernels][elementwise]") {
+namespace {
+
+// Every step-th float32 bit pattern: all magnitudes and both signs, NaNs and infinities included.
+std::vector<float> spread_floats(uint64_t step) {
   std::vector<float> x;
-  for (uint64_t u = 0; u < (uint64_t{1} << 32); u += 4099) {
+  for (uint64_t u = 0; u < (uint64_t{1} << 32); u += step) {
     const uint32_t bits = static_cast<uint32_t>(u);
     float v;
     std::memcpy(&v, &bits, sizeof v);
     x.push_back(v);
   }
+  return x;
+}
+
+}  // namespace
+
+// exp, sigmoid and softmax on float32 run 16 lanes at a time (util/expf.h on glibc); each value must
+// still be what the scalar arithmetic of ExecuTorch's portable kernels gives with this platform's
+// std::exp: float bit patterns spread over the whole range, infinities, NaN, the overflow and
+// underflow edges, and softmax rows of every tail length.
+TEST_CASE("float32 exp sigmoid and softmax equal std::exp's arithmetic bit for bit", "[kernels][elementwise]") {
+  std::vector<float> x = spread_floats(4099);
   for (float v : {0.0f, -0.0f, 1.0f, -1.0f, 88.0f, 0x1.62e42ep6f, 0x1.62e430p6f, -0x1.9fe368p6f, -0x1.9fe36ap6f, -87.5f,
                   -103.0f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
                   std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::quiet_NaN()}) {
@@ -152,4 +162,29 @@ TEST_CASE("float32 exp sigmoid and softmax equal std::exp's arithmetic bit for b
     INFO("rows of " << len);
     CHECK(wrong == 0);
   }
+}
+
+// The exact GELU on float32 runs 16 lanes at a time (util/erff.h on glibc); each value must be the
+// scalar formula's with this platform's std::erf, over float bit patterns spread across the range.
+TEST_CASE("float32 exact gelu equals std::erf's arithmetic bit for bit", "[kernels][elementwise]") {
+  std::vector<float> x = spread_floats(2053);
+  // The range boundaries of erff (0.84375, 1.25, 1/0.35, 6 and 2^-28 after the 1/sqrt(2) scaling).
+  for (float b : {0.84375f, 1.25f, 2.857142857f, 6.0f, 0x1p-28f, 0x1p-120f}) {
+    for (float v : {b * 1.41421356f, std::nextafter(b * 1.41421356f, 0.0f), std::nextafter(b * 1.41421356f, 10.0f)}) {
+      x.push_back(v);
+      x.push_back(-v);
+    }
+  }
+  const int64_t n = static_cast<int64_t>(x.size());
+  KernelCall c;
+  EValue* y = c.f32({n});
+  EValue none_str = string_value("none");
+  REQUIRE_FALSE(c.run("aten::gelu.out", {c.f32({n}, x), &none_str, y, y}).failed());
+  const auto got = c.t(y).values<float>();
+  size_t wrong = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float want = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752440f));
+    wrong += std::memcmp(&want, &got[i], sizeof want) != 0;
+  }
+  CHECK(wrong == 0);
 }
