@@ -22,16 +22,27 @@ bool share_dtype(KernelContext& ctx, const char* op, const TensorImpl& in, std::
   return true;
 }
 
+// The sum of f(x[i]) over n values in double, in 8 interleaved partial sums (one vector register's
+// worth; a single chain of dependent adds runs at a quarter of the speed), then the remaining
+// values in order.
+template <typename T, typename F>
+double sum_in_double(const T* x, int64_t n, F f) {
+  double acc[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int k = 0; k < 8; ++k) acc[k] += f(static_cast<double>(x[i + k]));
+  }
+  double sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (; i < n; ++i) sum += f(static_cast<double>(x[i]));
+  return sum;
+}
+
 // Mean and 1 / sqrt(biased variance + eps) of n values, two passes in double.
 template <typename T>
 void mean_rstd(const T* x, int64_t n, double eps, double* mean, double* rstd) {
-  double sum = 0, sq = 0;
-  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]);
-  *mean = sum / static_cast<double>(n);
-  for (int64_t i = 0; i < n; ++i) {
-    const double dx = static_cast<double>(x[i]) - *mean;
-    sq += dx * dx;
-  }
+  const double m = sum_in_double(x, n, [](double v) { return v; }) / static_cast<double>(n);
+  const double sq = sum_in_double(x, n, [m](double v) { return (v - m) * (v - m); });
+  *mean = m;
   *rstd = 1.0 / std::sqrt(sq / static_cast<double>(n) + eps);
 }
 
@@ -255,11 +266,16 @@ void layer_norm_out(KernelContext& ctx, Args args) {
       T* y = out->data_as<T>() + r * n;
       double mean = 0, rstd = 0;
       mean_rstd(x, n, eps, &mean, &rstd);
-      for (int64_t i = 0; i < n; ++i) {
-        double v = (static_cast<double>(x[i]) - mean) * rstd;
-        if (w != nullptr) v *= static_cast<double>(w[i]);
-        if (b != nullptr) v += static_cast<double>(b[i]);
-        y[i] = static_cast<T>(v);
+      // One loop per combination of weight and bias, so that each vectorises.
+      auto centered = [&](int64_t i) { return (static_cast<double>(x[i]) - mean) * rstd; };
+      if (w != nullptr && b != nullptr) {
+        for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(centered(i) * static_cast<double>(w[i]) + static_cast<double>(b[i]));
+      } else if (w != nullptr) {
+        for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(centered(i) * static_cast<double>(w[i]));
+      } else if (b != nullptr) {
+        for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(centered(i) + static_cast<double>(b[i]));
+      } else {
+        for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(centered(i));
       }
       mean_out->data_as<T>()[r] = static_cast<T>(mean);
       rstd_out->data_as<T>()[r] = static_cast<T>(rstd);
