@@ -117,12 +117,15 @@ class Case:
     backend: ExecutorchBackendConfig arguments for to_executorch (ExecuTorch's own passes, e.g.
     the quantization fusion or the reinplace pass). isolate: run the program in a child process,
     because ExecuTorch's kernels stop the process (ET_CHECK) on some arguments; the log line
-    ExecuTorch printed is kept as the reason. note: stored in the manifest entry."""
+    ExecuTorch printed is kept as the reason. note: stored in the manifest entry. exact: the C++
+    suite must give ExecuTorch's floats bit for bit (rtol = atol = 0), where etscope computes what
+    ExecuTorch's portable kernel computes in the same order."""
 
     def __init__(self, name, fn, inputs, dtypes=(F32,), core_ir=True, module=None, backend=None,
-                 isolate=False, note=None):
+                 isolate=False, note=None, exact=False):
         self.name, self.fn, self.inputs, self.dtypes, self.core_ir = name, fn, inputs, tuple(dtypes), core_ir
         self.module, self.backend, self.isolate, self.note = module, backend, isolate, note
+        self.exact = exact
 
     def make_module(self):
         return (self.module() if self.module else Fn(self.fn)).eval()
@@ -310,6 +313,14 @@ def cases():
         ("log_softmax", lambda x: F.log_softmax(x, dim=1), [F32, F64]),
     ]:
         c.append(Case(name, fn, [In((3, 4, 5))], dts))
+    # Vectorised float32 exp, sigmoid, softmax and the exact GELU (util/expf.h, util/erff.h give
+    # glibc's expf and erff bit for bit): ExecuTorch's values exactly, rows of ragged lengths.
+    c += [Case("exp_exact", torch.exp, [In((7, 53), "special")], [F32], exact=True),
+          Case("exp_exact_wide", lambda x: torch.exp(x * 30.0), [In((5, 211))], [F32], exact=True),
+          Case("sigmoid_exact", lambda x: torch.sigmoid(x * 20.0), [In((9, 37))], [F32], exact=True),
+          Case("softmax_exact", lambda x: F.softmax(x * 25.0, dim=-1), [In((3, 6, 197))], [F32], exact=True),
+          Case("softmax_exact_short", lambda x: F.softmax(x, dim=-1), [In((4, 5, 17))], [F32], exact=True),
+          Case("gelu_exact", lambda x: F.gelu(x * 6.0), [In((13, 97))], [F32], exact=True)]
     c += [Case("sum_empty", lambda x: x.sum(dim=1), [In((3, 0, 2))], [F32]),
           Case("topk", lambda x: torch.topk(x, 3, dim=-1), [In((4, 7))], [F32, I32]),
           Case("topk_smallest", lambda x: torch.topk(x, 2, dim=0, largest=False), [In((5, 3))], [F32]),
@@ -322,6 +333,13 @@ def cases():
           Case("addmm", lambda b, x, w: torch.addmm(b, x, w, beta=0.5, alpha=2.0), [In((5,)), In((3, 4)), In((4, 5))], [F32]),
           Case("linear", lambda x, w, b: F.linear(x, w, b), [In((2, 3, 4)), In((5, 4)), In((5,))], [F32]),
           Case("linear_nobias", lambda x, w: F.linear(x, w), [In((3, 4)), In((6, 4))], [F32]),
+          # Linears of up to 8 rows: ExecuTorch's addmm sums, bit for bit (util/ordered_gemm.cpp).
+          Case("linear_gemv_exact", lambda x, w, b: F.linear(x, w, b), [In((1, 300)), In((200, 300)), In((200,))], [F32],
+               exact=True),
+          Case("linear_rows3_exact", lambda x, w, b: F.linear(x, w, b), [In((3, 96)), In((40, 96)), In((40,))], [F32],
+               exact=True),
+          Case("linear_rows8_exact", lambda x, w, b: F.linear(x, w, b), [In((8, 130)), In((77, 130)), In((77,))], [F32],
+               exact=True),
           Case("matmul_4d", torch.matmul, [In((2, 2, 3, 4)), In((2, 2, 4, 3))], [F32]),
           Case("matmul_bcast", torch.matmul, [In((2, 3, 4)), In((4, 2))], [F32]),
           Case("matmul_vec", torch.matmul, [In((3, 4)), In((4,))], [F32]),
@@ -808,7 +826,7 @@ def main() -> None:
             floats = any(t.dtype.is_floating_point for o in outs for t in o)
             half = any(t.dtype in (F16, BF16) for o in outs for t in o) or dtype in (F16, BF16)
             f64 = all(t.dtype == F64 for o in outs for t in o if t.dtype.is_floating_point) and floats
-            if not floats:
+            if not floats or case.exact:
                 entry["rtol"], entry["atol"] = 0.0, 0.0
             elif half:
                 entry["rtol"], entry["atol"] = 1e-2, 1e-3

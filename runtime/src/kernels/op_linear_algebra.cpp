@@ -138,6 +138,19 @@ void addmm_out(KernelContext& ctx, Args args) {
              static_cast<long long>(m), static_cast<long long>(n));
     return;
   }
+  if (a->dtype() == ScalarType::kFloat && prefer_ordered_gemm(m)) {
+    // ExecuTorch's own sums, then its combination with self.
+    const float* s = self->data_as<float>();
+    float* o = out->data_as<float>();
+    gemm_ordered(m, n, k, a->data_as<float>(), b->data_as<float>(), o);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const float bias = beta == 0.0 ? 0.0f : static_cast<float>(beta) * s[(srows == 1 ? 0 : i) * scols + (scols == 1 ? 0 : j)];
+        o[i * n + j] = static_cast<float>(alpha) * o[i * n + j] + bias;
+      }
+    }
+    return;
+  }
   if (!workspace_ok(ctx, name, m, n, k, a->element_size())) return;
   dispatch_float(a->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -24,6 +24,17 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, const double* b,
           double beta, double* c, void* workspace);
 
+/// C (m x n) = A (m x k) * B (k x n), float32, row-major and dense, each output the sum over k in
+/// order from zero of rounded products, each sum rounded (no fused multiply-add): the arithmetic
+/// of ExecuTorch's portable addmm, bit for bit (checked against ExecuTorch 1.5.1 with 1, 3 and 8
+/// rows; its mm sums the last columns of a 50-column product otherwise, so mm keeps the blocked
+/// GEMM). 16 columns to a vector, 4 rows at a time
+/// (B is read once per 4 rows, unpacked); no workspace. Used where it is also the faster choice
+/// (prefer_ordered_gemm): with few rows, where the blocked GEMM spends its time packing B.
+void gemm_ordered(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c);
+inline constexpr int64_t kOrderedGemmMaxRows = 8;
+bool prefer_ordered_gemm(int64_t m);
+
 /// Rounds a scratch offset up to the 64-byte alignment gemm()'s workspace (and SIMD loads) want.
 constexpr size_t align64(size_t bytes) { return (bytes + 63) & ~size_t{63}; }
 
