@@ -84,16 +84,18 @@ void batch_norm_no_training_out(KernelContext& ctx, Args args) {
     using T = typename decltype(tag)::type;
     const T* x = in->data_as<T>();
     T* y = out->data_as<T>();
+    // As ExecuTorch's portable kernel: 1 / sqrt(var + eps) in double, rounded to T, then
+    // ((x - mean) * invstd) * weight + bias in T, each operation rounded (this file is compiled
+    // without fused multiply-adds), so the values are ExecuTorch's bit for bit.
     for (int64_t ch = 0; ch < c; ++ch) {
-      const double invstd = 1.0 / std::sqrt(static_cast<double>(var->data_as<T>()[ch]) + eps);
-      const double w = weight != nullptr ? static_cast<double>(weight->data_as<T>()[ch]) : 1.0;
-      const double b = bias != nullptr ? static_cast<double>(bias->data_as<T>()[ch]) : 0.0;
-      const T scale = static_cast<T>(invstd * w);
-      const T shift = static_cast<T>(b - static_cast<double>(mean->data_as<T>()[ch]) * invstd * w);
+      const T m = mean->data_as<T>()[ch];
+      const T invstd = static_cast<T>(1.0 / std::sqrt(static_cast<double>(var->data_as<T>()[ch]) + eps));
+      const T w = weight != nullptr ? weight->data_as<T>()[ch] : T(1);
+      const T b = bias != nullptr ? bias->data_as<T>()[ch] : T(0);
       for (int64_t n = 0; n < in->size(0); ++n) {
         const T* xp = x + (n * c + ch) * inner;
         T* yp = y + (n * c + ch) * inner;
-        for (int64_t i = 0; i < inner; ++i) yp[i] = xp[i] * scale + shift;
+        for (int64_t i = 0; i < inner; ++i) yp[i] = (xp[i] - m) * invstd * w + b;
       }
     }
   });
