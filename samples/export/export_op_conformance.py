@@ -446,6 +446,16 @@ def cases():
           Case("conv2d", lambda x, w, b: F.conv2d(x, w, b, padding=1), [In((1, 3, 6, 5)), In((4, 3, 3, 3)), In((4,))], [F32, F64]),
           Case("conv2d_groups_dil", lambda x, w: F.conv2d(x, w, stride=(2, 1), padding=2, dilation=2, groups=2), [In((2, 4, 7, 6)), In((6, 2, 3, 3))], [F32]),
           Case("conv2d_depthwise", lambda x, w: F.conv2d(x, w, padding=1, groups=3), [In((1, 3, 5, 5)), In((3, 1, 3, 3))], [F32]),
+          # Depthwise convolutions sum their taps as ExecuTorch's portable kernel does: its values
+          # bit for bit, for every path (16-wide rows, stride 2, masked tails, the scalar loop).
+          Case("conv2d_depthwise_exact", lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=8),
+               [In((2, 8, 19, 37)), In((8, 1, 3, 3)), In((8,))], [F32], exact=True),
+          Case("conv2d_depthwise_s2_exact", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=2, groups=6),
+               [In((1, 6, 23, 41)), In((6, 1, 5, 5)), In((6,))], [F32], exact=True),
+          Case("conv2d_depthwise_mult_exact", lambda x, w: F.conv2d(x, w, stride=(1, 2), padding=(0, 3), dilation=2, groups=4),
+               [In((1, 4, 11, 50)), In((8, 1, 3, 4))], [F32], exact=True),
+          Case("conv2d_depthwise_s3_exact", lambda x, w, b: F.conv2d(x, w, b, stride=3, padding=1, groups=5),
+               [In((1, 5, 13, 17)), In((5, 1, 3, 3)), In((5,))], [F32], exact=True),
           Case("conv3d", lambda x, w, b: F.conv3d(x, w, b, padding=1), [In((1, 2, 4, 4, 3)), In((3, 2, 3, 3, 3)), In((3,))], [F32]),
           Case("conv_transpose2d", lambda x, w: F.conv_transpose2d(x, w, stride=2), [In((1, 3, 4, 4)), In((3, 2, 3, 3))], [F32]),
           Case("max_pool1d", lambda x: F.max_pool1d(x, 3, 2, 1), [In((2, 3, 9))], [F32]),

@@ -4,12 +4,17 @@
 // The general path lowers each (batch, group) to one GEMM over an im2col buffer; 1x1 stride-1
 // unpadded convolutions skip im2col (the input already is the column matrix). Depthwise
 // convolutions (one input channel per group) copy each input plane into a zero-padded buffer and
-// run direct loops over output rows, which vectorise. All buffers, including the GEMM's packing
+// run direct loops over output rows, 16 outputs to a vector, summing the taps as ExecuTorch's
+// portable kernel does (so their values are ExecuTorch's bit for bit). All buffers, including the GEMM's packing
 // panels, come from the kernel's scratch, sized at load time: nothing is allocated while running.
 //
 // Sections: parameters (ConvParams, parse_conv) - im2col / col2im - depthwise forward and
 // backward - scratch layout - convolution.out - convolution_backward.out - registration.
 #include <algorithm>
+#include <type_traits>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "kernels/register.h"
 #include "kernels/util/half_via_float.h"
@@ -228,24 +233,52 @@ void col2im(const ConvParams& p, const T* col, T* in) {
   }
 }
 
-// y[i] (+)= sum over taps of w[t] * x[i * s + off[t]], for one output row of a depthwise
-// convolution read from a zero-padded input plane (so no bounds checks remain). The 3x3 case is
-// unrolled so each output element is written once; restrict lets the compiler vectorise over i.
+// One output row of a depthwise convolution read from a zero-padded input plane (so no bounds
+// checks remain): y[i] = (sum over taps (ki, kj) in order, from zero, of w[ki][kj] * x) + bias, each
+// product and sum rounded (this file is compiled without fused multiply-adds): ExecuTorch's
+// portable kernel's arithmetic. A padding tap adds a zero product, which leaves the sum as it was
+// (the sum is never -0), just as ExecuTorch skipping the tap does. The input of output i and tap
+// (ki, kj) is r[ki * row_step + i * s + kj * d].
 template <typename T>
-void depthwise_row_3x3(T* __restrict y, const T* __restrict r0, const T* __restrict r1, const T* __restrict r2,
-                       const T* __restrict w, T bias, int64_t n, int64_t s, int64_t d) {
-  const T w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
-  if (s == 1 && d == 1) {
-    for (int64_t i = 0; i < n; ++i) {
-      y[i] = bias + w0 * r0[i] + w1 * r0[i + 1] + w2 * r0[i + 2] + w3 * r1[i] + w4 * r1[i + 1] + w5 * r1[i + 2] +
-             w6 * r2[i] + w7 * r2[i + 1] + w8 * r2[i + 2];
+void depthwise_row(T* __restrict y, const T* r, int64_t row_step, const T* __restrict w, T bias, int64_t n, int64_t kh,
+                   int64_t kw, int64_t s, int64_t d) {
+  int64_t i = 0;
+#if defined(__AVX512F__)
+  if constexpr (std::is_same_v<T, float>) {
+    if (s == 1 || s == 2) {
+      const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+      for (; i < n; i += 16) {
+        const int64_t lanes = std::min<int64_t>(16, n - i);
+        const __mmask16 m = static_cast<__mmask16>((1u << lanes) - 1);
+        // Stride 2 reads 2 * lanes - 1 elements from two vectors (masked: nothing past the row).
+        const int64_t span = 2 * lanes - 1;
+        const __mmask16 m0 = static_cast<__mmask16>(span >= 16 ? 0xffff : (1u << span) - 1);
+        const __mmask16 m1 = static_cast<__mmask16>(span > 16 ? (1u << (span - 16)) - 1 : 0);
+        __m512 acc = _mm512_setzero_ps();
+        for (int64_t ki = 0; ki < kh; ++ki) {
+          for (int64_t kj = 0; kj < kw; ++kj) {
+            const float* x = r + ki * row_step + i * s + kj * d;
+            __m512 v;
+            if (s == 1) {
+              v = _mm512_maskz_loadu_ps(m, x);
+            } else {
+              v = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(m0, x), even, _mm512_maskz_loadu_ps(m1, x + 16));
+            }
+            acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_set1_ps(w[ki * kw + kj]), v));
+          }
+        }
+        _mm512_mask_storeu_ps(y + i, m, _mm512_add_ps(acc, _mm512_set1_ps(bias)));
+      }
+      return;
     }
-    return;
   }
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t x = i * s;
-    y[i] = bias + w0 * r0[x] + w1 * r0[x + d] + w2 * r0[x + 2 * d] + w3 * r1[x] + w4 * r1[x + d] + w5 * r1[x + 2 * d] +
-           w6 * r2[x] + w7 * r2[x + d] + w8 * r2[x + 2 * d];
+#endif
+  for (; i < n; ++i) {
+    T acc = T(0);
+    for (int64_t ki = 0; ki < kh; ++ki) {
+      for (int64_t kj = 0; kj < kw; ++kj) acc += w[ki * kw + kj] * r[ki * row_step + i * s + kj * d];
+    }
+    y[i] = acc + bias;
   }
 }
 
@@ -280,18 +313,7 @@ void depthwise_forward(const ConvParams& p, const T* in, const T* weight, const 
         const T bv = bias != nullptr ? bias[o] : T(0);
         T* op = out + (b * p.oc + o) * p.ohw();
         for (int64_t oy = 0; oy < p.oh; ++oy) {
-          T* orow = op + oy * p.ow;
-          const T* r = padded + oy * p.sh * pw_;
-          if (p.kh == 3 && p.kw == 3 && p.sh == p.sw && p.dh == p.dw) {
-            depthwise_row_3x3(orow, r, r + p.dh * pw_, r + 2 * p.dh * pw_, wk, bv, p.ow, p.sw, p.dw);
-            continue;
-          }
-          std::fill(orow, orow + p.ow, bv);
-          for (int64_t ki = 0; ki < p.kh; ++ki) {
-            for (int64_t kj = 0; kj < p.kw; ++kj) {
-              axpy_row(orow, r + ki * p.dh * pw_ + kj * p.dw, wk[ki * p.kw + kj], p.ow, p.sw);
-            }
-          }
+          depthwise_row(op + oy * p.ow, padded + oy * p.sh * pw_, p.dh * pw_, wk, bv, p.ow, p.kh, p.kw, p.sw, p.dw);
         }
       }
     }
