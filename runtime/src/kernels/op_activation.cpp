@@ -313,34 +313,58 @@ bool softmax_shape(KernelContext& ctx, Args args, const char* op, TensorImpl** i
   return true;
 }
 
-// One contiguous softmax row, with the values of the scalar loop below: the maximum (order does
-// not matter to it; NaNs are skipped as std::max(mx, x) skips them), e^(x - max) in 16 lanes
-// (expf16: glibc's expf bit for bit), their sum in order as ExecuTorch's portable kernel adds
-// them, then each divided by the sum.
-void softmax_row(const float* x, float* y, int64_t n) {
+// Contiguous softmax rows, with the values of the scalar loop below: per row the maximum (order
+// does not matter to it; NaNs are skipped as std::max(mx, x) skips them) and e^(x - max) in 16
+// lanes (expf16: glibc's expf bit for bit); their sum in order, as ExecuTorch's portable kernel
+// adds them; then each divided by the sum. The sums are the serial part: 16 rows at a time, one row
+// to a lane (a gather of each row's k-th value), each lane still adding its row's values in order.
+void softmax_rows(const float* x, float* y, int64_t rows, int64_t n) {
 #if ETSCOPE_EXACT_EXPF16
-  float mx = -std::numeric_limits<float>::infinity();
-  {
-    __m512 m = _mm512_set1_ps(mx);
-    int64_t k = 0;
-    // max_ps(v, m) returns m when v is NaN (the zero-masking form: see expf16).
-    for (; k + 16 <= n; k += 16) m = _mm512_maskz_max_ps(0xffff, _mm512_loadu_ps(x + k), m);
-    alignas(64) float lanes[16];
-    _mm512_store_ps(lanes, m);
-    for (float v : lanes) mx = std::max(mx, v);
-    for (; k < n; ++k) mx = std::max(mx, x[k]);
+  constexpr int64_t kLanes = 16;
+  alignas(64) float sums[kLanes];
+  for (int64_t r0 = 0; r0 < rows; r0 += kLanes) {
+    const int64_t block = std::min(kLanes, rows - r0);
+    for (int64_t r = r0; r < r0 + block; ++r) {
+      const float* xr = x + r * n;
+      float* yr = y + r * n;
+      float mx = -std::numeric_limits<float>::infinity();
+      __m512 m = _mm512_set1_ps(mx);
+      int64_t k = 0;
+      // max_ps(v, m) returns m when v is NaN (the zero-masking form: see expf16).
+      for (; k + 16 <= n; k += 16) m = _mm512_maskz_max_ps(0xffff, _mm512_loadu_ps(xr + k), m);
+      alignas(64) float lanes[16];
+      _mm512_store_ps(lanes, m);
+      for (float v : lanes) mx = std::max(mx, v);
+      for (; k < n; ++k) mx = std::max(mx, xr[k]);
+      const __m512 vmx = _mm512_set1_ps(mx);
+      for (k = 0; k + 16 <= n; k += 16) _mm512_storeu_ps(yr + k, expf16(_mm512_sub_ps(_mm512_loadu_ps(xr + k), vmx)));
+      for (; k < n; ++k) yr[k] = std::exp(xr[k] - mx);
+    }
+    // Row offsets as 32-bit element indices: only when the block's span fits.
+    if (block == kLanes && n < (int64_t{1} << 26)) {
+      const __m512i offsets = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                                 _mm512_set1_epi32(static_cast<int>(n)));
+      __m512 acc = _mm512_setzero_ps();
+      const float* base = y + r0 * n;
+      for (int64_t k = 0; k < n; ++k) acc = _mm512_add_ps(acc, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), 0xffff, offsets, base + k, 4));
+      _mm512_store_ps(sums, acc);
+    } else {
+      for (int64_t r = 0; r < block; ++r) {
+        float sum = 0;
+        for (int64_t k = 0; k < n; ++k) sum += y[(r0 + r) * n + k];
+        sums[r] = sum;
+      }
+    }
+    for (int64_t r = 0; r < block; ++r) {
+      float* yr = y + (r0 + r) * n;
+      const __m512 vsum = _mm512_set1_ps(sums[r]);
+      int64_t k = 0;
+      for (; k + 16 <= n; k += 16) _mm512_storeu_ps(yr + k, _mm512_div_ps(_mm512_loadu_ps(yr + k), vsum));
+      for (; k < n; ++k) yr[k] /= sums[r];
+    }
   }
-  int64_t k = 0;
-  const __m512 vmx = _mm512_set1_ps(mx);
-  for (; k + 16 <= n; k += 16) _mm512_storeu_ps(y + k, expf16(_mm512_sub_ps(_mm512_loadu_ps(x + k), vmx)));
-  for (; k < n; ++k) y[k] = std::exp(x[k] - mx);
-  float sum = 0;
-  for (k = 0; k < n; ++k) sum += y[k];
-  const __m512 vsum = _mm512_set1_ps(sum);
-  for (k = 0; k + 16 <= n; k += 16) _mm512_storeu_ps(y + k, _mm512_div_ps(_mm512_loadu_ps(y + k), vsum));
-  for (; k < n; ++k) y[k] /= sum;
 #else
-  (void)x, (void)y, (void)n;
+  (void)x, (void)y, (void)rows, (void)n;
 #endif
 }
 
@@ -356,7 +380,7 @@ void softmax_impl(KernelContext& ctx, Args args, const char* op) {
     T* y = out->data_as<T>();
     if constexpr (std::is_same_v<T, float> && !kLog) {
       if (inner == 1 && kExactExpf) {
-        for (int64_t o = 0; o < outer; ++o) softmax_row(x + o * n, y + o * n, n);
+        softmax_rows(x, y, outer, n);
         return;
       }
     }
