@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <optional>
 
 #include <sys/mman.h>
@@ -19,6 +20,7 @@
 #include "etscope/formats/bool_constants.h"
 #include "etscope/formats/op_signatures.h"
 #include "etscope/formats/xnnpack_payload.h"
+#include "kernels/register.h"
 #include "parallel.h"
 #include "xnnpack/xnnpack_delegate.h"
 
@@ -114,6 +116,12 @@ struct Step {
   std::string event_name;       // native_call_<op>.<overload>
   std::string op_name;          // ns::op.overload, for messages
   int32_t a = -1, b = -1;       // move from/to, jump cond/destination, freed value
+  // A transpose folded into the matrix products that read it (Impl::fold_transposes): when
+  // execute() folds, an elided step runs no kernel, and a step with a folded kernel runs it on
+  // its folded arguments (arg_pool from folded_arg_offset, arg_count of them).
+  bool elided = false;
+  const Kernel* folded_kernel = nullptr;
+  uint32_t folded_arg_offset = 0;
 };
 
 struct Method::Impl {
@@ -150,6 +158,7 @@ struct Method::Impl {
   Result<uint8_t*> own(uint64_t n, const std::string& what);
   Status load_values(const MethodOptions& options);
   Status load_instructions(const KernelRegistry& kernels, bool validate_only);
+  size_t fold_transposes();
   Status check_inputs() const;
   Status check_uses() const;
   /// Calls f(chain, instruction, delegate) for each XNNPACK delegate call etscope loaded.
@@ -474,11 +483,169 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels, bool valid
     return Error(ErrorCode::kNotSupported, where() + ": " + text);
   }
   if (validate_only) return ok_status();
+  scratch_bytes = std::max(scratch_bytes, fold_transposes());
   ETSCOPE_TRY(reserve(scratch_bytes, where() + ": kernel scratch space"));
   if (!scratch.allocate(scratch_bytes)) {
     return Error(ErrorCode::kOutOfResources, where() + ": kernel scratch space: cannot allocate " + exact_bytes_text(scratch_bytes));
   }
   return ok_status();
+}
+
+// ---------------------------------------------------------------------------------------------
+// [load: folded transposes] A 2-D transpose (permute_copy with dims [1, 0], t_copy,
+// transpose_copy of the two dimensions) feeding matrix products (mm, addmm; float32/float64) is
+// folded into them: each product reads the transpose's input through its kernel's transposed
+// variant (kernels::transposed_product_kernel; after an even number of transposes, as stored),
+// and a transpose nobody else reads is skipped. The exported training step transposes each
+// linear weight twice per step and each activation gradient once, to feed mm; a portable
+// program's linear transposes its weight on every call. Only where it changes no value: every
+// transpose on the way is a kernel step of the product's chain before it, and no instruction from
+// the first transpose up to the product (the product's own outputs included) writes bytes of the
+// tensor the product now reads; a skipped transpose's result is read by nothing else (no other
+// kernel, delegate, move, jump, free, program input or output). execute() takes the folded steps
+// only when nothing looks inside (no instruction hook, no intermediate-output logging).
+// Returns the scratch bytes the folded kernels need.
+size_t Method::Impl::fold_transposes() {
+  struct Transpose {
+    size_t chain = 0, step = 0;
+    int32_t input = -1;
+  };
+  std::map<int32_t, Transpose> transposes;  // by output value
+  std::vector<uint32_t> reads(values.size(), 0);
+  std::vector<uint8_t> pinned(values.size(), 0);
+  for (int32_t v : plan->inputs) pinned[static_cast<size_t>(v)] = 1;
+  for (int32_t v : plan->outputs) pinned[static_cast<size_t>(v)] = 1;
+  auto is_2d = [&](int32_t v) {
+    const EValue& e = values[static_cast<size_t>(v)];
+    return e.tag == Tag::kTensor && e.tensor != nullptr && e.tensor->dim() == 2;
+  };
+  auto int_at = [&](int32_t v, int64_t* out) {
+    const EValue& e = values[static_cast<size_t>(v)];
+    if (e.tag != Tag::kInt) return false;
+    *out = e.scalar.i;
+    return true;
+  };
+  for (size_t c = 0; c < chains.size(); ++c) {
+    for (size_t i = 0; i < chains[c].size(); ++i) {
+      const Step& st = chains[c][i];
+      const Instruction& in = plan->chains[c].instructions[i];
+      if (st.kind != InstructionKind::kKernelCall || st.kernel == nullptr) {
+        for (int32_t v : in.args) pinned[static_cast<size_t>(v)] = 1;
+        if (st.a >= 0 && static_cast<size_t>(st.a) < values.size() && st.kind != InstructionKind::kDelegateCall) pinned[static_cast<size_t>(st.a)] = 1;
+        if (st.b >= 0 && static_cast<size_t>(st.b) < values.size() && st.kind == InstructionKind::kMoveCall) pinned[static_cast<size_t>(st.b)] = 1;
+        continue;
+      }
+      const KernelArgs split = split_kernel_args(*plan, in);
+      for (int32_t v : split.inputs) ++reads[static_cast<size_t>(v)];
+      for (int32_t v : split.mutated) pinned[static_cast<size_t>(v)] = 1;
+      // Is this step a 2-D transpose? Its input and its single output.
+      if (split.outputs.size() != 1 || in.args.empty() || !is_2d(in.args[0]) || !is_2d(split.outputs[0])) continue;
+      bool swap = false;
+      if (st.op_name == "aten::permute_copy.out" && in.args.size() >= 2) {
+        const EValue& dims = values[static_cast<size_t>(in.args[1])];
+        swap = dims.tag == Tag::kIntList && dims.int_list.size() == 2 && dims.int_list[0] != nullptr &&
+               dims.int_list[1] != nullptr && dims.int_list[0]->scalar.i == 1 && dims.int_list[1]->scalar.i == 0;
+      } else if (st.op_name == "aten::t_copy.out") {
+        swap = true;
+      } else if (st.op_name == "aten::transpose_copy.int_out" && in.args.size() >= 3) {
+        int64_t d0 = 0, d1 = 0;
+        swap = int_at(in.args[1], &d0) && int_at(in.args[2], &d1) && ((d0 + 2) % 2) != ((d1 + 2) % 2) &&
+               d0 >= -2 && d0 <= 1 && d1 >= -2 && d1 <= 1;
+      }
+      if (swap) transposes[split.outputs[0]] = Transpose{c, i, in.args[0]};
+    }
+  }
+  // The bytes a tensor value occupies, for the overlap test.
+  auto extent = [&](int32_t v, uintptr_t* lo, uintptr_t* hi) {
+    const EValue& e = values[static_cast<size_t>(v)];
+    if (e.tag != Tag::kTensor || e.tensor == nullptr || e.tensor->data() == nullptr) return false;
+    *lo = reinterpret_cast<uintptr_t>(e.tensor->data());
+    *hi = *lo + std::max(e.tensor->capacity(), e.tensor->nbytes());
+    return true;
+  };
+  auto writes_between = [&](size_t c, size_t first, size_t last, int32_t v) {
+    uintptr_t lo = 0, hi = 0;
+    if (!extent(v, &lo, &hi)) return true;
+    for (size_t i = first; i <= last; ++i) {
+      const Step& st = chains[c][i];
+      if (st.kind != InstructionKind::kKernelCall) return true;  // moves, jumps, delegates: not folded across
+      const KernelArgs split = split_kernel_args(*plan, plan->chains[c].instructions[i]);
+      for (const std::vector<int32_t>* list : {&split.outputs, &split.mutated}) {
+        for (int32_t o : *list) {
+          uintptr_t olo = 0, ohi = 0;
+          if (extent(o, &olo, &ohi) && olo < hi && lo < ohi) return true;
+        }
+      }
+    }
+    return false;
+  };
+  std::vector<uint32_t> folded_reads(values.size(), 0);  // reads a folded product no longer makes
+  std::vector<uint32_t> new_reads(values.size(), 0);     // reads a folded product makes instead
+  size_t scratch_bytes = 0;
+  for (size_t c = 0; c < chains.size(); ++c) {
+    for (size_t i = 0; i < chains[c].size(); ++i) {
+      Step& st = chains[c][i];
+      if (st.kind != InstructionKind::kKernelCall || st.kernel == nullptr) continue;
+      const bool mm = st.op_name == "aten::mm.out", addmm = st.op_name == "aten::addmm.out";
+      if (!mm && !addmm) continue;
+      const Instruction& in = plan->chains[c].instructions[i];
+      const size_t first_operand = addmm ? 1 : 0;
+      if (in.args.size() < first_operand + 2) continue;
+      int32_t operand[2];
+      bool trans[2] = {false, false};
+      bool changed = false;
+      for (size_t k = 0; k < 2; ++k) {
+        int32_t v = in.args[first_operand + k];
+        operand[k] = v;
+        size_t earliest = i;
+        for (int depth = 0; depth < 4; ++depth) {
+          auto t = transposes.find(v);
+          if (t == transposes.end() || t->second.chain != c || t->second.step >= i) break;
+          const int32_t base = t->second.input;
+          const EValue& be = values[static_cast<size_t>(base)];
+          if (be.tag != Tag::kTensor || (be.tensor->dtype() != ScalarType::kFloat && be.tensor->dtype() != ScalarType::kDouble)) break;
+          if (writes_between(c, std::min(earliest, t->second.step) + 1, i, base)) break;
+          earliest = std::min(earliest, t->second.step);
+          v = base;
+          trans[k] = !trans[k];
+          changed = true;
+          operand[k] = v;
+        }
+      }
+      if (!changed) continue;
+      const Kernel* kernel = kernels::transposed_product_kernel(st.op_name, trans[0], trans[1]);
+      if (kernel == nullptr) continue;
+      const uint32_t offset = static_cast<uint32_t>(arg_pool.size());
+      for (size_t a = 0; a < in.args.size(); ++a) {
+        int32_t v = in.args[a];
+        if (a == first_operand) v = operand[0];
+        if (a == first_operand + 1) v = operand[1];
+        arg_pool.push_back(&values[static_cast<size_t>(v)]);
+      }
+      for (size_t k = 0; k < 2; ++k) {
+        if (operand[k] == in.args[first_operand + k]) continue;
+        ++folded_reads[static_cast<size_t>(in.args[first_operand + k])];
+        ++new_reads[static_cast<size_t>(operand[k])];
+      }
+      st.folded_kernel = kernel;
+      st.folded_arg_offset = offset;
+      if (kernel->scratch != nullptr) scratch_bytes = std::max(scratch_bytes, kernel->scratch({arg_pool.data() + offset, st.arg_count}));
+    }
+  }
+  // Skip the transposes whose results nothing reads any more (a transpose read only by skipped
+  // transposes is skipped too: repeat until nothing changes).
+  for (bool again = true; again;) {
+    again = false;
+    for (auto& [out, t] : transposes) {
+      Step& st = chains[t.chain][t.step];
+      const size_t o = static_cast<size_t>(out);
+      if (st.elided || pinned[o] || reads[o] + new_reads[o] != folded_reads[o]) continue;
+      st.elided = true;
+      ++folded_reads[static_cast<size_t>(t.input)];
+      again = true;
+    }
+  }
+  return scratch_bytes;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -839,6 +1006,8 @@ Status Method::execute(const char* block) {
   }
   for (int32_t in : m.plan->inputs) log_program_input(tracer, m.values[static_cast<size_t>(in)]);
   uint64_t executed = 0;
+  // Folded transposes (fold_transposes) only while nothing looks at the values in between.
+  const bool fold = !m.hook && (tracer == nullptr || tracer->debug_level() < DebugLevel::kIntermediateOutputs);
   for (size_t c = 0; c < m.chains.size(); ++c) {
     const std::vector<Step>& steps = m.chains[c];
     size_t idx = 0;
@@ -857,15 +1026,22 @@ Status Method::execute(const char* block) {
         case InstructionKind::kKernelCall: {
           OpScope op_scope(tracer, events::kOperatorCall.data());
           KernelContext ctx({m.scratch.data(), m.scratch.size()});
-          const Args args{m.arg_pool.data() + step.arg_offset, step.arg_count};
-          if (step.kernel->codegen_wrapped) {
+          const bool folded = fold && step.folded_kernel != nullptr;
+          const Kernel& kernel = folded ? *step.folded_kernel : *step.kernel;
+          const Args args{m.arg_pool.data() + (folded ? step.folded_arg_offset : step.arg_offset), step.arg_count};
+          if (fold && step.elided) {
+            // Folded into the products that read it: its events stay, with nothing inside.
+            if (step.kernel->codegen_wrapped) {
+              OpScope native_scope(tracer, step.event_name.c_str());
+            }
+          } else if (step.kernel->codegen_wrapped) {
             OpScope native_scope(tracer, step.event_name.c_str());
-            step.kernel->run(ctx, args);
+            kernel.run(ctx, args);
             if (!ctx.failed()) {
               for (uint32_t o = 0; o < step.output_count; ++o) log_intermediate(tracer, *m.output_pool[step.output_offset + o]);
             }
           } else {
-            step.kernel->run(ctx, args);
+            kernel.run(ctx, args);
           }
           if (ctx.failed()) {
             return make_error(ctx.error_code(), "%s: instruction %zu (%s): %s", m.where().c_str(), idx, step.op_name.c_str(),

@@ -242,3 +242,41 @@ TEST_CASE("a bool constant with bytes other than 0 or 1 is read as non-zero is t
   REQUIRE(method->execute().ok());
   CHECK(floats_of(method->output(0)) == std::vector<float>{-1, 2, 3, 4});
 }
+
+// A 2-D transpose whose result only feeds a matrix product is folded into the product at load
+// (the product reads the weight stored transposed; the transpose runs no kernel). Nothing a user
+// can see changes: the outputs are those of the unfolded program bit for bit (an instruction
+// hook turns folding off, as it must: hooks look at values between instructions), and the
+// transpose's events are still there.
+TEST_CASE("a transpose feeding addmm is folded into it with the same outputs and events", "[runtime][real]") {
+  Program p = load_program("linear_external.pte");
+  auto ptd = PtdReader::open(real_artifact("linear_external_legacy.ptd"));
+  REQUIRE(ptd.ok());
+  RecordingTracer tracer;
+  runtime::MethodOptions options;
+  options.external_data = {&*ptd};
+  options.tracer = &tracer;
+  auto m = load_method(p, options);
+  std::vector<float> x = {1, 2, 3, -1, 0, 1, 0.5f, 0.25f, -2};
+  REQUIRE(m->set_input(0, bytes_of(x)).ok());
+  tracer.log.clear();
+  REQUIRE(m->execute().ok());
+  const std::vector<float> folded = floats_of(m->output(0));
+  size_t permute_events = 0;
+  for (const std::string& line : tracer.log) permute_events += line.find("native_call_permute_copy.out") != std::string::npos;
+  CHECK(permute_events == 1);
+  size_t hook_calls = 0;
+  m->set_instruction_hook([&](size_t, size_t) {
+    ++hook_calls;
+    return ok_status();
+  });
+  REQUIRE(m->execute().ok());
+  CHECK(hook_calls == 2);
+  const std::vector<float> unfolded = floats_of(m->output(0));
+  REQUIRE(folded.size() == unfolded.size());
+  CHECK(std::memcmp(folded.data(), unfolded.data(), folded.size() * sizeof(float)) == 0);
+  m->set_instruction_hook({});
+  REQUIRE(m->execute().ok());
+  const std::vector<float> again = floats_of(m->output(0));
+  CHECK(std::memcmp(folded.data(), again.data(), folded.size() * sizeof(float)) == 0);
+}

@@ -82,35 +82,47 @@ size_t product_scratch(Args args, size_t ia, size_t ib) {
 size_t mm_scratch(Args args) { return product_scratch(args, 0, 1); }
 size_t addmm_scratch(Args args) { return product_scratch(args, 1, 2); }
 
-// mm.out(self, mat2, out)
-void mm_out(KernelContext& ctx, Args args) {
+// Rows and columns of a product operand stored as given or transposed: [r, c] or [c, r].
+template <bool kTrans>
+int64_t op_rows(const TensorImpl& t) { return kTrans ? t.size(1) : t.size(0); }
+template <bool kTrans>
+int64_t op_cols(const TensorImpl& t) { return kTrans ? t.size(0) : t.size(1); }
+
+// mm.out(self, mat2, out). kTA / kTB: the operand arrives stored transposed (a transpose folded
+// into the product at load; see fold_transposes in method.cpp).
+template <bool kTA, bool kTB>
+void mm_impl(KernelContext& ctx, Args args) {
   const char* name = "mm.out";
   if (!check_arg_count(ctx, args, 3, name)) return;
   TensorImpl* a = tensor_arg(ctx, args, 0, name);
   TensorImpl* b = tensor_arg(ctx, args, 1, name);
   TensorImpl* out = tensor_arg(ctx, args, 2, name);
   if (!a || !b || !out || !require_contiguous(ctx, name, {a, b, out})) return;
-  if (a->dim() != 2 || b->dim() != 2 || a->size(1) != b->size(0)) {
+  if (a->dim() != 2 || b->dim() != 2 || op_cols<kTA>(*a) != op_rows<kTB>(*b)) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: expected [m,k] x [k,n] matrices", name);
     return;
   }
-  const int64_t sizes[2] = {a->size(0), b->size(1)};
-  if (is_integer_dtype(a->dtype()) && b->dtype() == a->dtype() && out->dtype() == a->dtype()) {
-    if (resize_or_fail(ctx, out, sizes, name)) integer_matmul(*a, *b, *out, 1, a->size(0), a->size(1), b->size(1));
-    return;
+  const int64_t m = op_rows<kTA>(*a), k = op_cols<kTA>(*a), n = op_cols<kTB>(*b);
+  const int64_t sizes[2] = {m, n};
+  if constexpr (!kTA && !kTB) {
+    if (is_integer_dtype(a->dtype()) && b->dtype() == a->dtype() && out->dtype() == a->dtype()) {
+      if (resize_or_fail(ctx, out, sizes, name)) integer_matmul(*a, *b, *out, 1, m, k, n);
+      return;
+    }
   }
   if (!float_dtypes(ctx, name, {a, b, out}) || !resize_or_fail(ctx, out, sizes, name)) return;
-  if (!workspace_ok(ctx, name, a->size(0), b->size(1), a->size(1), a->element_size())) return;
+  if (!workspace_ok(ctx, name, m, n, k, a->element_size())) return;
   dispatch_float(a->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    gemm(false, false, a->size(0), b->size(1), a->size(1), T(1), a->data_as<T>(), b->data_as<T>(), T(0), out->data_as<T>(),
-         ctx.scratch().data());
+    gemm(kTA, kTB, m, n, k, T(1), a->data_as<T>(), b->data_as<T>(), T(0), out->data_as<T>(), ctx.scratch().data());
   });
 }
+void mm_out(KernelContext& ctx, Args args) { mm_impl<false, false>(ctx, args); }
 
 // addmm.out(self, mat1, mat2, beta, alpha, out): out = beta * self + alpha * (mat1 @ mat2), with
 // self broadcast to [m, n] (usually a bias of shape [n]).
-void addmm_out(KernelContext& ctx, Args args) {
+template <bool kTA, bool kTB>
+void addmm_impl(KernelContext& ctx, Args args) {
   const char* name = "addmm.out";
   if (!check_arg_count(ctx, args, 6, name)) return;
   TensorImpl* self = tensor_arg(ctx, args, 0, name);
@@ -121,11 +133,11 @@ void addmm_out(KernelContext& ctx, Args args) {
       !float_dtypes(ctx, name, {self, a, b, out})) {
     return;
   }
-  if (a->dim() != 2 || b->dim() != 2 || a->size(1) != b->size(0)) {
+  if (a->dim() != 2 || b->dim() != 2 || op_cols<kTA>(*a) != op_rows<kTB>(*b)) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: expected [m,k] x [k,n] matrices", name);
     return;
   }
-  const int64_t m = a->size(0), n = b->size(1), k = a->size(1);
+  const int64_t m = op_rows<kTA>(*a), n = op_cols<kTB>(*b), k = op_cols<kTA>(*a);
   const int64_t sizes[2] = {m, n};
   if (!resize_or_fail(ctx, out, sizes, name)) return;
   const double beta = args[3]->scalar_as_double();
@@ -142,7 +154,7 @@ void addmm_out(KernelContext& ctx, Args args) {
     // ExecuTorch's own sums, then its combination with self.
     const float* s = self->data_as<float>();
     float* o = out->data_as<float>();
-    gemm_ordered(m, n, k, a->data_as<float>(), b->data_as<float>(), o);
+    gemm_ordered(kTA, kTB, m, n, k, a->data_as<float>(), b->data_as<float>(), o);
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
         const float bias = beta == 0.0 ? 0.0f : static_cast<float>(beta) * s[(srows == 1 ? 0 : i) * scols + (scols == 1 ? 0 : j)];
@@ -161,9 +173,10 @@ void addmm_out(KernelContext& ctx, Args args) {
         o[i * n + j] = beta == 0.0 ? T(0) : static_cast<T>(beta) * s[(srows == 1 ? 0 : i) * scols + (scols == 1 ? 0 : j)];
       }
     }
-    gemm(false, false, m, n, k, static_cast<T>(alpha), a->data_as<T>(), b->data_as<T>(), T(1), o, ctx.scratch().data());
+    gemm(kTA, kTB, m, n, k, static_cast<T>(alpha), a->data_as<T>(), b->data_as<T>(), T(1), o, ctx.scratch().data());
   });
 }
+void addmm_out(KernelContext& ctx, Args args) { addmm_impl<false, false>(ctx, args); }
 
 // linear.out(input [..., k], weight [n, k], bias? [n], out [..., n]): input x weight^T + bias, as
 // ExecuTorch's optimized library has it (its LLM flows keep linear undecomposed).
@@ -252,7 +265,39 @@ void bmm_out(KernelContext& ctx, Args args) {
   });
 }
 
+// Scratch of a product whose operands args[ia] and args[ib] arrive as stored (transposed or not).
+template <bool kTA, bool kTB, size_t kIA, size_t kIB>
+size_t transposed_scratch(Args args) {
+  if (args.size() <= std::max(kIA, kIB) || !args[kIA]->is_tensor() || !args[kIB]->is_tensor() || !args[kIA]->tensor ||
+      !args[kIB]->tensor || args[kIA]->tensor->dim() != 2 || args[kIB]->tensor->dim() != 2) {
+    return 0;
+  }
+  const TensorImpl& a = *args[kIA]->tensor;
+  const TensorImpl& b = *args[kIB]->tensor;
+  return gemm_workspace_bytes(op_rows<kTA>(a), op_cols<kTB>(b), op_cols<kTA>(a), a.element_size());
+}
+
+template <bool kTA, bool kTB>
+Kernel mm_variant() {
+  return kernel(mm_impl<kTA, kTB>, kFloatDtypes, transposed_scratch<kTA, kTB, 0, 1>);
+}
+template <bool kTA, bool kTB>
+Kernel addmm_variant() {
+  return kernel(addmm_impl<kTA, kTB>, kFloatDtypes, transposed_scratch<kTA, kTB, 1, 2>);
+}
+
 }  // namespace
+
+const Kernel* transposed_product_kernel(std::string_view op, bool trans_a, bool trans_b) {
+  static const Kernel mm_t[4] = {mm_variant<false, false>(), mm_variant<false, true>(), mm_variant<true, false>(),
+                                 mm_variant<true, true>()};
+  static const Kernel addmm_t[4] = {addmm_variant<false, false>(), addmm_variant<false, true>(),
+                                    addmm_variant<true, false>(), addmm_variant<true, true>()};
+  const int which = (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
+  if (op == "aten::mm.out") return &mm_t[which];
+  if (op == "aten::addmm.out") return &addmm_t[which];
+  return nullptr;
+}
 
 void register_linear_algebra_kernels(KernelRegistry& r) {
   r.add("aten::mm.out", half_kernel<mm_out, mm_scratch>(kFloatDtypes | kIntDtypes));

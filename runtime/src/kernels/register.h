@@ -2,6 +2,8 @@
 // explicit calls (rather than static initializers) keep kernels from being dropped by the linker.
 #pragma once
 
+#include <string_view>
+
 #include "etscope/runtime/kernel.h"
 
 namespace etscope::runtime::kernels {
@@ -21,6 +23,12 @@ constexpr uint32_t kRealBoolDtypes = kRealDtypes | kBoolDtype;
 inline Kernel kernel(KernelFn run, uint32_t dtypes, ScratchFn scratch = nullptr) {
   return Kernel{run, scratch, true, dtypes};
 }
+
+/// The kernel of aten::mm.out or aten::addmm.out reading its matrix operands stored transposed
+/// (trans_a: mat1 arrives [k, m]; trans_b: mat2 arrives [n, k]), float32 and float64: what a
+/// transpose folded into the product at load runs (Method::Impl::fold_transposes). nullptr for
+/// other operators. Not in the registry: no program names these kernels.
+const Kernel* transposed_product_kernel(std::string_view op, bool trans_a, bool trans_b);
 
 void register_activation_kernels(KernelRegistry& r);        // op_activation.cpp
 void register_arithmetic_kernels(KernelRegistry& r);        // op_arithmetic.cpp

@@ -31,7 +31,9 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
 /// GEMM). 16 columns to a vector, 4 rows at a time
 /// (B is read once per 4 rows, unpacked); no workspace. Used where it is also the faster choice
 /// (prefer_ordered_gemm): with few rows, where the blocked GEMM spends its time packing B.
-void gemm_ordered(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c);
+/// trans_a: A is stored k x m; trans_b: B is stored n x k (its 16 x 16 tiles are transposed on
+/// the way, the sums unchanged).
+void gemm_ordered(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c);
 inline constexpr int64_t kOrderedGemmMaxRows = 8;
 bool prefer_ordered_gemm(int64_t m);
 
