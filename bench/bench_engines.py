@@ -16,6 +16,8 @@ export_registry.py builds it: same seed, same BatchNorm statistics, the .pte's i
 torch.no_grad(), one thread: the issue's yardstick for portable programs ("etscope vs eager" =
 eager time / etscope engine time). xnnpack_int8 programs are skipped (their eager form is the
 quantizer's simulated graph, not a model a user runs).
+--no-executorch leaves ExecuTorch's engine out (its portable kernels take seconds per run of a
+registry CNN): the etscope engine alone, with eager beside it under --eager.
 With --threads N (N > 1), each round also times both engines with --threads N (ExecuTorch's
 threadpool; etscope's pool for the XNNPACK layers it splits): the scaling of each engine from 1
 to N threads, and the ratio at N.
@@ -92,6 +94,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1, help="also time both engines on this many threads")
     ap.add_argument("--eager", action="store_true", help="also time eager PyTorch (registry programs)")
+    ap.add_argument("--no-executorch", action="store_true",
+                    help="time only the etscope engine (and eager with --eager): ExecuTorch's portable kernels "
+                         "take seconds per run of a registry CNN")
     ap.add_argument("--json")
     args = ap.parse_args()
     etscope = os.path.join(args.build, "bin", "etscope")
@@ -114,25 +119,28 @@ def main():
             ins = tuple(torch.from_numpy(np.load(p)) for p in inputs_of(d))
             # Outputs: the ExecuTorch engine against ExecuTorch's recorded ones.
             with tempfile.TemporaryDirectory() as out:
-                etscope_median(etscope, d, "executorch", 1, 0, out)
+                etscope_median(etscope, d, "executorch" if not args.no_executorch else "etscope", 1, 0, out)
                 diffs = []
                 for k, ref in enumerate(sorted(glob.glob(os.path.join(d, "et_output*.npy")))):
                     a, e = np.load(os.path.join(out, f"output_{k}.npy")), np.load(ref)
                     same = a.shape == e.shape and a.tobytes() == e.tobytes()
                     diffs.append(0.0 if same else float(np.max(np.abs(a.astype(np.float64) - e.astype(np.float64)))))
-                row["outputs_max_abs_diff"] = max(diffs) if diffs else None
+                # Without ExecuTorch's engine (--no-executorch), the etscope engine's outputs instead.
+                key = "etscope_outputs_max_abs_diff" if args.no_executorch else "outputs_max_abs_diff"
+                row[key] = max(diffs) if diffs else None
             eager = eager_model(d) if args.eager else None
             py, et, own, et_n, own_n, ea = [], [], [], [], [], []
             for _ in range(args.rounds):
-                for _ in range(args.warmup):
-                    m.run_method("forward", ins)
-                samples = []
-                for _ in range(args.iterations):
-                    t = time.perf_counter_ns()
-                    m.run_method("forward", ins)
-                    samples.append((time.perf_counter_ns() - t) / 1e6)
-                py.append(statistics.median(samples))
-                et.append(etscope_median(etscope, d, "executorch", args.iterations, args.warmup))
+                if not args.no_executorch:
+                    for _ in range(args.warmup):
+                        m.run_method("forward", ins)
+                    samples = []
+                    for _ in range(args.iterations):
+                        t = time.perf_counter_ns()
+                        m.run_method("forward", ins)
+                        samples.append((time.perf_counter_ns() - t) / 1e6)
+                    py.append(statistics.median(samples))
+                    et.append(etscope_median(etscope, d, "executorch", args.iterations, args.warmup))
                 try:
                     own.append(etscope_median(etscope, d, "etscope", args.iterations, args.warmup))
                 except RuntimeError as e:
@@ -153,12 +161,14 @@ def main():
                         own_n.append(etscope_median(etscope, d, "etscope", args.iterations, args.warmup, threads=args.threads))
                     except RuntimeError:
                         pass
-            row["executorch_python_ms"] = statistics.median(py)
-            row["executorch_engine_ms"] = statistics.median(et)
-            row["engine_vs_python"] = row["executorch_engine_ms"] / row["executorch_python_ms"]
+            if et:
+                row["executorch_python_ms"] = statistics.median(py)
+                row["executorch_engine_ms"] = statistics.median(et)
+                row["engine_vs_python"] = row["executorch_engine_ms"] / row["executorch_python_ms"]
             if own:
                 row["etscope_engine_ms"] = statistics.median(own)
-                row["etscope_speed"] = row["executorch_engine_ms"] / row["etscope_engine_ms"]
+                if et:
+                    row["etscope_speed"] = row["executorch_engine_ms"] / row["etscope_engine_ms"]
             if ea:
                 row["eager_ms"] = statistics.median(ea)
                 if own:
@@ -187,8 +197,8 @@ def main():
             continue
         diff = r.get("outputs_max_abs_diff")
         out = "bit for bit" if diff == 0.0 else ("-" if diff is None else "max diff %.3g" % diff)
-        print(f"| {r['program']} | {f(r['executorch_python_ms'], '%.4g')} | {f(r['executorch_engine_ms'], '%.4g')} | "
-              f"{f(r['engine_vs_python'], '%.3f')} | {f(r.get('etscope_engine_ms'), '%.4g')} | {f(r.get('etscope_speed'), '%.2fx')} | {out} |")
+        print(f"| {r['program']} | {f(r.get('executorch_python_ms'), '%.4g')} | {f(r.get('executorch_engine_ms'), '%.4g')} | "
+              f"{f(r.get('engine_vs_python'), '%.3f')} | {f(r.get('etscope_engine_ms'), '%.4g')} | {f(r.get('etscope_speed'), '%.2fx')} | {out} |")
     if args.eager:
         print()
         print("| program | eager PyTorch ms | etscope engine ms | etscope vs eager |")

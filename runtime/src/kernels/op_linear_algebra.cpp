@@ -168,9 +168,17 @@ void addmm_impl(KernelContext& ctx, Args args) {
     using T = typename decltype(tag)::type;
     const T* s = self->data_as<T>();
     T* o = out->data_as<T>();
+    // beta * self broadcast to [m, n], a row at a time (a plain loop per case, so each vectorises).
+    const T scale = static_cast<T>(beta);
     for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        o[i * n + j] = beta == 0.0 ? T(0) : static_cast<T>(beta) * s[(srows == 1 ? 0 : i) * scols + (scols == 1 ? 0 : j)];
+      T* row = o + i * n;
+      const T* src = s + (srows == 1 ? 0 : i) * scols;
+      if (beta == 0.0) {
+        std::fill(row, row + n, T(0));
+      } else if (scols == 1) {
+        std::fill(row, row + n, scale * src[0]);
+      } else {
+        for (int64_t j = 0; j < n; ++j) row[j] = scale * src[j];
       }
     }
     gemm(kTA, kTB, m, n, k, static_cast<T>(alpha), a->data_as<T>(), b->data_as<T>(), T(1), o, ctx.scratch().data());
