@@ -509,6 +509,7 @@ size_t Method::Impl::fold_transposes() {
   struct Transpose {
     size_t chain = 0, step = 0;
     int32_t input = -1;
+    int32_t reads = -1;  // the value it reads when folded: its input, or a source it copies
   };
   std::map<int32_t, Transpose> transposes;  // by output value
   std::vector<uint32_t> reads(values.size(), 0);
@@ -552,7 +553,7 @@ size_t Method::Impl::fold_transposes() {
         swap = int_at(in.args[1], &d0) && int_at(in.args[2], &d1) && ((d0 + 2) % 2) != ((d1 + 2) % 2) &&
                d0 >= -2 && d0 <= 1 && d1 >= -2 && d1 <= 1;
       }
-      if (swap) transposes[split.outputs[0]] = Transpose{c, i, in.args[0]};
+      if (swap) transposes[split.outputs[0]] = Transpose{c, i, in.args[0], in.args[0]};
     }
   }
   // The bytes a tensor value occupies, for the overlap test.
@@ -632,6 +633,27 @@ size_t Method::Impl::fold_transposes() {
       if (kernel->scratch != nullptr) scratch_bytes = std::max(scratch_bytes, kernel->scratch({arg_pool.data() + offset, st.arg_count}));
     }
   }
+  // A transpose of a transpose copies the first one's input instead (a program output of the
+  // exported backward: a weight gradient transposed twice).
+  for (auto& [out, t2] : transposes) {
+    (void)out;
+    auto t1 = transposes.find(t2.input);
+    if (t1 == transposes.end() || t1->second.chain != t2.chain || t1->second.step >= t2.step) continue;
+    const int32_t source = t1->second.input;
+    const EValue& se = values[static_cast<size_t>(source)];
+    const EValue& oe = values[static_cast<size_t>(out)];
+    if (se.tag != Tag::kTensor || oe.tag != Tag::kTensor || se.tensor->dtype() != oe.tensor->dtype()) continue;
+    if (writes_between(t2.chain, t1->second.step + 1, t2.step, source)) continue;
+    Step& st = chains[t2.chain][t2.step];
+    const Instruction& in = plan->chains[t2.chain].instructions[t2.step];
+    const uint32_t offset = static_cast<uint32_t>(arg_pool.size());
+    for (size_t a = 0; a < in.args.size(); ++a) arg_pool.push_back(&values[static_cast<size_t>(a == 0 ? source : in.args[a])]);
+    st.folded_kernel = kernels::transposed_twice_kernel();
+    st.folded_arg_offset = offset;
+    ++folded_reads[static_cast<size_t>(t2.input)];
+    ++new_reads[static_cast<size_t>(source)];
+    t2.reads = source;
+  }
   // Skip the transposes whose results nothing reads any more (a transpose read only by skipped
   // transposes is skipped too: repeat until nothing changes).
   for (bool again = true; again;) {
@@ -641,7 +663,7 @@ size_t Method::Impl::fold_transposes() {
       const size_t o = static_cast<size_t>(out);
       if (st.elided || pinned[o] || reads[o] + new_reads[o] != folded_reads[o]) continue;
       st.elided = true;
-      ++folded_reads[static_cast<size_t>(t.input)];
+      ++folded_reads[static_cast<size_t>(t.reads)];
       again = true;
     }
   }

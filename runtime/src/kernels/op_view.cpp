@@ -382,6 +382,31 @@ void unfold_copy_out(KernelContext& ctx, Args args) {
 
 }  // namespace
 
+// A transpose of a transpose of the same two dimensions is its source again: what the second
+// transpose step runs once the pair is folded at load (Method::Impl::fold_transposes), a copy of
+// args[0] (the first transpose's input) into the step's out argument (its last).
+static void copy_of_transposed_twice(KernelContext& ctx, Args args) {
+  const char* name = "permute_copy.out";
+  if (args.size() < 2) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: expected a source and an out argument", name);
+    return;
+  }
+  TensorImpl* in = tensor_arg(ctx, args, 0, name);
+  TensorImpl* out = tensor_arg(ctx, args, args.size() - 1, name);
+  if (!in || !out || !require_contiguous(ctx, name, {in, out})) return;
+  if (in->dtype() != out->dtype() || in->dim() != out->dim()) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: source and out differ in dtype or rank", name);
+    return;
+  }
+  if (!resize_or_fail(ctx, out, in->sizes(), name)) return;
+  if (in->nbytes() > 0) std::memmove(out->data(), in->data(), in->nbytes());
+}
+
+const Kernel* transposed_twice_kernel() {
+  static const Kernel k = kernel(copy_of_transposed_twice, kRealBoolDtypes | kHalfDtypes);
+  return &k;
+}
+
 void register_view_kernels(KernelRegistry& r) {
   const uint32_t bytes = kRealBoolDtypes | kHalfDtypes;  // pure copies move any element size
   r.add("aten::view_copy.out", kernel(view_copy_out, kRealBoolDtypes));

@@ -29,6 +29,9 @@ inline Kernel kernel(KernelFn run, uint32_t dtypes, ScratchFn scratch = nullptr)
 /// transpose folded into the product at load runs (Method::Impl::fold_transposes). nullptr for
 /// other operators. Not in the registry: no program names these kernels.
 const Kernel* transposed_product_kernel(std::string_view op, bool trans_a, bool trans_b);
+/// What a transpose of a transpose (of the same two dimensions) runs once the pair is folded: a
+/// copy of args[0], the first transpose's input, into the last argument.
+const Kernel* transposed_twice_kernel();
 
 void register_activation_kernels(KernelRegistry& r);        // op_activation.cpp
 void register_arithmetic_kernels(KernelRegistry& r);        // op_arithmetic.cpp
