@@ -153,6 +153,13 @@ void where_self_out(KernelContext& ctx, Args args) {
                                     }
                                   } else if (sa == 1 && sb == 1) {
                                     for (int64_t i = 0; i < len; ++i) y[o + i] = rc[i] ? ra[i] : rb[i];
+                                  } else if (sa == 0 && sb == 1) {
+                                    // where(mask, scalar, x): a ReLU backward of the exported graphs.
+                                    const T va = ra[0];
+                                    for (int64_t i = 0; i < len; ++i) y[o + i] = rc[i] ? va : rb[i];
+                                  } else if (sa == 1 && sb == 0) {
+                                    const T vb = rb[0];
+                                    for (int64_t i = 0; i < len; ++i) y[o + i] = rc[i] ? ra[i] : vb;
                                   } else {
                                     for (int64_t i = 0; i < len; ++i) y[o + i] = rc[i * sc] ? ra[i * sa] : rb[i * sb];
                                   }

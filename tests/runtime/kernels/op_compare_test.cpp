@@ -48,6 +48,18 @@ TEST_CASE("where.self_out broadcasts condition / self and other", "[kernels][ele
                                                c.f32({2, 3}, {10, 20, 30, 40, 50, 60}), o2, o2})
                     .failed());
   CHECK(c.t(o2).values<float>() == std::vector<float>{1, 20, 1, 2, 50, 2});
+  // A mask over the whole tensor and a 0-dim value on either side (ReLU backward's form).
+  EValue* o3 = c.f32({2, 5});
+  const std::vector<bool> mask{true, false, false, true, true, false, true, false, false, true};
+  REQUIRE_FALSE(c.run("aten::where.self_out", {c.boolean({2, 5}, mask), c.f32({}, {-1}),
+                                               c.f32({2, 5}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}), o3, o3})
+                    .failed());
+  CHECK(c.t(o3).values<float>() == std::vector<float>{-1, 1, 2, -1, -1, 5, -1, 7, 8, -1});
+  EValue* o4 = c.f32({2, 5});
+  REQUIRE_FALSE(c.run("aten::where.self_out", {c.boolean({2, 5}, mask), c.f32({2, 5}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}),
+                                               c.f32({}, {-1}), o4, o4})
+                    .failed());
+  CHECK(c.t(o4).values<float>() == std::vector<float>{0, -1, -1, 3, 4, -1, 6, -1, -1, 9});
   EValue* oi = c.i64({3});
   REQUIRE_FALSE(c.run("aten::where.self_out",
                       {c.boolean({3}, {true, false, true}), c.i64({3}, {5, 6, 7}), c.i64({}, {0}), oi, oi})
