@@ -194,7 +194,7 @@ void gelu_out(KernelContext& ctx, Args args) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: self and out must share one floating dtype", name);
     return;
   }
-  if constexpr (kExactErff) {
+  if (exact_erff16()) {
     if (!tanh_approx && a->dtype() == ScalarType::kFloat && a->contiguous() && out->contiguous()) {
       if (!resize_or_fail(ctx, out, a->sizes(), name)) return;
       gelu_erf_f32(a->data_as<float>(), out->data_as<float>(), out->numel());
@@ -379,7 +379,7 @@ void softmax_impl(KernelContext& ctx, Args args, const char* op) {
     const T* x = in->data_as<T>();
     T* y = out->data_as<T>();
     if constexpr (std::is_same_v<T, float> && !kLog) {
-      if (inner == 1 && kExactExpf) {
+      if (inner == 1 && exact_expf16()) {
         softmax_rows(x, y, outer, n);
         return;
       }

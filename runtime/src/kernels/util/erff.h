@@ -10,7 +10,8 @@
 // fused multiply-add). Here each step is one rounded AVX-512 operation in the same order, with
 // the rounding given explicitly (the *_round_ps forms), so the compiler cannot fuse a product and
 // a sum as it may with plain vector arithmetic; e^x is expf16 (glibc's expf bit for bit). Checked
-// over all 2^32 float inputs against glibc 2.36's erff.
+// over all 2^32 float inputs against glibc 2.36's erff; used only where exact_erff16() finds the
+// process's std::erf the same.
 #pragma once
 
 #include <cmath>
@@ -21,7 +22,6 @@
 namespace etscope::runtime::kernels {
 
 #if ETSCOPE_EXACT_EXPF16
-inline constexpr bool kExactErff = true;
 
 namespace erff_detail {
 
@@ -115,8 +115,30 @@ inline __m512 erff16(__m512 x) {
   }
   return y;
 }
-#else
-inline constexpr bool kExactErff = false;
 #endif
+
+/// Whether erff16 is used: compiled in, expf16 in use, and erff16 equal to this process's
+/// std::erf on 4096 spread inputs (checked on the first call; a libm with another erff, e.g. a
+/// correctly rounded one, keeps std::erf).
+inline bool exact_erff16() {
+#if ETSCOPE_EXACT_EXPF16
+  static const bool same = [] {
+    if (!exact_expf16()) return false;
+    for (uint32_t i = 0; i < 4096; i += 16) {
+      alignas(64) float x[16], y[16];
+      for (uint32_t l = 0; l < 16; ++l) x[l] = spread_float(i + l, 4096);
+      _mm512_store_ps(y, erff16(_mm512_load_ps(x)));
+      for (uint32_t l = 0; l < 16; ++l) {
+        const float e = std::erf(x[l]);
+        if (__builtin_memcmp(&e, &y[l], sizeof e) != 0) return false;
+      }
+    }
+    return true;
+  }();
+  return same;
+#else
+  return false;
+#endif
+}
 
 }  // namespace etscope::runtime::kernels

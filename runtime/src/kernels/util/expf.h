@@ -8,7 +8,9 @@
 // or rounded in double, so the same steps in 8-lane doubles round the same way. Checked over all
 // 2^32 float inputs against glibc 2.36's expf (the FMA build this machine's glibc picks); the
 // reduction from a rounded or from a fused product gave the same floats. Outside glibc the lanes
-// would not be the platform's expf, so kExactExpf is false there and callers use std::exp.
+// would not be the platform's expf, and a glibc could change its algorithm: callers take the
+// lanes only when exact_expf16() (compiled for them, and checked once per process against this
+// process's std::exp on 4096 inputs spread over every magnitude), else std::exp.
 #pragma once
 
 #include <cmath>
@@ -25,7 +27,6 @@
 namespace etscope::runtime::kernels {
 
 #if ETSCOPE_EXACT_EXPF16
-inline constexpr bool kExactExpf = true;
 
 namespace expf_detail {
 
@@ -80,18 +81,49 @@ inline __m512 expf16(__m512 x) {
   y = _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, _mm512_set1_ps(-0x1.9fe368p6f), _CMP_LT_OQ), _mm512_setzero_ps());
   return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), _mm512_add_ps(x, x));
 }
-#else
-inline constexpr bool kExactExpf = false;
 #endif
+
+/// The index-th of `count` float32 bit patterns spread evenly over all 2^32 (every magnitude, both
+/// signs, infinities and NaNs): what the once-per-process checks of the 16-lane functions compare.
+inline float spread_float(uint32_t index, uint32_t count) {
+  const uint32_t bits = static_cast<uint32_t>((uint64_t{index} << 32) / count) + index;
+  float v;
+  __builtin_memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+/// Whether expf16 is used: compiled in, and equal to this process's std::exp on 4096 spread
+/// inputs (checked on the first call).
+inline bool exact_expf16() {
+#if ETSCOPE_EXACT_EXPF16
+  static const bool same = [] {
+    for (uint32_t i = 0; i < 4096; i += 16) {
+      alignas(64) float x[16], y[16];
+      for (uint32_t l = 0; l < 16; ++l) x[l] = spread_float(i + l, 4096);
+      _mm512_store_ps(y, expf16(_mm512_load_ps(x)));
+      for (uint32_t l = 0; l < 16; ++l) {
+        const float e = std::exp(x[l]);
+        if (__builtin_memcmp(&e, &y[l], sizeof e) != 0) return false;
+      }
+    }
+    return true;
+  }();
+  return same;
+#else
+  return false;
+#endif
+}
 
 /// y[i] = std::exp(x[i]) for n floats (y may be x).
 inline void expf_n(const float* x, float* y, int64_t n) {
   int64_t i = 0;
 #if ETSCOPE_EXACT_EXPF16
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, expf16(_mm512_loadu_ps(x + i)));
-  if (i < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    _mm512_mask_storeu_ps(y + i, m, expf16(_mm512_maskz_loadu_ps(m, x + i)));
+  if (exact_expf16()) {
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, expf16(_mm512_loadu_ps(x + i)));
+    if (i < n) {
+      const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+      _mm512_mask_storeu_ps(y + i, m, expf16(_mm512_maskz_loadu_ps(m, x + i)));
+    }
     return;
   }
 #endif
@@ -103,7 +135,8 @@ inline void sigmoidf_n(const float* x, float* y, int64_t n) {
   int64_t i = 0;
 #if ETSCOPE_EXACT_EXPF16
   const __m512 one = _mm512_set1_ps(1.0f), sign = _mm512_set1_ps(-0.0f);
-  for (; i + 16 <= n; i += 16) {
+  const int64_t lanes_end = exact_expf16() ? n : 0;
+  for (; i + 16 <= lanes_end; i += 16) {
     const __m512 e = expf16(_mm512_xor_ps(_mm512_loadu_ps(x + i), sign));
     _mm512_storeu_ps(y + i, _mm512_div_ps(one, _mm512_add_ps(one, e)));
   }
