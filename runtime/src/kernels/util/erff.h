@@ -122,19 +122,7 @@ inline __m512 erff16(__m512 x) {
 /// correctly rounded one, keeps std::erf).
 inline bool exact_erff16() {
 #if ETSCOPE_EXACT_EXPF16
-  static const bool same = [] {
-    if (!exact_expf16()) return false;
-    for (uint32_t i = 0; i < 4096; i += 16) {
-      alignas(64) float x[16], y[16];
-      for (uint32_t l = 0; l < 16; ++l) x[l] = spread_float(i + l, 4096);
-      _mm512_store_ps(y, erff16(_mm512_load_ps(x)));
-      for (uint32_t l = 0; l < 16; ++l) {
-        const float e = std::erf(x[l]);
-        if (__builtin_memcmp(&e, &y[l], sizeof e) != 0) return false;
-      }
-    }
-    return true;
-  }();
+  static const bool same = exact_expf16() && lanes_match(erff16, [](float v) { return std::erf(v); });
   return same;
 #else
   return false;

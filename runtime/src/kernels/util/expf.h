@@ -92,22 +92,28 @@ inline float spread_float(uint32_t index, uint32_t count) {
   return v;
 }
 
+#if ETSCOPE_EXACT_EXPF16
+/// Whether a 16-lane function gives the scalar one's bits on 4096 spread inputs.
+template <typename Lanes, typename Scalar>
+bool lanes_match(Lanes lanes, Scalar scalar) {
+  for (uint32_t i = 0; i < 4096; i += 16) {
+    alignas(64) float x[16], y[16];
+    for (uint32_t l = 0; l < 16; ++l) x[l] = spread_float(i + l, 4096);
+    _mm512_store_ps(y, lanes(_mm512_load_ps(x)));
+    for (uint32_t l = 0; l < 16; ++l) {
+      const float e = scalar(x[l]);
+      if (__builtin_memcmp(&e, &y[l], sizeof e) != 0) return false;
+    }
+  }
+  return true;
+}
+#endif
+
 /// Whether expf16 is used: compiled in, and equal to this process's std::exp on 4096 spread
 /// inputs (checked on the first call).
 inline bool exact_expf16() {
 #if ETSCOPE_EXACT_EXPF16
-  static const bool same = [] {
-    for (uint32_t i = 0; i < 4096; i += 16) {
-      alignas(64) float x[16], y[16];
-      for (uint32_t l = 0; l < 16; ++l) x[l] = spread_float(i + l, 4096);
-      _mm512_store_ps(y, expf16(_mm512_load_ps(x)));
-      for (uint32_t l = 0; l < 16; ++l) {
-        const float e = std::exp(x[l]);
-        if (__builtin_memcmp(&e, &y[l], sizeof e) != 0) return false;
-      }
-    }
-    return true;
-  }();
+  static const bool same = lanes_match(expf16, [](float v) { return std::exp(v); });
   return same;
 #else
   return false;
