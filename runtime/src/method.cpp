@@ -598,15 +598,18 @@ size_t Method::Impl::fold_transposes() {
       for (size_t k = 0; k < 2; ++k) {
         int32_t v = in.args[first_operand + k];
         operand[k] = v;
-        size_t earliest = i;
+        size_t earliest = i, reader = i;  // reader: the step that reads v
         for (int depth = 0; depth < 4; ++depth) {
           auto t = transposes.find(v);
-          if (t == transposes.end() || t->second.chain != c || t->second.step >= i) break;
+          if (t == transposes.end() || t->second.chain != c || t->second.step >= reader) break;
+          // The transpose must be what v holds when it is read: nothing writes v in between.
+          if (t->second.step + 1 < reader && writes_between(c, t->second.step + 1, reader - 1, v)) break;
           const int32_t base = t->second.input;
           const EValue& be = values[static_cast<size_t>(base)];
           if (be.tag != Tag::kTensor || (be.tensor->dtype() != ScalarType::kFloat && be.tensor->dtype() != ScalarType::kDouble)) break;
           if (writes_between(c, std::min(earliest, t->second.step) + 1, i, base)) break;
           earliest = std::min(earliest, t->second.step);
+          reader = t->second.step;
           v = base;
           trans[k] = !trans[k];
           changed = true;
@@ -644,6 +647,7 @@ size_t Method::Impl::fold_transposes() {
     const EValue& oe = values[static_cast<size_t>(out)];
     if (se.tag != Tag::kTensor || oe.tag != Tag::kTensor || se.tensor->dtype() != oe.tensor->dtype()) continue;
     if (writes_between(t2.chain, t1->second.step + 1, t2.step, source)) continue;
+    if (t1->second.step + 1 < t2.step && writes_between(t2.chain, t1->second.step + 1, t2.step - 1, t2.input)) continue;
     Step& st = chains[t2.chain][t2.step];
     const Instruction& in = plan->chains[t2.chain].instructions[t2.step];
     const uint32_t offset = static_cast<uint32_t>(arg_pool.size());
