@@ -4,6 +4,10 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <type_traits>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "kernels/register.h"
 #include "kernels/util/half_via_float.h"
@@ -107,6 +111,48 @@ bool check_float(KernelContext& ctx, const char* op, std::initializer_list<const
 }
 
 // max_pool2d_with_indices.out(self, kernel_size, stride, padding, dilation, ceil_mode, out, indices)
+// One output row of the 2x2/2 window, 16 outputs at a time, with the scalar loop's choices: the
+// candidates in order (row 0 left, right, row 1 left, right), a later one taken when greater or
+// NaN, none after a NaN; the index is the plane offset of the one taken. `base` is the offset of
+// r0[0]. Returns how many outputs it wrote (the rest take the scalar loop).
+int64_t max_pool_2x2_row(const float* r0, const float* r1, int64_t w, int64_t base, int64_t ow, float* y,
+                         int64_t* ind) {
+#if defined(__AVX512F__)
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512i lane2 = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+  int64_t ox = 0;
+  for (; ox + 16 <= ow; ox += 16) {
+    const __m512 a0 = _mm512_loadu_ps(r0 + 2 * ox), a1 = _mm512_loadu_ps(r0 + 2 * ox + 16);
+    const __m512 b0 = _mm512_loadu_ps(r1 + 2 * ox), b1 = _mm512_loadu_ps(r1 + 2 * ox + 16);
+    const __m512 cand[4] = {_mm512_permutex2var_ps(a0, even, a1), _mm512_permutex2var_ps(a0, odd, a1),
+                            _mm512_permutex2var_ps(b0, even, b1), _mm512_permutex2var_ps(b0, odd, b1)};
+    __m512 best = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    __mmask16 right = 0, lower = 0, done = 0;  // which candidate: column bit, row bit; NaN taken
+    for (int k = 0; k < 4; ++k) {
+      const __mmask16 take = static_cast<__mmask16>(
+          (_mm512_cmp_ps_mask(cand[k], best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(cand[k], cand[k], _CMP_UNORD_Q)) & ~done);
+      best = _mm512_mask_mov_ps(best, take, cand[k]);
+      right = static_cast<__mmask16>((right & ~take) | ((k & 1) ? take : 0));
+      lower = static_cast<__mmask16>((lower & ~take) | ((k & 2) ? take : 0));
+      done = static_cast<__mmask16>(done | (take & _mm512_cmp_ps_mask(cand[k], cand[k], _CMP_UNORD_Q)));
+    }
+    _mm512_storeu_ps(y + ox, best);
+    for (int half = 0; half < 2; ++half) {
+      const __mmask8 r = static_cast<__mmask8>(right >> (8 * half)), l = static_cast<__mmask8>(lower >> (8 * half));
+      __m512i idx = _mm512_add_epi64(_mm512_set1_epi64(base + 2 * (ox + 8 * half)), lane2);
+      idx = _mm512_mask_add_epi64(idx, r, idx, _mm512_set1_epi64(1));
+      idx = _mm512_mask_add_epi64(idx, l, idx, _mm512_set1_epi64(w));
+      _mm512_storeu_si512(ind + ox + 8 * half, idx);
+    }
+  }
+  return ox;
+#else
+  (void)r0, (void)r1, (void)w, (void)base, (void)ow, (void)y, (void)ind;
+  return 0;
+#endif
+}
+
 void max_pool2d_with_indices_out(KernelContext& ctx, Args args) {
   const char* op = "max_pool2d_with_indices.out";
   if (!check_arg_count(ctx, args, 8, op)) return;
@@ -140,7 +186,11 @@ void max_pool2d_with_indices_out(KernelContext& ctx, Args args) {
         for (int64_t oy = 0; oy < p.oh; ++oy) {
           const T* r0 = xp + 2 * oy * p.w;
           const T* r1 = r0 + p.w;
-          for (int64_t ox = 0; ox < p.ow; ++ox) {
+          int64_t ox = 0;
+          if constexpr (std::is_same_v<T, float>) {
+            ox = max_pool_2x2_row(r0, r1, p.w, 2 * oy * p.w, p.ow, yp + oy * p.ow, ip + oy * p.ow);
+          }
+          for (; ox < p.ow; ++ox) {
             const int64_t base = 2 * oy * p.w + 2 * ox;
             const T cand[4] = {r0[2 * ox], r0[2 * ox + 1], r1[2 * ox], r1[2 * ox + 1]};
             const int64_t offs[4] = {0, 1, p.w, p.w + 1};

@@ -157,3 +157,51 @@ TEST_CASE("_adaptive_avg_pool2d uses floor/ceil windows", "[kernels][pool]") {
   REQUIRE_FALSE(ctx.failed());
   CHECK(c.t(g).data_as<float>()[0] == Approx(54.0 / 16));
 }
+
+// The 2x2/2 window runs 16 outputs at a time on float32: every output and index must be the
+// window's first maximum in order (row 0 left, right, row 1 left, right), a NaN winning and ending
+// the window, -inf windows keeping the first index; planes wider than 32 with ragged ends.
+TEST_CASE("max_pool2d_with_indices 2x2 stride 2 on wide planes picks as the definition says", "[kernels][pool]") {
+  const int64_t planes = 3, h = 6, w = 75;  // 37 outputs a row: two blocks of 16 and 5 alone
+  const int64_t oh = h / 2, ow = w / 2;
+  std::vector<float> x(static_cast<size_t>(planes * h * w));
+  uint32_t state = 7u;
+  for (float& v : x) {
+    state = state * 1664525u + 1013904223u;
+    const uint32_t r = state >> 24;
+    v = r < 8 ? std::numeric_limits<float>::quiet_NaN()
+        : r < 24 ? -std::numeric_limits<float>::infinity()
+        : r < 64 ? 1.0f  // ties
+                 : static_cast<float>(static_cast<int>(r % 17) - 8);
+  }
+  KernelCall c;
+  EValue* out = c.f32({1, planes, oh, ow});
+  EValue* idx = c.i64({1, planes, oh, ow});
+  REQUIRE_FALSE(c.run("aten::max_pool2d_with_indices.out",
+                      max_pool_args(c, c.f32({1, planes, h, w}, x), 2, 2, 0, false, out, idx))
+                    .failed());
+  const float* y = out->tensor->data_as<float>();
+  const int64_t* ind = c.t(idx).data_as<int64_t>();
+  size_t wrong = 0;
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        const int64_t offs[4] = {2 * oy * w + 2 * ox, 2 * oy * w + 2 * ox + 1, (2 * oy + 1) * w + 2 * ox,
+                                 (2 * oy + 1) * w + 2 * ox + 1};
+        float best = -std::numeric_limits<float>::infinity();
+        int64_t at = offs[0];
+        for (int64_t o : offs) {
+          const float v = x[static_cast<size_t>(pl * h * w + o)];
+          if (v > best || std::isnan(v)) {
+            best = v, at = o;
+            if (std::isnan(v)) break;
+          }
+        }
+        const size_t k = static_cast<size_t>((pl * oh + oy) * ow + ox);
+        const bool same = std::isnan(best) ? std::isnan(y[k]) : y[k] == best;
+        wrong += !same || ind[k] != at;
+      }
+    }
+  }
+  CHECK(wrong == 0);
+}
