@@ -33,12 +33,7 @@ void sigmoid_out(KernelContext& ctx, Args args) {
     ctx.fail(ErrorCode::kNotSupported, "sigmoid.out: output must be floating point");
     return;
   }
-  if (a->dtype() == ScalarType::kFloat && out->dtype() == ScalarType::kFloat && a->contiguous() &&
-      out->contiguous()) {
-    if (!resize_or_fail(ctx, out, a->sizes(), "sigmoid.out")) return;
-    sigmoidf_n(a->data_as<float>(), out->data_as<float>(), out->numel());
-    return;
-  }
+  if (float32_array_case(ctx, *a, *out, "sigmoid.out", sigmoidf_n)) return;
   unary_elementwise(ctx, *a, *out, "sigmoid.out", [](auto x) {
     using T = std::conditional_t<std::is_same_v<decltype(x), double>, double, float>;
     return T(1) / (T(1) + std::exp(-static_cast<T>(x)));
@@ -156,12 +151,14 @@ void clamp_tensor_out(KernelContext& ctx, Args args) {
 }
 
 // The exact GELU on float32, 16 lanes at a time with the scalar loop's values (erff16 is glibc's
-// erff bit for bit; the products and sum are the same single roundings in the same order).
+// erff bit for bit; the products and sum are the same single roundings in the same order), and
+// std::erf where exact_erff16() says erff16 is not this process's erff.
 void gelu_erf_f32(const float* x, float* y, int64_t n) {
   int64_t i = 0;
 #if ETSCOPE_EXACT_EXPF16
   using namespace erff_detail;
-  for (; i + 16 <= n; i += 16) {
+  const int64_t lanes_end = exact_erff16() ? n : 0;
+  for (; i + 16 <= lanes_end; i += 16) {
     const __m512 v = _mm512_loadu_ps(x + i);
     const __m512 e = erff16(mul(v, splat(0.70710678118654752440f)));
     _mm512_storeu_ps(y + i, mul(mul(splat(0.5f), v), add(splat(1.0f), e)));
@@ -194,13 +191,7 @@ void gelu_out(KernelContext& ctx, Args args) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: self and out must share one floating dtype", name);
     return;
   }
-  if (exact_erff16()) {
-    if (!tanh_approx && a->dtype() == ScalarType::kFloat && a->contiguous() && out->contiguous()) {
-      if (!resize_or_fail(ctx, out, a->sizes(), name)) return;
-      gelu_erf_f32(a->data_as<float>(), out->data_as<float>(), out->numel());
-      return;
-    }
-  }
+  if (!tanh_approx && float32_array_case(ctx, *a, *out, name, gelu_erf_f32)) return;
   unary_elementwise(ctx, *a, *out, name, [tanh_approx](auto x) {
     using T = float_of<decltype(x)>;
     const T v = static_cast<T>(x);

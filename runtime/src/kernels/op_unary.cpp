@@ -78,12 +78,7 @@ void exp_out(KernelContext& ctx, Args args) {
     ctx.fail(ErrorCode::kNotSupported, "exp.out: output must be floating point");
     return;
   }
-  if (a->dtype() == ScalarType::kFloat && out->dtype() == ScalarType::kFloat && a->contiguous() &&
-      out->contiguous()) {
-    if (!resize_or_fail(ctx, out, a->sizes(), "exp.out")) return;
-    expf_n(a->data_as<float>(), out->data_as<float>(), out->numel());
-    return;
-  }
+  if (float32_array_case(ctx, *a, *out, "exp.out", expf_n)) return;
   unary_elementwise(ctx, *a, *out, "exp.out", [](auto x) {
     using T = std::conditional_t<std::is_same_v<decltype(x), double>, double, float>;
     return std::exp(static_cast<T>(x));

@@ -26,4 +26,17 @@ inline bool same_dtype_unary(KernelContext& ctx, Args args, size_t out_index, co
   return true;
 }
 
+// The float32 -> float32 case of a one-tensor kernel with both tensors contiguous, through a
+// whole-array function fn(x, y, n) (exp, sigmoid and GELU 16 lanes at a time). False, with nothing
+// done, for any other case (the caller's elementwise loop takes it); true once handled, ctx failed
+// if the output could not take self's shape.
+template <typename Fn>
+bool float32_array_case(KernelContext& ctx, const TensorImpl& a, TensorImpl& out, const char* name, Fn fn) {
+  if (a.dtype() != ScalarType::kFloat || out.dtype() != ScalarType::kFloat || !a.contiguous() || !out.contiguous()) {
+    return false;
+  }
+  if (resize_or_fail(ctx, &out, a.sizes(), name)) fn(a.data_as<float>(), out.data_as<float>(), out.numel());
+  return true;
+}
+
 }  // namespace etscope::runtime::kernels
