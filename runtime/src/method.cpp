@@ -512,6 +512,9 @@ size_t Method::Impl::fold_transposes() {
     int32_t reads = -1;  // the value it reads when folded: its input, or a source it copies
   };
   std::map<int32_t, Transpose> transposes;  // by output value
+  // Per chain and step, the values a kernel step writes (outputs and inputs it mutates); empty
+  // for other steps, which writes_between does not fold across anyway.
+  std::vector<std::vector<std::vector<int32_t>>> written(chains.size());
   std::vector<uint32_t> reads(values.size(), 0);
   std::vector<uint8_t> pinned(values.size(), 0);
   for (int32_t v : plan->inputs) pinned[static_cast<size_t>(v)] = 1;
@@ -527,6 +530,7 @@ size_t Method::Impl::fold_transposes() {
     return true;
   };
   for (size_t c = 0; c < chains.size(); ++c) {
+    written[c].resize(chains[c].size());
     for (size_t i = 0; i < chains[c].size(); ++i) {
       const Step& st = chains[c][i];
       const Instruction& in = plan->chains[c].instructions[i];
@@ -539,6 +543,8 @@ size_t Method::Impl::fold_transposes() {
       const KernelArgs split = split_kernel_args(*plan, in);
       for (int32_t v : split.inputs) ++reads[static_cast<size_t>(v)];
       for (int32_t v : split.mutated) pinned[static_cast<size_t>(v)] = 1;
+      written[c][i] = split.outputs;
+      written[c][i].insert(written[c][i].end(), split.mutated.begin(), split.mutated.end());
       // Is this step a 2-D transpose? Its input and its single output.
       if (split.outputs.size() != 1 || in.args.empty() || !is_2d(in.args[0]) || !is_2d(split.outputs[0])) continue;
       bool swap = false;
@@ -570,12 +576,9 @@ size_t Method::Impl::fold_transposes() {
     for (size_t i = first; i <= last; ++i) {
       const Step& st = chains[c][i];
       if (st.kind != InstructionKind::kKernelCall) return true;  // moves, jumps, delegates: not folded across
-      const KernelArgs split = split_kernel_args(*plan, plan->chains[c].instructions[i]);
-      for (const std::vector<int32_t>* list : {&split.outputs, &split.mutated}) {
-        for (int32_t o : *list) {
-          uintptr_t olo = 0, ohi = 0;
-          if (extent(o, &olo, &ohi) && olo < hi && lo < ohi) return true;
-        }
+      for (int32_t o : written[c][i]) {
+        uintptr_t olo = 0, ohi = 0;
+        if (extent(o, &olo, &ohi) && olo < hi && lo < ohi) return true;
       }
     }
     return false;
@@ -583,6 +586,25 @@ size_t Method::Impl::fold_transposes() {
   std::vector<uint32_t> folded_reads(values.size(), 0);  // reads a folded product no longer makes
   std::vector<uint32_t> new_reads(values.size(), 0);     // reads a folded product makes instead
   size_t scratch_bytes = 0;
+  // Gives step (c, i) `kernel` on its arguments with those at `position` replaced by `value`, and
+  // counts the reads that moves.
+  auto fold = [&](size_t c, size_t i, const Kernel* kernel, std::initializer_list<std::pair<size_t, int32_t>> replaced) {
+    Step& st = chains[c][i];
+    const Instruction& in = plan->chains[c].instructions[i];
+    st.folded_kernel = kernel;
+    st.folded_arg_offset = static_cast<uint32_t>(arg_pool.size());
+    for (int32_t v : in.args) arg_pool.push_back(&values[static_cast<size_t>(v)]);
+    for (const auto& [position, value] : replaced) {
+      const int32_t old_value = in.args[position];
+      if (value == old_value) continue;
+      arg_pool[st.folded_arg_offset + position] = &values[static_cast<size_t>(value)];
+      ++folded_reads[static_cast<size_t>(old_value)];
+      ++new_reads[static_cast<size_t>(value)];
+    }
+    if (kernel->scratch != nullptr) {
+      scratch_bytes = std::max(scratch_bytes, kernel->scratch({arg_pool.data() + st.folded_arg_offset, st.arg_count}));
+    }
+  };
   for (size_t c = 0; c < chains.size(); ++c) {
     for (size_t i = 0; i < chains[c].size(); ++i) {
       Step& st = chains[c][i];
@@ -598,7 +620,7 @@ size_t Method::Impl::fold_transposes() {
       for (size_t k = 0; k < 2; ++k) {
         int32_t v = in.args[first_operand + k];
         operand[k] = v;
-        size_t earliest = i, reader = i;  // reader: the step that reads v
+        size_t reader = i;  // the step that reads v
         for (int depth = 0; depth < 4; ++depth) {
           auto t = transposes.find(v);
           if (t == transposes.end() || t->second.chain != c || t->second.step >= reader) break;
@@ -607,8 +629,7 @@ size_t Method::Impl::fold_transposes() {
           const int32_t base = t->second.input;
           const EValue& be = values[static_cast<size_t>(base)];
           if (be.tag != Tag::kTensor || (be.tensor->dtype() != ScalarType::kFloat && be.tensor->dtype() != ScalarType::kDouble)) break;
-          if (writes_between(c, std::min(earliest, t->second.step) + 1, i, base)) break;
-          earliest = std::min(earliest, t->second.step);
+          if (writes_between(c, t->second.step + 1, i, base)) break;
           reader = t->second.step;
           v = base;
           trans[k] = !trans[k];
@@ -619,21 +640,7 @@ size_t Method::Impl::fold_transposes() {
       if (!changed) continue;
       const Kernel* kernel = kernels::transposed_product_kernel(st.op_name, trans[0], trans[1]);
       if (kernel == nullptr) continue;
-      const uint32_t offset = static_cast<uint32_t>(arg_pool.size());
-      for (size_t a = 0; a < in.args.size(); ++a) {
-        int32_t v = in.args[a];
-        if (a == first_operand) v = operand[0];
-        if (a == first_operand + 1) v = operand[1];
-        arg_pool.push_back(&values[static_cast<size_t>(v)]);
-      }
-      for (size_t k = 0; k < 2; ++k) {
-        if (operand[k] == in.args[first_operand + k]) continue;
-        ++folded_reads[static_cast<size_t>(in.args[first_operand + k])];
-        ++new_reads[static_cast<size_t>(operand[k])];
-      }
-      st.folded_kernel = kernel;
-      st.folded_arg_offset = offset;
-      if (kernel->scratch != nullptr) scratch_bytes = std::max(scratch_bytes, kernel->scratch({arg_pool.data() + offset, st.arg_count}));
+      fold(c, i, kernel, {{first_operand, operand[0]}, {first_operand + 1, operand[1]}});
     }
   }
   // A transpose of a transpose copies the first one's input instead (a program output of the
@@ -648,14 +655,7 @@ size_t Method::Impl::fold_transposes() {
     if (se.tag != Tag::kTensor || oe.tag != Tag::kTensor || se.tensor->dtype() != oe.tensor->dtype()) continue;
     if (writes_between(t2.chain, t1->second.step + 1, t2.step, source)) continue;
     if (t1->second.step + 1 < t2.step && writes_between(t2.chain, t1->second.step + 1, t2.step - 1, t2.input)) continue;
-    Step& st = chains[t2.chain][t2.step];
-    const Instruction& in = plan->chains[t2.chain].instructions[t2.step];
-    const uint32_t offset = static_cast<uint32_t>(arg_pool.size());
-    for (size_t a = 0; a < in.args.size(); ++a) arg_pool.push_back(&values[static_cast<size_t>(a == 0 ? source : in.args[a])]);
-    st.folded_kernel = kernels::transposed_twice_kernel();
-    st.folded_arg_offset = offset;
-    ++folded_reads[static_cast<size_t>(t2.input)];
-    ++new_reads[static_cast<size_t>(source)];
+    fold(t2.chain, t2.step, kernels::transposed_twice_kernel(), {{0, source}});
     t2.reads = source;
   }
   // Skip the transposes whose results nothing reads any more (a transpose read only by skipped
