@@ -133,10 +133,6 @@ void where_self_out(KernelContext& ctx, Args args) {
       const T* pa = a->data_as<T>();
       const T* pb = b->data_as<T>();
       T* y = out->data_as<T>();
-      if (cond->numel() == n && a->numel() == n && b->numel() == n) {
-        for (int64_t i = 0; i < n; ++i) y[i] = c[i] ? pa[i] : pb[i];
-        return;
-      }
       for_each_broadcast_run<3>(out->sizes(), {cond->sizes(), a->sizes(), b->sizes()},
                                 [&](int64_t o, int64_t len, const auto& in, const auto& step) {
                                   const uint8_t* rc = c + in[0];

@@ -113,38 +113,31 @@ bool binary_elementwise(KernelContext& ctx, const TensorImpl& a, const TensorImp
   }
   if (!resize_or_fail(ctx, &out, {shape.data(), static_cast<size_t>(dim)}, name)) return false;
   const int64_t n = out.numel();
-  const bool same_shape = a.numel() == n && b.numel() == n;
   if (a.dtype() == b.dtype() && a.dtype() == out.dtype() && is_supported_dtype(out.dtype())) {
     dispatch_real_and_bool(out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* pa = a.data_as<T>();
       const T* pb = b.data_as<T>();
       T* po = out.data_as<T>();
-      if (same_shape) {
-        for (int64_t i = 0; i < n; ++i) po[i] = static_cast<T>(op(pa[i], pb[i]));
-      } else if (b.numel() == 1) {
-        const T vb = pb[0];
-        for (int64_t i = 0; i < n; ++i) po[i] = static_cast<T>(op(pa[i], vb));
-      } else {
-        for_each_broadcast_run<2>(out.sizes(), {a.sizes(), b.sizes()}, [&](int64_t o, int64_t len, const auto& in,
-                                                                           const auto& step) {
-          const T* ra = pa + in[0];
-          const T* rb = pb + in[1];
-          T* ro = po + o;
-          if (step[0] && step[1]) {
-            for (int64_t i = 0; i < len; ++i) ro[i] = static_cast<T>(op(ra[i], rb[i]));
-          } else if (step[0]) {
-            const T vb = rb[0];
-            for (int64_t i = 0; i < len; ++i) ro[i] = static_cast<T>(op(ra[i], vb));
-          } else if (step[1]) {
-            const T va = ra[0];
-            for (int64_t i = 0; i < len; ++i) ro[i] = static_cast<T>(op(va, rb[i]));
-          } else {
-            const T v = static_cast<T>(op(ra[0], rb[0]));
-            for (int64_t i = 0; i < len; ++i) ro[i] = v;
-          }
-        });
-      }
+      // Runs along which each operand steps or stays (one run for equal shapes or a scalar b).
+      for_each_broadcast_run<2>(out.sizes(), {a.sizes(), b.sizes()}, [&](int64_t o, int64_t len, const auto& in,
+                                                                         const auto& step) {
+        const T* ra = pa + in[0];
+        const T* rb = pb + in[1];
+        T* ro = po + o;
+        if (step[0] && step[1]) {
+          for (int64_t i = 0; i < len; ++i) ro[i] = static_cast<T>(op(ra[i], rb[i]));
+        } else if (step[0]) {
+          const T vb = rb[0];
+          for (int64_t i = 0; i < len; ++i) ro[i] = static_cast<T>(op(ra[i], vb));
+        } else if (step[1]) {
+          const T va = ra[0];
+          for (int64_t i = 0; i < len; ++i) ro[i] = static_cast<T>(op(va, rb[i]));
+        } else {
+          const T v = static_cast<T>(op(ra[0], rb[0]));
+          for (int64_t i = 0; i < len; ++i) ro[i] = v;
+        }
+      });
     });
     return true;
   }
