@@ -156,8 +156,9 @@ void addmm_impl(KernelContext& ctx, Args args) {
     float* o = out->data_as<float>();
     gemm_ordered(kTA, kTB, m, n, k, a->data_as<float>(), b->data_as<float>(), o);
     for (int64_t i = 0; i < m; ++i) {
+      const float* src = s + (srows == 1 ? 0 : i) * scols;  // self's row, as below
       for (int64_t j = 0; j < n; ++j) {
-        const float bias = beta == 0.0 ? 0.0f : static_cast<float>(beta) * s[(srows == 1 ? 0 : i) * scols + (scols == 1 ? 0 : j)];
+        const float bias = beta == 0.0 ? 0.0f : static_cast<float>(beta) * src[scols == 1 ? 0 : j];
         o[i * n + j] = static_cast<float>(alpha) * o[i * n + j] + bias;
       }
     }

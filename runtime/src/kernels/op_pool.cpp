@@ -110,7 +110,6 @@ bool check_float(KernelContext& ctx, const char* op, std::initializer_list<const
   return true;
 }
 
-// max_pool2d_with_indices.out(self, kernel_size, stride, padding, dilation, ceil_mode, out, indices)
 // One output row of the 2x2/2 window, 16 outputs at a time, with the scalar loop's choices: the
 // candidates in order (row 0 left, right, row 1 left, right), a later one taken when greater or
 // NaN, none after a NaN; the index is the plane offset of the one taken. `base` is the offset of
@@ -153,6 +152,7 @@ int64_t max_pool_2x2_row(const float* r0, const float* r1, int64_t w, int64_t ba
 #endif
 }
 
+// max_pool2d_with_indices.out(self, kernel_size, stride, padding, dilation, ceil_mode, out, indices)
 void max_pool2d_with_indices_out(KernelContext& ctx, Args args) {
   const char* op = "max_pool2d_with_indices.out";
   if (!check_arg_count(ctx, args, 8, op)) return;
