@@ -1,6 +1,7 @@
 // Broadcasting (NumPy rules, as ATen applies them) for elementwise kernels.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
@@ -24,20 +25,25 @@ inline bool broadcast_shape(std::span<const int64_t> a, std::span<const int64_t>
   return true;
 }
 
+/// Per output dimension, the element stride of a contiguous input of shape `in_sizes` broadcast to
+/// `out_sizes`: 0 along the dimensions it is repeated over.
+inline void broadcast_strides(std::span<const int64_t> out_sizes, std::span<const int64_t> in_sizes, int64_t* strides) {
+  const size_t offset = out_sizes.size() - in_sizes.size();
+  int64_t stride = 1;
+  for (size_t d = out_sizes.size(); d-- > 0;) {
+    const int64_t in_size = d < offset ? 1 : in_sizes[d - offset];
+    strides[d] = in_size == 1 ? 0 : stride;
+    stride *= in_size;
+  }
+}
+
 /// Walks a contiguous output of shape `out_sizes` and yields, for each linear output index, the
 /// linear index into an input of shape `in_sizes` (contiguous) that broadcasts to it.
 class BroadcastIndex {
  public:
   BroadcastIndex(std::span<const int64_t> out_sizes, std::span<const int64_t> in_sizes) : dim_(static_cast<int>(out_sizes.size())) {
-    const size_t offset = out_sizes.size() - in_sizes.size();
-    int64_t stride = 1;
-    for (int d = dim_ - 1; d >= 0; --d) {
-      sizes_[d] = out_sizes[static_cast<size_t>(d)];
-      const size_t id = static_cast<size_t>(d);
-      const int64_t in_size = id < offset ? 1 : in_sizes[id - offset];
-      strides_[d] = in_size == 1 ? 0 : stride;
-      stride *= in_size;
-    }
+    std::copy(out_sizes.begin(), out_sizes.end(), sizes_.begin());
+    broadcast_strides(out_sizes, in_sizes, strides_.data());
   }
   /// Input index for the current position; then advance() moves to the next output element.
   int64_t index() const { return index_; }
@@ -76,16 +82,7 @@ void for_each_broadcast_run(std::span<const int64_t> out_sizes, const std::array
     return;
   }
   std::array<std::array<int64_t, kMaxDims>, N> strides{};
-  for (size_t k = 0; k < N; ++k) {
-    const size_t offset = out_sizes.size() - in_sizes[k].size();
-    int64_t stride = 1;
-    for (int d = dim - 1; d >= 0; --d) {
-      const size_t id = static_cast<size_t>(d);
-      const int64_t in_size = id < offset ? 1 : in_sizes[k][id - offset];
-      strides[k][id] = in_size == 1 ? 0 : stride;
-      stride *= in_size;
-    }
-  }
+  for (size_t k = 0; k < N; ++k) broadcast_strides(out_sizes, in_sizes[k], strides[k].data());
   // The run: the innermost dimension, then outer ones while each input continues as it started.
   int inner = dim - 1;
   int64_t run = out_sizes[static_cast<size_t>(inner)];
