@@ -65,6 +65,18 @@ def etscope_median(etscope, d, engine, iterations, warmup, outdir=None, threads=
     return json.loads(r.stdout)["latency_ms"]["p50"]
 
 
+def median_ms(call, warmup, iterations):
+    """Median wall time of `iterations` calls, each timed alone, after `warmup` untimed ones."""
+    for _ in range(warmup):
+        call()
+    samples = []
+    for _ in range(iterations):
+        t = time.perf_counter_ns()
+        call()
+        samples.append((time.perf_counter_ns() - t) / 1e6)
+    return statistics.median(samples)
+
+
 def eager_model(d):
     """The eager module behind a registry program (as export_registry.py builds it), or None."""
     with open(os.path.join(d, "result.json")) as fh:
@@ -132,14 +144,7 @@ def main():
             py, et, own, et_n, own_n, ea = [], [], [], [], [], []
             for _ in range(args.rounds):
                 if not args.no_executorch:
-                    for _ in range(args.warmup):
-                        m.run_method("forward", ins)
-                    samples = []
-                    for _ in range(args.iterations):
-                        t = time.perf_counter_ns()
-                        m.run_method("forward", ins)
-                        samples.append((time.perf_counter_ns() - t) / 1e6)
-                    py.append(statistics.median(samples))
+                    py.append(median_ms(lambda: m.run_method("forward", ins), args.warmup, args.iterations))
                     et.append(etscope_median(etscope, d, "executorch", args.iterations, args.warmup))
                 try:
                     own.append(etscope_median(etscope, d, "etscope", args.iterations, args.warmup))
@@ -147,15 +152,8 @@ def main():
                     row["etscope_engine"] = str(e)
                 if eager is not None:
                     with torch.no_grad():
-                        for _ in range(args.warmup):
-                            eager(*ins)
-                        samples = []
-                        for _ in range(args.iterations):
-                            t = time.perf_counter_ns()
-                            eager(*ins)
-                            samples.append((time.perf_counter_ns() - t) / 1e6)
-                    ea.append(statistics.median(samples))
-                if args.threads > 1:
+                        ea.append(median_ms(lambda: eager(*ins), args.warmup, args.iterations))
+                if args.threads > 1 and not args.no_executorch:
                     et_n.append(etscope_median(etscope, d, "executorch", args.iterations, args.warmup, threads=args.threads))
                     try:
                         own_n.append(etscope_median(etscope, d, "etscope", args.iterations, args.warmup, threads=args.threads))
