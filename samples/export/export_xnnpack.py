@@ -166,6 +166,42 @@ def xnn_qcnn() -> Dict[str, Any]:
                        "max_pool2d, Conv2d+ReLU, max_pool2d, flatten, Linear; the q/dq ops are folded into the payload")
 
 
+class QUnary(nn.Module):
+    """Activations pt2e leaves in float between quantized convolutions: each becomes
+    dequantize -> op(s) -> quantize inside the payload, which XNNPACK runs as one lookup table.
+    Filters drawn with twice Kaiming's spread so that the activations keep their range through
+    the layers (with the default init they shrink until every input gives the same integers)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, padding=1)
+        self.convs = nn.ModuleList([nn.Conv2d(16, 16, 3, padding=1) for _ in range(6)])
+        self.head = nn.Linear(16, 10)
+        with torch.no_grad():
+            for c in [self.stem, *self.convs]:
+                nn.init.normal_(c.weight, std=2.0 * (2.0 / (c.in_channels * 9)) ** 0.5)
+                nn.init.uniform_(c.bias, -0.5, 0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        c = self.convs
+        x = F.hardswish(self.stem(x))
+        x = torch.sigmoid(c[0](x)) * 4.0 - 2.0
+        x = torch.tanh(torch.sigmoid(c[1](x)))        # two float ops between one dequantize/quantize pair
+        x = F.gelu(c[2](x))
+        x = F.elu(c[3](x))                             # not delegated: ExecuTorch's portable elu
+        y = c[4](x)
+        x = torch.sigmoid(y) + torch.abs(y)           # a float op whose input two ops read
+        x = F.hardswish(c[5](x)).neg()                 # a chain ending in floats
+        return self.head(F.adaptive_avg_pool2d(x, 1).flatten(1))
+
+
+def xnn_qunary() -> Dict[str, Any]:
+    return dict(model=QUnary(), inputs=lambda s: (randn(s, 1, 3, 16, 16),), quant="static",
+                family="pt2e static int8 CNN (XNNPACKQuantizer per channel, 4 calibration batches) with float "
+                       "activations between its quantized convolutions: hardswish, sigmoid * 4 - 2, sigmoid then "
+                       "tanh, gelu, elu (portable), sigmoid(y) + abs(y), -hardswish; global average pool, Linear")
+
+
 class Mlp(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -537,7 +573,7 @@ DYNAMIC_MODELS = (xnn_dyn_mlp, xnn_dyn_cnn, xnn_dyn_transformer, xnn_dyn_encoder
 
 MODELS: Dict[str, Callable[[], Dict[str, Any]]] = {f.__name__: f for f in (
     xnn_cnn, xnn_mobilenet_v3_small, xnn_transformer, xnn_qcnn, xnn_dqlinear, xnn_partial,
-    xnn_ops_mix, xnn_ops_more, xnn_convt, xnn_4bit, xnn_fp16, xnn_nhwc_softmax) + DYNAMIC_MODELS}
+    xnn_ops_mix, xnn_ops_more, xnn_convt, xnn_4bit, xnn_fp16, xnn_nhwc_softmax, xnn_qunary) + DYNAMIC_MODELS}
 
 
 # --------------------------------------------------------------------------- XNNPACK payloads

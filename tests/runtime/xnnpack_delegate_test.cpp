@@ -376,6 +376,19 @@ TEST_CASE("xnnpack RMSNorm rsqrt HardSwish and a 9x9 depthwise equal ExecuTorch'
   }
 }
 
+// Float activations between quantized convolutions (dequantize, op, quantize), which XNNPACK runs
+// as one 256-entry table per chain and etscope too (runtime/src/xnnpack/lookup_tables.cpp):
+// chains of HardSwish, sigmoid then tanh, and GELU; a sigmoid whose quantized output a Multiply
+// with a graph input reads (no raw integers: it stays nodes); ops that stay nodes in XNNPACK too
+// (a dequantized value two ops read, a chain ending in floats). Bit for bit; that the tables give
+// what the nodes give on inputs reaching many of the 256 integers: the logging test below.
+TEST_CASE("xnnpack float activations between int8 layers run as lookup tables bit for bit", "[xnnpack][runtime][fixtures][quantized]") {
+  const std::string base = "xnnpack/xnn_qunary";
+  Program p = must(PteReader::open(fixture(base + ".pte")));
+  auto m = load_fixture(p, base);
+  execute_and_check_bits(*m, base);
+}
+
 // Graph forms ExecuTorch 1.5.1's runtime still runs but its exporter no longer writes
 // (tests/fixtures/executorch/xnnpack_handmade, payloads edited by export_xnnpack_handmade.py):
 // a graph input quantized per row on arrival (dq_datatype) instead of through a Convert node, and
@@ -542,10 +555,12 @@ TEST_CASE("xnnpack int8 programs convert NaN and infinities as XNNPACK does", "[
 
 // Integer layers hand raw int8 integers to the integer layers after them (plan_raw_values in
 // runtime/src/xnnpack) unless an execution logs intermediate outputs, which computes through
-// floats: both give the same bytes, on the fixtures' inputs and on ones with NaN and infinities,
-// on one and two threads, and a logged execution between two plain ones changes nothing.
+// floats, and chains of float nodes between int8 values run as lookup tables unless logged: both
+// give the same bytes, on the fixtures' inputs, on ones with NaN and infinities and on ones
+// scaled to reach other integers, on one and two threads, and a logged execution between two
+// plain ones changes nothing.
 TEST_CASE("xnnpack int8 programs give the same bytes with and without intermediate logging", "[xnnpack][runtime][quantized]") {
-  std::vector<std::string> models = {"xnnpack/xnn_qcnn"};
+  std::vector<std::string> models = {"xnnpack/xnn_qcnn", "xnnpack/xnn_qunary"};
   for (const QuantizedCase& c : kQuantizedCases) models.push_back(std::string("xnnpack_quantized/") + c.model);
   auto bytes_of = [](const runtime::Method& m) {
     std::vector<std::vector<uint8_t>> out;
@@ -557,9 +572,9 @@ TEST_CASE("xnnpack int8 programs give the same bytes with and without intermedia
     return out;
   };
   for (const std::string& base : models) {
-    for (bool nonfinite : {false, true}) {
+    for (const char* variant : {"as given", "with NaN and infinities", "times 0.05", "times 4", "times 40"}) {
       for (uint32_t threads : {1u, 2u}) {
-        INFO(base << (nonfinite ? " with NaN and infinities" : "") << " on " << threads << " threads");
+        INFO(base << " input " << variant << " on " << threads << " threads");
         Program p = must(PteReader::open(fixture(base + ".pte")));
         std::vector<uint8_t> buffer(16 << 20);
         etdump::EtDumpWriterOptions options;
@@ -571,24 +586,28 @@ TEST_CASE("xnnpack int8 programs give the same bytes with and without intermedia
         mo.min_split_ops = 0;
         auto m = must(runtime::Method::load(p, "forward", mo));
         NpyArray x = must(read_npy(fixture(base + ".input0.npy")));
-        if (nonfinite) {
-          std::vector<float> v(x.data.size() / 4);
-          std::memcpy(v.data(), x.data.data(), x.data.size());
+        std::vector<float> v(x.data.size() / 4);
+        std::memcpy(v.data(), x.data.data(), x.data.size());
+        if (variant[0] == 'w') {
           for (size_t i = 0; i < v.size(); i += 7) v[i] = std::numeric_limits<float>::quiet_NaN();
           for (size_t i = 1; i < v.size(); i += 11) v[i] = -std::numeric_limits<float>::infinity();
-          std::memcpy(x.data.data(), v.data(), x.data.size());
+        } else if (variant[0] == 't') {
+          const float scale = std::stof(std::string(variant + 6));
+          for (float& f : v) f *= scale;
         }
-        REQUIRE(m->set_input(0, x.data).ok());
-        writer.set_debug_level(DebugLevel::kNone);
-        REQUIRE(m->execute().ok());
-        const auto plain = bytes_of(*m);
-        writer.set_debug_level(DebugLevel::kIntermediateOutputs);
-        REQUIRE(m->execute().ok());
+        std::memcpy(x.data.data(), v.data(), x.data.size());
+        // Each execution sets the input again: a memory plan may reuse the input's bytes once it
+        // is read (xnn_qunary's portable ELU writes over it), in ExecuTorch's runtime as here.
+        auto run = [&](DebugLevel level) {
+          writer.set_debug_level(level);
+          REQUIRE(m->set_input(0, x.data).ok());
+          REQUIRE(m->execute().ok());
+          return bytes_of(*m);
+        };
+        const auto plain = run(DebugLevel::kNone);
+        CHECK(run(DebugLevel::kIntermediateOutputs) == plain);
         REQUIRE_FALSE(writer.debug_buffer_overflowed());
-        CHECK(bytes_of(*m) == plain);
-        writer.set_debug_level(DebugLevel::kNone);
-        REQUIRE(m->execute().ok());
-        CHECK(bytes_of(*m) == plain);
+        CHECK(run(DebugLevel::kNone) == plain);
       }
     }
   }

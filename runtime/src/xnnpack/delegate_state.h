@@ -235,6 +235,32 @@ struct DelegateState {
   int8_t* raw_output(const Node& n) const { return raw_active ? raw[static_cast<size_t>(n.outputs[0])] : nullptr; }
   const int8_t* raw_input(const Node& n, size_t k) const { return raw_active ? raw[static_cast<size_t>(n.inputs[k])] : nullptr; }
 
+  // Lookup tables (lookup_tables.cpp). XNNPACK's runtime fuses a chain of elementwise nodes
+  // from one 8-bit quantized value to another (dequantize, HardSwish, quantize: what pt2e leaves
+  // around a float activation) into one operator that maps each of the 256 input integers
+  // through a table made at load; its profiler names it "Invalid Unary Op". group_events finds
+  // the chains as XNNPACK does and gives each one event; plan_lookup_tables fills the table of
+  // each chain whose input and output hold raw integers (plan_raw_values) by running the
+  // chain's own nodes on the 256 integers, so the table gives what the nodes give. It replaces
+  // them in executions with raw values active; observed executions run the nodes one by one.
+  struct LookupChain {
+    uint32_t first = 0, last = 0;     // its nodes: first..last
+    int32_t input = -1, output = -1;  // values
+    bool ready = false;               // the table is filled (input and output are raw)
+    std::array<int8_t, 256> table{};  // indexed by the input integer's byte
+  };
+  std::vector<LookupChain> lookup_chains;
+  std::vector<int32_t> lookup_of_event;  // per event: index into lookup_chains, or -1
+  /// The value node n computes elementwise from as XNNPACK's lookup-table fusion sees it (a
+  /// unary node's input; a binary node's operand beside a one-element constant), or -1.
+  int32_t elementwise_input(const Node& n) const;
+  /// One past the last node of the lookup-table chain that starts at node i, or i when none
+  /// does; `joins` is group_events' grouping before chains (a Clamp fused into its producer is
+  /// not a node of XNNPACK's graph).
+  size_t lookup_chain_end(size_t i, const std::vector<int>& joins) const;
+  void plan_lookup_tables();
+  void run_lookup(const LookupChain& c);
+
   // Quantization emulation (XnnpackDelegate::load's `emulate_quantization`): float copies of
   // every constant are kept, and a node whose quantizer is switched off computes on floats and
   // leaves its outputs unrounded, off the grid (`off_grid`, per value, per execution); a node

@@ -153,10 +153,31 @@ void DelegateState::group_events() {
       joins[i] = -1;
     }
   }
+  // Chains XNNPACK runs as one lookup table (lookup_tables.cpp): one event each.
+  lookup_chains.clear();
+  std::vector<int32_t> chain_at(nn, -1);  // per node: the chain that starts there, or -1
+  for (size_t i = 0; i < nn;) {
+    const size_t end = lookup_chain_end(i, joins);
+    if (end == i) {
+      ++i;
+      continue;
+    }
+    for (size_t k = i; k + 1 < end; ++k) joins[k] = 1;
+    joins[end - 1] = 0;
+    chain_at[i] = static_cast<int32_t>(lookup_chains.size());
+    LookupChain c;
+    c.first = static_cast<uint32_t>(i);
+    c.last = static_cast<uint32_t>(end - 1);
+    c.input = elementwise_input(graph.nodes[i]);
+    c.output = graph.nodes[end - 1].outputs[0];
+    lookup_chains.push_back(c);
+    i = end;
+  }
   std::map<std::string, int> counts;
   event_first.clear();
   event_names.clear();
   event_named.clear();
+  lookup_of_event.clear();
   for (size_t i = 0; i < nn;) {
     size_t end = i;
     while (end < nn && joins[end] == 1) ++end;            // nodes that join the next one
@@ -167,7 +188,9 @@ void DelegateState::group_events() {
     for (size_t k = i; k < end; ++k) {
       if (joins[k] == 0) named = k;
     }
-    const std::string name = event_name(graph.nodes[named]);
+    // XNNPACK 1.5.1's profiler names its lookup-table operator so.
+    const std::string name = chain_at[i] >= 0 ? std::string("Invalid Unary Op") : event_name(graph.nodes[named]);
+    lookup_of_event.push_back(chain_at[i]);
     event_first.push_back(static_cast<uint32_t>(i));
     event_names.push_back(name + " #" + std::to_string(++counts[name]));
     event_named.push_back(static_cast<uint32_t>(named));

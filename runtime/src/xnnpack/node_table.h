@@ -27,6 +27,12 @@ enum NodeTrait : uint8_t {
   kMovesElements = 2,
   /// Its output's dimensions do not follow its input's (intermediate-output logging).
   kNewLayout = 4,
+  /// One input, each output element a function of the input element at its place (XNNPACK's
+  /// unary elementwise operators): a lookup-table chain may take it (lookup_tables.cpp).
+  kUnaryElementwise = 8,
+  /// XNNPACK's binary elementwise operators: with a one-element constant operand, elementwise in
+  /// the other one.
+  kBinaryElementwise = 16,
 };
 
 struct NodeOps {

@@ -397,6 +397,7 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     impl->ws_offset[out] = impl->ws_offset[in];
   }
   impl->plan_raw_values();
+  impl->plan_lookup_tables();
   return std::unique_ptr<XnnpackDelegate>(new XnnpackDelegate(std::move(impl)));
 }
 
@@ -550,8 +551,11 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
   const bool traced = tracer != nullptr && tracer->profiling_level() == ProfilingLevel::kAllEvents;
   for (size_t e = 0; e < m.event_names.size(); ++e) {
     const EventHandle h = traced ? tracer->start_delegate_event(m.event_names[e].c_str()) : kNoEvent;
-    for (uint32_t i = m.event_first[e]; i < m.event_first[e + 1]; ++i) {
-      m.run_node(i);
+    const int32_t lookup = m.raw_active ? m.lookup_of_event[e] : -1;
+    if (lookup >= 0 && m.lookup_chains[static_cast<size_t>(lookup)].ready) {
+      m.run_lookup(m.lookup_chains[static_cast<size_t>(lookup)]);
+    } else {
+      for (uint32_t i = m.event_first[e]; i < m.event_first[e + 1]; ++i) m.run_node(i);
     }
     if (h != kNoEvent) tracer->end_profiling(h);
     if (tracer != nullptr && tracer->debug_level() >= DebugLevel::kIntermediateOutputs) {
