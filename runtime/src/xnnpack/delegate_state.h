@@ -240,14 +240,17 @@ struct DelegateState {
   // around a float activation) into one operator that maps each of the 256 input integers
   // through a table made at load; its profiler names it "Invalid Unary Op". group_events finds
   // the chains as XNNPACK does and gives each one event; plan_lookup_tables fills the table of
-  // each chain whose input and output hold raw integers (plan_raw_values) by running the
-  // chain's own nodes on the 256 integers, so the table gives what the nodes give. It replaces
-  // them in executions with raw values active; observed executions run the nodes one by one.
+  // each chain whose input holds raw integers (plan_raw_values) by running the chain's own nodes
+  // on the 256 integers, so the table gives what the nodes give: raw integers when the output
+  // holds them, else the floats the output's integers stand for. It replaces the nodes in
+  // executions with raw values active; observed executions run them one by one.
   struct LookupChain {
     uint32_t first = 0, last = 0;     // its nodes: first..last
     int32_t input = -1, output = -1;  // values
-    bool ready = false;               // the table is filled (input and output are raw)
+    bool ready = false;               // a table is filled (the input is raw)
+    bool raw_output = false;          // `table` (else `floats`)
     std::array<int8_t, 256> table{};  // indexed by the input integer's byte
+    std::array<float, 256> floats{};
   };
   std::vector<LookupChain> lookup_chains;
   std::vector<int32_t> lookup_of_event;  // per event: index into lookup_chains, or -1

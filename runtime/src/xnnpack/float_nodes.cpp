@@ -202,32 +202,39 @@ void run_conv2d(DelegateState& m, const Node& n) {
 
 #if defined(__AVX512F__)
 // One output pixel's channels [0, min(left, 16 V)) of a depthwise convolution: per register of
-// 16 channels (the last masked), the bias, every listed tap's product added with a fused
-// multiply-add, the clamp (as clampf: NaN kept). Several registers give the taps' chains of
-// dependent additions company.
+// 16 channels (the last masked unless Full), the bias, every listed tap's product added with a
+// fused multiply-add, the clamp (as clampf: NaN kept). Several registers give the taps' chains
+// of dependent additions company. (Full blocks load without masks: with them GCC 12 kept the
+// sums on the stack, a store and a load in every chain's step.)
 // With Broadcast (a channel multiplier), every channel of the block reads the one input value
 // at x + in_at[t].
-template <int V, bool Broadcast = false>
+// Registers 0..V-2 are whole: 16 (V - 1) < left.
+template <int V, bool Broadcast = false, bool Full = false>
 void depthwise_block(const float* x, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at, int64_t taps, int64_t left,
                      float* out, __m512 vlo, __m512 vhi) {
-  __mmask16 k[V];
+  const int64_t last = left - 16 * (V - 1);  // channels in the last register
+  const __mmask16 k = last >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << last) - 1u);
   __m512 acc[V];
-  for (int v = 0; v < V; ++v) {
-    const int64_t n = left - 16 * v;
-    k[v] = n >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << n) - 1u);
-    acc[v] = bias ? _mm512_maskz_loadu_ps(k[v], bias + 16 * v) : _mm512_setzero_ps();
-  }
+  auto load = [&](const float* p, int v) { return Full || v + 1 < V ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(k, p); };
+  for (int v = 0; v < V; ++v) acc[v] = bias ? load(bias + 16 * v, v) : _mm512_setzero_ps();
   for (int64_t t = 0; t < taps; ++t) {
     const float* xt = x + in_at[t];
     const float* wt = w + w_at[t];
     if constexpr (Broadcast) {
       const __m512 xv = _mm512_set1_ps(*xt);
-      for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(xv, _mm512_maskz_loadu_ps(k[v], wt + 16 * v), acc[v]);
+      for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(xv, load(wt + 16 * v, v), acc[v]);
     } else {
-      for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k[v], xt + 16 * v), _mm512_maskz_loadu_ps(k[v], wt + 16 * v), acc[v]);
+      for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(load(xt + 16 * v, v), load(wt + 16 * v, v), acc[v]);
     }
   }
-  for (int v = 0; v < V; ++v) _mm512_mask_storeu_ps(out + 16 * v, k[v], _mm512_maskz_min_ps(0xffff, vhi, _mm512_maskz_max_ps(0xffff, vlo, acc[v])));
+  for (int v = 0; v < V; ++v) {
+    const __m512 r = _mm512_maskz_min_ps(0xffff, vhi, _mm512_maskz_max_ps(0xffff, vlo, acc[v]));
+    if (Full || v + 1 < V) {
+      _mm512_storeu_ps(out + 16 * v, r);
+    } else {
+      _mm512_mask_storeu_ps(out + 16 * v, k, r);
+    }
+  }
 }
 
 // All CO channels of one output pixel: blocks of 64, then one of the 1 to 4 registers left.
@@ -236,7 +243,7 @@ inline void depthwise_pixel(const float* x, const float* w, const float* bias, c
                             float* out, __m512 vlo, __m512 vhi) {
   auto xs = [&](int64_t c0) { return Broadcast ? x : x + c0; };
   int64_t c0 = 0;
-  for (; CO - c0 >= 64; c0 += 64) depthwise_block<4, Broadcast>(xs(c0), w + c0, bias ? bias + c0 : nullptr, in_at, w_at, taps, 64, out + c0, vlo, vhi);
+  for (; CO - c0 >= 64; c0 += 64) depthwise_block<4, Broadcast, true>(xs(c0), w + c0, bias ? bias + c0 : nullptr, in_at, w_at, taps, 64, out + c0, vlo, vhi);
   const int64_t left = CO - c0;
   const float* b = bias ? bias + c0 : nullptr;
   if (left > 48) {

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "xnnpack/node_table.h"
-#if defined(__AVX512VBMI__) && defined(__AVX512BW__)
+#if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
@@ -52,7 +52,8 @@ void DelegateState::plan_lookup_tables() {
   for (LookupChain& c : lookup_chains) {
     c.ready = false;
     const size_t in = static_cast<size_t>(c.input), out = static_cast<size_t>(c.output);
-    if (raw[in] == nullptr || raw[out] == nullptr) continue;
+    if (raw[in] == nullptr) continue;
+    c.raw_output = raw[out] != nullptr;
     // The chain's nodes on the 256 integers: every value they read or write (but constants)
     // becomes a 256-element value with buffers of its own for the run, then is put back.
     struct Saved {
@@ -87,7 +88,11 @@ void DelegateState::plan_lookup_tables() {
       if (raw[v] != nullptr) raw[v] = bytes.data() + j * 256;
     }
     for (int k = 0; k < 256; ++k) raw[in][k] = static_cast<int8_t>(static_cast<uint8_t>(k));
-    raw[out] = c.table.data();
+    if (c.raw_output) {
+      raw[out] = c.table.data();
+    } else {
+      data[out] = c.floats.data();
+    }
     const bool active = raw_active;
     raw_active = true;
     for (uint32_t k = c.first; k <= c.last; ++k) run_node(k);
@@ -103,9 +108,20 @@ void DelegateState::plan_lookup_tables() {
 
 void DelegateState::run_lookup(const LookupChain& c) {
   const int8_t* from = raw[static_cast<size_t>(c.input)];
-  int8_t* to = raw[static_cast<size_t>(c.output)];
   const int64_t count = shapes[static_cast<size_t>(c.output)].numel();
   int64_t e = 0;
+  if (!c.raw_output) {
+    float* to = data[static_cast<size_t>(c.output)];
+#if defined(__AVX512F__)
+    for (; e + 16 <= count; e += 16) {
+      const __m512i at = _mm512_maskz_cvtepu8_epi32(0xffff, _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + e)));
+      _mm512_storeu_ps(to + e, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), 0xffff, at, c.floats.data(), 4));
+    }
+#endif
+    for (; e < count; ++e) to[e] = c.floats[static_cast<uint8_t>(from[e])];
+    return;
+  }
+  int8_t* to = raw[static_cast<size_t>(c.output)];
 #if defined(__AVX512VBMI__) && defined(__AVX512BW__)
   // 64 integers at a time: the low seven bits pick one of 128 entries in two pairs of registers
   // (the table's halves for bytes 0..127 and 128..255), the top bit picks the half.
