@@ -217,10 +217,11 @@ struct DelegateState {
   const Node* sole_clamp_consumer(size_t i) const;
   // Raw integers between integer layers (plan_raw_values): a qint8 value whose writer can give
   // raw integers (a convolution or fully connected layer int8_gemm computes, a depthwise
-  // convolution, an Add, a global average pooling, a Convert from f32, or a node that only moves
-  // raw integers: a Transpose, Reshape, Copy or copying Clamp of a raw value on the same grid)
-  // and whose readers can all take them (those layers as their input, a Convert to f32, a mover
-  // whose output is raw too) holds its raw int8 integers in `raw` (per value; null for others)
+  // convolution, an Add, a global average pooling, a Convert from f32, a raw_binary node, or a
+  // node that only moves raw integers: a Transpose, Reshape, Copy or copying Clamp of a raw value
+  // on the same grid) and whose readers can all take them (those layers as their input, a Convert
+  // to f32, a raw_binary node, a mover whose output is raw too) holds its raw int8 integers in
+  // `raw` (per value; null for others)
   // instead of floats, while nothing observes it: in an execution without intermediate-output
   // logging or a value hook (`raw_active`). Observed executions compute through the floats as
   // before, with the same integers.
@@ -232,6 +233,14 @@ struct DelegateState {
   /// execution: a Transpose, Reshape, Copy or copying Clamp between raw values, a Convert to a
   /// raw value or from one. False (nothing done) otherwise.
   bool run_raw_move(size_t i);
+  /// True when node i is a binary elementwise node on int8 values that computes on floats (a
+  /// Multiply, Subtract, Divide, Minimum or Maximum: two per-tensor qint8 inputs and output) and
+  /// so can read and write raw integers (plan_raw_values): each raw operand as the float it stands
+  /// for, the result rounded to the output's grid as quantize_outputs rounds it.
+  bool raw_binary(size_t i) const;
+  /// Runs node i (raw_binary) when an operand or its output holds raw integers in this execution;
+  /// false (nothing done) otherwise.
+  bool run_raw_binary(size_t i);
   int8_t* raw_output(const Node& n) const { return raw_active ? raw[static_cast<size_t>(n.outputs[0])] : nullptr; }
   const int8_t* raw_input(const Node& n, size_t k) const { return raw_active ? raw[static_cast<size_t>(n.inputs[k])] : nullptr; }
 
@@ -369,6 +378,9 @@ inline NodeOperands operands(const DelegateState& m, const Node& n) {
 // Arithmetic shared by float and integer nodes.
 
 inline float clampf(float v, float lo, float hi) { return std::min(std::max(v, lo), hi); }
+
+/// True when node n's output range clamps nothing.
+inline bool unbounded_range(const Node& n) { return std::isinf(n.output_min) && n.output_min < 0 && std::isinf(n.output_max) && n.output_max > 0; }
 
 /// Row-major strides of a shape.
 inline void strides_of(const Shape& s, int64_t* st) {

@@ -47,23 +47,31 @@ inline float op_cos(float v, float) { return std::cos(v); }
 inline float op_elu(float v, float alpha) { return v < 0 ? alpha * std::expm1(v) : v; }
 inline float op_leaky_relu(float v, float slope) { return v < 0 ? v * slope : v; }
 
-/// out = Op(x, n.alpha) per element, then the node's output range.
+/// out = Op(x, n.alpha) per element, then the node's output range (as clampf), in one pass.
 template <float (*Op)(float, float)>
 void run_unary(DelegateState& m, const Node& n) {
   const float* x = m.input(n, 0);
   float* out = m.output(n);
-  const float alpha = n.alpha;
+  const float alpha = n.alpha, lo = n.output_min, hi = n.output_max;
   const int64_t count = m.out_shape(n).numel();
-  for (int64_t i = 0; i < count; ++i) out[i] = Op(x[i], alpha);
-  apply_output_range(m, n);
+  if (unbounded_range(n)) {
+    for (int64_t i = 0; i < count; ++i) out[i] = Op(x[i], alpha);
+  } else {
+    for (int64_t i = 0; i < count; ++i) out[i] = clampf(Op(x[i], alpha), lo, hi);
+  }
 }
 
-/// out = Op(a, b) with broadcasting, then the node's output range.
+/// out = Op(a, b) with broadcasting, then the node's output range (as clampf), in one pass (a
+/// residual Add with its ReLU reads and writes its tensors once).
 template <float (*Op)(float, float)>
 void run_binary(DelegateState& m, const Node& n) {
-  binary_broadcast(m.in_shape(n, 0), m.input(n, 0), m.in_shape(n, 1), m.input(n, 1), m.out_shape(n), m.output(n),
-                   [](float a, float b) { return Op(a, b); });
-  apply_output_range(m, n);
+  const float lo = n.output_min, hi = n.output_max;
+  auto with = [&](auto f) { binary_broadcast(m.in_shape(n, 0), m.input(n, 0), m.in_shape(n, 1), m.input(n, 1), m.out_shape(n), m.output(n), f); };
+  if (unbounded_range(n)) {
+    with([](float a, float b) { return Op(a, b); });
+  } else {
+    with([lo, hi](float a, float b) { return clampf(Op(a, b), lo, hi); });
+  }
 }
 
 }  // namespace etscope::runtime::xnnpack

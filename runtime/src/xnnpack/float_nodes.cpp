@@ -25,8 +25,8 @@ namespace etscope::runtime::xnnpack {
 // [elementwise]
 
 void apply_output_range(const DelegateState& m, const Node& n) {
+  if (unbounded_range(n)) return;
   const float lo = n.output_min, hi = n.output_max;
-  if (std::isinf(lo) && lo < 0 && std::isinf(hi) && hi > 0) return;
   float* out = m.output(n);
   const int64_t count = m.out_shape(n).numel();
   for (int64_t i = 0; i < count; ++i) out[i] = clampf(out[i], lo, hi);

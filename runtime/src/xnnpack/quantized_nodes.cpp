@@ -18,6 +18,7 @@
 #include "kernels/util/gemm.h"
 #include "kernels/util/half.h"
 #include "kernels/util/permute_util.h"
+#include "xnnpack/elementwise_ops.h"
 #include "xnnpack/nhwc_windows.h"
 #include "xnnpack/node_table.h"
 
@@ -532,6 +533,7 @@ void DelegateState::plan_raw_values() {
   auto reads_raw = [&](size_t i, size_t k) {
     const Node& n = graph.nodes[i];
     if (raw_layer(i)) return k == 0 || (n.kind == NodeKind::kAdd && k == 1);
+    if (raw_binary(i)) return k < 2;
     return k == 0 && n.kind == NodeKind::kConvert && single(n) && unbounded(n) && value(n.outputs[0]).type == ElementType::kF32;
   };
   auto writes_raw = [&](size_t i) {
@@ -541,6 +543,7 @@ void DelegateState::plan_raw_values() {
       const xnn::TensorValue& o = value(n.outputs[0]);
       return o.quant.scale == q.out_scale && o.quant.zero_point == q.out_zero;  // not a fused Clamp's grid
     }
+    if (raw_binary(i)) return true;
     return n.kind == NodeKind::kConvert && single(n) && unbounded(n) && value(n.inputs[0]).type == ElementType::kF32;
   };
   // Nodes whose output holds raw integers exactly when their input 0 does: they move them.
@@ -662,6 +665,79 @@ bool DelegateState::run_raw_move(size_t i) {
     kernels::copy_permuted<int8_t, kMaxRank>(from, to, so.rank, so.d, st);
   } else if (to != from) {
     std::memcpy(to, from, static_cast<size_t>(count));
+  }
+  return true;
+}
+
+bool DelegateState::raw_binary(size_t i) const {
+  const Node& n = graph.nodes[i];
+  const bool kind = n.kind == NodeKind::kMultiply || n.kind == NodeKind::kSubtract || n.kind == NodeKind::kDivide ||
+                    n.kind == NodeKind::kMinimum || n.kind == NodeKind::kMaximum;
+  if (!kind || emulate || quantized_of_node[i] >= 0 || n.inputs.size() != 2 || n.outputs.size() != 1) return false;
+  return n.inputs[0] >= 0 && n.inputs[1] >= 0 && raw_type(value(n.inputs[0])) && raw_type(value(n.inputs[1])) && raw_type(value(n.outputs[0]));
+}
+
+namespace {
+
+// run_raw_binary with the operation Op: as run_binary then quantize_outputs, each operand as the
+// float the value holds ((q - zero point) * scale for raw integers), the operation, the node's
+// range, then the output's grid (into raw integers, or into floats and quantize_outputs).
+template <float (*Op)(float, float)>
+void raw_binary_with(DelegateState& m, const Node& n, const int8_t* ra, const int8_t* rb, int8_t* ro) {
+  const xnn::TensorValue& va = m.value(n.inputs[0]);
+  const xnn::TensorValue& vb = m.value(n.inputs[1]);
+  const xnn::TensorValue& vo = m.value(n.outputs[0]);
+  const float za = static_cast<float>(va.quant.zero_point), sa = va.quant.scale;
+  const float zb = static_cast<float>(vb.quant.zero_point), sb = vb.quant.scale;
+  const float zo = static_cast<float>(vo.quant.zero_point), so = vo.quant.scale;
+  const float lo = n.output_min, hi = n.output_max;
+  const bool bounded = !unbounded_range(n);
+  auto result = [=](auto x, auto y) {
+    float a, b;
+    if constexpr (std::is_same_v<decltype(x), int8_t>) {
+      a = (static_cast<float>(x) - za) * sa;
+    } else {
+      a = x;
+    }
+    if constexpr (std::is_same_v<decltype(y), int8_t>) {
+      b = (static_cast<float>(y) - zb) * sb;
+    } else {
+      b = y;
+    }
+    const float r = Op(a, b);
+    return bounded ? clampf(r, lo, hi) : r;
+  };
+  auto with = [&](const auto* a, const auto* b) {
+    if (ro != nullptr) {
+      binary_broadcast(m.in_shape(n, 0), a, m.in_shape(n, 1), b, m.out_shape(n), ro,
+                       [=](auto x, auto y) { return static_cast<int8_t>(quantize_raw(result(x, y) / so, zo, -128.0f, 127.0f)); });
+    } else {
+      binary_broadcast(m.in_shape(n, 0), a, m.in_shape(n, 1), b, m.out_shape(n), m.output(n), result);
+      m.quantize_outputs(n);
+    }
+  };
+  if (ra != nullptr) {
+    rb != nullptr ? with(ra, rb) : with(ra, m.input(n, 1));
+  } else {
+    rb != nullptr ? with(m.input(n, 0), rb) : with(m.input(n, 0), m.input(n, 1));
+  }
+}
+
+}  // namespace
+
+bool DelegateState::run_raw_binary(size_t i) {
+  if (!raw_active || !raw_binary(i)) return false;
+  const Node& n = graph.nodes[i];
+  const int8_t* ra = raw_input(n, 0);
+  const int8_t* rb = raw_input(n, 1);
+  int8_t* ro = raw_output(n);
+  if (ra == nullptr && rb == nullptr && ro == nullptr) return false;
+  switch (n.kind) {
+    case NodeKind::kMultiply: raw_binary_with<op_multiply>(*this, n, ra, rb, ro); break;
+    case NodeKind::kSubtract: raw_binary_with<op_subtract>(*this, n, ra, rb, ro); break;
+    case NodeKind::kDivide: raw_binary_with<op_divide>(*this, n, ra, rb, ro); break;
+    case NodeKind::kMinimum: raw_binary_with<op_minimum>(*this, n, ra, rb, ro); break;
+    default: raw_binary_with<op_maximum>(*this, n, ra, rb, ro); break;
   }
   return true;
 }

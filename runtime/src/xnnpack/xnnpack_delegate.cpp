@@ -378,7 +378,15 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   // either way: a logged producer logs them, and a hook that overwrites them overwrites what the
   // Clamp's readers read, as it would with a copy made after it. So does a Convert of a quantized
   // value to f32 with no output range: quantized values are held as the floats they stand for,
-  // so it copies too.
+  // so it copies too; and a Reshape (XNNPACK's runs in place: a pixel shuffle's two reshapes of
+  // a 51 MB tensor cost etscope 15 ms as copies).
+  auto in_place_reshape = [&](const Node& n) {
+    if (n.kind != NodeKind::kReshape || n.inputs.size() != 1 || n.outputs.size() != 1 || n.inputs[0] < 0 || !unbounded_range(n)) return false;
+    const xnn::TensorValue& in = g.values[static_cast<size_t>(n.inputs[0])];
+    const xnn::TensorValue& out = g.values[static_cast<size_t>(n.outputs[0])];
+    return in.type == out.type && in.quant.kind == out.quant.kind && in.quant.scale == out.quant.scale && in.quant.zero_point == out.quant.zero_point &&
+           in.numel == out.numel;
+  };
   auto dequantizing_convert = [&](const Node& n) {
     const xnn::TensorValue& in = g.values[static_cast<size_t>(n.inputs[0])];
     return n.kind == NodeKind::kConvert && n.inputs.size() == 1 && n.outputs.size() == 1 &&
@@ -387,7 +395,7 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
            std::isinf(n.output_max) && n.output_max > 0;
   };
   for (size_t i = 0; i < g.nodes.size() && !impl->emulate; ++i) {
-    if (!impl->copy_clamp[i] && !dequantizing_convert(g.nodes[i])) continue;
+    if (!impl->copy_clamp[i] && !dequantizing_convert(g.nodes[i]) && !in_place_reshape(g.nodes[i])) continue;
     const size_t in = static_cast<size_t>(g.nodes[i].inputs[0]), out = static_cast<size_t>(g.nodes[i].outputs[0]);
     constexpr uint32_t kExternal = xnn::kFlagExternalInput | xnn::kFlagExternalOutput;
     if ((g.values[out].flags & kExternal) != 0 || (g.values[in].flags & kExternal) != 0 || g.values[in].is_constant ||
@@ -431,7 +439,7 @@ void DelegateState::run_node(size_t i) {
     if (output(n) != input(n, 0)) std::memcpy(output(n), input(n, 0), static_cast<size_t>(out_shape(n).numel()) * 4);
     return;
   }
-  if (!emulate && run_raw_move(i)) return;
+  if (!emulate && (run_raw_move(i) || run_raw_binary(i))) return;
   if (exact && quantized_of_node[i] >= 0) {
     ops.run_integer(*this, n);  // every kind that plans an integer layer has an integer runner
     return;

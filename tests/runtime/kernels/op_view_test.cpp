@@ -102,20 +102,23 @@ TEST_CASE("view_copy refuses negative sizes and sizes whose product overflows", 
 
 // Every permutation of a 4-D tensor and a pixel-shuffle-like 6-D one, with sizes that do not
 // divide the copy's tiles (64 bytes by 8 lines, or 16 x 16 blocks), against index arithmetic.
+// Float (4-byte) and int8 (1-byte: in-register 16 x 16 byte blocks) elements alike.
 TEST_CASE("permute_copy of every 4-D permutation and a 6-D pixel shuffle", "[kernels][view]") {
-  auto check = [](std::vector<int64_t> sizes, std::vector<int64_t> dims) {
+  auto check_as = [](auto element, std::vector<int64_t> sizes, std::vector<int64_t> dims) {
+    using T = decltype(element);
+    const ScalarType dtype = std::is_same_v<T, float> ? ScalarType::kFloat : ScalarType::kChar;
     const size_t rank = sizes.size();
     int64_t count = 1;
     for (int64_t s : sizes) count *= s;
-    std::vector<float> a(static_cast<size_t>(count));
-    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i);
+    std::vector<T> a(static_cast<size_t>(count));
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<T>(std::is_same_v<T, float> ? static_cast<int64_t>(i) : static_cast<int64_t>(i % 251) - 125);
     std::vector<int64_t> in_strides(rank, 1), out_sizes(rank);
     for (size_t d = rank - 1; d > 0; --d) in_strides[d - 1] = in_strides[d] * sizes[d];
     for (size_t d = 0; d < rank; ++d) out_sizes[d] = sizes[static_cast<size_t>(dims[d])];
     KernelCall c;
-    EValue* out = c.f32(out_sizes);
-    REQUIRE_FALSE(c.run("aten::permute_copy.out", {c.f32(sizes, a), c.int_list(dims), out, out}).failed());
-    const auto y = c.t(out).values<float>();
+    EValue* out = c.tensor<T>(dtype, out_sizes);
+    REQUIRE_FALSE(c.run("aten::permute_copy.out", {c.tensor<T>(dtype, sizes, a), c.int_list(dims), out, out}).failed());
+    const auto y = c.t(out).values<T>();
     std::vector<int64_t> idx(rank, 0);
     size_t wrong = 0;
     for (int64_t i = 0; i < count; ++i) {
@@ -128,6 +131,10 @@ TEST_CASE("permute_copy of every 4-D permutation and a 6-D pixel shuffle", "[ker
       }
     }
     CHECK(wrong == 0);
+  };
+  auto check = [&](std::vector<int64_t> sizes, std::vector<int64_t> dims) {
+    check_as(float{}, sizes, dims);
+    check_as(int8_t{}, sizes, dims);
   };
   std::vector<int64_t> dims{0, 1, 2, 3};
   do {

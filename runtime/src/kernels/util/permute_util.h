@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__SSE2__)
 #include <immintrin.h>
 #endif
 
@@ -52,6 +52,30 @@ inline void transpose16x16(const void* s, int64_t ss, void* d, int64_t ds) {
     _mm512_storeu_ps(dst + k * ds, _mm512_maskz_shuffle_f32x4(kAll16, t[k], t[8 + k], 0x88));
     _mm512_storeu_ps(dst + (8 + k) * ds, _mm512_maskz_shuffle_f32x4(kAll16, t[k], t[8 + k], 0xdd));
   }
+}
+
+}  // namespace permute_detail
+#endif
+
+#if defined(__SSE2__)
+namespace permute_detail {
+
+/// A 16 x 16 block of bytes transposed in registers: rows of `s` (16 contiguous bytes each, `ss`
+/// apart) become columns of `d` (rows `ds` apart). Four rounds of interleaving row i with row
+/// i + 8 (each round a perfect shuffle of the block's 256 bytes) leave row i holding column i.
+inline void transpose16x16_bytes(const void* s, int64_t ss, void* d, int64_t ds) {
+  const char* src = static_cast<const char*>(s);
+  char* dst = static_cast<char*>(d);
+  __m128i r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * ss));
+  for (int round = 0; round < 4; ++round) {
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = _mm_unpacklo_epi8(r[i], r[i + 8]);
+      t[2 * i + 1] = _mm_unpackhi_epi8(r[i], r[i + 8]);
+    }
+    for (int i = 0; i < 16; ++i) r[i] = t[i];
+  }
+  for (int i = 0; i < 16; ++i) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * ds), r[i]);
 }
 
 }  // namespace permute_detail
@@ -120,26 +144,29 @@ void copy_permuted(const E* __restrict src, E* __restrict dst, int rank, const i
   constexpr int64_t kLine = std::max<int64_t>(1, 64 / static_cast<int64_t>(sizeof(E)));
   constexpr int64_t kLines = 8;
   const int64_t ni = sizes[a], si = strides[a], oi = ostride[a];
+  // Input contiguous along a, output along b: whole 16 x 16 blocks in registers (4-byte elements
+  // with AVX-512, bytes with SSE2), the ragged edges element by element.
+  auto blocks16 = [&](auto transpose16x16) {
+    const int64_t ni16 = ni / 16 * 16, nj16 = nj / 16 * 16;
+    do {
+      const E* s = src + in_base;
+      E* o = dst + out_base;
+      for (int64_t j0 = 0; j0 < nj16; j0 += 16) {
+        for (int64_t i0 = 0; i0 < ni16; i0 += 16) transpose16x16(s + j0 * sj + i0, sj, o + i0 * oi + j0, oi);
+      }
+      for (int64_t i = 0; i < ni; ++i) {
+        for (int64_t j = i < ni16 ? nj16 : 0; j < nj; ++j) o[i * oi + j] = s[i + j * sj];
+      }
+    } while (next());
+  };
 #if defined(__AVX512F__)
   if constexpr (sizeof(E) == 4) {
-    if (si == 1) {
-      // Input contiguous along a, output along b: whole 16 x 16 blocks in registers, the ragged
-      // edges element by element.
-      const int64_t ni16 = ni / 16 * 16, nj16 = nj / 16 * 16;
-      do {
-        const E* s = src + in_base;
-        E* o = dst + out_base;
-        for (int64_t j0 = 0; j0 < nj16; j0 += 16) {
-          for (int64_t i0 = 0; i0 < ni16; i0 += 16) {
-            permute_detail::transpose16x16(s + j0 * sj + i0, sj, o + i0 * oi + j0, oi);
-          }
-        }
-        for (int64_t i = 0; i < ni; ++i) {
-          for (int64_t j = i < ni16 ? nj16 : 0; j < nj; ++j) o[i * oi + j] = s[i + j * sj];
-        }
-      } while (next());
-      return;
-    }
+    if (si == 1) return blocks16(permute_detail::transpose16x16);
+  }
+#endif
+#if defined(__SSE2__)
+  if constexpr (sizeof(E) == 1) {
+    if (si == 1) return blocks16(permute_detail::transpose16x16_bytes);
   }
 #endif
   do {
