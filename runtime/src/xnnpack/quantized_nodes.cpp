@@ -1063,31 +1063,33 @@ void run_gemm_layer_int8(DelegateState& m, const Node& n) {
 
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
 // One output pixel's channels [0, min(left, 16 V)) of a narrow int8 depthwise convolution: per
-// register of 16 channels (the last masked), the bias (rq's offsets), every listed tap's 16-bit
-// product (narrow filters: exact) added in int32 sums that wrap, then requantized from the
-// registers.
+// register of 16 channels (registers 0..V-2 whole, 16 (V - 1) < left; the last masked), the bias
+// (rq's offsets), every listed tap's 16-bit product (narrow filters: exact) added in int32 sums
+// that wrap, then requantized from the registers. (One mask, for the last register only: with a
+// mask per register GCC 12 kept the sums on the stack, a store and a load in every step.)
 // With Broadcast (a channel multiplier), every channel of the block reads the one input integer
 // at img + in_at[t].
 template <int V, bool Broadcast, typename Out>
 void dw_int8_block(const int16_t* img, const int16_t* filter, const int64_t* in_at, const int64_t* w_at, int64_t taps, int64_t left,
                    const Int8Requant& rq, Out* to) {
-  __mmask16 k[V];
+  const int64_t last = left - 16 * (V - 1);
+  const __mmask16 k = last >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << last) - 1u);
+  auto mask = [&](int v) { return v + 1 < V ? __mmask16{0xffff} : k; };
+  auto load16 = [&](const int16_t* p, int v) {
+    return v + 1 < V ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)) : _mm256_maskz_loadu_epi16(k, p);
+  };
   __m512i acc[V];
-  for (int v = 0; v < V; ++v) {
-    const int64_t n = left - 16 * v;
-    k[v] = n >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << n) - 1u);
-    acc[v] = _mm512_maskz_loadu_epi32(k[v], rq.offset + 16 * v);
-  }
+  for (int v = 0; v < V; ++v) acc[v] = v + 1 < V ? _mm512_loadu_si512(rq.offset + 16 * v) : _mm512_maskz_loadu_epi32(k, rq.offset + 16 * v);
   for (int64_t t = 0; t < taps; ++t) {
     const int16_t* x = img + in_at[t];
     const int16_t* w = filter + w_at[t];
     for (int v = 0; v < V; ++v) {
-      const __m256i xv = Broadcast ? _mm256_set1_epi16(*x) : _mm256_maskz_loadu_epi16(k[v], x + 16 * v);
-      const __m256i p = _mm256_mullo_epi16(xv, _mm256_maskz_loadu_epi16(k[v], w + 16 * v));
+      const __m256i xv = Broadcast ? _mm256_set1_epi16(*x) : load16(x + 16 * v, v);
+      const __m256i p = _mm256_mullo_epi16(xv, load16(w + 16 * v, v));
       acc[v] = _mm512_add_epi32(acc[v], _mm512_maskz_cvtepi16_epi32(0xffff, p));
     }
   }
-  for (int v = 0; v < V; ++v) requantize16(acc[v], _mm512_maskz_loadu_ps(k[v], rq.scale + 16 * v), k[v], rq, to + 16 * v);
+  for (int v = 0; v < V; ++v) requantize16(acc[v], _mm512_maskz_loadu_ps(mask(v), rq.scale + 16 * v), mask(v), rq, to + 16 * v);
 }
 
 // All CO channels of one output pixel: blocks of 64, then one of the 1 to 4 registers left.
