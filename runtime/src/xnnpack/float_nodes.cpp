@@ -257,6 +257,61 @@ inline void depthwise_pixel(const float* x, const float* w, const float* bias, c
   }
 }
 
+// Two neighbouring output pixels (their windows inside the image, x1 = x0 + step), channels
+// [0, min(left, 16 V)): as depthwise_block for each, in the same order, each tap's filter
+// registers loaded once for both (fewer loads per multiply-add, twice the independent sums).
+template <int V>
+void depthwise_block2(const float* x0, int64_t step, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at, int64_t taps,
+                      int64_t left, float* out0, float* out1, __m512 vlo, __m512 vhi) {
+  const int64_t last = left - 16 * (V - 1);
+  const __mmask16 k = last >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << last) - 1u);
+  auto load = [&](const float* p, int v) { return v + 1 < V ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(k, p); };
+  __m512 a0[V], a1[V];
+  for (int v = 0; v < V; ++v) a0[v] = a1[v] = bias ? load(bias + 16 * v, v) : _mm512_setzero_ps();
+  const float* x1 = x0 + step;
+  for (int64_t t = 0; t < taps; ++t) {
+    const float* wt = w + w_at[t];
+    const int64_t at = in_at[t];
+    for (int v = 0; v < V; ++v) {
+      const __m512 wv = load(wt + 16 * v, v);
+      a0[v] = _mm512_fmadd_ps(load(x0 + at + 16 * v, v), wv, a0[v]);
+      a1[v] = _mm512_fmadd_ps(load(x1 + at + 16 * v, v), wv, a1[v]);
+    }
+  }
+  for (int v = 0; v < V; ++v) {
+    const __m512 r0 = _mm512_maskz_min_ps(0xffff, vhi, _mm512_maskz_max_ps(0xffff, vlo, a0[v]));
+    const __m512 r1 = _mm512_maskz_min_ps(0xffff, vhi, _mm512_maskz_max_ps(0xffff, vlo, a1[v]));
+    if (v + 1 < V) {
+      _mm512_storeu_ps(out0 + 16 * v, r0);
+      _mm512_storeu_ps(out1 + 16 * v, r1);
+    } else {
+      _mm512_mask_storeu_ps(out0 + 16 * v, k, r0);
+      _mm512_mask_storeu_ps(out1 + 16 * v, k, r1);
+    }
+  }
+}
+
+// All CO channels of two neighbouring output pixels (depthwise_block2): blocks of 64, then one
+// of the 1 to 4 registers left.
+inline void depthwise_pixel2(const float* x0, int64_t step, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at,
+                             int64_t taps, int64_t CO, float* out0, float* out1, __m512 vlo, __m512 vhi) {
+  int64_t c0 = 0;
+  for (; CO - c0 >= 64; c0 += 64) {
+    depthwise_block2<4>(x0 + c0, step, w + c0, bias ? bias + c0 : nullptr, in_at, w_at, taps, 64, out0 + c0, out1 + c0, vlo, vhi);
+  }
+  const int64_t left = CO - c0;
+  const float* b = bias ? bias + c0 : nullptr;
+  if (left > 48) {
+    depthwise_block2<4>(x0 + c0, step, w + c0, b, in_at, w_at, taps, left, out0 + c0, out1 + c0, vlo, vhi);
+  } else if (left > 32) {
+    depthwise_block2<3>(x0 + c0, step, w + c0, b, in_at, w_at, taps, left, out0 + c0, out1 + c0, vlo, vhi);
+  } else if (left > 16) {
+    depthwise_block2<2>(x0 + c0, step, w + c0, b, in_at, w_at, taps, left, out0 + c0, out1 + c0, vlo, vhi);
+  } else if (left > 0) {
+    depthwise_block2<1>(x0 + c0, step, w + c0, b, in_at, w_at, taps, left, out0 + c0, out1 + c0, vlo, vhi);
+  }
+}
+
 // One output pixel of a depthwise convolution with a channel multiplier: per input channel its
 // `mult` outputs, each tap's input value broadcast.
 inline void depthwise_pixel_multiplier(const float* x, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at, int64_t taps,
@@ -296,6 +351,11 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
         for (int64_t ox = 0; ox < OW; ++ox) {
           float* px = out + ((b * OH + oy) * OW + ox) * CO;
 #if defined(__AVX512F__)
+          if (listed && mult == 1 && ox + 1 < OW && taps.interior(oy, ox) && taps.interior(oy, ox + 1)) {
+            depthwise_pixel2(xb + taps.origin(oy, ox), c.stride_w * C, w, bias, taps.in_at(), taps.w_at(), taps.count(), CO, px, px + CO, vlo, vhi);
+            ++ox;
+            continue;
+          }
           if (listed) {
             taps.visit(oy, ox, [&](int64_t origin, const int64_t* in_at, const int64_t* w_at, int64_t n) {
               if (mult == 1) {

@@ -133,14 +133,24 @@ class PixelTaps {
   /// True when the filter has at most kMaxListedTaps taps (visit may be called).
   bool listed() const { return listed_; }
 
+  /// True when output pixel (oy, ox)'s window lies inside the image (a listed filter): its taps
+  /// are the shared list, from image element origin(oy, ox).
+  bool interior(int64_t oy, int64_t ox) const {
+    const int64_t iy = oy * c_.stride_h - c_.padding[0];
+    return ox >= ox_begin_ && ox < ox_end_ && iy >= 0 && iy + int64_t{c_.kernel_h - 1} * c_.dilation_h < H_;
+  }
+  int64_t origin(int64_t oy, int64_t ox) const { return ((oy * c_.stride_h - c_.padding[0]) * W_ + ox * c_.stride_w - c_.padding[3]) * C_; }
+  const int64_t* in_at() const { return in_at_; }
+  const int64_t* w_at() const { return w_at_; }
+  int64_t count() const { return count_; }
+
   /// Calls f(origin, in_at, w_at, taps) for output pixel (oy, ox) of a listed filter: tap t reads
   /// image element origin + in_at[t] (and the next ones of its channels) and filter element
   /// w_at[t].
   template <typename F>
   void visit(int64_t oy, int64_t ox, F f) const {
-    const int64_t iy = oy * c_.stride_h - c_.padding[0];
-    if (ox >= ox_begin_ && ox < ox_end_ && iy >= 0 && iy + int64_t{c_.kernel_h - 1} * c_.dilation_h < H_) {
-      f((iy * W_ + ox * c_.stride_w - c_.padding[3]) * C_, in_at_, w_at_, count_);
+    if (interior(oy, ox)) {
+      f(origin(oy, ox), in_at_, w_at_, count_);
       return;
     }
     int64_t in_at[kMaxListedTaps], w_at[kMaxListedTaps];
