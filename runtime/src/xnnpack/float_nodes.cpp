@@ -126,6 +126,20 @@ void packed_f32_gemm(const DelegateState& m, const float* a, int64_t stride, int
   });
 }
 
+// A packed convolution's GEMM over one image's output pixels on the method's threads, its rows
+// read where they are (f32_gemm_rows): pointers(p, at) writes output pixel p's `taps` row
+// pointers (each `width` floats) at `at`.
+template <typename Pointers>
+void gemm_over_pixels(const DelegateState& m, int64_t pixels, int64_t taps, int64_t width, const PackedF32& w0, float* dst, int64_t CO, float lo,
+                      float hi, Pointers pointers) {
+  for_blocks(worth_splitting(m.parallel, pixels * w0.n * w0.k), pixels, 4 * kF32Rows, w0.panels, 1, [&](int64_t p0, int64_t p1, int64_t q0, int64_t q1) {
+    auto rows_of = [&](int64_t r0, int64_t r1, const float** at) {
+      for (int64_t r = r0; r < r1; ++r, at += taps) pointers(p0 + r, at);
+    };
+    f32_gemm_rows(rows_of, taps, width, p1 - p0, w0, dst + p0 * CO, CO, lo, hi, q0, q1);
+  });
+}
+
 void run_conv2d(DelegateState& m, const Node& n) {
   const xnn::ConvParams& c = n.conv;
   const float lo = n.output_min, hi = n.output_max;
@@ -146,22 +160,46 @@ void run_conv2d(DelegateState& m, const Node& n) {
       std::fill(zeros, zeros + C, 0.0f);
       for (int64_t b = 0; b < sx.d[0]; ++b) {
         const float* img = x + b * H * W * C;
-        float* dst = out + b * pixels * CO;
-        const PackedF32& w0 = packs[0];
-        for_blocks(worth_splitting(m.parallel, pixels * w0.n * w0.k), pixels, 4 * kF32Rows, w0.panels, 1, [&](int64_t p0, int64_t p1, int64_t q0, int64_t q1) {
-          auto rows_of = [&](int64_t r0, int64_t r1, const float** at) {
-            for (int64_t r = r0; r < r1; ++r) {
-              const int64_t p = p0 + r, oy = p / OW, ox = p % OW;
-              for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
-                const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
-                for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
-                  const int64_t ix = ox * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
-                  *at++ = iy >= 0 && iy < H && ix >= 0 && ix < W ? img + (iy * W + ix) * C : zeros;
-                }
-              }
+        gemm_over_pixels(m, pixels, taps, C, packs[0], out + b * pixels * CO, CO, lo, hi, [&](int64_t p, const float** at) {
+          const int64_t oy = p / OW, ox = p % OW;
+          for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+            const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
+            for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+              const int64_t ix = ox * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
+              *at++ = iy >= 0 && iy < H && ix >= 0 && ix < W ? img + (iy * W + ix) * C : zeros;
             }
-          };
-          f32_gemm_rows(rows_of, taps, C, p1 - p0, w0, dst + p0 * CO, CO, lo, hi, q0, q1);
+          }
+        });
+      }
+      return;
+    }
+    // Few channels (an RGB stem): the image copied once with its padding made zeros, so that
+    // each kernel row of a window is kernel_w * C contiguous floats in the copy; the GEMM reads
+    // them where they are, a row pointer per kernel row, instead of an im2col matrix of every
+    // window (a 7x7 stem's is 49 times the image). Same sums in the same order. When the copy
+    // does not fit the scratch the convolution was checked for, im2col below.
+    const int64_t PH = (OH - 1) * c.stride_h + int64_t{c.kernel_h - 1} * c.dilation_h + 1, PW = (OW - 1) * c.stride_w + c.kernel_w;
+    if (!direct && c.groups == 1 && C < 8 && c.dilation_w == 1 && PH * PW * C <= static_cast<int64_t>(m.scratch.size()) &&
+        int64_t{c.kernel_h} <= kF32MaxRowPointers / kF32Rows) {
+      float* padded = m.scratch.data();
+      const int64_t pt = c.padding[0], pl = c.padding[3], row = PW * C;
+      for (int64_t b = 0; b < sx.d[0]; ++b) {
+        const float* img = x + b * H * W * C;
+        for (int64_t py = 0; py < PH; ++py) {
+          float* prow = padded + py * row;
+          const int64_t iy = py - pt;
+          const int64_t x0 = std::min(std::max<int64_t>(pl, 0), PW), x1 = std::max(x0, std::min(PW, W + pl));  // columns inside the image
+          if (iy < 0 || iy >= H || x0 >= x1) {
+            std::fill(prow, prow + row, 0.0f);
+            continue;
+          }
+          std::fill(prow, prow + x0 * C, 0.0f);
+          std::memcpy(prow + x0 * C, img + (iy * W + (x0 - pl)) * C, static_cast<size_t>((x1 - x0) * C) * 4);
+          std::fill(prow + x1 * C, prow + row, 0.0f);
+        }
+        gemm_over_pixels(m, pixels, c.kernel_h, int64_t{c.kernel_w} * C, packs[0], out + b * pixels * CO, CO, lo, hi, [&](int64_t p, const float** at) {
+          const int64_t oy = p / OW, ox = p % OW;
+          for (uint32_t ky = 0; ky < c.kernel_h; ++ky) *at++ = padded + ((oy * c.stride_h + int64_t{ky} * c.dilation_h) * PW + ox * c.stride_w) * C;
         });
       }
       return;
