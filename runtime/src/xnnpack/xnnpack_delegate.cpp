@@ -474,15 +474,51 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
            g.values[static_cast<size_t>(n.outputs[0])].type == ElementType::kF32 && std::isinf(n.output_min) && n.output_min < 0 &&
            std::isinf(n.output_max) && n.output_max > 0;
   };
-  for (size_t i = 0; i < g.nodes.size() && !impl->emulate; ++i) {
-    if (!impl->copy_clamp[i] && !dequantizing_convert(g.nodes[i]) && !in_place_reshape(g.nodes[i])) continue;
-    const size_t in = static_cast<size_t>(g.nodes[i].inputs[0]), out = static_cast<size_t>(g.nodes[i].outputs[0]);
-    constexpr uint32_t kExternal = xnn::kFlagExternalInput | xnn::kFlagExternalOutput;
-    if ((g.values[out].flags & kExternal) != 0 || (g.values[in].flags & kExternal) != 0 || g.values[in].is_constant ||
-        impl->consumers[in] != 1 || impl->ws_offset[in] < 0) {
-      continue;
+  // And an elementwise node on floats (a HardSwish, an Add) computes in place, into the buffer of
+  // an operand of its output's dimensions that it alone reads, as XNNPACK's runtime lets its
+  // elementwise operators do: one buffer read and written instead of two (every such kernel reads
+  // an element before it writes that element's result). Not in a graph of dynamic shapes, and not
+  // when the operand comes from the same event (an intermediate output logged when the event ends
+  // must still hold its values).
+  std::vector<uint32_t> event_of(g.nodes.size(), 0);
+  for (size_t e = 0; e + 1 < impl->event_first.size(); ++e) {
+    for (uint32_t i = impl->event_first[e]; i < impl->event_first[e + 1]; ++i) event_of[i] = static_cast<uint32_t>(e);
+  }
+  std::vector<int64_t> writer(nv, -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (int32_t o : g.nodes[i].outputs) writer[static_cast<size_t>(o)] = static_cast<int64_t>(i);
+  }
+  constexpr uint32_t kExternal = xnn::kFlagExternalInput | xnn::kFlagExternalOutput;
+  auto can_share = [&](size_t in, size_t out) {
+    return (g.values[out].flags & kExternal) == 0 && (g.values[in].flags & kExternal) == 0 && !g.values[in].is_constant && impl->consumers[in] == 1 &&
+           impl->ws_offset[in] >= 0;
+  };
+  auto in_place_operand = [&](size_t i) -> int32_t {
+    const Node& n = g.nodes[i];
+    const bool elementwise = (has_trait(n.kind, kUnaryElementwise) && n.inputs.size() == 1) || (has_trait(n.kind, kBinaryElementwise) && n.inputs.size() == 2);
+    if (impl->dynamic || !elementwise || n.outputs.size() != 1 || impl->quantized_of_node[i] >= 0 || impl->qd8_of_node[i] >= 0) return -1;
+    const xnn::TensorValue& out = g.values[static_cast<size_t>(n.outputs[0])];
+    for (int32_t v : n.inputs) {
+      if (v < 0) continue;
+      const xnn::TensorValue& in = g.values[static_cast<size_t>(v)];
+      const int64_t w = writer[static_cast<size_t>(v)];
+      if (in.type == out.type && in.shape == out.shape && w >= 0 && event_of[static_cast<size_t>(w)] != event_of[i] &&
+          can_share(static_cast<size_t>(v), static_cast<size_t>(n.outputs[0]))) {
+        return v;
+      }
     }
-    impl->ws_offset[out] = impl->ws_offset[in];
+    return -1;
+  };
+  for (size_t i = 0; i < g.nodes.size() && !impl->emulate; ++i) {
+    int32_t operand = -1;
+    if (impl->copy_clamp[i] || dequantizing_convert(g.nodes[i]) || in_place_reshape(g.nodes[i])) {
+      operand = g.nodes[i].inputs[0];
+    } else {
+      operand = in_place_operand(i);
+    }
+    if (operand < 0) continue;
+    const size_t in = static_cast<size_t>(operand), out = static_cast<size_t>(g.nodes[i].outputs[0]);
+    if (can_share(in, out)) impl->ws_offset[out] = impl->ws_offset[in];
   }
   ETSCOPE_TRY(impl->workspace->grow(plan_workspace(*impl, ws_floats), reserve, where + ": XNNPACK delegate workspace"));
   impl->plan_raw_values();
