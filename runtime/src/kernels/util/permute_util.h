@@ -81,8 +81,8 @@ inline void transpose16x16_bytes(const void* s, int64_t ss, void* d, int64_t ds)
 }  // namespace permute_detail
 #endif
 
-/// dst (dense, row-major, sizes[0..rank)) = the view of src whose element (i_0, ..., i_rank-1)
-/// is src[sum_d i_d * strides[d]]: a permutation when the strides are a dense tensor's, reordered.
+/// dst (dense, row-major, in_sizes[0..rank)) = the view of src whose element (i_0, ..., i_rank-1)
+/// is src[sum_d i_d * in_strides[d]]: a permutation when the strides are a dense tensor's, reordered.
 /// Elements are moved as E (an unsigned integer of their width, or float). rank <= kMaxRank.
 ///
 /// When the output's innermost dimension is not the input's, a plain walk reads each element from
@@ -91,10 +91,28 @@ inline void transpose16x16_bytes(const void* s, int64_t ss, void* d, int64_t ds)
 /// that dimension) from 8 places, so every line it brings in is used in full, and 8 lines stay in
 /// one 8-way L1 set even when the stride is a multiple of 4 KiB.
 template <typename E, int kMaxRank>
-void copy_permuted(const E* __restrict src, E* __restrict dst, int rank, const int64_t* sizes, const int64_t* strides) {
+void copy_permuted(const E* __restrict src, E* __restrict dst, int rank, const int64_t* in_sizes, const int64_t* in_strides) {
   int64_t count = 1;
-  for (int d = 0; d < rank; ++d) count *= sizes[d];
+  for (int d = 0; d < rank; ++d) count *= in_sizes[d];
   if (count == 0) return;
+  // The same copy over fewer, longer dimensions: dimensions of one element dropped, and two
+  // neighbours of the output merged when they are neighbours in the input too (a squeeze-excite
+  // block's [1, 1, 1, C] -> [1, C, 1, 1] is one run of C elements).
+  int64_t sizes[kMaxRank], strides[kMaxRank];
+  {
+    int r = 0;
+    for (int d = 0; d < rank; ++d) {
+      if (in_sizes[d] == 1) continue;
+      if (r > 0 && strides[r - 1] == in_strides[d] * in_sizes[d]) {
+        sizes[r - 1] *= in_sizes[d];
+        strides[r - 1] = in_strides[d];
+      } else {
+        sizes[r] = in_sizes[d];
+        strides[r++] = in_strides[d];
+      }
+    }
+    rank = r;
+  }
   if (rank == 0) {
     dst[0] = src[0];
     return;
