@@ -485,14 +485,28 @@ void binary_broadcast(const Shape& sa, const A* a, const Shape& sb, const B* b, 
     }
     return;
   }
+  // Otherwise in runs along which each operand steps or stays (a rope table [1, T, 1, D] against
+  // [1, T, H, D]: runs of D), each run a loop of the four forms.
   const std::span<const int64_t> out_sizes{so.d, static_cast<size_t>(so.rank)};
-  kernels::BroadcastIndex ia(out_sizes, {sa.d, static_cast<size_t>(sa.rank)});
-  kernels::BroadcastIndex ib(out_sizes, {sb.d, static_cast<size_t>(sb.rank)});
-  for (int64_t i = 0; i < n; ++i) {
-    out[i] = f(a[ia.index()], b[ib.index()]);
-    ia.advance();
-    ib.advance();
-  }
+  const std::array<std::span<const int64_t>, 2> in_sizes{std::span<const int64_t>{sa.d, static_cast<size_t>(sa.rank)},
+                                                         std::span<const int64_t>{sb.d, static_cast<size_t>(sb.rank)}};
+  kernels::for_each_broadcast_run<2>(out_sizes, in_sizes, [&](int64_t o, int64_t len, const std::array<int64_t, 2>& at, const std::array<int64_t, 2>& step) {
+    const A* x = a + at[0];
+    const B* y = b + at[1];
+    O* to = out + o;
+    if (step[0] && step[1]) {
+      for (int64_t j = 0; j < len; ++j) to[j] = f(x[j], y[j]);
+    } else if (step[0]) {
+      const B yv = y[0];
+      for (int64_t j = 0; j < len; ++j) to[j] = f(x[j], yv);
+    } else if (step[1]) {
+      const A xv = x[0];
+      for (int64_t j = 0; j < len; ++j) to[j] = f(xv, y[j]);
+    } else {
+      const O v = f(x[0], y[0]);
+      for (int64_t j = 0; j < len; ++j) to[j] = v;
+    }
+  });
 }
 
 /// The raw quantized value of `scaled` (a float already divided by the scale): rounded to nearest

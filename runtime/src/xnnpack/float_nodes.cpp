@@ -678,8 +678,11 @@ void run_concat(DelegateState& m, const Node& n) {
   for (size_t k = 0; k < n.inputs.size(); ++k) {
     const int64_t len = m.in_shape(n, k).d[n.axis] * inner;
     const float* src = m.input(n, k);
-    for (int64_t o = 0; o < outer; ++o) {
-      std::memmove(out + o * so.d[n.axis] * inner + at, src + o * len, static_cast<size_t>(len) * 4);
+    const int64_t out_row = so.d[n.axis] * inner;
+    if (len == 1) {  // one float per row (a rope's halves joined along a last dimension of 2)
+      for (int64_t o = 0; o < outer; ++o) out[o * out_row + at] = src[o];
+    } else {
+      for (int64_t o = 0; o < outer; ++o) std::memmove(out + o * out_row + at, src + o * len, static_cast<size_t>(len) * 4);
     }
     at += len;
   }
