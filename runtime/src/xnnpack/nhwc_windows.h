@@ -40,30 +40,34 @@ inline void copy_window_run(const T* from, int64_t n, T* to) {
 template <typename T>
 void im2col(const T* img, const Shape& sx, const Shape& so, const xnn::ConvParams& c, uint32_t g, T* col, T pad = T{0},
             int64_t stride = 0, int64_t oy0 = 0, int64_t oy1 = -1) {
+  // The parameters in locals: byte stores (int8 matrices) may alias anything, so fields read
+  // through `c` would be loaded again after every copy.
   const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2];
-  const int64_t cg = c.group_in, kk = int64_t{c.kernel_h} * c.kernel_w * cg;
+  const int64_t kh = c.kernel_h, kw = c.kernel_w, sh = c.stride_h, sw = c.stride_w, dh = c.dilation_h, dw = c.dilation_w;
+  const int64_t pt = c.padding[0], pl = c.padding[3];
+  const int64_t cg = c.group_in, kk = kh * kw * cg, g0 = int64_t{g} * cg;
   if (stride == 0) stride = kk;
   if (oy1 < 0) oy1 = OH;
   for (int64_t oy = oy0; oy < oy1; ++oy) {
     for (int64_t ox = 0; ox < OW; ++ox) {
       T* row = col + (oy * OW + ox) * stride;
-      const int64_t ix0 = ox * c.stride_w - c.padding[3];
+      const int64_t ix0 = ox * sw - pl;
       // One group with no horizontal dilation and the window's columns inside the image: a kernel
       // row's taps are contiguous in the image, one copy per kernel row.
-      const bool whole_rows = cg == C && c.dilation_w == 1 && ix0 >= 0 && ix0 + int64_t{c.kernel_w} <= W;
-      for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
-        const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
+      const bool whole_rows = cg == C && dw == 1 && ix0 >= 0 && ix0 + kw <= W;
+      for (int64_t ky = 0; ky < kh; ++ky) {
+        const int64_t iy = oy * sh - pt + ky * dh;
         if (whole_rows && iy >= 0 && iy < H) {
-          copy_window_run(img + (iy * W + ix0) * C, int64_t{c.kernel_w} * C, row + int64_t{ky} * c.kernel_w * cg);
+          copy_window_run(img + (iy * W + ix0) * C, kw * C, row + ky * kw * cg);
           continue;
         }
-        for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
-          const int64_t ix = ox * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
-          T* cell = row + (int64_t{ky} * c.kernel_w + kx) * cg;
+        for (int64_t kx = 0; kx < kw; ++kx) {
+          const int64_t ix = ix0 + kx * dw;
+          T* cell = row + (ky * kw + kx) * cg;
           if (iy < 0 || iy >= H || ix < 0 || ix >= W) {
             std::fill(cell, cell + cg, pad);  // XNNPACK pads quantized inputs with their zero point
           } else {
-            copy_window_run(img + (iy * W + ix) * C + g * cg, cg, cell);
+            copy_window_run(img + (iy * W + ix) * C + g0, cg, cell);
           }
         }
       }
