@@ -151,7 +151,7 @@ struct DelegateState {
   std::vector<Shape> shapes;
   bool dynamic = false;
   std::vector<Shape> last_inputs;  // the argument shapes `shapes` were propagated from
-  std::vector<std::vector<float>> owned;  // per value: float constants
+  std::vector<kernels::aligned_vector<float>> owned;  // per value: float constants (64-byte aligned, as every buffer below)
   std::vector<float*> data;               // per value, external ones set per execution
   // Internal values and staging buffers live in the method's workspace, shared with its other
   // delegates: per value its offset in floats there (or -1), pointed at when a call starts
@@ -178,10 +178,10 @@ struct DelegateState {
   void group_events();
   std::vector<int> consumers;             // per value: how many node inputs read it
   std::vector<uint32_t> reads, writes;    // DelegateCall argument positions
-  std::vector<float> scratch;
+  kernels::aligned_vector<float> scratch;
   std::vector<double> qscratch;
   std::vector<uint8_t> gemm_workspace;
-  std::vector<uint8_t> int8_scratch;  // Scratch::bytes
+  kernels::aligned_vector<uint8_t> int8_scratch;  // Scratch::bytes
   std::vector<int32_t> f32_of_node;                // per node: index into f32_layers, or -1
   std::vector<std::vector<PackedF32>> f32_layers;  // per layer, one packing per group
   /// True when node n is a float convolution or fully connected layer with a constant f32 filter
@@ -225,7 +225,7 @@ struct DelegateState {
   // instead of floats, while nothing observes it: in an execution without intermediate-output
   // logging or a value hook (`raw_active`). Observed executions compute through the floats as
   // before, with the same integers.
-  std::vector<std::vector<int8_t>> raw_owned;
+  std::vector<kernels::aligned_vector<int8_t>> raw_owned;
   std::vector<int8_t*> raw;
   bool raw_active = false;
   void plan_raw_values();

@@ -10,6 +10,8 @@
 #include <functional>
 #include <vector>
 
+#include "kernels/util/aligned.h"
+
 namespace etscope::runtime::xnnpack {
 
 constexpr int64_t kF32Panel = 32;  // outputs per panel
@@ -17,8 +19,8 @@ constexpr int64_t kF32Rows = 8;    // rows per block of the kernel
 
 struct PackedF32 {
   int64_t k = 0, n = 0, panels = 0;
-  std::vector<float> data;  // panels x k x kF32Panel
-  std::vector<float> bias;  // panels x kF32Panel
+  kernels::aligned_vector<float> data;  // panels x k x kF32Panel
+  kernels::aligned_vector<float> bias;  // panels x kF32Panel
 };
 
 /// Floats a packing of an n x k filter takes.

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <type_traits>
 #include <vector>
+
+#include "kernels/util/aligned.h"
 #if defined(__AVX512F__) && defined(__AVX512BW__)
 #include <immintrin.h>
 #endif
@@ -28,7 +30,7 @@ constexpr int64_t kInt8Tiles = 4;  // tiles per block of the kernel
 
 struct PackedInt8 {
   int64_t k = 0, kpad = 0, n = 0, tiles = 0;
-  std::vector<uint8_t> bytes;  // tiles x tile_bytes()
+  kernels::aligned_vector<uint8_t> bytes;  // tiles x tile_bytes()
   std::vector<int32_t> wsum;   // per output, tiles x kInt8Tile (zeros past n)
   int64_t tile_bytes() const { return kpad * kInt8Tile; }
 };

@@ -21,6 +21,7 @@
 #include "etscope/core/result.h"
 #include "etscope/formats/program.h"
 #include "etscope/formats/xnnpack_payload.h"
+#include "kernels/util/aligned.h"
 
 namespace etscope::runtime {
 class Parallel;  // parallel.h
@@ -45,7 +46,7 @@ class Workspace {
   float* data() { return buffer_.data(); }
 
  private:
-  std::vector<float> buffer_;
+  kernels::aligned_vector<float> buffer_;
 };
 
 class XnnpackDelegate {
