@@ -409,6 +409,32 @@ void walk_strided(const Shape& s, const int64_t* step, F f) {
   }
 }
 
+/// binary_broadcast's general case: the output in runs along which each operand steps by one
+/// element or stays on one (kernels::for_each_broadcast_run), each run a loop of the four forms.
+template <typename A, typename B, typename O, typename F>
+[[gnu::noinline]] void binary_broadcast_runs(const Shape& sa, const A* a, const Shape& sb, const B* b, const Shape& so, O* out, F f) {
+  const std::span<const int64_t> out_sizes{so.d, static_cast<size_t>(so.rank)};
+  const std::array<std::span<const int64_t>, 2> in_sizes{std::span<const int64_t>{sa.d, static_cast<size_t>(sa.rank)},
+                                                         std::span<const int64_t>{sb.d, static_cast<size_t>(sb.rank)}};
+  kernels::for_each_broadcast_run<2>(out_sizes, in_sizes, [&](int64_t o, int64_t len, const std::array<int64_t, 2>& at, const std::array<int64_t, 2>& step) {
+    const A* x = a + at[0];
+    const B* y = b + at[1];
+    O* to = out + o;
+    if (step[0] && step[1]) {
+      for (int64_t j = 0; j < len; ++j) to[j] = f(x[j], y[j]);
+    } else if (step[0]) {
+      const B yv = y[0];
+      for (int64_t j = 0; j < len; ++j) to[j] = f(x[j], yv);
+    } else if (step[1]) {
+      const A xv = x[0];
+      for (int64_t j = 0; j < len; ++j) to[j] = f(xv, y[j]);
+    } else {
+      const O v = f(x[0], y[0]);
+      for (int64_t j = 0; j < len; ++j) to[j] = v;
+    }
+  });
+}
+
 /// out[i] = f(a[...], b[...]) over the broadcast output `so`, with the kernels' broadcast walk
 /// (kernels/util/broadcast_util.h) for shapes that differ in more than a scalar operand.
 template <typename A, typename B, typename O, typename F>
@@ -486,27 +512,8 @@ void binary_broadcast(const Shape& sa, const A* a, const Shape& sb, const B* b, 
     return;
   }
   // Otherwise in runs along which each operand steps or stays (a rope table [1, T, 1, D] against
-  // [1, T, H, D]: runs of D), each run a loop of the four forms.
-  const std::span<const int64_t> out_sizes{so.d, static_cast<size_t>(so.rank)};
-  const std::array<std::span<const int64_t>, 2> in_sizes{std::span<const int64_t>{sa.d, static_cast<size_t>(sa.rank)},
-                                                         std::span<const int64_t>{sb.d, static_cast<size_t>(sb.rank)}};
-  kernels::for_each_broadcast_run<2>(out_sizes, in_sizes, [&](int64_t o, int64_t len, const std::array<int64_t, 2>& at, const std::array<int64_t, 2>& step) {
-    const A* x = a + at[0];
-    const B* y = b + at[1];
-    O* to = out + o;
-    if (step[0] && step[1]) {
-      for (int64_t j = 0; j < len; ++j) to[j] = f(x[j], y[j]);
-    } else if (step[0]) {
-      const B yv = y[0];
-      for (int64_t j = 0; j < len; ++j) to[j] = f(x[j], yv);
-    } else if (step[1]) {
-      const A xv = x[0];
-      for (int64_t j = 0; j < len; ++j) to[j] = f(xv, y[j]);
-    } else {
-      const O v = f(x[0], y[0]);
-      for (int64_t j = 0; j < len; ++j) to[j] = v;
-    }
-  });
+  // [1, T, H, D]: runs of D), in a function of its own.
+  binary_broadcast_runs(sa, a, sb, b, so, out, f);
 }
 
 /// The raw quantized value of `scaled` (a float already divided by the scale): rounded to nearest

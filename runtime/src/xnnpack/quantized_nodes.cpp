@@ -692,7 +692,9 @@ void raw_binary_with(DelegateState& m, const Node& n, const int8_t* ra, const in
   const float zo = static_cast<float>(vo.quant.zero_point), so = vo.quant.scale;
   const float lo = n.output_min, hi = n.output_max;
   const bool bounded = !unbounded_range(n);
-  auto result = [=](auto x, auto y) {
+  // Inlined into every loop of binary_broadcast by force: GCC otherwise made one of them a call
+  // per element (EDSR's Multiplies: 1.7 -> 12 ms).
+  auto result = [=](auto x, auto y) __attribute__((always_inline)) {
     float a, b;
     if constexpr (std::is_same_v<decltype(x), int8_t>) {
       a = (static_cast<float>(x) - za) * sa;
@@ -710,7 +712,7 @@ void raw_binary_with(DelegateState& m, const Node& n, const int8_t* ra, const in
   auto with = [&](const auto* a, const auto* b) {
     if (ro != nullptr) {
       binary_broadcast(m.in_shape(n, 0), a, m.in_shape(n, 1), b, m.out_shape(n), ro,
-                       [=](auto x, auto y) { return static_cast<int8_t>(quantize_raw(result(x, y) / so, zo, -128.0f, 127.0f)); });
+                       [=](auto x, auto y) __attribute__((always_inline)) { return static_cast<int8_t>(quantize_raw(result(x, y) / so, zo, -128.0f, 127.0f)); });
     } else {
       binary_broadcast(m.in_shape(n, 0), a, m.in_shape(n, 1), b, m.out_shape(n), m.output(n), result);
       m.quantize_outputs(n);
