@@ -275,24 +275,15 @@ void depthwise_block(const float* x, const float* w, const float* bias, const in
   }
 }
 
-// All CO channels of one output pixel: blocks of 64, then one of the 1 to 4 registers left.
+// All CO channels of one output pixel, in the blocks of for_channel_blocks (whole ones load
+// without masks).
 template <bool Broadcast = false>
 inline void depthwise_pixel(const float* x, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at, int64_t taps, int64_t CO,
                             float* out, __m512 vlo, __m512 vhi) {
-  auto xs = [&](int64_t c0) { return Broadcast ? x : x + c0; };
-  int64_t c0 = 0;
-  for (; CO - c0 >= 64; c0 += 64) depthwise_block<4, Broadcast, true>(xs(c0), w + c0, bias ? bias + c0 : nullptr, in_at, w_at, taps, 64, out + c0, vlo, vhi);
-  const int64_t left = CO - c0;
-  const float* b = bias ? bias + c0 : nullptr;
-  if (left > 48) {
-    depthwise_block<4, Broadcast>(xs(c0), w + c0, b, in_at, w_at, taps, left, out + c0, vlo, vhi);
-  } else if (left > 32) {
-    depthwise_block<3, Broadcast>(xs(c0), w + c0, b, in_at, w_at, taps, left, out + c0, vlo, vhi);
-  } else if (left > 16) {
-    depthwise_block<2, Broadcast>(xs(c0), w + c0, b, in_at, w_at, taps, left, out + c0, vlo, vhi);
-  } else if (left > 0) {
-    depthwise_block<1, Broadcast>(xs(c0), w + c0, b, in_at, w_at, taps, left, out + c0, vlo, vhi);
-  }
+  for_channel_blocks(CO, [&](int64_t c0, int64_t left, auto v, auto full) __attribute__((always_inline)) {
+    depthwise_block<decltype(v)::value, Broadcast, decltype(full)::value>(Broadcast ? x : x + c0, w + c0, bias ? bias + c0 : nullptr, in_at, w_at,
+                                                                          taps, left, out + c0, vlo, vhi);
+  });
 }
 
 // Two neighbouring output pixels (their windows inside the image, x1 = x0 + step), channels
@@ -329,25 +320,13 @@ void depthwise_block2(const float* x0, int64_t step, const float* w, const float
   }
 }
 
-// All CO channels of two neighbouring output pixels (depthwise_block2): blocks of 64, then one
-// of the 1 to 4 registers left.
+// All CO channels of two neighbouring output pixels (depthwise_block2), in the blocks of
+// for_channel_blocks.
 inline void depthwise_pixel2(const float* x0, int64_t step, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at,
                              int64_t taps, int64_t CO, float* out0, float* out1, __m512 vlo, __m512 vhi) {
-  int64_t c0 = 0;
-  for (; CO - c0 >= 64; c0 += 64) {
-    depthwise_block2<4>(x0 + c0, step, w + c0, bias ? bias + c0 : nullptr, in_at, w_at, taps, 64, out0 + c0, out1 + c0, vlo, vhi);
-  }
-  const int64_t left = CO - c0;
-  const float* b = bias ? bias + c0 : nullptr;
-  if (left > 48) {
-    depthwise_block2<4>(x0 + c0, step, w + c0, b, in_at, w_at, taps, left, out0 + c0, out1 + c0, vlo, vhi);
-  } else if (left > 32) {
-    depthwise_block2<3>(x0 + c0, step, w + c0, b, in_at, w_at, taps, left, out0 + c0, out1 + c0, vlo, vhi);
-  } else if (left > 16) {
-    depthwise_block2<2>(x0 + c0, step, w + c0, b, in_at, w_at, taps, left, out0 + c0, out1 + c0, vlo, vhi);
-  } else if (left > 0) {
-    depthwise_block2<1>(x0 + c0, step, w + c0, b, in_at, w_at, taps, left, out0 + c0, out1 + c0, vlo, vhi);
-  }
+  for_channel_blocks(CO, [&](int64_t c0, int64_t left, auto v, auto) __attribute__((always_inline)) {
+    depthwise_block2<decltype(v)::value>(x0 + c0, step, w + c0, bias ? bias + c0 : nullptr, in_at, w_at, taps, left, out0 + c0, out1 + c0, vlo, vhi);
+  });
 }
 
 // One output pixel of a depthwise convolution with a channel multiplier: per input channel its

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -95,6 +96,25 @@ void for_each_tap(const xnn::ConvParams& c, uint32_t dilation_h, uint32_t dilati
 template <typename Tap>
 void for_each_tap(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t oy, int64_t ox, Tap tap) {
   for_each_tap(c, c.dilation_h, c.dilation_w, H, W, oy, ox, tap);
+}
+
+/// The channel blocks a depthwise kernel takes an output pixel's CO channels in, registers of 16:
+/// blocks of 64 (full: true), then one of the 1 to 4 registers left, 16 (V - 1) < left <= 16 V
+/// (full: false). Calls block(c0, left, std::integral_constant<int, V>, std::bool_constant<full>).
+template <typename Block>
+[[gnu::always_inline]] inline void for_channel_blocks(int64_t CO, Block block) {
+  int64_t c0 = 0;
+  for (; CO - c0 >= 64; c0 += 64) block(c0, int64_t{64}, std::integral_constant<int, 4>{}, std::true_type{});
+  const int64_t left = CO - c0;
+  if (left > 48) {
+    block(c0, left, std::integral_constant<int, 4>{}, std::false_type{});
+  } else if (left > 32) {
+    block(c0, left, std::integral_constant<int, 3>{}, std::false_type{});
+  } else if (left > 16) {
+    block(c0, left, std::integral_constant<int, 2>{}, std::false_type{});
+  } else if (left > 0) {
+    block(c0, left, std::integral_constant<int, 1>{}, std::false_type{});
+  }
 }
 
 /// Filters of at most this many taps have their taps listed per output pixel (list_taps).

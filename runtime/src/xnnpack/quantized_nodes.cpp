@@ -507,8 +507,6 @@ namespace {
 // A per-tensor qint8 value.
 bool raw_type(const xnn::TensorValue& v) { return v.type == ElementType::kQInt8 && v.quant.kind == xnn::Quantization::Kind::kPerTensor; }
 
-bool unbounded(const Node& n) { return std::isinf(n.output_min) && n.output_min < 0 && std::isinf(n.output_max) && n.output_max > 0; }
-
 bool same_grid(const xnn::TensorValue& a, const xnn::TensorValue& b) {
   return a.quant.scale == b.quant.scale && a.quant.zero_point == b.quant.zero_point;
 }
@@ -534,7 +532,7 @@ void DelegateState::plan_raw_values() {
     const Node& n = graph.nodes[i];
     if (raw_layer(i)) return k == 0 || (n.kind == NodeKind::kAdd && k == 1);
     if (raw_binary(i)) return k < 2;
-    return k == 0 && n.kind == NodeKind::kConvert && single(n) && unbounded(n) && value(n.outputs[0]).type == ElementType::kF32;
+    return k == 0 && n.kind == NodeKind::kConvert && single(n) && unbounded_range(n) && value(n.outputs[0]).type == ElementType::kF32;
   };
   auto writes_raw = [&](size_t i) {
     const Node& n = graph.nodes[i];
@@ -544,14 +542,14 @@ void DelegateState::plan_raw_values() {
       return o.quant.scale == q.out_scale && o.quant.zero_point == q.out_zero;  // not a fused Clamp's grid
     }
     if (raw_binary(i)) return true;
-    return n.kind == NodeKind::kConvert && single(n) && unbounded(n) && value(n.inputs[0]).type == ElementType::kF32;
+    return n.kind == NodeKind::kConvert && single(n) && unbounded_range(n) && value(n.inputs[0]).type == ElementType::kF32;
   };
   // Nodes whose output holds raw integers exactly when their input 0 does: they move them.
   auto mover = [&](size_t i) {
     const Node& n = graph.nodes[i];
     if (copy_clamp[i]) return true;
     const bool moves = n.kind == NodeKind::kTranspose || n.kind == NodeKind::kReshape || n.kind == NodeKind::kCopy;
-    return moves && single(n) && n.inputs.size() == 1 && unbounded(n) && raw_type(value(n.inputs[0])) && raw_type(value(n.outputs[0])) &&
+    return moves && single(n) && n.inputs.size() == 1 && unbounded_range(n) && raw_type(value(n.inputs[0])) && raw_type(value(n.outputs[0])) &&
            same_grid(value(n.inputs[0]), value(n.outputs[0]));
   };
   std::vector<int32_t> writer(nv, -1);
@@ -1094,24 +1092,14 @@ void dw_int8_block(const int16_t* img, const int16_t* filter, const int64_t* in_
   for (int v = 0; v < V; ++v) requantize16(acc[v], _mm512_maskz_loadu_ps(mask(v), rq.scale + 16 * v), mask(v), rq, to + 16 * v);
 }
 
-// All CO channels of one output pixel: blocks of 64, then one of the 1 to 4 registers left.
+// All CO channels of one output pixel, in the blocks of for_channel_blocks.
 template <bool Broadcast = false, typename Out>
 void dw_int8_pixel(const int16_t* img, const int16_t* filter, const int64_t* in_at, const int64_t* w_at, int64_t taps, int64_t CO,
                    const Int8Requant& rq, Out* to) {
-  int64_t c0 = 0;
-  auto at = [&](int64_t c) { return Int8Requant{rq.offset + c, rq.scale + c, rq.lo, rq.hi, rq.zero, rq.out_scale}; };
-  auto x = [&](int64_t c) { return Broadcast ? img : img + c; };
-  for (; CO - c0 >= 64; c0 += 64) dw_int8_block<4, Broadcast>(x(c0), filter + c0, in_at, w_at, taps, 64, at(c0), to + c0);
-  const int64_t left = CO - c0;
-  if (left > 48) {
-    dw_int8_block<4, Broadcast>(x(c0), filter + c0, in_at, w_at, taps, left, at(c0), to + c0);
-  } else if (left > 32) {
-    dw_int8_block<3, Broadcast>(x(c0), filter + c0, in_at, w_at, taps, left, at(c0), to + c0);
-  } else if (left > 16) {
-    dw_int8_block<2, Broadcast>(x(c0), filter + c0, in_at, w_at, taps, left, at(c0), to + c0);
-  } else if (left > 0) {
-    dw_int8_block<1, Broadcast>(x(c0), filter + c0, in_at, w_at, taps, left, at(c0), to + c0);
-  }
+  for_channel_blocks(CO, [&](int64_t c0, int64_t left, auto v, auto) __attribute__((always_inline)) {
+    const Int8Requant at{rq.offset + c0, rq.scale + c0, rq.lo, rq.hi, rq.zero, rq.out_scale};
+    dw_int8_block<decltype(v)::value, Broadcast>(Broadcast ? img : img + c0, filter + c0, in_at, w_at, taps, left, at, to + c0);
+  });
 }
 
 // One output pixel with a channel multiplier: per input channel its `mult` outputs, each tap's

@@ -4,9 +4,9 @@
 #include "xnnpack/xnnpack_delegate.h"
 
 #include <algorithm>
-#include <map>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <optional>
 
 #include "etscope/core/checked.h"
@@ -175,7 +175,7 @@ uint64_t plan_workspace(DelegateState& m, uint64_t sequential) {
   const xnn::Graph& g = m.graph;
   const size_t nv = g.values.size(), ne = m.event_names.size();
   struct Buffer {
-    int64_t provisional, first, last;
+    int64_t first, last;
     uint64_t floats, offset = 0;
   };
   std::vector<Buffer> buffers;
@@ -183,7 +183,7 @@ uint64_t plan_workspace(DelegateState& m, uint64_t sequential) {
   for (size_t v = 0; v < nv; ++v) {
     if (m.ws_offset[v] < 0) continue;
     auto [it, added] = of_offset.emplace(m.ws_offset[v], buffers.size());
-    if (added) buffers.push_back({m.ws_offset[v], INT64_MAX, -1, 0});
+    if (added) buffers.push_back({INT64_MAX, -1, 0});
     Buffer& b = buffers[it->second];
     b.floats = std::max(b.floats, (g.values[v].numel + 15) / 16 * 16);
     if ((g.values[v].flags & xnn::kFlagExternalInput) != 0) b.first = -1;
@@ -471,8 +471,7 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     const xnn::TensorValue& in = g.values[static_cast<size_t>(n.inputs[0])];
     return n.kind == NodeKind::kConvert && n.inputs.size() == 1 && n.outputs.size() == 1 &&
            (in.type == ElementType::kQInt8 || in.type == ElementType::kQUInt8) && in.quant.kind == xnn::Quantization::Kind::kPerTensor &&
-           g.values[static_cast<size_t>(n.outputs[0])].type == ElementType::kF32 && std::isinf(n.output_min) && n.output_min < 0 &&
-           std::isinf(n.output_max) && n.output_max > 0;
+           g.values[static_cast<size_t>(n.outputs[0])].type == ElementType::kF32 && unbounded_range(n);
   };
   // And an elementwise node on floats (a HardSwish, an Add) computes in place, into the buffer of
   // an operand of its output's dimensions that it alone reads, as XNNPACK's runtime lets its
