@@ -510,6 +510,7 @@ size_t Method::Impl::fold_transposes() {
     size_t chain = 0, step = 0;
     int32_t input = -1;
     int32_t reads = -1;  // the value it reads when folded: its input, or a source it copies
+    bool moved = false;  // copies its input as it is, for the transpose after it (never skipped)
   };
   std::map<int32_t, Transpose> transposes;  // by output value
   // Per chain and step, the values a kernel step writes (outputs and inputs it mutates); empty
@@ -646,17 +647,29 @@ size_t Method::Impl::fold_transposes() {
   // A transpose of a transpose copies the first one's input instead (a program output of the
   // exported backward: a weight gradient transposed twice).
   for (auto& [out, t2] : transposes) {
-    (void)out;
+    if (t2.moved) continue;
     auto t1 = transposes.find(t2.input);
     if (t1 == transposes.end() || t1->second.chain != t2.chain || t1->second.step >= t2.step) continue;
     const int32_t source = t1->second.input;
     const EValue& se = values[static_cast<size_t>(source)];
     const EValue& oe = values[static_cast<size_t>(out)];
     if (se.tag != Tag::kTensor || oe.tag != Tag::kTensor || se.tensor->dtype() != oe.tensor->dtype()) continue;
-    if (writes_between(t2.chain, t1->second.step + 1, t2.step, source)) continue;
     if (t1->second.step + 1 < t2.step && writes_between(t2.chain, t1->second.step + 1, t2.step - 1, t2.input)) continue;
-    fold(t2.chain, t2.step, kernels::transposed_twice_kernel(), {{0, source}});
-    t2.reads = source;
+    if (!writes_between(t2.chain, t1->second.step + 1, t2.step, source)) {
+      fold(t2.chain, t2.step, kernels::transposed_twice_kernel(), {{0, source}});
+      t2.reads = source;
+      continue;
+    }
+    // The source's memory is reused before the second transpose (the planner gives a dead
+    // tensor's bytes to the next ones): then the first transpose copies its input's bytes as they
+    // are and the second copies them on, two copies instead of two transposes. Only when the
+    // first's output is read by the second alone (no other step, no folded product, not pinned).
+    const size_t mid = static_cast<size_t>(t2.input);
+    Step& first = chains[t1->second.chain][t1->second.step];
+    if (pinned[mid] || reads[mid] != 1 || new_reads[mid] != 0 || first.elided || first.folded_kernel != nullptr) continue;
+    fold(t1->second.chain, t1->second.step, kernels::flat_copy_kernel(), {});
+    fold(t2.chain, t2.step, kernels::flat_copy_kernel(), {});
+    t1->second.moved = true;
   }
   // Skip the transposes whose results nothing reads any more (a transpose read only by skipped
   // transposes is skipped too: repeat until nothing changes).
@@ -665,7 +678,7 @@ size_t Method::Impl::fold_transposes() {
     for (auto& [out, t] : transposes) {
       Step& st = chains[t.chain][t.step];
       const size_t o = static_cast<size_t>(out);
-      if (st.elided || pinned[o] || reads[o] + new_reads[o] != folded_reads[o]) continue;
+      if (st.elided || t.moved || pinned[o] || reads[o] + new_reads[o] != folded_reads[o]) continue;
       st.elided = true;
       ++folded_reads[static_cast<size_t>(t.reads)];
       again = true;

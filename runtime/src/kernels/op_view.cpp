@@ -382,10 +382,13 @@ void unfold_copy_out(KernelContext& ctx, Args args) {
 
 }  // namespace
 
-// A transpose of a transpose of the same two dimensions is its source again: what the second
-// transpose step runs once the pair is folded at load (Method::Impl::fold_transposes), a copy of
-// args[0] (the first transpose's input) into the step's out argument (its last).
-static void copy_of_transposed_twice(KernelContext& ctx, Args args) {
+// What the steps of a transpose pair folded at load (Method::Impl::fold_transposes) run: a copy of
+// args[0] into the step's out argument (its last). A transpose of a transpose of the same two
+// dimensions is its source again: the second step copies the first one's input, out taking its
+// shape (keep_shape false). When that input is not kept until the second step, each step copies
+// its args[0]'s bytes as they are and out keeps its shape: the first copies the source, the second
+// the first's copy.
+static void copy_into_out(KernelContext& ctx, Args args, bool keep_shape) {
   const char* name = "permute_copy.out";
   if (args.size() < 2) {
     ctx.fail(ErrorCode::kInvalidArgument, "%s: expected a source and an out argument", name);
@@ -394,16 +397,21 @@ static void copy_of_transposed_twice(KernelContext& ctx, Args args) {
   TensorImpl* in = tensor_arg(ctx, args, 0, name);
   TensorImpl* out = tensor_arg(ctx, args, args.size() - 1, name);
   if (!in || !out || !require_contiguous(ctx, name, {in, out})) return;
-  if (in->dtype() != out->dtype() || in->dim() != out->dim()) {
-    ctx.fail(ErrorCode::kInvalidArgument, "%s: source and out differ in dtype or rank", name);
+  if (in->dtype() != out->dtype() || (keep_shape ? in->numel() != out->numel() : in->dim() != out->dim())) {
+    ctx.fail(ErrorCode::kInvalidArgument, "%s: source and out differ in dtype or %s", name, keep_shape ? "element count" : "rank");
     return;
   }
-  if (!resize_or_fail(ctx, out, in->sizes(), name)) return;
-  if (in->nbytes() > 0) std::memmove(out->data(), in->data(), in->nbytes());
+  if (!keep_shape && !resize_or_fail(ctx, out, in->sizes(), name)) return;
+  if (in->nbytes() > 0 && in->data() != out->data()) std::memmove(out->data(), in->data(), in->nbytes());
 }
 
 const Kernel* transposed_twice_kernel() {
-  static const Kernel k = kernel(copy_of_transposed_twice, kRealBoolDtypes | kHalfDtypes);
+  static const Kernel k = kernel([](KernelContext& ctx, Args args) { copy_into_out(ctx, args, false); }, kRealBoolDtypes | kHalfDtypes);
+  return &k;
+}
+
+const Kernel* flat_copy_kernel() {
+  static const Kernel k = kernel([](KernelContext& ctx, Args args) { copy_into_out(ctx, args, true); }, kRealBoolDtypes | kHalfDtypes);
   return &k;
 }
 

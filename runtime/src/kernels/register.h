@@ -32,6 +32,9 @@ const Kernel* transposed_product_kernel(std::string_view op, bool trans_a, bool 
 /// What a transpose of a transpose (of the same two dimensions) runs once the pair is folded: a
 /// copy of args[0], the first transpose's input, into the last argument.
 const Kernel* transposed_twice_kernel();
+/// What each step of such a pair runs when the first one's input is not kept until the second: a
+/// copy of args[0]'s bytes into the last argument, which keeps its shape (same dtype and count).
+const Kernel* flat_copy_kernel();
 
 void register_activation_kernels(KernelRegistry& r);        // op_activation.cpp
 void register_arithmetic_kernels(KernelRegistry& r);        // op_arithmetic.cpp
