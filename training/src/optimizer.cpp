@@ -208,21 +208,39 @@ class AdamW final : public BufferedOptimizer {
       float* m = buffers_.at("adamw.exp_avg", p.name).data();
       float* v = buffers_.at("adamw.exp_avg_sq", p.name).data();
       float* vmax = o_.amsgrad ? buffers_.at("adamw.max_exp_avg_sq", p.name).data() : nullptr;
-      for (int64_t i = 0; i < p.value->numel(); ++i) {
-        w[i] = w[i] * decay;
-        m[i] = w1 < 0.5f ? m[i] + w1 * (g[i] - m[i]) : g[i] - (g[i] - m[i]) * (1 - w1);
-        v[i] = v[i] * b2;
-        v[i] = v[i] + w2 * g[i] * g[i];
-        float second = v[i];
-        if (vmax != nullptr) second = vmax[i] = std::max(vmax[i], v[i]);
-        const float denom = std::sqrt(second) / bc2 + eps;
-        w[i] = w[i] + step_size * m[i] / denom;
+      const Scalars k{decay, w1, b2, w2, bc2, eps, step_size};
+      const int64_t n = p.value->numel();
+      // One loop per combination of the options, each a plain loop the compiler vectorises.
+      if (w1 < 0.5f) {
+        vmax != nullptr ? update<true, true>(w, g, m, v, vmax, n, k) : update<true, false>(w, g, m, v, vmax, n, k);
+      } else {
+        vmax != nullptr ? update<false, true>(w, g, m, v, vmax, n, k) : update<false, false>(w, g, m, v, vmax, n, k);
       }
     }
   }
 
 
  private:
+  struct Scalars {
+    float decay, w1, b2, w2, bc2, eps, step_size;
+  };
+  // kLerpFromM: lerp's two formulas, as ATen picks by the weight.
+  template <bool kLerpFromM, bool kAmsgrad>
+  static void update(float* __restrict w, const float* __restrict g, float* __restrict m, float* __restrict v, float* __restrict vmax, int64_t n,
+                     const Scalars k) {
+    for (int64_t i = 0; i < n; ++i) {
+      w[i] = w[i] * k.decay;
+      m[i] = kLerpFromM ? m[i] + k.w1 * (g[i] - m[i]) : g[i] - (g[i] - m[i]) * (1 - k.w1);
+      v[i] = v[i] * k.b2;
+      v[i] = v[i] + k.w2 * g[i] * g[i];
+      float second = v[i];
+      if constexpr (kAmsgrad) second = vmax[i] = std::max(vmax[i], v[i]);
+      const float denom = std::sqrt(second) / k.bc2 + k.eps;
+      w[i] = w[i] + k.step_size * m[i] / denom;
+    }
+  }
+
+
   AdamWOptions o_;
 };
 
