@@ -113,17 +113,21 @@ bool check_float(KernelContext& ctx, const char* op, std::initializer_list<const
 // One output row of the 2x2/2 window, 16 outputs at a time, with the scalar loop's choices: the
 // candidates in order (row 0 left, right, row 1 left, right), a later one taken when greater or
 // NaN, none after a NaN; the index is the plane offset of the one taken. `base` is the offset of
-// r0[0]. Returns how many outputs it wrote (the rest take the scalar loop).
+// r0[0]. Returns how many outputs it wrote (all of them, or none without AVX-512: the rest take
+// the scalar loop).
 int64_t max_pool_2x2_row(const float* r0, const float* r1, int64_t w, int64_t base, int64_t ow, float* y,
                          int64_t* ind) {
 #if defined(__AVX512F__)
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
   const __m512i lane2 = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
-  int64_t ox = 0;
-  for (; ox + 16 <= ow; ox += 16) {
-    const __m512 a0 = _mm512_loadu_ps(r0 + 2 * ox), a1 = _mm512_loadu_ps(r0 + 2 * ox + 16);
-    const __m512 b0 = _mm512_loadu_ps(r1 + 2 * ox), b1 = _mm512_loadu_ps(r1 + 2 * ox + 16);
+  // n (1..16) outputs from ox: masked loads and stores past the row's end (a row of 4 or 8
+  // outputs is one masked step instead of the branchy scalar loop).
+  auto step = [&](int64_t ox, int64_t n) __attribute__((always_inline)) {
+    const auto lanes = [](int64_t k) { return k >= 16 ? __mmask16{0xffff} : k <= 0 ? __mmask16{0} : static_cast<__mmask16>((1u << k) - 1); };
+    const __mmask16 lo = lanes(2 * n), hi = lanes(2 * n - 16);
+    const __m512 a0 = _mm512_maskz_loadu_ps(lo, r0 + 2 * ox), a1 = _mm512_maskz_loadu_ps(hi, r0 + 2 * ox + 16);
+    const __m512 b0 = _mm512_maskz_loadu_ps(lo, r1 + 2 * ox), b1 = _mm512_maskz_loadu_ps(hi, r1 + 2 * ox + 16);
     const __m512 cand[4] = {_mm512_permutex2var_ps(a0, even, a1), _mm512_permutex2var_ps(a0, odd, a1),
                             _mm512_permutex2var_ps(b0, even, b1), _mm512_permutex2var_ps(b0, odd, b1)};
     __m512 best = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
@@ -136,16 +140,20 @@ int64_t max_pool_2x2_row(const float* r0, const float* r1, int64_t w, int64_t ba
       lower = static_cast<__mmask16>((lower & ~take) | ((k & 2) ? take : 0));
       done = static_cast<__mmask16>(done | (take & _mm512_cmp_ps_mask(cand[k], cand[k], _CMP_UNORD_Q)));
     }
-    _mm512_storeu_ps(y + ox, best);
+    const __mmask16 out = lanes(n);
+    _mm512_mask_storeu_ps(y + ox, out, best);
     for (int half = 0; half < 2; ++half) {
       const __mmask8 r = static_cast<__mmask8>(right >> (8 * half)), l = static_cast<__mmask8>(lower >> (8 * half));
       __m512i idx = _mm512_add_epi64(_mm512_set1_epi64(base + 2 * (ox + 8 * half)), lane2);
       idx = _mm512_mask_add_epi64(idx, r, idx, _mm512_set1_epi64(1));
       idx = _mm512_mask_add_epi64(idx, l, idx, _mm512_set1_epi64(w));
-      _mm512_storeu_si512(ind + ox + 8 * half, idx);
+      _mm512_mask_storeu_epi64(ind + ox + 8 * half, static_cast<__mmask8>(out >> (8 * half)), idx);
     }
-  }
-  return ox;
+  };
+  int64_t ox = 0;
+  for (; ox + 16 <= ow; ox += 16) step(ox, 16);
+  if (ox < ow) step(ox, ow - ox);
+  return ow;
 #else
   (void)r0, (void)r1, (void)w, (void)base, (void)ow, (void)y, (void)ind;
   return 0;

@@ -162,7 +162,10 @@ TEST_CASE("_adaptive_avg_pool2d uses floor/ceil windows", "[kernels][pool]") {
 // window's first maximum in order (row 0 left, right, row 1 left, right), a NaN winning and ending
 // the window, -inf windows keeping the first index; planes wider than 32 with ragged ends.
 TEST_CASE("max_pool2d_with_indices 2x2 stride 2 on wide planes picks as the definition says", "[kernels][pool]") {
-  const int64_t planes = 3, h = 6, w = 75;  // 37 outputs a row: two blocks of 16 and 5 alone
+  // 37 outputs a row: two blocks of 16 and a masked block of 5; rows of 1, 4, 8 and 16 outputs
+  // (the CNNs' small planes) in one masked or one full block; an odd width leaves a column out.
+  const int64_t w = GENERATE(75, 2, 8, 9, 16, 32);
+  const int64_t planes = 3, h = 6;
   const int64_t oh = h / 2, ow = w / 2;
   std::vector<float> x(static_cast<size_t>(planes * h * w));
   uint32_t state = 7u;
