@@ -504,6 +504,7 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels, bool valid
 // tensor the product now reads; a skipped transpose's result is read by nothing else (no other
 // kernel, delegate, move, jump, free, program input or output). execute() takes the folded steps
 // only when nothing looks inside (no instruction hook, no intermediate-output logging).
+// Identity copies (alias_copy) fold the same way into any kernel that reads them (below).
 // Returns the scratch bytes the folded kernels need.
 size_t Method::Impl::fold_transposes() {
   struct Transpose {
@@ -511,8 +512,9 @@ size_t Method::Impl::fold_transposes() {
     int32_t input = -1;
     int32_t reads = -1;  // the value it reads when folded: its input, or a source it copies
     bool moved = false;  // copies its input as it is, for the transpose after it (never skipped)
+    bool identity = false;  // an alias_copy: a copy of its input, same dtype and shape
   };
-  std::map<int32_t, Transpose> transposes;  // by output value
+  std::map<int32_t, Transpose> transposes;  // by output value (identity copies too)
   // Per chain and step, the values a kernel step writes (outputs and inputs it mutates); empty
   // for other steps, which writes_between does not fold across anyway.
   std::vector<std::vector<std::vector<int32_t>>> written(chains.size());
@@ -546,6 +548,20 @@ size_t Method::Impl::fold_transposes() {
       for (int32_t v : split.mutated) pinned[static_cast<size_t>(v)] = 1;
       written[c][i] = split.outputs;
       written[c][i].insert(written[c][i].end(), split.mutated.begin(), split.mutated.end());
+      // An identity copy (alias_copy of a tensor into one of its dtype and shape)?
+      auto is_tensor = [&](int32_t v) {
+        const EValue& e = values[static_cast<size_t>(v)];
+        return e.tag == Tag::kTensor && e.tensor != nullptr;
+      };
+      if (st.op_name == "aten::alias_copy.out" && split.outputs.size() == 1 && !in.args.empty() && is_tensor(in.args[0]) &&
+          is_tensor(split.outputs[0])) {
+        const TensorImpl* a = values[static_cast<size_t>(in.args[0])].tensor;
+        const TensorImpl* b = values[static_cast<size_t>(split.outputs[0])].tensor;
+        if (a->dtype() == b->dtype() && std::equal(a->sizes().begin(), a->sizes().end(), b->sizes().begin(), b->sizes().end())) {
+          transposes[split.outputs[0]] = Transpose{c, i, in.args[0], in.args[0], false, true};
+        }
+        continue;
+      }
       // Is this step a 2-D transpose? Its input and its single output.
       if (split.outputs.size() != 1 || in.args.empty() || !is_2d(in.args[0]) || !is_2d(split.outputs[0])) continue;
       bool swap = false;
@@ -589,7 +605,7 @@ size_t Method::Impl::fold_transposes() {
   size_t scratch_bytes = 0;
   // Gives step (c, i) `kernel` on its arguments with those at `position` replaced by `value`, and
   // counts the reads that moves.
-  auto fold = [&](size_t c, size_t i, const Kernel* kernel, std::initializer_list<std::pair<size_t, int32_t>> replaced) {
+  auto fold = [&](size_t c, size_t i, const Kernel* kernel, const std::vector<std::pair<size_t, int32_t>>& replaced) {
     Step& st = chains[c][i];
     const Instruction& in = plan->chains[c].instructions[i];
     st.folded_kernel = kernel;
@@ -624,7 +640,7 @@ size_t Method::Impl::fold_transposes() {
         size_t reader = i;  // the step that reads v
         for (int depth = 0; depth < 4; ++depth) {
           auto t = transposes.find(v);
-          if (t == transposes.end() || t->second.chain != c || t->second.step >= reader) break;
+          if (t == transposes.end() || t->second.identity || t->second.chain != c || t->second.step >= reader) break;
           // The transpose must be what v holds when it is read: nothing writes v in between.
           if (t->second.step + 1 < reader && writes_between(c, t->second.step + 1, reader - 1, v)) break;
           const int32_t base = t->second.input;
@@ -647,9 +663,9 @@ size_t Method::Impl::fold_transposes() {
   // A transpose of a transpose copies the first one's input instead (a program output of the
   // exported backward: a weight gradient transposed twice).
   for (auto& [out, t2] : transposes) {
-    if (t2.moved) continue;
+    if (t2.moved || t2.identity) continue;
     auto t1 = transposes.find(t2.input);
-    if (t1 == transposes.end() || t1->second.chain != t2.chain || t1->second.step >= t2.step) continue;
+    if (t1 == transposes.end() || t1->second.identity || t1->second.chain != t2.chain || t1->second.step >= t2.step) continue;
     const int32_t source = t1->second.input;
     const EValue& se = values[static_cast<size_t>(source)];
     const EValue& oe = values[static_cast<size_t>(out)];
@@ -670,6 +686,46 @@ size_t Method::Impl::fold_transposes() {
     fold(t1->second.chain, t1->second.step, kernels::flat_copy_kernel(), {});
     fold(t2.chain, t2.step, kernels::flat_copy_kernel(), {});
     t1->second.moved = true;
+  }
+  // A kernel reading an identity copy (alias_copy, or a chain of them) reads the copied value
+  // instead, under the products' rule: nothing writes the copy from its copy step to the reader,
+  // nor the value it copies from that step to the reader (the reader's own outputs included).
+  // The exported training step copies each activation twice before the ReLU backward's compare.
+  for (size_t c = 0; c < chains.size(); ++c) {
+    for (size_t i = 0; i < chains[c].size(); ++i) {
+      Step& st = chains[c][i];
+      if (st.kind != InstructionKind::kKernelCall || st.kernel == nullptr || st.folded_kernel != nullptr) continue;
+      const Instruction& in = plan->chains[c].instructions[i];
+      const KernelArgs split = split_kernel_args(*plan, in);
+      std::vector<std::pair<size_t, int32_t>> replaced;
+      for (size_t k = 0; k < in.args.size(); ++k) {
+        int32_t v = in.args[k];
+        if (std::find(split.inputs.begin(), split.inputs.end(), v) == split.inputs.end() ||
+            std::find(split.mutated.begin(), split.mutated.end(), v) != split.mutated.end()) {
+          continue;
+        }
+        const int32_t read_as = v;
+        size_t reader = i;
+        for (int depth = 0; depth < 4; ++depth) {
+          auto t = transposes.find(v);
+          if (t == transposes.end() || !t->second.identity || t->second.chain != c || t->second.step >= reader) break;
+          if (t->second.step + 1 < reader && writes_between(c, t->second.step + 1, reader - 1, v)) break;
+          if (writes_between(c, t->second.step + 1, i, t->second.input)) break;
+          reader = t->second.step;
+          v = t->second.input;
+        }
+        if (v != read_as) replaced.emplace_back(k, v);
+      }
+      if (replaced.empty()) continue;
+      fold(c, i, st.kernel, replaced);
+      // A copy that now copies from further up reads that value when it is skipped.
+      if (split.outputs.size() == 1) {
+        auto self = transposes.find(split.outputs[0]);
+        if (self != transposes.end() && self->second.step == i && self->second.chain == c && replaced[0].first == 0) {
+          self->second.reads = replaced[0].second;
+        }
+      }
+    }
   }
   // Skip the transposes whose results nothing reads any more (a transpose read only by skipped
   // transposes is skipped too: repeat until nothing changes).

@@ -286,8 +286,9 @@ TEST_CASE("a transpose feeding addmm is folded into it with the same outputs and
 // tensors before the second transpose, so the pair cannot copy the source at the second step.
 // Folded, the first step copies its input as it is and the second copies that on: every output
 // of the step (loss, predictions, gradients, parameters) is bit for bit the unfolded program's
-// and the same again on a second run, and all ten transposes keep their events. (The step's
-// planned memory reuses its inputs' bytes: they are set before every run.)
+// and the same again on a second run, and all ten transposes keep their events. It covers the
+// identity-copy fold too (the ReLU backward's activation copied twice before its compare: one
+// copy left). (The step's planned memory reuses its inputs' bytes: they are set before every run.)
 TEST_CASE("the training step's doubly transposed gradients are copied with the same outputs", "[runtime][real]") {
   auto p = PteReader::open(etscope::testing::fixture("cifar10/cifar10_train_nodropout.pte"));
   REQUIRE(p.ok());
