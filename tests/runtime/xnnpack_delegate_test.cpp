@@ -102,6 +102,35 @@ TEST_CASE("xnnpack payload of simple_conv_xnnpack reads as ExecuTorch wrote it",
   CHECK(g.values[static_cast<size_t>(g.outputs[0])].shape == std::vector<int64_t>{1, 16, 32, 32});
 }
 
+// A NaN in the image stays NaN through the convolution and its fused ReLU, as in XNNPACK (its
+// clamp takes the bound first, and max and min return their second operand for a NaN): ExecuTorch
+// 1.5.1's runtime on this input gives 144 NaN outputs, the 3x3 window around it in 16 channels.
+// (etscope's clamp took the sum first and turned them into zeros.)
+TEST_CASE("xnnpack float convolution keeps a NaN input NaN as XNNPACK does", "[xnnpack][runtime]") {
+  Program p = must(PteReader::open(fixture(kConv + ".pte")));
+  NpyArray input = must(read_npy(fixture(kConv + ".input0.npy")));
+  REQUIRE(input.shape.size() == 4);
+  const int64_t h = input.shape[2], w = input.shape[3];
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(input.data.data() + (5 * w + 5) * sizeof(float), &nan, sizeof(float));  // channel 0, (5, 5)
+  auto m = load_with_input(p, input);
+  REQUIRE(m->execute().ok());
+  const TensorImpl& out = *m->output(0).tensor;
+  REQUIRE(out.numel() == 16 * h * w);
+  int64_t nans = 0, inside = 0;
+  for (int64_t c = 0; c < 16; ++c) {
+    for (int64_t y = 0; y < h; ++y) {
+      for (int64_t x = 0; x < w; ++x) {
+        const bool is_nan = std::isnan(out.data_as<float>()[(c * h + y) * w + x]);
+        nans += is_nan;
+        inside += is_nan && y >= 4 && y <= 6 && x >= 4 && x <= 6;
+      }
+    }
+  }
+  CHECK(nans == 144);
+  CHECK(inside == 144);
+}
+
 TEST_CASE("xnnpack simple_conv_xnnpack runs and matches ExecuTorch's XNNPACK output", "[xnnpack][runtime]") {
   Program p = must(PteReader::open(fixture(kConv + ".pte")));
   NpyArray input = must(read_npy(fixture(kConv + ".input0.npy")));

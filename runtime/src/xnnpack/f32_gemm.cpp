@@ -53,7 +53,9 @@ void rows_block(const Rows& a, const float* panel, int64_t panel_floats, const f
       const int64_t w = width - q * kF32Panel - 16 * v;  // outputs left from this register on
       const __mmask16 m = w >= 16 ? __mmask16{0xffff} : w <= 0 ? __mmask16{0} : static_cast<__mmask16>((1u << w) - 1);
       for (int r = 0; r < R; ++r) {
-        _mm512_mask_storeu_ps(out + r * out_stride + q * kF32Panel + 16 * v, m, _mm512_min_ps(_mm512_max_ps(acc[r][q][v], vlo), vhi));
+        // The bound first, as XNNPACK: max and min return their second operand when either is
+        // NaN, so a NaN sum stays NaN (as the scalar loop's std::max and std::min keep it).
+        _mm512_mask_storeu_ps(out + r * out_stride + q * kF32Panel + 16 * v, m, _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc[r][q][v])));
       }
     }
   }
