@@ -626,9 +626,18 @@ void convolution_backward_out(KernelContext& ctx, Args args) {
         double acc = 0;
         for (int64_t b = 0; b < p.n; ++b) {
           const T* row = dy + (b * p.oc + o) * ohw;
-          T part = 0;
-          for (int64_t i = 0; i < ohw; ++i) part += row[i];
-          acc += static_cast<double>(part);
+          // The plane in 16 interleaved partial sums (a vector's lanes), then the lanes in pairs:
+          // a serial sum waits for each add (3 ms of cifar10's batch-32 training step).
+          T lanes[16] = {};
+          int64_t i = 0;
+          for (; i + 16 <= ohw; i += 16) {
+            for (int j = 0; j < 16; ++j) lanes[j] += row[i + j];
+          }
+          for (; i < ohw; ++i) lanes[i % 16] += row[i];
+          for (int width = 8; width >= 1; width /= 2) {
+            for (int j = 0; j < width; ++j) lanes[j] += lanes[j + width];
+          }
+          acc += static_cast<double>(lanes[0]);
         }
         db[o] = static_cast<T>(acc);
       }
