@@ -515,17 +515,18 @@ size_t Method::Impl::fold_transposes() {
     bool identity = false;  // an alias_copy: a copy of its input, same dtype and shape
   };
   std::map<int32_t, Transpose> transposes;  // by output value (identity copies too)
-  // Per chain and step, the values a kernel step writes (outputs and inputs it mutates); empty
-  // for other steps, which writes_between does not fold across anyway.
-  std::vector<std::vector<std::vector<int32_t>>> written(chains.size());
+  // Per chain and step, a kernel step's arguments split into what it reads, mutates and writes;
+  // empty for other steps, which writes_between does not fold across anyway.
+  std::vector<std::vector<KernelArgs>> splits(chains.size());
   std::vector<uint32_t> reads(values.size(), 0);
   std::vector<uint8_t> pinned(values.size(), 0);
   for (int32_t v : plan->inputs) pinned[static_cast<size_t>(v)] = 1;
   for (int32_t v : plan->outputs) pinned[static_cast<size_t>(v)] = 1;
-  auto is_2d = [&](int32_t v) {
+  auto is_tensor = [&](int32_t v) {
     const EValue& e = values[static_cast<size_t>(v)];
-    return e.tag == Tag::kTensor && e.tensor != nullptr && e.tensor->dim() == 2;
+    return e.tag == Tag::kTensor && e.tensor != nullptr;
   };
+  auto is_2d = [&](int32_t v) { return is_tensor(v) && values[static_cast<size_t>(v)].tensor->dim() == 2; };
   auto int_at = [&](int32_t v, int64_t* out) {
     const EValue& e = values[static_cast<size_t>(v)];
     if (e.tag != Tag::kInt) return false;
@@ -533,7 +534,7 @@ size_t Method::Impl::fold_transposes() {
     return true;
   };
   for (size_t c = 0; c < chains.size(); ++c) {
-    written[c].resize(chains[c].size());
+    splits[c].resize(chains[c].size());
     for (size_t i = 0; i < chains[c].size(); ++i) {
       const Step& st = chains[c][i];
       const Instruction& in = plan->chains[c].instructions[i];
@@ -543,16 +544,10 @@ size_t Method::Impl::fold_transposes() {
         if (st.b >= 0 && static_cast<size_t>(st.b) < values.size() && st.kind == InstructionKind::kMoveCall) pinned[static_cast<size_t>(st.b)] = 1;
         continue;
       }
-      const KernelArgs split = split_kernel_args(*plan, in);
+      const KernelArgs& split = splits[c][i] = split_kernel_args(*plan, in);
       for (int32_t v : split.inputs) ++reads[static_cast<size_t>(v)];
       for (int32_t v : split.mutated) pinned[static_cast<size_t>(v)] = 1;
-      written[c][i] = split.outputs;
-      written[c][i].insert(written[c][i].end(), split.mutated.begin(), split.mutated.end());
       // An identity copy (alias_copy of a tensor into one of its dtype and shape)?
-      auto is_tensor = [&](int32_t v) {
-        const EValue& e = values[static_cast<size_t>(v)];
-        return e.tag == Tag::kTensor && e.tensor != nullptr;
-      };
       if (st.op_name == "aten::alias_copy.out" && split.outputs.size() == 1 && !in.args.empty() && is_tensor(in.args[0]) &&
           is_tensor(split.outputs[0])) {
         const TensorImpl* a = values[static_cast<size_t>(in.args[0])].tensor;
@@ -593,9 +588,11 @@ size_t Method::Impl::fold_transposes() {
     for (size_t i = first; i <= last; ++i) {
       const Step& st = chains[c][i];
       if (st.kind != InstructionKind::kKernelCall) return true;  // moves, jumps, delegates: not folded across
-      for (int32_t o : written[c][i]) {
-        uintptr_t olo = 0, ohi = 0;
-        if (extent(o, &olo, &ohi) && olo < hi && lo < ohi) return true;
+      for (const std::vector<int32_t>* vs : {&splits[c][i].outputs, &splits[c][i].mutated}) {
+        for (int32_t o : *vs) {
+          uintptr_t olo = 0, ohi = 0;
+          if (extent(o, &olo, &ohi) && olo < hi && lo < ohi) return true;
+        }
       }
     }
     return false;
@@ -696,7 +693,7 @@ size_t Method::Impl::fold_transposes() {
       Step& st = chains[c][i];
       if (st.kind != InstructionKind::kKernelCall || st.kernel == nullptr || st.folded_kernel != nullptr) continue;
       const Instruction& in = plan->chains[c].instructions[i];
-      const KernelArgs split = split_kernel_args(*plan, in);
+      const KernelArgs& split = splits[c][i];
       std::vector<std::pair<size_t, int32_t>> replaced;
       for (size_t k = 0; k < in.args.size(); ++k) {
         int32_t v = in.args[k];
