@@ -280,6 +280,21 @@ namespace {
 // output j of the tile (16x the integer for 4-bit filters, as XNNPACK's kernels sum them), for
 // `nrows` (1 to kQd8Rows) rows `stride` bytes apart, from the packed bytes of those inputs.
 // Integer sums: the same whichever instructions compute them.
+// What turns a row block's sums for one output tile into outputs, and where they go: rows r0..,
+// their zero points and scales, the tile's per-output arrays (tile-major, kQd8Tile wide, padded)
+// and the first `width` outputs of each row, `out_stride` floats apart.
+struct TileEpilogue {
+  const int32_t* zero;     // per row: the input's zero point (int8)
+  const float* in_scale;   // per row: the input's scale
+  const float* bias;       // per output of the tile
+  const float* scale;      // kPerChannel: per output
+  const int32_t* wsum;     // kPerChannel: per output
+  const float* ksum;       // kPerBlock: per output
+  float lo, hi;
+  float* out;
+  int64_t out_stride, width;
+};
+
 constexpr int64_t kQd8Rows = 8;
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
@@ -291,8 +306,8 @@ constexpr int64_t kQd8Rows = 8;
 constexpr int64_t kQd8Prefetch = 8192;
 
 template <int NR>
-void tile_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t len, bool nibbles, int32_t (*acc)[kQd8Tile]) {
-  __m512i sum[NR], high_sum[NR];  // high_sum: a single row's second chain (see blockwise_sums_n)
+void tile_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t len, bool nibbles, __m512i* sum) {
+  __m512i high_sum[NR];  // a single row's second chain (see blockwise_tile_n)
   for (int r = 0; r < NR; ++r) sum[r] = high_sum[r] = _mm512_setzero_si512();
   auto broadcast = [&](int r, int64_t at) {
     uint32_t v;
@@ -306,7 +321,7 @@ void tile_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t len
       const __m512i bytes = _mm512_loadu_si512(w + p * kQd8Tile * 4);
       const __m512i wl = _mm512_and_si512(_mm512_slli_epi16(bytes, 4), high);
       const __m512i wh = _mm512_and_si512(bytes, high);
-      for (int r = 0; r < NR; ++r) {  // one row: two chains (see blockwise_sums_n), added below
+      for (int r = 0; r < NR; ++r) {  // one row: two chains (see blockwise_tile_n), added below
         sum[r] = dpbusd(sum[r], broadcast(r, 8 * p), wl);
         if constexpr (NR == 1) {
           high_sum[r] = dpbusd(high_sum[r], broadcast(r, 8 * p + 4), wh);
@@ -323,13 +338,49 @@ void tile_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t len
       for (int r = 0; r < NR; ++r) sum[r] = dpbusd(sum[r], broadcast(r, 4 * g), wg);
     }
   }
-  for (int r = 0; r < NR; ++r) _mm512_storeu_si512(acc[r], sum[r]);
+}
+
+// min(hi, max(lo, f)) as std::min(std::max(f, lo), hi) computes it: maxps and minps return their
+// second operand when either is NaN, so a NaN stays NaN.
+inline __m512 clamp_ps(__m512 f, __m512 lo, __m512 hi) { return _mm512_min_ps(hi, _mm512_max_ps(lo, f)); }
+
+inline __mmask16 width_mask(int64_t width) {
+  return width >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << width) - 1u);
+}
+
+// The per-channel layers' outputs from their int32 sums: (sum [>> 4 for 4-bit] - (zero point +
+// 128) x the filter's integer sum) as float, times the input's scale, then fma with the filter's
+// scale and the bias, clamped: the scalar path's operations, 16 outputs at a time.
+template <int NR>
+void per_channel_outputs(const __m512i* sum, bool nibbles, const TileEpilogue& e) {
+  const __m512i wsum = _mm512_loadu_si512(e.wsum);
+  const __m512 scale = _mm512_loadu_ps(e.scale), bias = _mm512_loadu_ps(e.bias);
+  const __m512 lo = _mm512_set1_ps(e.lo), hi = _mm512_set1_ps(e.hi);
+  const __mmask16 m = width_mask(e.width);
+  for (int r = 0; r < NR; ++r) {
+    const __m512i s = nibbles ? _mm512_srai_epi32(sum[r], 4) : sum[r];
+    const __m512i z = _mm512_mullo_epi32(_mm512_set1_epi32(e.zero[r] + 128), wsum);
+    const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(s, z)), _mm512_set1_ps(e.in_scale[r]));
+    _mm512_mask_storeu_ps(e.out + r * e.out_stride, m, clamp_ps(_mm512_fmadd_ps(f, scale, bias), lo, hi));
+  }
 }
 
 template <int NR>
-void blockwise_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, const float* scale, int64_t block, int64_t blocks, float (*v)[kQd8Tile]) {
+void per_channel_tile_n(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t len, bool nibbles, const TileEpilogue& e) {
+  __m512i sum[NR];
+  tile_sums_n<NR>(a, stride, w, len, nibbles, sum);
+  per_channel_outputs<NR>(sum, nibbles, e);
+}
+
+// A blockwise 4-bit tile: per row, the column's float term times (zero point + 128), then per
+// block in order fma(float(block sum), block scale, that), then times the input's scale, plus
+// the bias, clamped; every float of a row in one register from start to end.
+template <int NR>
+void blockwise_tile_n(const uint8_t* a, int64_t stride, const uint8_t* w, const float* scale, int64_t block, int64_t blocks,
+                      const TileEpilogue& e) {
   __m512 f[NR];
-  for (int r = 0; r < NR; ++r) f[r] = _mm512_loadu_ps(v[r]);
+  const __m512 ksum = _mm512_loadu_ps(e.ksum);
+  for (int r = 0; r < NR; ++r) f[r] = _mm512_mul_ps(ksum, _mm512_set1_ps(static_cast<float>(e.zero[r] + 128)));
   const __m512i high = _mm512_set1_epi8(static_cast<char>(0xf0));
   // A single row (a decode step) sums in four independent chains (low and high nibbles apart, two
   // groups of inputs at a time), added at the end of the block: dot-product instructions have a
@@ -374,7 +425,13 @@ void blockwise_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, const 
       f[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), s, f[r]);
     }
   }
-  for (int r = 0; r < NR; ++r) _mm512_storeu_ps(v[r], f[r]);
+  const __m512 bias = _mm512_loadu_ps(e.bias);
+  const __m512 vlo = _mm512_set1_ps(e.lo), vhi = _mm512_set1_ps(e.hi);
+  const __mmask16 m = width_mask(e.width);
+  for (int r = 0; r < NR; ++r) {
+    const __m512 g = _mm512_add_ps(_mm512_mul_ps(f[r], _mm512_set1_ps(e.in_scale[r])), bias);
+    _mm512_mask_storeu_ps(e.out + r * e.out_stride, m, clamp_ps(g, vlo, vhi));
+  }
 }
 
 // Calls f(std::integral_constant<int, NR>) for nrows (1..kQd8Rows) as a compile-time constant.
@@ -393,10 +450,9 @@ void for_rows(int64_t nrows, F f) {
 }
 #endif
 
+#if !(defined(__AVX512VNNI__) && defined(__AVX512BW__))
+// acc[r][j] as above, for machines without AVX-512 VNNI.
 void tile_sums(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* w, int64_t len, bool nibbles, int32_t (*acc)[kQd8Tile]) {
-#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-  for_rows(nrows, [&](auto nr) { tile_sums_n<decltype(nr)::value>(a, stride, w, len, nibbles, acc); });
-#else
   for (int64_t r = 0; r < nrows; ++r) {
     const uint8_t* ar = a + r * stride;
     int32_t* out = acc[r];
@@ -421,21 +477,59 @@ void tile_sums(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* w
       }
     }
   }
-#endif
 }
+#endif
 
-// v[r][j] += per block b: fma(float(block sum of row r, output j), scale[b][j], v[r][j]), blocks
-// in order: the blockwise layer's float accumulation, its block sums from tile_sums.
-void blockwise_sums(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* w, const float* scale, int64_t block,
-                    int64_t blocks, float (*v)[kQd8Tile]) {
+// The outputs of `nr` rows (1 to kQd8Rows, `a` their uint8 inputs kpad apart) for output tile t,
+// whose packed filter is `wt`.
+void tile_rows(const Qd8Layer& l, const uint8_t* a, int64_t nr, const uint8_t* wt, int64_t t, const TileEpilogue& e) {
+  const float* scale = l.scale.data() + t * l.blocks * kQd8Tile;
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-  for_rows(nrows, [&](auto nr) { blockwise_sums_n<decltype(nr)::value>(a, stride, w, scale, block, blocks, v); });
+  for_rows(nr, [&](auto rows) {
+    constexpr int NR = decltype(rows)::value;
+    if (l.kind == Qd8Layer::Weights::kPerChannel) {
+      per_channel_tile_n<NR>(a, l.kpad, wt, l.kpad, l.nibbles, e);
+    } else {
+      blockwise_tile_n<NR>(a, l.kpad, wt, scale, l.block, l.blocks, e);
+    }
+  });
 #else
   alignas(64) int32_t acc[kQd8Rows][kQd8Tile];
-  for (int64_t b = 0; b < blocks; ++b) {
-    tile_sums(a + b * block, stride, nrows, w + b * block * kQd8Tile / 2, block, true, acc);
-    for (int64_t r = 0; r < nrows; ++r) {
+  if (l.kind == Qd8Layer::Weights::kPerChannel) {
+    // The int32 sum of (input - zero point) x filter, times the input's scale; then the filter's
+    // scale and the bias in one fused multiply-add.
+    tile_sums(a, l.kpad, nr, wt, l.kpad, l.nibbles, acc);
+    for (int64_t r = 0; r < nr; ++r) {
+      const int32_t zero_u = e.zero[r] + 128;
+      float* o = e.out + r * e.out_stride;
+      for (int64_t j = 0; j < e.width; ++j) {
+        const int32_t sum = (l.nibbles ? acc[r][j] >> 4 : acc[r][j]) - zero_u * e.wsum[j];
+        const float f = static_cast<float>(sum) * e.in_scale[r];
+        o[j] = std::min(std::max(std::fma(f, e.scale[j], e.bias[j]), e.lo), e.hi);
+      }
+    }
+    return;
+  }
+  // Blockwise 4-bit filters: the column's float term times the zero point (+ 128), then per block
+  // the int32 sum of (input + 128) x 16 x filter fused into it with the block's scale / 16; then
+  // times the input's scale, plus the bias, clamped.
+  float v[kQd8Rows][kQd8Tile];
+  for (int64_t r = 0; r < nr; ++r) {
+    const float zero_u = static_cast<float>(e.zero[r] + 128);
+    for (int64_t j = 0; j < kQd8Tile; ++j) v[r][j] = e.ksum[j] * zero_u;
+  }
+  for (int64_t b = 0; b < l.blocks; ++b) {
+    tile_sums(a + b * l.block, l.kpad, nr, wt + b * l.block * kQd8Tile / 2, l.block, true, acc);
+    for (int64_t r = 0; r < nr; ++r) {
       for (int64_t j = 0; j < kQd8Tile; ++j) v[r][j] = std::fma(static_cast<float>(acc[r][j]), scale[b * kQd8Tile + j], v[r][j]);
+    }
+  }
+  for (int64_t r = 0; r < nr; ++r) {
+    float* o = e.out + r * e.out_stride;
+    for (int64_t j = 0; j < e.width; ++j) {
+      float f = v[r][j] * e.in_scale[r];
+      f = f + e.bias[j];
+      o[j] = std::min(std::max(f, e.lo), e.hi);
     }
   }
 #endif
@@ -464,48 +558,23 @@ void run_fully_connected_qd8(DelegateState& m, const Node& n) {
   // Blocks of rows (prefill), or of output tiles for fewer rows (decode: one row), over the
   // method's threads; each output computed as on one.
   for_blocks(worth_splitting(m.parallel, rows * l.n * l.kpad), rows, 4 * kQd8Rows, l.tiles, 1, [&](int64_t ra, int64_t rb, int64_t t0, int64_t t1) {
-    alignas(64) int32_t acc[kQd8Rows][kQd8Tile];
-    float v[kQd8Rows][kQd8Tile];
     for (int64_t t = t0; t < t1; ++t) {
-      const uint8_t* wt = l.packed.data() + t * l.tile_bytes();
-      const int64_t width = std::min(kQd8Tile, l.n - t * kQd8Tile);
       const size_t at = static_cast<size_t>(t * kQd8Tile);
+      TileEpilogue e{};
+      e.bias = l.bias.data() + at;
+      e.scale = l.scale.data() + at;
+      e.wsum = l.wsum.data() + at;
+      e.ksum = l.ksum.data() + at;
+      e.lo = l.lo;
+      e.hi = l.hi;
+      e.out_stride = l.n;
+      e.width = std::min(kQd8Tile, l.n - t * kQd8Tile);
+      const uint8_t* wt = l.packed.data() + t * l.tile_bytes();
       for (int64_t r0 = ra; r0 < rb; r0 += kQd8Rows) {
-        const int64_t nr = std::min(kQd8Rows, rb - r0);
-        const uint8_t* a = au.data() + r0 * l.kpad;
-        if (l.kind == Qd8Layer::Weights::kPerChannel) {
-          // The int32 sum of (input - zero point) x filter, times the input's scale; then the
-          // filter's scale and the bias in one fused multiply-add.
-          tile_sums(a, l.kpad, nr, wt, l.kpad, l.nibbles, acc);
-          for (int64_t r = 0; r < nr; ++r) {
-            const size_t row = static_cast<size_t>(r0 + r);
-            const int32_t zero_u = x.zero[row] + 128;
-            float* o = out + (r0 + r) * l.n + t * kQd8Tile;
-            for (int64_t j = 0; j < width; ++j) {
-              const int32_t sum = (l.nibbles ? acc[r][j] >> 4 : acc[r][j]) - zero_u * l.wsum[at + static_cast<size_t>(j)];
-              const float f = static_cast<float>(sum) * x.scale[row];
-              o[j] = std::min(std::max(std::fma(f, l.scale[at + static_cast<size_t>(j)], l.bias[at + static_cast<size_t>(j)]), l.lo), l.hi);
-            }
-          }
-          continue;
-        }
-        // Blockwise 4-bit filters: the column's float term times the zero point (+ 128), then per
-        // block the int32 sum of (input + 128) x 16 x filter fused into it with the block's
-        // scale / 16; then times the input's scale, plus the bias, clamped.
-        for (int64_t r = 0; r < nr; ++r) {
-          const float zero_u = static_cast<float>(x.zero[static_cast<size_t>(r0 + r)] + 128);
-          for (int64_t j = 0; j < kQd8Tile; ++j) v[r][j] = l.ksum[at + static_cast<size_t>(j)] * zero_u;
-        }
-        blockwise_sums(a, l.kpad, nr, wt, l.scale.data() + t * l.blocks * kQd8Tile, l.block, l.blocks, v);
-        for (int64_t r = 0; r < nr; ++r) {
-          const float in_scale = x.scale[static_cast<size_t>(r0 + r)];
-          float* o = out + (r0 + r) * l.n + t * kQd8Tile;
-          for (int64_t j = 0; j < width; ++j) {
-            float f = v[r][j] * in_scale;
-            f = f + l.bias[at + static_cast<size_t>(j)];
-            o[j] = std::min(std::max(f, l.lo), l.hi);
-          }
-        }
+        e.zero = x.zero.data() + r0;
+        e.in_scale = x.scale.data() + r0;
+        e.out = out + r0 * l.n + t * kQd8Tile;
+        tile_rows(l, au.data() + r0 * l.kpad, std::min(kQd8Rows, rb - r0), wt, t, e);
       }
     }
   });
