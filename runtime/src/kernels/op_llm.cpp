@@ -323,12 +323,210 @@ bool check_attention(KernelContext& ctx, const Attention& a, const char* op) {
   return true;
 }
 
+#if defined(__AVX512F__)
+// float32 attention in blocks: a key head's keys are transposed once ([head_dim][keys], 16 keys
+// per register) and its values copied, then the query rows of all its heads (grouped-query heads
+// share it; a decode step has one row per head) go kAttnRows at a time: scores 16 keys x
+// kAttnRows rows per pass over head_dim (no horizontal sums), softmax per row, and the weighted
+// values 32 outputs x kAttnRows rows per pass over the keys. The products are summed in another
+// order than one row at a time (float rounding; ExecuTorch's GEMMs have theirs).
+constexpr int64_t kAttnRows = 8;
+
+int64_t attention_keys_padded(int64_t kv) { return (kv + 15) / 16 * 16; }
+
+// Floats of scratch the blocked path needs for `kv` keys of head size d.
+int64_t blocked_attention_floats(int64_t kv, int64_t d) {
+  const int64_t pad = attention_keys_padded(kv);
+  return kAttnRows * pad + 2 * pad * d;
+}
+
+bool blocked_attention_applies(const Attention& a, const TensorImpl& out) {
+  const ScalarType f = ScalarType::kFloat;
+  return a.q.t->dtype() == f && a.k.t->dtype() == f && a.v.t->dtype() == f && out.dtype() == f && a.q.head_dim % 16 == 0 &&
+         a.q.head_dim > 0;
+}
+
+// One key head's state for the blocked path.
+struct KeyHead {
+  const Attention* a;
+  const Operand* o;
+  int64_t b, kh, kv_len, pad;
+  const float* kt;      // [D][pad]
+  const float* values;  // [kv_len][D]
+  float* scores;        // [kAttnRows][pad]
+  float* out;
+};
+
+// A register's 16 lanes: their maximum, their sum (pairwise). Through memory: GCC 12's reduce
+// intrinsics read an undefined register and fail -Werror=maybe-uninitialized.
+inline float lanes_max(__m512 v) {
+  alignas(64) float t[16];
+  _mm512_store_ps(t, v);
+  float m = t[0];
+  for (int i = 1; i < 16; ++i) m = t[i] > m ? t[i] : m;
+  return m;
+}
+
+inline float lanes_sum(__m512 v) {
+  alignas(64) float t[16];
+  _mm512_store_ps(t, v);
+  for (int w = 8; w >= 1; w /= 2) {
+    for (int i = 0; i < w; ++i) t[i] += t[i + w];
+  }
+  return t[0];
+}
+
+inline __mmask16 first_lanes(int64_t n) {
+  return n <= 0 ? static_cast<__mmask16>(0) : n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1u);
+}
+
+// Query rows i0 .. i0 + NR - 1 of the key head (row i: head kh * reps + i / seq, position
+// i % seq), each written to out.
+template <int NR>
+void attention_rows(const KeyHead& c, int64_t i0) {
+  const Attention& a = *c.a;
+  const Operand& q = a.q;
+  const int64_t D = q.head_dim, pad = c.pad, reps = q.heads / a.k.heads;
+  const float ninf = -std::numeric_limits<float>::infinity();
+  const float* mask = a.mask != nullptr ? a.mask->data_as<float>() : nullptr;
+  const float* qr[NR];
+  int64_t last[NR], srow[NR], base[NR];
+  int64_t top = 0;
+  for (int r = 0; r < NR; ++r) {
+    const int64_t i = i0 + r;
+    const int64_t h = c.kh * reps + i / q.seq, s = i % q.seq;
+    qr[r] = q.t->data_as<float>() + q.offset(c.b, s, h);
+    srow[r] = s;
+    last[r] = a.is_causal ? std::min(c.kv_len - 1, a.start_pos + s) : c.kv_len - 1;
+    base[r] = c.o->offset(c.b, s, h);
+    top = std::max(top, last[r]);
+  }
+  // Scores: scale x q.k (+ mask), -inf past each row's last key; and each row's maximum.
+  const __m512 vscale = _mm512_set1_ps(a.scale);
+  __m512 vmax[NR];
+  for (int r = 0; r < NR; ++r) vmax[r] = _mm512_set1_ps(ninf);
+  for (int64_t n0 = 0; n0 <= top; n0 += 16) {
+    __m512 acc[NR];
+    for (int r = 0; r < NR; ++r) acc[r] = _mm512_setzero_ps();
+    const float* kc = c.kt + n0;
+    for (int64_t d = 0; d < D; ++d) {
+      const __m512 kv = _mm512_loadu_ps(kc + d * pad);
+      for (int r = 0; r < NR; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(qr[r][d]), kv, acc[r]);
+    }
+    for (int r = 0; r < NR; ++r) {
+      __m512 x = _mm512_mul_ps(acc[r], vscale);
+      const __mmask16 m = first_lanes(last[r] + 1 - n0);  // the keys from n0 on this row sees
+      if (mask != nullptr) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, mask + srow[r] * a.k.seq + n0));
+      x = _mm512_mask_blend_ps(m, _mm512_set1_ps(ninf), x);
+      _mm512_storeu_ps(c.scores + r * pad + n0, x);
+      vmax[r] = _mm512_mask_max_ps(vmax[r], m, vmax[r], x);
+    }
+  }
+  // Softmax weights: exp(x - max) up to each row's last key, zeros after it (up to top). A row
+  // that sees nothing (max -inf) gets zero weights and divides 0 by 0 below, as ExecuTorch's
+  // and PyTorch's do.
+  __m512 inv[NR];
+  for (int r = 0; r < NR; ++r) {
+    float* sr = c.scores + r * pad;
+    const float max = lanes_max(vmax[r]);
+    float sum = 0.0f;
+    if (max == ninf) {
+      std::fill(sr, sr + top + 1, 0.0f);
+    } else {
+      const int64_t len = last[r] + 1;
+      const __m512 vm = _mm512_set1_ps(max);
+      for (int64_t n = 0; n < len; n += 16) {
+        const __mmask16 m = first_lanes(len - n);
+        _mm512_mask_storeu_ps(sr + n, m, _mm512_sub_ps(_mm512_maskz_loadu_ps(m, sr + n), vm));
+      }
+      expf_n(sr, sr, len);
+      __m512 vs = _mm512_setzero_ps();
+      for (int64_t n = 0; n < len; n += 16) vs = _mm512_add_ps(vs, _mm512_maskz_loadu_ps(first_lanes(len - n), sr + n));
+      sum = lanes_sum(vs);
+      std::fill(sr + len, sr + top + 1, 0.0f);
+    }
+    inv[r] = _mm512_set1_ps(1.0f / sum);
+  }
+  // The weighted values, 32 (or the last 16) outputs of every row at a time.
+  for (int64_t d0 = 0; d0 < D; d0 += 32) {
+    const bool two = d0 + 32 <= D;
+    __m512 acc[NR][2];
+    for (int r = 0; r < NR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    for (int64_t n = 0; n <= top; ++n) {
+      const float* vr = c.values + n * D + d0;
+      const __m512 v0 = _mm512_loadu_ps(vr);
+      const __m512 v1 = two ? _mm512_loadu_ps(vr + 16) : _mm512_setzero_ps();
+      for (int r = 0; r < NR; ++r) {
+        const __m512 w = _mm512_set1_ps(c.scores[r * pad + n]);
+        acc[r][0] = _mm512_fmadd_ps(w, v0, acc[r][0]);
+        acc[r][1] = _mm512_fmadd_ps(w, v1, acc[r][1]);
+      }
+    }
+    for (int r = 0; r < NR; ++r) {
+      _mm512_storeu_ps(c.out + base[r] + d0, _mm512_mul_ps(acc[r][0], inv[r]));
+      if (two) _mm512_storeu_ps(c.out + base[r] + d0 + 16, _mm512_mul_ps(acc[r][1], inv[r]));
+    }
+  }
+}
+
+void run_attention_blocked(const Attention& a, float* scratch, TensorImpl& out, const Operand& o) {
+  const Operand &q = a.q, &k = a.k, &v = a.v;
+  const int64_t D = q.head_dim;
+  KeyHead c;
+  c.a = &a;
+  c.o = &o;
+  c.kv_len = a.mask != nullptr ? k.seq : a.start_pos + q.seq;
+  c.pad = attention_keys_padded(c.kv_len);
+  c.scores = scratch;
+  float* kt = scratch + kAttnRows * c.pad;
+  float* values = kt + D * c.pad;
+  c.kt = kt;
+  c.values = values;
+  c.out = out.data_as<float>();
+  const float* kd = k.t->data_as<float>();
+  const float* vd = v.t->data_as<float>();
+  const int64_t rows = (q.heads / k.heads) * q.seq;
+  for (c.b = 0; c.b < q.batch; ++c.b) {
+    for (c.kh = 0; c.kh < k.heads; ++c.kh) {
+      for (int64_t n = 0; n < c.kv_len; ++n) {
+        const float* kr = kd + k.offset(c.b, n, c.kh);
+        for (int64_t d = 0; d < D; ++d) kt[d * c.pad + n] = kr[d];
+        std::memcpy(values + n * D, vd + v.offset(c.b, n, c.kh), static_cast<size_t>(D) * sizeof(float));
+      }
+      for (int64_t d = 0; d < D; ++d) std::fill(kt + d * c.pad + c.kv_len, kt + (d + 1) * c.pad, 0.0f);
+      for (int64_t i0 = 0; i0 < rows; i0 += kAttnRows) {
+        switch (std::min(kAttnRows, rows - i0)) {
+          case 1: attention_rows<1>(c, i0); break;
+          case 2: attention_rows<2>(c, i0); break;
+          case 3: attention_rows<3>(c, i0); break;
+          case 4: attention_rows<4>(c, i0); break;
+          case 5: attention_rows<5>(c, i0); break;
+          case 6: attention_rows<6>(c, i0); break;
+          case 7: attention_rows<7>(c, i0); break;
+          default: attention_rows<8>(c, i0); break;
+        }
+      }
+    }
+  }
+}
+#endif
+
 // Writes out[b, s, h, :] for every query row. Scratch: key length + 3 * head_dim floats.
 void run_attention(KernelContext& ctx, const Attention& a, TensorImpl& out, const char* op) {
   const Operand &q = a.q, &k = a.k, &v = a.v;
   const int64_t D = q.head_dim;
   const int64_t kv_len = a.mask != nullptr ? k.seq : a.start_pos + q.seq;
   const bool quantized = q.t->dtype() == ScalarType::kChar;
+  // out has query's shape and layout ([B, S, H, D], or [B, H, S, D] with the sequence at dim 2).
+  Operand o;
+  if (!bind_operand(ctx, out, a.seq_dim, &o, op, "out")) return;
+#if defined(__AVX512F__)
+  if (blocked_attention_applies(a, out) &&
+      ctx.scratch().size() >= static_cast<size_t>(blocked_attention_floats(kv_len, D)) * sizeof(float)) {
+    run_attention_blocked(a, reinterpret_cast<float*>(ctx.scratch().data()), out, o);
+    return;
+  }
+#endif
   // Float caches: a key head's keys and values are read once into rows of floats, for all its
   // queries (load_row converted them again for every query row).
   const size_t need = static_cast<size_t>(kv_len + 3 * D + (quantized ? 0 : 2 * kv_len * D)) * sizeof(float);
@@ -345,9 +543,6 @@ void run_attention(KernelContext& ctx, const Attention& a, TensorImpl& out, cons
   const int64_t reps = q.heads / k.heads;
   const float* mask = a.mask != nullptr ? a.mask->data_as<float>() : nullptr;
   const ScalarType out_dtype = out.dtype();
-  // out has query's shape and layout ([B, S, H, D], or [B, H, S, D] with the sequence at dim 2).
-  Operand o;
-  if (!bind_operand(ctx, out, a.seq_dim, &o, op, "out")) return;
   for (int64_t b = 0; b < q.batch; ++b) {
     for (int64_t h = 0; h < q.heads; ++h) {
       const int64_t kh = h / reps;
@@ -409,7 +604,11 @@ size_t attention_scratch_for(const EValue* key_cache, const EValue* query, int s
   const int64_t d = query->tensor->size(3);
   if (kv < 0 || d < 0 || kv > (int64_t{1} << 24) || d > (int64_t{1} << 20)) return 0;
   const bool quantized = query->tensor->dtype() == ScalarType::kChar;
-  return static_cast<size_t>(kv + 3 * d + (quantized ? 0 : 2 * kv * d)) * sizeof(float);
+  int64_t floats = kv + 3 * d + (quantized ? 0 : 2 * kv * d);
+#if defined(__AVX512F__)
+  if (!quantized && d % 16 == 0) floats = std::max(floats, blocked_attention_floats(kv, d));
+#endif
+  return static_cast<size_t>(floats) * sizeof(float);
 }
 
 // Fills scale, causal flag and mask of `a` from custom_sdpa-style arguments starting at `i`:

@@ -3,6 +3,7 @@
 // grouped-query heads, causal positions and masks; the quantised variant sums in integers.
 #include <cmath>
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include "runtime/kernels/kernel_test_util.h"
@@ -13,9 +14,11 @@ using etscope::testing::KernelCall;
 
 namespace {
 
-// out[s, h, :] of attention over the first `kv` rows of caches [1, S, Hkv, D] (batch 1).
+// out[s, h, :] of attention over the first `kv` rows of caches [1, S, Hkv, D] (batch 1), with
+// a float mask [S, kv] added after scaling if given.
 std::vector<float> direct_attention(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v, int64_t S,
-                                    int64_t H, int64_t Hkv, int64_t D, int64_t start, bool causal, int64_t kv) {
+                                    int64_t H, int64_t Hkv, int64_t D, int64_t start, bool causal, int64_t kv,
+                                    const float* mask = nullptr) {
   std::vector<float> out(static_cast<size_t>(S * H * D), 0.0f);
   for (int64_t s = 0; s < S; ++s) {
     for (int64_t h = 0; h < H; ++h) {
@@ -29,7 +32,7 @@ std::vector<float> direct_attention(const std::vector<float>& q, const std::vect
         }
         double dot = 0;
         for (int64_t d = 0; d < D; ++d) dot += q[static_cast<size_t>((s * H + h) * D + d)] * k[static_cast<size_t>((n * Hkv + kh) * D + d)];
-        w[static_cast<size_t>(n)] = dot / std::sqrt(static_cast<double>(D));
+        w[static_cast<size_t>(n)] = dot / std::sqrt(static_cast<double>(D)) + (mask != nullptr ? mask[s * kv + n] : 0.0f);
         mx = std::max(mx, w[static_cast<size_t>(n)]);
       }
       double sum = 0;
@@ -49,6 +52,21 @@ std::vector<float> wave(size_t n, float phase) {
   for (size_t i = 0; i < n; ++i) out[i] = std::sin(0.37f * static_cast<float>(i) + phase);
   return out;
 }
+
+// custom_sdpa's operands: query [1, S, H, D] and caches [1, Smax, Hkv, D] of waves (phases given),
+// and an output of query's shape.
+struct SdpaOperands {
+  std::vector<float> q, k, v;
+  EValue *out, *qv, *kv, *vv;
+  SdpaOperands(KernelCall& c, int64_t S, int64_t H, int64_t Hkv, int64_t D, int64_t Smax, float qp, float kp, float vp)
+      : q(wave(static_cast<size_t>(S * H * D), qp)),
+        k(wave(static_cast<size_t>(Smax * Hkv * D), kp)),
+        v(wave(static_cast<size_t>(Smax * Hkv * D), vp)),
+        out(c.f32({1, S, H, D})),
+        qv(c.f32({1, S, H, D}, q)),
+        kv(c.f32({1, Smax, Hkv, D}, k)),
+        vv(c.f32({1, Smax, Hkv, D}, v)) {}
+};
 
 }  // namespace
 
@@ -79,14 +97,10 @@ TEST_CASE("llama::update_cache_with_indices writes the indexed rows, checks ever
 
 TEST_CASE("llama::custom_sdpa: grouped-query causal attention over the filled cache rows", "[kernels][llm]") {
   const int64_t S = 3, H = 4, Hkv = 2, D = 8, Smax = 6, start = 2;
-  const std::vector<float> q = wave(static_cast<size_t>(S * H * D), 0.1f);
-  const std::vector<float> k = wave(static_cast<size_t>(Smax * Hkv * D), 1.3f);
-  const std::vector<float> v = wave(static_cast<size_t>(Smax * Hkv * D), 2.9f);
   KernelCall c;
-  EValue* out = c.f32({1, S, H, D});
-  EValue* qv = c.f32({1, S, H, D}, q);
-  EValue* kv = c.f32({1, Smax, Hkv, D}, k);
-  EValue* vv = c.f32({1, Smax, Hkv, D}, v);
+  const SdpaOperands o(c, S, H, Hkv, D, Smax, 0.1f, 1.3f, 2.9f);
+  const std::vector<float>&q = o.q, &k = o.k, &v = o.v;
+  EValue *out = o.out, *qv = o.qv, *kv = o.kv, *vv = o.vv;
   REQUIRE_FALSE(c.run("llama::custom_sdpa.out", {qv, kv, vv, c.integer(start), c.none(), c.dbl(0), c.boolean_scalar(true), c.none(), out, out}).failed());
   const std::vector<float> want = direct_attention(q, k, v, S, H, Hkv, D, start, true, start + S);
   const std::vector<float> got = c.t(out).values<float>();
@@ -102,6 +116,40 @@ TEST_CASE("llama::custom_sdpa: grouped-query causal attention over the filled ca
   const std::vector<float> all = direct_attention(q, k, v, S, H, Hkv, D, 0, false, Smax);
   const std::vector<float> masked = c.t(out).values<float>();
   for (size_t i = 0; i < all.size(); ++i) CHECK(std::fabs(masked[i] - all[i]) < 1e-5f);
+}
+
+TEST_CASE("llama::custom_sdpa on float32 head sizes of 16 and more (the blocked path) equals the direct computation", "[kernels][llm]") {
+  // Head sizes with and without a last half register of outputs; one to 17 query rows per key
+  // head (grouped-query heads and positions share it); keys from a partial block of 16 to several.
+  const int64_t D = GENERATE(16, 48, 64, 128);
+  const auto [S, H, Hkv, start] = GENERATE(std::tuple<int64_t, int64_t, int64_t, int64_t>{1, 9, 3, 37}, std::tuple<int64_t, int64_t, int64_t, int64_t>{1, 4, 4, 0},
+                                           std::tuple<int64_t, int64_t, int64_t, int64_t>{5, 2, 1, 11}, std::tuple<int64_t, int64_t, int64_t, int64_t>{17, 9, 3, 0},
+                                           std::tuple<int64_t, int64_t, int64_t, int64_t>{40, 4, 2, 23});
+  const int64_t Smax = 64;
+  KernelCall c;
+  const SdpaOperands o(c, S, H, Hkv, D, Smax, 0.7f, 1.1f, 2.3f);
+  const std::vector<float>&q = o.q, &k = o.k, &v = o.v;
+  EValue *out = o.out, *qv = o.qv, *kv = o.kv, *vv = o.vv;
+  REQUIRE_FALSE(c.run("llama::custom_sdpa.out", {qv, kv, vv, c.integer(start), c.none(), c.dbl(0), c.boolean_scalar(true), c.none(), out, out}).failed());
+  const std::vector<float> want = direct_attention(q, k, v, S, H, Hkv, D, start, true, start + S);
+  const std::vector<float> got = c.t(out).values<float>();
+  bool close = got.size() == want.size();
+  for (size_t i = 0; close && i < want.size(); ++i) close = std::fabs(got[i] - want[i]) < 2e-6f;
+  CHECK(close);
+  // A float mask over every cache row: -inf hides keys, and a row that sees none is NaN (0 / 0).
+  std::vector<float> m(static_cast<size_t>(S * Smax), 0.0f);
+  for (int64_t s = 0; s < S; ++s) {
+    for (int64_t n = 0; n < Smax; ++n) {
+      if ((n * 7 + s) % 5 == 0 || s == S - 1) m[static_cast<size_t>(s * Smax + n)] = (s == S - 1) ? -INFINITY : 0.25f * static_cast<float>(n % 3);
+    }
+  }
+  EValue* mask = c.f32({S, Smax}, m);
+  REQUIRE_FALSE(c.run("llama::custom_sdpa.out", {qv, kv, vv, c.integer(0), mask, c.dbl(0), c.boolean_scalar(false), c.none(), out, out}).failed());
+  const std::vector<float> all = direct_attention(q, k, v, S, H, Hkv, D, 0, false, Smax, m.data());
+  const std::vector<float> masked = c.t(out).values<float>();
+  bool same = masked.size() == all.size();
+  for (size_t i = 0; same && i < all.size(); ++i) same = std::isnan(all[i]) ? std::isnan(masked[i]) : std::fabs(masked[i] - all[i]) < 2e-6f;
+  CHECK(same);
 }
 
 TEST_CASE("llama::sdpa_with_kv_cache updates both caches, then attends", "[kernels][llm]") {
