@@ -299,10 +299,12 @@ constexpr int64_t kQd8Rows = 8;
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 // The kernels for a fixed number of rows NR, so that every row's sums stay in registers.
-// A single row (decode) streams each filter byte once: the bytes kQd8Prefetch ahead are asked
-// for in advance (the hardware's prefetchers stop at page boundaries; a 1B-shaped LLM's decode
-// went from about 13 to 17 tokens/s with it, bench/llm.md). A prefetch never faults, so the last
-// ones may point past the filter.
+// The filter bytes kQd8Prefetch ahead are asked for in advance (the hardware's prefetchers stop
+// at page boundaries): a single row (decode) streams each filter byte once (a 1B-shaped LLM's
+// decode went from about 13 to 17 tokens/s with it, bench/llm.md); several rows (prefill) read a
+// tile from memory for their first block of rows (the 135M shape's 32-token prefill: its layers
+// 40-46 -> 33-37 ms; 2 KiB ahead did no better). A prefetch never faults, so the last ones may
+// point past the filter.
 constexpr int64_t kQd8Prefetch = 8192;
 
 template <int NR>
@@ -317,7 +319,7 @@ void tile_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t len
   if (nibbles) {
     const __m512i high = _mm512_set1_epi8(static_cast<char>(0xf0));
     for (int64_t p = 0; p < len / 8; ++p) {
-      if constexpr (NR == 1) _mm_prefetch(reinterpret_cast<const char*>(w + p * kQd8Tile * 4 + kQd8Prefetch), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(w + p * kQd8Tile * 4 + kQd8Prefetch), _MM_HINT_T0);
       const __m512i bytes = _mm512_loadu_si512(w + p * kQd8Tile * 4);
       const __m512i wl = _mm512_and_si512(_mm512_slli_epi16(bytes, 4), high);
       const __m512i wh = _mm512_and_si512(bytes, high);
@@ -333,7 +335,7 @@ void tile_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t len
     if constexpr (NR == 1) sum[0] = _mm512_add_epi32(sum[0], high_sum[0]);
   } else {
     for (int64_t g = 0; g < len / 4; ++g) {
-      if constexpr (NR == 1) _mm_prefetch(reinterpret_cast<const char*>(w + g * kQd8Tile * 4 + kQd8Prefetch), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(w + g * kQd8Tile * 4 + kQd8Prefetch), _MM_HINT_T0);
       const __m512i wg = _mm512_loadu_si512(w + g * kQd8Tile * 4);
       for (int r = 0; r < NR; ++r) sum[r] = dpbusd(sum[r], broadcast(r, 4 * g), wg);
     }
@@ -398,7 +400,7 @@ void blockwise_tile_n(const uint8_t* a, int64_t stride, const uint8_t* w, const 
     for (int64_t p0 = 0; p0 < block / 8; p0 += U) {
       for (int u = 0; u < U; ++u) {
         const int64_t p = p0 + u;
-        if constexpr (NR == 1) _mm_prefetch(reinterpret_cast<const char*>(wb + p * kQd8Tile * 4 + kQd8Prefetch), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(wb + p * kQd8Tile * 4 + kQd8Prefetch), _MM_HINT_T0);
         const __m512i bytes = _mm512_loadu_si512(wb + p * kQd8Tile * 4);
         const __m512i wl = _mm512_and_si512(_mm512_slli_epi16(bytes, 4), high);
         const __m512i wh = _mm512_and_si512(bytes, high);
