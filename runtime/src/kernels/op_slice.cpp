@@ -26,40 +26,42 @@ DimView view_along(const TensorImpl& t, int64_t d) {
   return v;
 }
 
-// Copies one run of `bytes`: the common element widths inline (a slice of the last dimension of a
-// rope's [.., 32, 2] view moves one 4-byte element per row: a call to memmove each was most of
-// its time), others with memmove.
-inline void copy_run(uint8_t* d, const uint8_t* s, size_t bytes) {
-  switch (bytes) {
-    case 1: *d = *s; return;
-    case 2: std::memmove(d, s, 2); return;
-    case 4: std::memmove(d, s, 4); return;
-    case 8: std::memmove(d, s, 8); return;
-    default: std::memmove(d, s, bytes);
-  }
-}
-
 // out[o, j, :] = in[o, start + j * step, :] for j < len (dtypes equal, both contiguous), where
 // `v` views `in`. With Scatter, the other way round: v views `out` and
-// out[o, start + j * step, :] = in[o, j, :].
-template <bool Scatter = false>
-void copy_rows(const TensorImpl& in, TensorImpl& out, const DimView& v, int64_t start, int64_t step, int64_t len) {
-  const size_t es = in.element_size();
-  const size_t row = static_cast<size_t>(v.inner) * es;
-  const auto* src = static_cast<const uint8_t*>(in.data());
-  auto* dst = static_cast<uint8_t*>(out.data());
-  if (row == 0 || len == 0) return;
+// out[o, start + j * step, :] = in[o, j, :]. W is the bytes of a row (`row`) when it is one of the
+// common element widths, known at compile time: a slice of the last dimension of a rope's
+// [.., 32, 2] view moves one 4-byte element per row, and a memmove call per row (or a switch on
+// its width) was most of its time; 0 for any other width.
+template <bool Scatter, size_t W>
+void copy_rows_of(const uint8_t* src, uint8_t* dst, size_t row, const DimView& v, int64_t start, int64_t step, int64_t len) {
   for (int64_t o = 0; o < v.outer; ++o) {
     const size_t strided = static_cast<size_t>(o * v.size + start) * row, packed = static_cast<size_t>(o * len) * row;
     const uint8_t* s = src + (Scatter ? packed : strided);
     uint8_t* d = dst + (Scatter ? strided : packed);
     const size_t s_step = Scatter ? row : static_cast<size_t>(step) * row;
     const size_t d_step = Scatter ? static_cast<size_t>(step) * row : row;
-    if (step == 1) {
-      copy_run(d, s, static_cast<size_t>(len) * row);
+    if constexpr (W != 0) {
+      for (int64_t j = 0; j < len; ++j) std::memcpy(d + static_cast<size_t>(j) * d_step, s + static_cast<size_t>(j) * s_step, W);
+    } else if (step == 1) {
+      std::memmove(d, s, static_cast<size_t>(len) * row);
     } else {
-      for (int64_t j = 0; j < len; ++j) copy_run(d + static_cast<size_t>(j) * d_step, s + static_cast<size_t>(j) * s_step, row);
+      for (int64_t j = 0; j < len; ++j) std::memmove(d + static_cast<size_t>(j) * d_step, s + static_cast<size_t>(j) * s_step, row);
     }
+  }
+}
+
+template <bool Scatter = false>
+void copy_rows(const TensorImpl& in, TensorImpl& out, const DimView& v, int64_t start, int64_t step, int64_t len) {
+  const size_t row = static_cast<size_t>(v.inner) * in.element_size();
+  const auto* src = static_cast<const uint8_t*>(in.data());
+  auto* dst = static_cast<uint8_t*>(out.data());
+  if (row == 0 || len == 0) return;
+  switch (row) {
+    case 1: copy_rows_of<Scatter, 1>(src, dst, row, v, start, step, len); break;
+    case 2: copy_rows_of<Scatter, 2>(src, dst, row, v, start, step, len); break;
+    case 4: copy_rows_of<Scatter, 4>(src, dst, row, v, start, step, len); break;
+    case 8: copy_rows_of<Scatter, 8>(src, dst, row, v, start, step, len); break;
+    default: copy_rows_of<Scatter, 0>(src, dst, row, v, start, step, len); break;
   }
 }
 
