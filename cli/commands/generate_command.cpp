@@ -57,6 +57,10 @@ class GenerateCommand : public Command {
     sub->add_option("--seed", seed_, "Seed of the sampler (default 0)");
     sub->add_option("--threads", threads_, "Threads of the engine (its XNNPACK linear layers split their outputs over them); default 1")
         ->check(CLI::Range(1, 1024));
+    sub->add_option("--amx", amx_,
+                    "auto (default): a prefill's quantized linear layers multiply their integers on Intel AMX tiles where the "
+                    "CPU offers them (the same outputs); off: AVX-512 only, as ExecuTorch's XNNPACK computes")
+        ->check(CLI::IsMember({"auto", "off"}));
     sub->add_flag("--ignore-eos", ignore_eos_, "Do not stop at end-of-sequence ids");
     sub->add_option("--etdump", etdump_path_, "Record the load and every call (blocks \"Prefill\" and \"Decode\", in call order) as an ETDump");
     store_option_ = add_store_option(sub, store_location_)->expected(0, 1);
@@ -96,6 +100,7 @@ class GenerateCommand : public Command {
     options.ptd_files = ptd_files_;
     options.engine = runner::EngineKind::kEtscope;
     options.threads = static_cast<uint32_t>(threads_);
+    options.matrix_tiles = amx_ == "off" ? runtime::MatrixTiles::kOff : runtime::MatrixTiles::kAuto;
     const bool store = store_option_->count() > 0;
     if (!tags_.empty() && !store) return usage("--tag needs --store");
     options.trace = !etdump_path_.empty() || store;
@@ -254,6 +259,7 @@ class GenerateCommand : public Command {
   double top_p_ = 1.0;
   uint64_t seed_ = 0;
   int threads_ = 1;
+  std::string amx_ = "auto";
   bool ignore_eos_ = false;
   std::string etdump_path_;
   std::string store_location_;

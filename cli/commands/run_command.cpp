@@ -65,6 +65,11 @@ class RunCommand final : public Command {
                     "Threads of the engine (ExecuTorch's threadpool, or etscope's for its XNNPACK convolutions and fully "
                     "connected layers); default 1, as profiles are taken")
         ->check(CLI::Range(1, 1024));
+    sub->add_option("--amx", amx_,
+                    "auto (default): the etscope engine multiplies the integers of XNNPACK's dynamically quantized linear "
+                    "layers on Intel AMX tiles where the CPU offers them (layers of 12 rows or more; the same outputs); off: "
+                    "AVX-512 only, as ExecuTorch's XNNPACK computes")
+        ->check(CLI::IsMember({"auto", "off"}));
     auto* inputs = sub->add_option("--input", input_files_, "One file per input: .npy, or raw bytes in the input's dtype and shape");
     auto* random = sub->add_option("--random", seed_, "Random inputs from this seed (the default, seed 0): floats in [-1, 1), integers in {0, 1}");
     auto* ones = sub->add_flag("--ones", ones_, "Inputs filled with ones");
@@ -135,6 +140,7 @@ class RunCommand final : public Command {
       if (!available.ok()) return Error(available.error().code(), model_ + ": --engine " + engine_ + ": " + available.error().message());
     }
     options.threads = static_cast<uint32_t>(threads_);
+    options.matrix_tiles = amx_ == "off" ? runtime::MatrixTiles::kOff : runtime::MatrixTiles::kAuto;
     if (!max_memory_.empty()) options.max_memory = *parse_byte_count(max_memory_);
     store_requested_ = sub_store_given();
     options.trace = !etdump_path_.empty() || store_requested_;
@@ -702,6 +708,7 @@ class RunCommand final : public Command {
   std::string engine_;
   std::string default_reason_;  // why the engine was chosen when none was asked for
   int threads_ = 1;
+  std::string amx_ = "auto";
   std::vector<std::string> ptd_files_;
   std::vector<std::string> input_files_;
   std::string etrecord_inputs_;

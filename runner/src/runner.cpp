@@ -113,6 +113,7 @@ struct Runner::Impl {
     m.max_memory = options.max_memory;
     m.emulate_quantization = options.emulate_quantization;
     if (options.engine == EngineKind::kEtscope) m.threads = options.threads;
+    m.matrix_tiles = options.matrix_tiles;
     return m;
   }
   const BundledTestSuite* suite(const std::string& method) const {

@@ -130,6 +130,7 @@ struct Method::Impl {
   EventTracer* tracer = nullptr;
   bool validate_only = false;  // loaded to be checked, not run (MethodOptions::validate_only)
   bool emulate_quantization = false;  // MethodOptions::emulate_quantization
+  MatrixTiles matrix_tiles = MatrixTiles::kAuto;  // MethodOptions::matrix_tiles
   std::unique_ptr<Parallel> parallel;  // MethodOptions::threads > 1
   std::vector<AlignedBuffer> arenas;  // arena k (1-based id) is arenas[k - 1]
   std::vector<TensorImpl> tensors;
@@ -440,7 +441,7 @@ Status Method::Impl::load_instructions(const KernelRegistry& kernels, bool valid
                                                      static_cast<uint32_t>(events::delegate_init_instruction_id(static_cast<uint32_t>(ii))))
                                 : kNoEvent;
           auto loaded = xnnpack::XnnpackDelegate::load(*program, d, {arg_pool.data() + step.arg_offset, step.arg_count}, reserve_fn, at,
-                                                        emulate_quantization, parallel.get(), xnn_workspace);
+                                                        emulate_quantization, parallel.get(), xnn_workspace, matrix_tiles);
           if (tracer != nullptr) tracer->end_profiling(init_event);
           // A graph etscope cannot execute yet is another engine's to run; a corrupt one is refused.
           if (!loaded.ok() && validate_only && loaded.error().code() == ErrorCode::kNotSupported) break;
@@ -916,6 +917,7 @@ Result<std::unique_ptr<Method>> Method::load(const Program& program, const std::
   impl->plan = plan;
   impl->tracer = tracer;
   impl->emulate_quantization = options.emulate_quantization;
+  impl->matrix_tiles = options.matrix_tiles;
   if (options.threads > 1 && !options.validate_only) impl->parallel = std::make_unique<Parallel>(options.threads, options.min_split_ops);
   {
     MethodScope init_scope(tracer, events::kMethodInit.data());

@@ -41,6 +41,12 @@ MODELS: Dict[str, Tuple[int, int, bool, int, int, Tuple[int, ...]]] = {
     "qd8_8w_odd": (67, 33, True, 8, 0, (4, 67)),
     "qd8_8w_nobias": (96, 50, False, 8, 0, (3, 96)),
     "qd8_4w_row": (96, 36, True, 4, 0, (3, 96)),
+    # Prefill-sized: enough rows for etscope's AMX tile path (12 or more), partial row tiles,
+    # an odd number of 16-output tiles with a narrow last one, inputs not a multiple of 64.
+    "qd8_8w_rows40": (200, 72, True, 8, 0, (40, 200)),
+    "qd8_4w_g64_rows19": (320, 40, True, 4, 64, (19, 320)),
+    "qd8_4w_row_rows24": (160, 33, False, 4, 0, (2, 12, 160)),
+    "qd8_4w_g32_rows16": (96, 48, True, 4, 32, (16, 96)),
 }
 
 

@@ -237,9 +237,11 @@ void set_inputs(runtime::Method& m, const std::string& prefix) {
 }
 
 // Loads `forward` of a fixture program (Program kept alive by the caller) with its stored inputs.
-std::unique_ptr<runtime::Method> load_fixture(const Program& p, const std::string& base, EventTracer* tracer = nullptr) {
+std::unique_ptr<runtime::Method> load_fixture(const Program& p, const std::string& base, EventTracer* tracer = nullptr,
+                                              runtime::MatrixTiles tiles = runtime::MatrixTiles::kAuto) {
   runtime::MethodOptions mo;
   mo.tracer = tracer;
+  mo.matrix_tiles = tiles;
   auto m = must(runtime::Method::load(p, "forward", mo));
   set_inputs(*m, base);
   return m;
@@ -357,25 +359,29 @@ void execute_and_check_bits(runtime::Method& m, const std::string& prefix) {
 // scales in float in its kernels' order, and etscope does the same, so every output equals
 // ExecuTorch's bit for bit: qcint8 and blockwise qbint4 filters (blocks of 32 to 256 and a whole
 // row), odd K, several rows, with and without bias, an all-zero row, an all-positive row and one
-// of large values (tests/fixtures/executorch/xnnpack_qd8, export_xnnpack_qd8.py), the older
-// fixtures, a graph input quantized on arrival, and a dynamic graph at every shape.
+// of large values (tests/fixtures/executorch/xnnpack_qd8, export_xnnpack_qd8.py), prefill-sized
+// ones of 16-40 rows, the older fixtures, a graph input quantized on arrival, and a dynamic graph
+// at every shape. Each with the integer sums on AMX tiles wherever the machine has them (forced,
+// for every layer), by default (layers of 12 rows and more, not blocks of 32), and never.
 TEST_CASE("xnnpack qd8 fully connected layers equal ExecuTorch's outputs bit for bit", "[xnnpack][runtime][fixtures][qd8]") {
   std::vector<std::string> models = {"xnnpack/xnn_4bit", "xnnpack/xnn_dqlinear", "xnnpack_handmade/xnnh_dq_legacy"};
   for (const char* name : {"qd8_4w_g32", "qd8_4w_g64_nobias", "qd8_4w_g128", "qd8_4w_g256_wide", "qd8_4w_row", "qd8_8w_odd",
-                           "qd8_8w_nobias"}) {
+                           "qd8_8w_nobias", "qd8_8w_rows40", "qd8_4w_g64_rows19", "qd8_4w_row_rows24", "qd8_4w_g32_rows16"}) {
     models.push_back(std::string("xnnpack_qd8/") + name);
   }
+  const runtime::MatrixTiles tiles = GENERATE(runtime::MatrixTiles::kAlways, runtime::MatrixTiles::kAuto, runtime::MatrixTiles::kOff);
+  INFO("matrix tiles " << static_cast<int>(tiles));
   for (const std::string& base : models) {
     INFO(base);
     Program p = must(PteReader::open(fixture(base + ".pte")));
-    auto m = load_fixture(p, base);
+    auto m = load_fixture(p, base, nullptr, tiles);
     execute_and_check_bits(*m, base);
     set_inputs(*m, base);
     execute_and_check_bits(*m, base);  // a second execution on the same load
   }
   const std::string dyn = "xnnpack_dynamic/xnn_dyn_dqlinear";
   Program p = must(PteReader::open(fixture(dyn + ".pte")));
-  auto m = load_fixture(p, dyn);
+  auto m = load_fixture(p, dyn, nullptr, tiles);
   execute_and_check_bits(*m, dyn);
   int shapes = 0;
   for (int k = 0; exists(fixture(dyn + ".shape" + std::to_string(k) + ".input0.npy")); ++k, ++shapes) {

@@ -25,6 +25,7 @@
 #include "etscope/core/evalue.h"
 #include "etscope/core/result.h"
 #include "etscope/formats/xnnpack_payload.h"
+#include "kernels/util/aligned.h"
 #include "kernels/util/broadcast_util.h"
 #include "parallel.h"
 #include "xnnpack/f32_gemm.h"
@@ -197,7 +198,8 @@ struct DelegateState {
   std::vector<uint8_t> qd8_only;           // per value: read by qd8 layers only (no floats kept)
   std::vector<int32_t> qd8_of_node;        // per node: index into qd8_layers, or -1
   std::vector<Qd8Layer> qd8_layers;
-  std::vector<uint8_t> qd8_rows;           // a qd8 layer's input rows as its kernel reads them
+  kernels::aligned_vector<uint8_t> qd8_rows;  // a qd8 layer's input rows as its kernel reads them
+  MatrixTiles tiles = MatrixTiles::kOff;   // qd8 layers on AMX tiles (kOff where unavailable)
   /// True when node n is a fully connected layer XNNPACK computes in integers from
   /// dynamically quantized rows (qd8): a qdint8 input of per-row parameters over its last
   /// dimension, constant qcint8 / qcint4 (per channel) or qbint4 (per block) filters, an f32

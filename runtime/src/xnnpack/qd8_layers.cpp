@@ -367,6 +367,19 @@ void per_channel_outputs(const __m512i* sum, bool nibbles, const TileEpilogue& e
   }
 }
 
+// A blockwise layer's outputs from each row's float terms: times the input's scale, plus the bias,
+// clamped (the scalar path's operations, 16 outputs at a time).
+template <int NR>
+void blockwise_outputs(const __m512* f, const TileEpilogue& e) {
+  const __m512 bias = _mm512_loadu_ps(e.bias);
+  const __m512 lo = _mm512_set1_ps(e.lo), hi = _mm512_set1_ps(e.hi);
+  const __mmask16 m = width_mask(e.width);
+  for (int r = 0; r < NR; ++r) {
+    const __m512 g = _mm512_add_ps(_mm512_mul_ps(f[r], _mm512_set1_ps(e.in_scale[r])), bias);
+    _mm512_mask_storeu_ps(e.out + r * e.out_stride, m, clamp_ps(g, lo, hi));
+  }
+}
+
 template <int NR>
 void per_channel_tile_n(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t len, bool nibbles, const TileEpilogue& e) {
   __m512i sum[NR];
@@ -427,13 +440,7 @@ void blockwise_tile_n(const uint8_t* a, int64_t stride, const uint8_t* w, const 
       f[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), s, f[r]);
     }
   }
-  const __m512 bias = _mm512_loadu_ps(e.bias);
-  const __m512 vlo = _mm512_set1_ps(e.lo), vhi = _mm512_set1_ps(e.hi);
-  const __mmask16 m = width_mask(e.width);
-  for (int r = 0; r < NR; ++r) {
-    const __m512 g = _mm512_add_ps(_mm512_mul_ps(f[r], _mm512_set1_ps(e.in_scale[r])), bias);
-    _mm512_mask_storeu_ps(e.out + r * e.out_stride, m, clamp_ps(g, vlo, vhi));
-  }
+  blockwise_outputs<NR>(f, e);
 }
 
 // Calls f(std::integral_constant<int, NR>) for nrows (1..kQd8Rows) as a compile-time constant.
@@ -537,6 +544,209 @@ void tile_rows(const Qd8Layer& l, const uint8_t* a, int64_t nr, const uint8_t* w
 #endif
 }
 
+// The epilogue of output tile t for rows from r0 on.
+TileEpilogue tile_epilogue(const Qd8Layer& l, const DynamicRows& x, int64_t t, int64_t r0, float* out) {
+  const size_t at = static_cast<size_t>(t * kQd8Tile);
+  TileEpilogue e{};
+  e.bias = l.bias.data() + at;
+  e.scale = l.scale.data() + at;
+  e.wsum = l.wsum.data() + at;
+  e.ksum = l.ksum.data() + at;
+  e.lo = l.lo;
+  e.hi = l.hi;
+  e.out_stride = l.n;
+  e.width = std::min(kQd8Tile, l.n - t * kQd8Tile);
+  e.zero = x.zero.data() + r0;
+  e.in_scale = x.scale.data() + r0;
+  e.out = out + r0 * l.n + t * kQd8Tile;
+  return e;
+}
+
+#if defined(__AMX_TILE__) && defined(__AMX_INT8__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#define ETSCOPE_QD8_TILES 1
+// [tiles] The same integer sums on AMX tiles: tdpbusd multiplies 16 rows of 64 uint8 inputs
+// with 64 int8 filter values of 16 outputs (grouped by 4, the packed 8-bit layout) at once. Tiles
+// 0-3 hold the sums of 2 x 2 blocks of 16 rows x 16 outputs, 4-5 two row tiles' inputs, 6-7 two
+// output tiles' filter values. A 4-bit filter is unpacked (x 16, as the AVX-512 path multiplies
+// it) once per pair of output tiles for all rows. The sums are exact integers, so everything
+// after them (per-block float terms in block order, the epilogue) is the AVX-512 path's, and the
+// outputs its bits.
+constexpr int64_t kAmxRows = 16;
+// kAuto puts a layer on tiles when it has at least this many rows (a tile's 16 cost the same as
+// one; 2048 x 2048 layers of 16 rows took 0.63x the AVX-512 path's time, of 8 rows 1.15x) and
+// its integer sums run over 64 inputs or more before each float step: per channel, or blocks
+// of a multiple of 64 inputs. Blocks of 32 (a 135M-shaped LLM's 8da4w) halve each tile
+// product's work and add a float step per 32 inputs: 1.35x the AVX-512 path's time.
+constexpr int64_t kAmxMinRows = 12;
+
+struct alignas(64) TileConfig {
+  uint8_t palette = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+// Inputs per tdpbusd: kc (32 or 64) bytes per row tile row, kc / 4 rows of filter groups.
+void configure_tiles(int64_t kc) {
+  TileConfig c;
+  for (int t = 0; t < 4; ++t) {
+    c.rows[t] = kAmxRows;
+    c.colsb[t] = 64;
+  }
+  for (int t = 4; t < 6; ++t) {
+    c.rows[t] = kAmxRows;
+    c.colsb[t] = static_cast<uint16_t>(kc);
+  }
+  for (int t = 6; t < 8; ++t) {
+    c.rows[t] = static_cast<uint8_t>(kc / 4);
+    c.colsb[t] = 64;
+  }
+  _tile_loadconfig(&c);
+}
+
+// Inputs k0 .. k0 + kc - 1 of output tile t's filter as tdpbusd reads them, at `b`: [kc / 4][16
+// outputs][4] int8 (4-bit values x 16: low nibbles, then high ones, of each packed group of 8
+// inputs), zeros from kpad on.
+void unpack_filter_chunk(const Qd8Layer& l, int64_t t, int64_t k0, int64_t kc, uint8_t* b) {
+  const uint8_t* w = l.packed.data() + t * l.tile_bytes();
+  const int64_t have = std::clamp<int64_t>(l.kpad - k0, 0, kc);  // inputs the filter has
+  if (l.nibbles) {
+    const __m512i high = _mm512_set1_epi8(static_cast<char>(0xf0));
+    for (int64_t p = 0; p < have / 8; ++p) {
+      const uint8_t* src = w + (k0 / 8 + p) * 64;
+      _mm_prefetch(reinterpret_cast<const char*>(src + kQd8Prefetch), _MM_HINT_T0);
+      const __m512i bytes = _mm512_loadu_si512(src);
+      _mm512_store_si512(b + 2 * p * 64, _mm512_and_si512(_mm512_slli_epi16(bytes, 4), high));
+      _mm512_store_si512(b + (2 * p + 1) * 64, _mm512_and_si512(bytes, high));
+    }
+  } else {
+    std::memcpy(b, w + k0 * kQd8Tile, static_cast<size_t>(have * kQd8Tile));
+  }
+  std::memset(b + have * kQd8Tile, 0, static_cast<size_t>((kc - have) * kQd8Tile));
+}
+
+struct TileCall {
+  const Qd8Layer* l;
+  const DynamicRows* x;
+  const uint8_t* a;  // rows of ka uint8 inputs, zero rows up to a multiple of 16
+  int64_t ka;
+  float* out;
+  int64_t kc;
+  uint8_t* b;        // two unpacked output tiles, ka * 16 bytes each
+  int32_t* sums;     // per block: [row tile][output tile][16 rows][16 outputs]
+};
+
+constexpr int64_t kTileSums = 2 * 2 * kAmxRows * kQd8Tile;  // int32 sums of one block
+
+// A blockwise layer's outputs for NR rows of one output tile from their block sums (`sums`: the
+// first row's of block 0, rows 16 apart, blocks kTileSums apart): the AVX-512 path's float terms,
+// block by block in order, each row's in a register.
+template <int NR>
+void blockwise_from_sums(const int32_t* sums, const float* scale, int64_t blocks, const TileEpilogue& e) {
+  __m512 f[NR];
+  const __m512 ksum = _mm512_loadu_ps(e.ksum);
+  for (int r = 0; r < NR; ++r) f[r] = _mm512_mul_ps(ksum, _mm512_set1_ps(static_cast<float>(e.zero[r] + 128)));
+  for (int64_t b = 0; b < blocks; ++b) {
+    const __m512 s = _mm512_loadu_ps(scale + b * kQd8Tile);
+    const int32_t* sb = sums + b * kTileSums;
+    for (int r = 0; r < NR; ++r) f[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(sb + r * kQd8Tile)), s, f[r]);
+  }
+  blockwise_outputs<NR>(f, e);
+}
+
+// Rows r0 .. r0 + nr - 1 (NA row tiles) of output tiles t .. t + NB - 1: every block's sums on
+// the tiles first, then the float terms and outputs from them.
+// With `unpack` (the first rows of these output tiles), each chunk of their filters is unpacked
+// right before its products: the filter's bytes arrive from memory while the tiles compute.
+template <int NA, int NB>
+void tile_block(const TileCall& c, int64_t r0, int64_t nr, int64_t t, bool unpack) {
+  const Qd8Layer& l = *c.l;
+  const DynamicRows& x = *c.x;
+  const bool blockwise = l.kind == Qd8Layer::Weights::kPerBlock;
+  const int64_t blocks = blockwise ? l.blocks : 1;
+  const int64_t per_block = blockwise ? l.block : c.ka;  // inputs summed before the float terms
+  const uint8_t* a0 = c.a + r0 * c.ka;
+  const uint8_t* a1 = a0 + kAmxRows * c.ka;
+  auto at = [&](int64_t blk, int i, int j) { return c.sums + blk * kTileSums + (i * 2 + j) * kAmxRows * kQd8Tile; };
+  // Unpacking runs a chunk ahead of the products: a tile load of bytes just stored waits for the
+  // stores to reach the cache.
+  const int64_t k_end = blocks * per_block;
+  auto unpack_at = [&](int64_t k0) {
+    for (int j = 0; j < NB; ++j) unpack_filter_chunk(l, t + j, k0, c.kc, c.b + (j * c.ka + k0) * kQd8Tile);
+  };
+  if (unpack) unpack_at(0);
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    _tile_zero(0);
+    if constexpr (NB == 2) _tile_zero(1);
+    if constexpr (NA == 2) _tile_zero(2);
+    if constexpr (NA == 2 && NB == 2) _tile_zero(3);
+    for (int64_t k0 = blk * per_block; k0 < (blk + 1) * per_block; k0 += c.kc) {
+      if (unpack && k0 + c.kc < k_end) unpack_at(k0 + c.kc);
+      _tile_loadd(4, a0 + k0, c.ka);
+      if constexpr (NA == 2) _tile_loadd(5, a1 + k0, c.ka);
+      _tile_loadd(6, c.b + k0 * kQd8Tile, 64);
+      if constexpr (NB == 2) _tile_loadd(7, c.b + c.ka * kQd8Tile + k0 * kQd8Tile, 64);
+      _tile_dpbusd(0, 4, 6);
+      if constexpr (NB == 2) _tile_dpbusd(1, 4, 7);
+      if constexpr (NA == 2) _tile_dpbusd(2, 5, 6);
+      if constexpr (NA == 2 && NB == 2) _tile_dpbusd(3, 5, 7);
+    }
+    _tile_stored(0, at(blk, 0, 0), 64);
+    if constexpr (NB == 2) _tile_stored(1, at(blk, 0, 1), 64);
+    if constexpr (NA == 2) _tile_stored(2, at(blk, 1, 0), 64);
+    if constexpr (NA == 2 && NB == 2) _tile_stored(3, at(blk, 1, 1), 64);
+  }
+  for (int i = 0; i < NA; ++i) {
+    const int64_t rows = std::min(kAmxRows, nr - i * kAmxRows);
+    for (int j = 0; j < NB; ++j) {
+      for (int64_t r = 0; r < rows; r += kQd8Rows) {
+        const TileEpilogue e = tile_epilogue(l, x, t + j, r0 + i * kAmxRows + r, c.out);
+        const int32_t* first = at(0, i, j) + r * kQd8Tile;
+        for_rows(std::min(kQd8Rows, rows - r), [&](auto n) {
+          constexpr int NR = decltype(n)::value;
+          if (blockwise) {
+            blockwise_from_sums<NR>(first, l.scale.data() + (t + j) * l.blocks * kQd8Tile, blocks, e);
+          } else {
+            __m512i sum[NR];
+            for (int q = 0; q < NR; ++q) sum[q] = _mm512_load_si512(first + q * kQd8Tile);
+            per_channel_outputs<NR>(sum, l.nibbles, e);
+          }
+        });
+      }
+    }
+  }
+}
+
+// Rows ra .. rb - 1 (ra a multiple of 2 x 16) of output tiles t0 .. t1 - 1, on this thread's tiles.
+void tile_rows_range(const Qd8Layer& l, const DynamicRows& x, const uint8_t* a, int64_t ka, float* out, int64_t ra, int64_t rb,
+                     int64_t t0, int64_t t1) {
+  thread_local kernels::aligned_vector<uint8_t> filter;  // two unpacked output tiles
+  thread_local kernels::aligned_vector<int32_t> sums;    // their blocks' sums
+  filter.resize(static_cast<size_t>(2 * ka * kQd8Tile));
+  sums.resize(static_cast<size_t>((l.kind == Qd8Layer::Weights::kPerBlock ? l.blocks : 1) * kTileSums));
+  TileCall c{&l, &x, a, ka, out, 64, filter.data(), sums.data()};
+  // Blocks of 32 inputs are summed alone; those of 64 or a multiple, 64 inputs at a time.
+  if (l.kind == Qd8Layer::Weights::kPerBlock && l.block % 64 != 0) c.kc = 32;
+  configure_tiles(c.kc);
+  for (int64_t t = t0; t < t1; t += 2) {
+    const int64_t nb = std::min<int64_t>(2, t1 - t);
+    for (int64_t r0 = ra; r0 < rb; r0 += 2 * kAmxRows) {
+      const int64_t nr = std::min(2 * kAmxRows, rb - r0);
+      const bool unpack = r0 == ra;
+      if (nr > kAmxRows) {
+        if (nb == 2) tile_block<2, 2>(c, r0, nr, t, unpack); else tile_block<2, 1>(c, r0, nr, t, unpack);
+      } else {
+        if (nb == 2) tile_block<1, 2>(c, r0, nr, t, unpack); else tile_block<1, 1>(c, r0, nr, t, unpack);
+      }
+    }
+  }
+  _tile_release();
+}
+#else
+#define ETSCOPE_QD8_TILES 0
+#endif
+
 }  // namespace
 
 void run_fully_connected_qd8(DelegateState& m, const Node& n) {
@@ -545,38 +755,52 @@ void run_fully_connected_qd8(DelegateState& m, const Node& n) {
   const DynamicRows& x = m.dynamic_rows[static_cast<size_t>(n.inputs[0])];
   float* out = m.output(n);
   const int64_t rows = l.k > 0 ? m.in_shape(n, 0).numel() / l.k : 0;
-  // The rows as XNNPACK's qdu8 kernels read them: input + 128 as uint8, zero-padded to kpad.
-  std::vector<uint8_t>& au = m.qd8_rows;
-  au.assign(static_cast<size_t>(rows * l.kpad), 0);
+#if ETSCOPE_QD8_TILES
+  const bool long_sums = l.kind == Qd8Layer::Weights::kPerChannel || l.block % 64 == 0;
+  const bool tiles = rows > 0 && (m.tiles == MatrixTiles::kAlways || (m.tiles == MatrixTiles::kAuto && rows >= kAmxMinRows && long_sums));
+#else
+  const bool tiles = false;
+#endif
+  // The rows as XNNPACK's qdu8 kernels read them: input + 128 as uint8, zero-padded to kpad (on
+  // tiles: to a multiple of 64 inputs, and zero rows up to a multiple of 16).
+  const int64_t stride = tiles ? (l.kpad + 63) / 64 * 64 : l.kpad;
+  const int64_t padded_rows = tiles ? (rows + 15) / 16 * 16 : rows;
+  kernels::aligned_vector<uint8_t>& au = m.qd8_rows;
+  au.assign(static_cast<size_t>(padded_rows * stride), 0);
   {
-    // Raw pointers: byte stores through the vector's own storage would reload everything.
-    const int64_t k = l.k, kpad = l.kpad;
+    // Raw pointers: byte stores through the vector's own storage would reload everything. An
+    // int8 plus 128 as uint8 is its sign bit flipped, 64 at a time where AVX-512 is.
+    const int64_t k = l.k;
     const int8_t* __restrict src = x.q.data();
     uint8_t* __restrict dst = au.data();
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < k; ++c) dst[r * kpad + c] = static_cast<uint8_t>(src[r * k + c] + 128);
+      int64_t c = 0;
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+      const __m512i sign = _mm512_set1_epi8(static_cast<char>(0x80));
+      for (; c < k; c += 64) {
+        const __mmask64 m = k - c >= 64 ? ~__mmask64{0} : (__mmask64{1} << (k - c)) - 1;
+        _mm512_mask_storeu_epi8(dst + r * stride + c, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + r * k + c), sign));
+      }
+#endif
+      for (; c < k; ++c) dst[r * stride + c] = static_cast<uint8_t>(src[r * k + c] + 128);
     }
   }
+#if ETSCOPE_QD8_TILES
+  if (tiles) {
+    // Blocks of 32 rows, or of pairs of output tiles, over the method's threads.
+    for_blocks(worth_splitting(m.parallel, rows * l.n * l.kpad), rows, 2 * kAmxRows, l.tiles, 2, [&](int64_t ra, int64_t rb, int64_t t0, int64_t t1) {
+      tile_rows_range(l, x, au.data(), stride, out, ra, rb, t0, t1);
+    });
+    return;
+  }
+#endif
   // Blocks of rows (prefill), or of output tiles for fewer rows (decode: one row), over the
   // method's threads; each output computed as on one.
   for_blocks(worth_splitting(m.parallel, rows * l.n * l.kpad), rows, 4 * kQd8Rows, l.tiles, 1, [&](int64_t ra, int64_t rb, int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      const size_t at = static_cast<size_t>(t * kQd8Tile);
-      TileEpilogue e{};
-      e.bias = l.bias.data() + at;
-      e.scale = l.scale.data() + at;
-      e.wsum = l.wsum.data() + at;
-      e.ksum = l.ksum.data() + at;
-      e.lo = l.lo;
-      e.hi = l.hi;
-      e.out_stride = l.n;
-      e.width = std::min(kQd8Tile, l.n - t * kQd8Tile);
       const uint8_t* wt = l.packed.data() + t * l.tile_bytes();
       for (int64_t r0 = ra; r0 < rb; r0 += kQd8Rows) {
-        e.zero = x.zero.data() + r0;
-        e.in_scale = x.scale.data() + r0;
-        e.out = out + r0 * l.n + t * kQd8Tile;
-        tile_rows(l, au.data() + r0 * l.kpad, std::min(kQd8Rows, rb - r0), wt, t, e);
+        tile_rows(l, au.data() + r0 * l.kpad, std::min(kQd8Rows, rb - r0), wt, t, tile_epilogue(l, x, t, r0, out));
       }
     }
   });

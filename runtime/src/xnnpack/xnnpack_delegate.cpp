@@ -11,6 +11,7 @@
 
 #include "etscope/core/checked.h"
 #include "float_env.h"
+#include "matrix_tiles.h"
 #include "kernels/util/half.h"
 #include "xnnpack/node_table.h"
 
@@ -239,8 +240,10 @@ uint64_t plan_workspace(DelegateState& m, uint64_t sequential) {
 Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& program, const Delegate& delegate,
                                                                std::span<EValue* const> args, const Reserve& reserve,
                                                                const std::string& where, bool emulate_quantization,
-                                                               const Parallel* parallel, std::shared_ptr<Workspace> workspace) {
+                                                               const Parallel* parallel, std::shared_ptr<Workspace> workspace,
+                                                               MatrixTiles tiles) {
   auto impl = std::make_unique<DelegateState>();
+  impl->tiles = tiles == MatrixTiles::kOff || !matrix_tiles_available() ? MatrixTiles::kOff : tiles;
   impl->where = where;
   impl->workspace = workspace != nullptr ? std::move(workspace) : std::make_shared<Workspace>();
   impl->emulate = emulate_quantization;

@@ -21,6 +21,7 @@
 #include "etscope/core/result.h"
 #include "etscope/formats/program.h"
 #include "etscope/formats/xnnpack_payload.h"
+#include "etscope/runtime/method.h"
 #include "kernels/util/aligned.h"
 
 namespace etscope::runtime {
@@ -56,7 +57,8 @@ class XnnpackDelegate {
   static Result<std::unique_ptr<XnnpackDelegate>> load(const Program& program, const Delegate& delegate,
                                                        std::span<EValue* const> args, const Reserve& reserve,
                                                        const std::string& where, bool emulate_quantization = false,
-                                                       const Parallel* parallel = nullptr, std::shared_ptr<Workspace> workspace = nullptr);
+                                                       const Parallel* parallel = nullptr, std::shared_ptr<Workspace> workspace = nullptr,
+                                                       MatrixTiles tiles = MatrixTiles::kAuto);
   ~XnnpackDelegate();
 
   /// Argument positions the delegate reads and writes (for the method's use checks).

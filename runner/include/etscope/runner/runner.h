@@ -37,6 +37,8 @@ struct RunnerOptions {
   std::string method;                  ///< "" means "forward", else the program's first method.
   EngineKind engine = EngineKind::kEtscope;  ///< What executes the method (engine.h).
   uint32_t threads = 1;                ///< Threads of the engine (ExecuTorch's threadpool, or etscope's: MethodOptions::threads); 1 for profiles.
+  /// The etscope engine's use of Intel AMX tiles (MethodOptions::matrix_tiles); kAuto or kOff.
+  runtime::MatrixTiles matrix_tiles = runtime::MatrixTiles::kAuto;
   uint64_t max_memory = 0;             ///< Method::load's limit; 0 means the machine's memory.
   /// Record the load and every execution as an ETDump (written by write_trace()).
   bool trace = false;

@@ -23,6 +23,14 @@
 
 namespace etscope::runtime {
 
+/// Whether the etscope engine multiplies integer matrices on Intel AMX tiles
+/// (MethodOptions::matrix_tiles): where the CPU and OS offer them (matrix_tiles_available),
+/// kAuto for the XNNPACK delegate's dynamically quantized fully connected layers (an LLM's
+/// linears) of several rows (a prefill; a decode step's single row streams its filter faster
+/// with AVX-512), kOff never, kAlways for every such layer (tests). The sums are integers: the
+/// outputs are the same bits whichever unit computes them.
+enum class MatrixTiles : uint8_t { kAuto, kOff, kAlways };
+
 struct MethodOptions {
   /// Tensor-data files searched, in order, for external tensors. Must outlive the Method.
   std::vector<const TensorDataFile*> external_data;
@@ -55,6 +63,7 @@ struct MethodOptions {
   /// on the calling thread, where waking a worker (tens of microseconds) would cost more than it
   /// saves. Tests set 0 to split everything.
   int64_t min_split_ops = int64_t{1} << 21;
+  MatrixTiles matrix_tiles = MatrixTiles::kAuto;
 };
 
 /// A quantizer of an emulating method (MethodOptions::emulate_quantization): the rounding of one
