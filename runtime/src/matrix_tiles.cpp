@@ -1,6 +1,6 @@
 #include "matrix_tiles.h"
 
-#if defined(__AMX_TILE__) && defined(__AMX_INT8__) && defined(__linux__) && defined(__x86_64__)
+#if ETSCOPE_MATRIX_TILES && defined(__linux__) && defined(__x86_64__)
 #include <cpuid.h>
 #include <sys/syscall.h>
 #include <unistd.h>

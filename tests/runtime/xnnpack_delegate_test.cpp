@@ -557,12 +557,17 @@ const QuantizedCase kQuantizedCases[] = {{"xnnq_resnet_block", 0}, {"xnnq_mbv2_p
 
 }  // namespace
 
+// Each with its convolutions' and linears' integer sums on AMX tiles wherever the machine has
+// them (forced for every GEMM: partial row tiles, inputs not a multiple of 64), by default, and
+// never: the same integers.
 TEST_CASE("xnnpack int8 programs round as XNNPACK does", "[xnnpack][runtime][quantized]") {
+  const runtime::MatrixTiles tiles = GENERATE(runtime::MatrixTiles::kAlways, runtime::MatrixTiles::kAuto, runtime::MatrixTiles::kOff);
+  INFO("matrix tiles " << static_cast<int>(tiles));
   for (const QuantizedCase& c : kQuantizedCases) {
     INFO(c.model);
     const std::string base = std::string("xnnpack_quantized/") + c.model;
     Program p = must(PteReader::open(fixture(base + ".pte")));
-    auto m = load_fixture(p, base);
+    auto m = load_fixture(p, base, nullptr, tiles);
     check_within_steps(*m, fixture(base + ".output0.npy"), c.steps);
   }
 }

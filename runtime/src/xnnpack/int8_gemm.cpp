@@ -1,6 +1,7 @@
 // The int8 GEMM's kernel (int8_gemm.h): blocks of up to 4 rows by up to 4 tiles of 16 outputs,
 // requantized as they leave the registers.
 #include "xnnpack/int8_gemm.h"
+#include "matrix_tiles.h"
 #include "xnnpack/vnni.h"
 
 #include <cmath>
@@ -127,14 +128,134 @@ void gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const Pack
   }
 }
 
+#if ETSCOPE_MATRIX_TILES
+// [tiles] The same sums on AMX tiles (matrix_tiles.h): 2 x 2 tiles of 16 rows x 16 outputs per
+// pass, 64 inputs per tdpbusd, the filter's tiles read where they are packed (16 groups of 4
+// inputs are 16 rows of 64 bytes). What the tiles would read past the matrix or the filter
+// comes from zero-padded copies: the last 64-input chunk when kpad is not a multiple of 64, and
+// every row of a group of fewer than 32 rows. Each block's sums are stored, the offsets added
+// (wrapping, as the AVX-512 path's sums that start from them) and requantized as there.
+struct TileGemm {
+  const uint8_t* a;      // rows
+  int64_t stride;        // bytes between rows
+  const uint8_t* tail;   // the rows' last chunk (zeros after kpad), tail_stride apart; null without one
+  int64_t tail_stride;
+  int64_t kfull;         // inputs in whole chunks of 64
+  const PackedInt8* w;
+  const uint8_t* btail;  // per output tile of the call: its last chunk's groups, zeros to 16 groups (1 KiB)
+  int64_t tile_begin;
+};
+
+template <int NA, int NB, typename Out>
+void tile_block(const TileGemm& g, int64_t nr, int64_t t, const Int8Requant& rq, Out* dst, int64_t dst_stride) {
+  const PackedInt8& w = *g.w;
+  _tile_zero(0);
+  if constexpr (NB == 2) _tile_zero(1);
+  if constexpr (NA == 2) _tile_zero(2);
+  if constexpr (NA == 2 && NB == 2) _tile_zero(3);
+  const uint8_t* b0 = w.bytes.data() + t * w.tile_bytes();
+  const uint8_t* b1 = b0 + w.tile_bytes();
+  for (int64_t k0 = 0; k0 < g.kfull; k0 += 64) {
+    _tile_loadd(4, g.a + k0, g.stride);
+    if constexpr (NA == 2) _tile_loadd(5, g.a + kTileRows * g.stride + k0, g.stride);
+    _tile_loadd(6, b0 + k0 * kInt8Tile, 64);
+    if constexpr (NB == 2) _tile_loadd(7, b1 + k0 * kInt8Tile, 64);
+    _tile_dpbusd(0, 4, 6);
+    if constexpr (NB == 2) _tile_dpbusd(1, 4, 7);
+    if constexpr (NA == 2) _tile_dpbusd(2, 5, 6);
+    if constexpr (NA == 2 && NB == 2) _tile_dpbusd(3, 5, 7);
+  }
+  if (g.tail != nullptr) {
+    const uint8_t* bt = g.btail + (t - g.tile_begin) * 1024;
+    _tile_loadd(4, g.tail, g.tail_stride);
+    if constexpr (NA == 2) _tile_loadd(5, g.tail + kTileRows * g.tail_stride, g.tail_stride);
+    _tile_loadd(6, bt, 64);
+    if constexpr (NB == 2) _tile_loadd(7, bt + 1024, 64);
+    _tile_dpbusd(0, 4, 6);
+    if constexpr (NB == 2) _tile_dpbusd(1, 4, 7);
+    if constexpr (NA == 2) _tile_dpbusd(2, 5, 6);
+    if constexpr (NA == 2 && NB == 2) _tile_dpbusd(3, 5, 7);
+  }
+  alignas(64) int32_t sums[2][2][kTileRows][kInt8Tile];
+  _tile_stored(0, sums[0][0], 64);
+  if constexpr (NB == 2) _tile_stored(1, sums[0][1], 64);
+  if constexpr (NA == 2) _tile_stored(2, sums[1][0], 64);
+  if constexpr (NA == 2 && NB == 2) _tile_stored(3, sums[1][1], 64);
+  for (int j = 0; j < NB; ++j) {
+    const int64_t first = (t + j) * kInt8Tile;
+    const int64_t valid = w.n - first;
+    const __mmask16 mask = valid >= kInt8Tile ? __mmask16{0xffff} : valid <= 0 ? __mmask16{0} : static_cast<__mmask16>((1u << valid) - 1u);
+    const __m512i offset = _mm512_maskz_loadu_epi32(mask, rq.offset + first);
+    const __m512 scale = _mm512_maskz_loadu_ps(mask, rq.scale + first);
+    for (int64_t r = 0; r < nr; ++r) {
+      const __m512i sum = _mm512_add_epi32(_mm512_load_si512(sums[r / kTileRows][j][r % kTileRows]), offset);
+      requantize16(sum, scale, mask, rq, dst + r * dst_stride + first);
+    }
+  }
+}
+
+template <typename Out>
+void gemm_tiles(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end, const Int8Requant& rq,
+                Out* dst, int64_t dst_stride) {
+  const int64_t kfull = w.kpad / 64 * 64, tail = w.kpad - kfull, ka = kfull + (tail > 0 ? 64 : 0);
+  thread_local kernels::aligned_vector<uint8_t> btail, arows, atail;
+  if (tail > 0) {
+    btail.assign(static_cast<size_t>((tile_end - tile_begin) * 1024), 0);
+    for (int64_t t = tile_begin; t < tile_end; ++t) {
+      std::memcpy(btail.data() + (t - tile_begin) * 1024, w.bytes.data() + t * w.tile_bytes() + kfull * kInt8Tile, static_cast<size_t>(tail * kInt8Tile));
+    }
+  }
+  configure_tiles_2x2(64);
+  for (int64_t r0 = 0; r0 < rows; r0 += 2 * kTileRows) {
+    const int64_t nr = std::min(2 * kTileRows, rows - r0);
+    TileGemm g{a + r0 * stride, stride, nullptr, 64, kfull, &w, btail.data(), tile_begin};
+    if (nr < 2 * kTileRows) {
+      // The group's rows in a zero-padded copy of 32 rows of ka bytes, its tail chunk included.
+      arows.assign(static_cast<size_t>(2 * kTileRows * ka), 0);
+      for (int64_t r = 0; r < nr; ++r) std::memcpy(arows.data() + r * ka, g.a + r * stride, static_cast<size_t>(w.kpad));
+      g.a = arows.data();
+      g.stride = ka;
+      if (tail > 0) {
+        g.tail = arows.data() + kfull;
+        g.tail_stride = ka;
+      }
+    } else if (tail > 0) {
+      atail.assign(static_cast<size_t>(2 * kTileRows * 64), 0);
+      for (int64_t r = 0; r < nr; ++r) std::memcpy(atail.data() + r * 64, g.a + r * stride + kfull, static_cast<size_t>(tail));
+      g.tail = atail.data();
+    }
+    Out* to = dst + r0 * dst_stride;
+    for (int64_t t = tile_begin; t < tile_end; t += 2) {
+      const bool two = t + 1 < tile_end;
+      if (nr > kTileRows) {
+        if (two) tile_block<2, 2>(g, nr, t, rq, to, dst_stride); else tile_block<2, 1>(g, nr, t, rq, to, dst_stride);
+      } else {
+        if (two) tile_block<1, 2>(g, nr, t, rq, to, dst_stride); else tile_block<1, 1>(g, nr, t, rq, to, dst_stride);
+      }
+    }
+  }
+  _tile_release();
+}
+#endif
+
+bool int8_gemm_on_tiles(MatrixTiles tiles, int64_t rows) {
+  return ETSCOPE_MATRIX_TILES && (tiles == MatrixTiles::kAlways || (tiles == MatrixTiles::kAuto && rows >= kInt8TileMinRows));
+}
+
 }  // namespace
 
 void int8_gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end,
-                           const Int8Requant& rq, int8_t* dst, int64_t dst_stride) {
+                           const Int8Requant& rq, int8_t* dst, int64_t dst_stride, MatrixTiles tiles) {
+#if ETSCOPE_MATRIX_TILES
+  if (int8_gemm_on_tiles(tiles, rows)) return gemm_tiles(a, stride, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
+#endif
   gemm_requantized(a, stride, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
 }
 void int8_gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end,
-                           const Int8Requant& rq, float* dst, int64_t dst_stride) {
+                           const Int8Requant& rq, float* dst, int64_t dst_stride, MatrixTiles tiles) {
+#if ETSCOPE_MATRIX_TILES
+  if (int8_gemm_on_tiles(tiles, rows)) return gemm_tiles(a, stride, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
+#endif
   gemm_requantized(a, stride, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
 }
 

@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "etscope/runtime/method.h"
 #include "kernels/util/aligned.h"
 #if defined(__AVX512F__) && defined(__AVX512BW__)
 #include <immintrin.h>
@@ -106,12 +107,17 @@ inline void requantize16(__m512i sum, __m512 scale, __mmask16 k, const Int8Requa
 }
 #endif
 
+/// With `tiles` kAuto (the delegate may use AMX: matrix_tiles.h), calls of at least this many rows
+/// sum on AMX tiles (fewer would leave most of a tile's 16 rows empty); kAlways: every call.
+constexpr int64_t kInt8TileMinRows = 12;
+
 /// The GEMM of `rows` rows of kpad bytes (`stride` apart) with tiles [tile_begin, tile_end) of the
 /// packed filter, requantized by `rq` into dst: row r's output o (of the packing) at
-/// dst[r * dst_stride + o]. The sums never leave registers where the build has AVX-512 VNNI.
+/// dst[r * dst_stride + o]. The sums never leave registers where the build has AVX-512 VNNI; on
+/// AMX tiles as `tiles` says (the same integers).
 void int8_gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end,
-                           const Int8Requant& rq, int8_t* dst, int64_t dst_stride);
+                           const Int8Requant& rq, int8_t* dst, int64_t dst_stride, MatrixTiles tiles = MatrixTiles::kOff);
 void int8_gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end,
-                           const Int8Requant& rq, float* dst, int64_t dst_stride);
+                           const Int8Requant& rq, float* dst, int64_t dst_stride, MatrixTiles tiles = MatrixTiles::kOff);
 
 }  // namespace etscope::runtime::xnnpack

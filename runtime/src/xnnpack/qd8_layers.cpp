@@ -21,6 +21,7 @@
 #include <immintrin.h>
 #endif
 
+#include "matrix_tiles.h"
 #include "xnnpack/node_table.h"
 #include "xnnpack/vnni.h"
 
@@ -562,7 +563,7 @@ TileEpilogue tile_epilogue(const Qd8Layer& l, const DynamicRows& x, int64_t t, i
   return e;
 }
 
-#if defined(__AMX_TILE__) && defined(__AMX_INT8__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#if ETSCOPE_MATRIX_TILES
 #define ETSCOPE_QD8_TILES 1
 // [tiles] The same integer sums on AMX tiles: tdpbusd multiplies 16 rows of 64 uint8 inputs
 // with 64 int8 filter values of 16 outputs (grouped by 4, the packed 8-bit layout) at once. Tiles
@@ -571,39 +572,13 @@ TileEpilogue tile_epilogue(const Qd8Layer& l, const DynamicRows& x, int64_t t, i
 // it) once per pair of output tiles for all rows. The sums are exact integers, so everything
 // after them (per-block float terms in block order, the epilogue) is the AVX-512 path's, and the
 // outputs its bits.
-constexpr int64_t kAmxRows = 16;
+constexpr int64_t kAmxRows = kTileRows;
 // kAuto puts a layer on tiles when it has at least this many rows (a tile's 16 cost the same as
 // one; 2048 x 2048 layers of 16 rows took 0.63x the AVX-512 path's time, of 8 rows 1.15x) and
 // its integer sums run over 64 inputs or more before each float step: per channel, or blocks
 // of a multiple of 64 inputs. Blocks of 32 (a 135M-shaped LLM's 8da4w) halve each tile
 // product's work and add a float step per 32 inputs: 1.35x the AVX-512 path's time.
 constexpr int64_t kAmxMinRows = 12;
-
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
-// Inputs per tdpbusd: kc (32 or 64) bytes per row tile row, kc / 4 rows of filter groups.
-void configure_tiles(int64_t kc) {
-  TileConfig c;
-  for (int t = 0; t < 4; ++t) {
-    c.rows[t] = kAmxRows;
-    c.colsb[t] = 64;
-  }
-  for (int t = 4; t < 6; ++t) {
-    c.rows[t] = kAmxRows;
-    c.colsb[t] = static_cast<uint16_t>(kc);
-  }
-  for (int t = 6; t < 8; ++t) {
-    c.rows[t] = static_cast<uint8_t>(kc / 4);
-    c.colsb[t] = 64;
-  }
-  _tile_loadconfig(&c);
-}
 
 // Inputs k0 .. k0 + kc - 1 of output tile t's filter as tdpbusd reads them, at `b`: [kc / 4][16
 // outputs][4] int8 (4-bit values x 16: low nibbles, then high ones, of each packed group of 8
@@ -728,7 +703,7 @@ void tile_rows_range(const Qd8Layer& l, const DynamicRows& x, const uint8_t* a, 
   TileCall c{&l, &x, a, ka, out, 64, filter.data(), sums.data()};
   // Blocks of 32 inputs are summed alone; those of 64 or a multiple, 64 inputs at a time.
   if (l.kind == Qd8Layer::Weights::kPerBlock && l.block % 64 != 0) c.kc = 32;
-  configure_tiles(c.kc);
+  configure_tiles_2x2(c.kc);
   for (int64_t t = t0; t < t1; t += 2) {
     const int64_t nb = std::min<int64_t>(2, t1 - t);
     for (int64_t r0 = ra; r0 < rb; r0 += 2 * kAmxRows) {

@@ -909,7 +909,7 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
     const Int8Requant rq = requant_of(q, 0);
     auto run = [&](auto* dst) {
       for_blocks(worth_splitting(m.parallel, count * nout * w.kpad), count, 4 * kInt8Rows, w.tiles, kInt8Tiles, [&](int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-        int8_gemm_requantized(rows + r0 * w.kpad, w.kpad, r1 - r0, w, t0, t1, rq, dst + r0 * nout, nout);
+        int8_gemm_requantized(rows + r0 * w.kpad, w.kpad, r1 - r0, w, t0, t1, rq, dst + r0 * nout, nout, m.tiles);
       });
     };
     if (raw_out != nullptr) {
@@ -950,7 +950,7 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
       const Int8Requant rq = requant_of(q, g * og);
       auto run = [&](auto* to) {  // raw integers or floats, as above
         for_blocks(worth_splitting(m.parallel, pixels * w.n * kpad), pixels, 4 * kInt8Rows, w.tiles, kInt8Tiles, [&](int64_t p0, int64_t p1, int64_t t0, int64_t t1) {
-          int8_gemm_requantized(a + p0 * kpad, kpad, p1 - p0, w, t0, t1, rq, to + dst + p0 * CO + g * og, CO);
+          int8_gemm_requantized(a + p0 * kpad, kpad, p1 - p0, w, t0, t1, rq, to + dst + p0 * CO + g * og, CO, m.tiles);
         });
       };
       if (raw_out != nullptr) {
