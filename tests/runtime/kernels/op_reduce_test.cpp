@@ -161,6 +161,27 @@ TEST_CASE("mean.out and sum.IntList_out accumulate floats in the output's precis
   INFO(ctx.message());
   REQUIRE_FALSE(ctx.failed());
   CHECK(c.t(d).values<double>() == std::vector<double>{9007199254740992.0 / 4});
+  // Many rows (16 at a time on AVX-512, then the rest): each still summed in order. Row r has
+  // 2^24 at position r % 33 among ones and small fractions, so where it falls decides the sum.
+  const int64_t rows = 37, n = 33;
+  std::vector<float> v(static_cast<size_t>(rows * n));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(r * n + i)] = i == r % n ? big : 1.0f + 0.125f * static_cast<float>((r + i) % 3);
+  }
+  std::vector<float> want_sum(static_cast<size_t>(rows)), want_mean(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    float acc = 0;
+    for (int64_t i = 0; i < n; ++i) acc += v[static_cast<size_t>(r * n + i)];
+    want_sum[static_cast<size_t>(r)] = acc;
+    want_mean[static_cast<size_t>(r)] = acc / static_cast<float>(n);
+  }
+  EValue* xs = c.f32({rows, 1, n}, v);
+  EValue* ms = c.f32({rows, 1, 1});
+  REQUIRE_FALSE(c.run("aten::mean.out", {xs, c.int_list({-1, -2}), c.boolean_scalar(true), c.none(), ms, ms}).failed());
+  CHECK(c.t(ms).values<float>() == want_mean);
+  EValue* ss = c.f32({rows, 1});
+  REQUIRE_FALSE(c.run("aten::sum.IntList_out", {xs, c.int_list({2}), c.boolean_scalar(false), c.none(), ss, ss}).failed());
+  CHECK(c.t(ss).values<float>() == want_sum);
 }
 
 TEST_CASE("argmax.out along a dim and flattened", "[kernels][reduce]") {
