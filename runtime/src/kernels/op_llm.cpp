@@ -33,6 +33,7 @@
 #include "kernels/util/elementwise_util.h"
 #include "kernels/util/expf.h"
 #include "kernels/util/kernel_util.h"
+#include "kernels/util/permute_util.h"
 
 namespace etscope::runtime::kernels {
 namespace {
@@ -337,7 +338,7 @@ int64_t attention_keys_padded(int64_t kv) { return (kv + 15) / 16 * 16; }
 // Floats of scratch the blocked path needs for `kv` keys of head size d.
 int64_t blocked_attention_floats(int64_t kv, int64_t d) {
   const int64_t pad = attention_keys_padded(kv);
-  return kAttnRows * pad + 2 * pad * d;
+  return kAttnRows * pad + pad * d;
 }
 
 bool blocked_attention_applies(const Attention& a, const TensorImpl& out) {
@@ -352,7 +353,8 @@ struct KeyHead {
   const Operand* o;
   int64_t b, kh, kv_len, pad;
   const float* kt;      // [D][pad]
-  const float* values;  // [kv_len][D]
+  const float* values;  // the value cache's rows of this head, vstride floats apart
+  int64_t vstride;
   float* scores;        // [kAttnRows][pad]
   float* out;
 };
@@ -453,7 +455,7 @@ void attention_rows(const KeyHead& c, int64_t i0) {
     __m512 acc[NR][2];
     for (int r = 0; r < NR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
     for (int64_t n = 0; n <= top; ++n) {
-      const float* vr = c.values + n * D + d0;
+      const float* vr = c.values + n * c.vstride + d0;
       const __m512 v0 = _mm512_loadu_ps(vr);
       const __m512 v1 = two ? _mm512_loadu_ps(vr + 16) : _mm512_setzero_ps();
       for (int r = 0; r < NR; ++r) {
@@ -479,21 +481,26 @@ void run_attention_blocked(const Attention& a, float* scratch, TensorImpl& out, 
   c.pad = attention_keys_padded(c.kv_len);
   c.scores = scratch;
   float* kt = scratch + kAttnRows * c.pad;
-  float* values = kt + D * c.pad;
   c.kt = kt;
-  c.values = values;
+  c.vstride = v.ss;
   c.out = out.data_as<float>();
   const float* kd = k.t->data_as<float>();
   const float* vd = v.t->data_as<float>();
   const int64_t rows = (q.heads / k.heads) * q.seq;
   for (c.b = 0; c.b < q.batch; ++c.b) {
     for (c.kh = 0; c.kh < k.heads; ++c.kh) {
-      for (int64_t n = 0; n < c.kv_len; ++n) {
-        const float* kr = kd + k.offset(c.b, n, c.kh);
-        for (int64_t d = 0; d < D; ++d) kt[d * c.pad + n] = kr[d];
-        std::memcpy(values + n * D, vd + v.offset(c.b, n, c.kh), static_cast<size_t>(D) * sizeof(float));
+      // Keys transposed 16 x 16 at a time in registers, the last partial block one by one;
+      // values read where the cache holds them.
+      const float* k0 = kd + k.offset(c.b, 0, c.kh);
+      const int64_t whole = c.kv_len / 16 * 16;
+      for (int64_t n = 0; n < whole; n += 16) {
+        for (int64_t d = 0; d < D; d += 16) permute_detail::transpose16x16(k0 + n * k.ss + d, k.ss, kt + d * c.pad + n, c.pad);
+      }
+      for (int64_t n = whole; n < c.kv_len; ++n) {
+        for (int64_t d = 0; d < D; ++d) kt[d * c.pad + n] = k0[n * k.ss + d];
       }
       for (int64_t d = 0; d < D; ++d) std::fill(kt + d * c.pad + c.kv_len, kt + (d + 1) * c.pad, 0.0f);
+      c.values = vd + v.offset(c.b, 0, c.kh);
       for (int64_t i0 = 0; i0 < rows; i0 += kAttnRows) {
         switch (std::min(kAttnRows, rows - i0)) {
           case 1: attention_rows<1>(c, i0); break;
