@@ -127,15 +127,13 @@ void packed_f32_gemm(const DelegateState& m, const float* a, int64_t stride, int
 }
 
 // A packed convolution's GEMM over one image's output pixels on the method's threads, its rows
-// read where they are (f32_gemm_rows): pointers(p, at) writes output pixel p's `taps` row
-// pointers (each `width` floats) at `at`.
+// read where they are (f32_gemm_rows): pointers(pb, pe, at) writes output pixels pb..pe - 1's
+// `taps` row pointers each (each `width` floats) from `at` on.
 template <typename Pointers>
 void gemm_over_pixels(const DelegateState& m, int64_t pixels, int64_t taps, int64_t width, const PackedF32& w0, float* dst, int64_t CO, float lo,
                       float hi, Pointers pointers) {
   for_blocks(worth_splitting(m.parallel, pixels * w0.n * w0.k), pixels, 4 * kF32Rows, w0.panels, 1, [&](int64_t p0, int64_t p1, int64_t q0, int64_t q1) {
-    auto rows_of = [&](int64_t r0, int64_t r1, const float** at) {
-      for (int64_t r = r0; r < r1; ++r, at += taps) pointers(p0 + r, at);
-    };
+    auto rows_of = [&](int64_t r0, int64_t r1, const float** at) { pointers(p0 + r0, p0 + r1, at); };
     f32_gemm_rows(rows_of, taps, width, p1 - p0, w0, dst + p0 * CO, CO, lo, hi, q0, q1);
   });
 }
@@ -158,15 +156,35 @@ void run_conv2d(DelegateState& m, const Node& n) {
       // for taps outside it) instead of an im2col copy; the same sums in the same order.
       float* zeros = m.scratch.data();
       std::fill(zeros, zeros + C, 0.0f);
+      int64_t tap_offset[kF32MaxRowPointers / kF32Rows];  // floats from a window's first tap to each
       for (int64_t b = 0; b < sx.d[0]; ++b) {
         const float* img = x + b * H * W * C;
-        gemm_over_pixels(m, pixels, taps, C, packs[0], out + b * pixels * CO, CO, lo, hi, [&](int64_t p, const float** at) {
-          const int64_t oy = p / OW, ox = p % OW;
-          for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
-            const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
-            for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
-              const int64_t ix = ox * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
-              *at++ = iy >= 0 && iy < H && ix >= 0 && ix < W ? img + (iy * W + ix) * C : zeros;
+        // Pixels in order (no division per pixel); a window wholly inside the image takes its
+        // taps' fixed offsets from its first, one at the border checks each tap.
+        const int64_t span_h = int64_t{c.kernel_h - 1} * c.dilation_h, span_w = int64_t{c.kernel_w - 1} * c.dilation_w;
+        for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+          for (uint32_t kx = 0; kx < c.kernel_w; ++kx) tap_offset[ky * c.kernel_w + kx] = (int64_t{ky} * c.dilation_h * W + int64_t{kx} * c.dilation_w) * C;
+        }
+        gemm_over_pixels(m, pixels, taps, C, packs[0], out + b * pixels * CO, CO, lo, hi, [&](int64_t pb, int64_t pe, const float** at) {
+          int64_t oy = pb / OW, ox = pb % OW;
+          for (int64_t p = pb; p < pe; ++p) {
+            const int64_t iy0 = oy * c.stride_h - c.padding[0], ix0 = ox * c.stride_w - c.padding[3];
+            if (iy0 >= 0 && iy0 + span_h < H && ix0 >= 0 && ix0 + span_w < W) {
+              const float* first = img + (iy0 * W + ix0) * C;
+              for (int64_t t = 0; t < taps; ++t) at[t] = first + tap_offset[t];
+              at += taps;
+            } else {
+              for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+                const int64_t iy = iy0 + int64_t{ky} * c.dilation_h;
+                for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+                  const int64_t ix = ix0 + int64_t{kx} * c.dilation_w;
+                  *at++ = iy >= 0 && iy < H && ix >= 0 && ix < W ? img + (iy * W + ix) * C : zeros;
+                }
+              }
+            }
+            if (++ox == OW) {
+              ox = 0;
+              ++oy;
             }
           }
         });
@@ -197,9 +215,11 @@ void run_conv2d(DelegateState& m, const Node& n) {
           std::memcpy(prow + x0 * C, img + (iy * W + (x0 - pl)) * C, static_cast<size_t>((x1 - x0) * C) * 4);
           std::fill(prow + x1 * C, prow + row, 0.0f);
         }
-        gemm_over_pixels(m, pixels, c.kernel_h, int64_t{c.kernel_w} * C, packs[0], out + b * pixels * CO, CO, lo, hi, [&](int64_t p, const float** at) {
-          const int64_t oy = p / OW, ox = p % OW;
-          for (uint32_t ky = 0; ky < c.kernel_h; ++ky) *at++ = padded + ((oy * c.stride_h + int64_t{ky} * c.dilation_h) * PW + ox * c.stride_w) * C;
+        gemm_over_pixels(m, pixels, c.kernel_h, int64_t{c.kernel_w} * C, packs[0], out + b * pixels * CO, CO, lo, hi, [&](int64_t pb, int64_t pe, const float** at) {
+          for (int64_t p = pb; p < pe; ++p) {
+            const int64_t oy = p / OW, ox = p % OW;
+            for (uint32_t ky = 0; ky < c.kernel_h; ++ky) *at++ = padded + ((oy * c.stride_h + int64_t{ky} * c.dilation_h) * PW + ox * c.stride_w) * C;
+          }
         });
       }
       return;
