@@ -246,16 +246,20 @@ bool int8_gemm_on_tiles(MatrixTiles tiles, int64_t rows) {
 
 void int8_gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end,
                            const Int8Requant& rq, int8_t* dst, int64_t dst_stride, MatrixTiles tiles) {
+  if (int8_gemm_on_tiles(tiles, rows)) {  // never without tile code
 #if ETSCOPE_MATRIX_TILES
-  if (int8_gemm_on_tiles(tiles, rows)) return gemm_tiles(a, stride, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
+    return gemm_tiles(a, stride, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
 #endif
+  }
   gemm_requantized(a, stride, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
 }
 void int8_gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end,
                            const Int8Requant& rq, float* dst, int64_t dst_stride, MatrixTiles tiles) {
+  if (int8_gemm_on_tiles(tiles, rows)) {  // never without tile code
 #if ETSCOPE_MATRIX_TILES
-  if (int8_gemm_on_tiles(tiles, rows)) return gemm_tiles(a, stride, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
+    return gemm_tiles(a, stride, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
 #endif
+  }
   gemm_requantized(a, stride, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
 }
 
