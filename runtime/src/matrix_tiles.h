@@ -52,6 +52,41 @@ inline void configure_tiles_2x2(int64_t inputs) {
   // compiler may drop or sink the stores of the other 56 bytes (it did: a #GP at ldtilecfg).
   __asm__ volatile("ldtilecfg %0" : : "m"(c));
 }
+
+// The steps of a 2 x 2 block on tiles configured by configure_tiles_2x2: NA (1 or 2) row tiles
+// by NB (1 or 2) output tiles; sums tile (i, j) is tile 2 i + j.
+
+/// Zeroes the block's sums.
+template <int NA, int NB>
+inline void zero_sums_2x2() {
+  _tile_zero(0);
+  if constexpr (NB == 2) _tile_zero(1);
+  if constexpr (NA == 2) _tile_zero(2);
+  if constexpr (NA == 2 && NB == 2) _tile_zero(3);
+}
+
+/// Adds one chunk's products: row tiles at a0 and a1 (16 rows each, a_stride bytes apart),
+/// filter tiles at b0 and b1 (groups of 64 bytes). Tiles NA and NB past the block are not read.
+template <int NA, int NB>
+inline void add_products_2x2(const uint8_t* a0, const uint8_t* a1, int64_t a_stride, const uint8_t* b0, const uint8_t* b1) {
+  _tile_loadd(4, a0, a_stride);
+  if constexpr (NA == 2) _tile_loadd(5, a1, a_stride);
+  _tile_loadd(6, b0, 64);
+  if constexpr (NB == 2) _tile_loadd(7, b1, 64);
+  _tile_dpbusd(0, 4, 6);
+  if constexpr (NB == 2) _tile_dpbusd(1, 4, 7);
+  if constexpr (NA == 2) _tile_dpbusd(2, 5, 6);
+  if constexpr (NA == 2 && NB == 2) _tile_dpbusd(3, 5, 7);
+}
+
+/// Stores sums tile (i, j) at at(i, j): 16 rows of 16 int32, 64 bytes apart.
+template <int NA, int NB, typename At>
+inline void store_sums_2x2(At at) {
+  _tile_stored(0, at(0, 0), 64);
+  if constexpr (NB == 2) _tile_stored(1, at(0, 1), 64);
+  if constexpr (NA == 2) _tile_stored(2, at(1, 0), 64);
+  if constexpr (NA == 2 && NB == 2) _tile_stored(3, at(1, 1), 64);
+}
 #endif
 
 }  // namespace etscope::runtime

@@ -20,6 +20,7 @@
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/gemm.h"
 #include "kernels/util/kernel_util.h"
+#include "kernels/util/lanes.h"
 
 namespace etscope::runtime::kernels {
 namespace {
@@ -249,11 +250,11 @@ void depthwise_row(T* __restrict y, const T* r, int64_t row_step, const T* __res
       const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
       for (; i < n; i += 16) {
         const int64_t lanes = std::min<int64_t>(16, n - i);
-        const __mmask16 m = static_cast<__mmask16>((1u << lanes) - 1);
+        const __mmask16 m = first_lanes(lanes);
         // Stride 2 reads 2 * lanes - 1 elements from two vectors (masked: nothing past the row).
         const int64_t span = 2 * lanes - 1;
-        const __mmask16 m0 = static_cast<__mmask16>(span >= 16 ? 0xffff : (1u << span) - 1);
-        const __mmask16 m1 = static_cast<__mmask16>(span > 16 ? (1u << (span - 16)) - 1 : 0);
+        const __mmask16 m0 = first_lanes(span);
+        const __mmask16 m1 = first_lanes(span - 16);
         __m512 acc = _mm512_setzero_ps();
         for (int64_t ki = 0; ki < kh; ++ki) {
           for (int64_t kj = 0; kj < kw; ++kj) {

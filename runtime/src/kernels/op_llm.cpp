@@ -33,6 +33,7 @@
 #include "kernels/util/elementwise_util.h"
 #include "kernels/util/expf.h"
 #include "kernels/util/kernel_util.h"
+#include "kernels/util/lanes.h"
 #include "kernels/util/permute_util.h"
 
 namespace etscope::runtime::kernels {
@@ -376,10 +377,6 @@ inline float lanes_sum(__m512 v) {
     for (int i = 0; i < w; ++i) t[i] += t[i + w];
   }
   return t[0];
-}
-
-inline __mmask16 first_lanes(int64_t n) {
-  return n <= 0 ? static_cast<__mmask16>(0) : n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1u);
 }
 
 // Query rows i0 .. i0 + NR - 1 of the key head (row i: head kh * reps + i / seq, position

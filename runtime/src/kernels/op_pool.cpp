@@ -12,6 +12,7 @@
 #include "kernels/register.h"
 #include "kernels/util/half_via_float.h"
 #include "kernels/util/kernel_util.h"
+#include "kernels/util/lanes.h"
 
 namespace etscope::runtime::kernels {
 namespace {
@@ -124,8 +125,7 @@ int64_t max_pool_2x2_row(const float* r0, const float* r1, int64_t w, int64_t ba
   // n (1..16) outputs from ox: masked loads and stores past the row's end (a row of 4 or 8
   // outputs is one masked step instead of the branchy scalar loop).
   auto step = [&](int64_t ox, int64_t n) __attribute__((always_inline)) {
-    const auto lanes = [](int64_t k) { return k >= 16 ? __mmask16{0xffff} : k <= 0 ? __mmask16{0} : static_cast<__mmask16>((1u << k) - 1); };
-    const __mmask16 lo = lanes(2 * n), hi = lanes(2 * n - 16);
+    const __mmask16 lo = first_lanes(2 * n), hi = first_lanes(2 * n - 16);
     const __m512 a0 = _mm512_maskz_loadu_ps(lo, r0 + 2 * ox), a1 = _mm512_maskz_loadu_ps(hi, r0 + 2 * ox + 16);
     const __m512 b0 = _mm512_maskz_loadu_ps(lo, r1 + 2 * ox), b1 = _mm512_maskz_loadu_ps(hi, r1 + 2 * ox + 16);
     const __m512 cand[4] = {_mm512_permutex2var_ps(a0, even, a1), _mm512_permutex2var_ps(a0, odd, a1),
@@ -140,7 +140,7 @@ int64_t max_pool_2x2_row(const float* r0, const float* r1, int64_t w, int64_t ba
       lower = static_cast<__mmask16>((lower & ~take) | ((k & 2) ? take : 0));
       done = static_cast<__mmask16>(done | (take & _mm512_cmp_ps_mask(cand[k], cand[k], _CMP_UNORD_Q)));
     }
-    const __mmask16 out = lanes(n);
+    const __mmask16 out = first_lanes(n);
     _mm512_mask_storeu_ps(y + ox, out, best);
     for (int half = 0; half < 2; ++half) {
       const __mmask8 r = static_cast<__mmask8>(right >> (8 * half)), l = static_cast<__mmask8>(lower >> (8 * half));

@@ -1,5 +1,6 @@
 // The packed float GEMM's kernel (f32_gemm.h): blocks of up to 8 rows by one panel of 32 outputs.
 #include "xnnpack/f32_gemm.h"
+#include "kernels/util/lanes.h"
 
 #include <cmath>
 #if defined(__AVX512F__)
@@ -51,7 +52,7 @@ void rows_block(const Rows& a, const float* panel, int64_t panel_floats, const f
   for (int q = 0; q < NP; ++q) {
     for (int v = 0; v < V; ++v) {
       const int64_t w = width - q * kF32Panel - 16 * v;  // outputs left from this register on
-      const __mmask16 m = w >= 16 ? __mmask16{0xffff} : w <= 0 ? __mmask16{0} : static_cast<__mmask16>((1u << w) - 1);
+      const __mmask16 m = kernels::first_lanes(w);
       for (int r = 0; r < R; ++r) {
         // The bound first, as XNNPACK: max and min return their second operand when either is
         // NaN, so a NaN sum stays NaN (as the scalar loop's std::max and std::min keep it).

@@ -14,6 +14,7 @@
 #endif
 
 #include "kernels/util/gemm.h"
+#include "kernels/util/lanes.h"
 #include "kernels/util/permute_util.h"
 #include "xnnpack/elementwise_ops.h"
 #include "xnnpack/nhwc_windows.h"
@@ -271,7 +272,7 @@ template <int V, bool Broadcast = false, bool Full = false>
 void depthwise_block(const float* x, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at, int64_t taps, int64_t left,
                      float* out, __m512 vlo, __m512 vhi) {
   const int64_t last = left - 16 * (V - 1);  // channels in the last register
-  const __mmask16 k = last >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << last) - 1u);
+  const __mmask16 k = kernels::first_lanes(last);
   __m512 acc[V];
   auto load = [&](const float* p, int v) { return Full || v + 1 < V ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(k, p); };
   for (int v = 0; v < V; ++v) acc[v] = bias ? load(bias + 16 * v, v) : _mm512_setzero_ps();
@@ -313,7 +314,7 @@ template <int V>
 void depthwise_block2(const float* x0, int64_t step, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at, int64_t taps,
                       int64_t left, float* out0, float* out1, __m512 vlo, __m512 vhi) {
   const int64_t last = left - 16 * (V - 1);
-  const __mmask16 k = last >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << last) - 1u);
+  const __mmask16 k = kernels::first_lanes(last);
   auto load = [&](const float* p, int v) { return v + 1 < V ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(k, p); };
   __m512 a0[V], a1[V];
   for (int v = 0; v < V; ++v) a0[v] = a1[v] = bias ? load(bias + 16 * v, v) : _mm512_setzero_ps();

@@ -2,6 +2,7 @@
 // requantized as they leave the registers.
 #include "xnnpack/int8_gemm.h"
 #include "matrix_tiles.h"
+#include "kernels/util/lanes.h"
 #include "xnnpack/vnni.h"
 
 #include <cmath>
@@ -24,7 +25,7 @@ void requantized_block(const uint8_t* a, int64_t stride, const uint8_t* w, int64
   __m512i sum[R][NT];
   for (int t = 0; t < NT; ++t) {
     const int64_t valid = n - (first + t * kInt8Tile);
-    mask[t] = valid >= kInt8Tile ? __mmask16{0xffff} : valid <= 0 ? __mmask16{0} : static_cast<__mmask16>((1u << valid) - 1u);
+    mask[t] = kernels::first_lanes(valid);
     const __m512i start = _mm512_maskz_loadu_epi32(mask[t], rq.offset + first + t * kInt8Tile);
     for (int r = 0; r < R; ++r) sum[r][t] = start;
   }
@@ -142,49 +143,26 @@ struct TileGemm {
   int64_t tail_stride;
   int64_t kfull;         // inputs in whole chunks of 64
   const PackedInt8* w;
-  const uint8_t* btail;  // per output tile of the call: its last chunk's groups, zeros to 16 groups (1 KiB)
-  int64_t tile_begin;
 };
 
 template <int NA, int NB, typename Out>
 void tile_block(const TileGemm& g, int64_t nr, int64_t t, const Int8Requant& rq, Out* dst, int64_t dst_stride) {
   const PackedInt8& w = *g.w;
-  _tile_zero(0);
-  if constexpr (NB == 2) _tile_zero(1);
-  if constexpr (NA == 2) _tile_zero(2);
-  if constexpr (NA == 2 && NB == 2) _tile_zero(3);
+  zero_sums_2x2<NA, NB>();
   const uint8_t* b0 = w.bytes.data() + t * w.tile_bytes();
   const uint8_t* b1 = b0 + w.tile_bytes();
-  for (int64_t k0 = 0; k0 < g.kfull; k0 += 64) {
-    _tile_loadd(4, g.a + k0, g.stride);
-    if constexpr (NA == 2) _tile_loadd(5, g.a + kTileRows * g.stride + k0, g.stride);
-    _tile_loadd(6, b0 + k0 * kInt8Tile, 64);
-    if constexpr (NB == 2) _tile_loadd(7, b1 + k0 * kInt8Tile, 64);
-    _tile_dpbusd(0, 4, 6);
-    if constexpr (NB == 2) _tile_dpbusd(1, 4, 7);
-    if constexpr (NA == 2) _tile_dpbusd(2, 5, 6);
-    if constexpr (NA == 2 && NB == 2) _tile_dpbusd(3, 5, 7);
-  }
+  const uint8_t* a1 = g.a + kTileRows * g.stride;
+  for (int64_t k0 = 0; k0 < g.kfull; k0 += 64) add_products_2x2<NA, NB>(g.a + k0, a1 + k0, g.stride, b0 + k0 * kInt8Tile, b1 + k0 * kInt8Tile);
   if (g.tail != nullptr) {
-    const uint8_t* bt = g.btail + (t - g.tile_begin) * 1024;
-    _tile_loadd(4, g.tail, g.tail_stride);
-    if constexpr (NA == 2) _tile_loadd(5, g.tail + kTileRows * g.tail_stride, g.tail_stride);
-    _tile_loadd(6, bt, 64);
-    if constexpr (NB == 2) _tile_loadd(7, bt + 1024, 64);
-    _tile_dpbusd(0, 4, 6);
-    if constexpr (NB == 2) _tile_dpbusd(1, 4, 7);
-    if constexpr (NA == 2) _tile_dpbusd(2, 5, 6);
-    if constexpr (NA == 2 && NB == 2) _tile_dpbusd(3, 5, 7);
+    const uint8_t* bt = w.tail_chunks.data() + t * kInt8ChunkBytes;
+    add_products_2x2<NA, NB>(g.tail, g.tail + kTileRows * g.tail_stride, g.tail_stride, bt, bt + kInt8ChunkBytes);
   }
   alignas(64) int32_t sums[2][2][kTileRows][kInt8Tile];
-  _tile_stored(0, sums[0][0], 64);
-  if constexpr (NB == 2) _tile_stored(1, sums[0][1], 64);
-  if constexpr (NA == 2) _tile_stored(2, sums[1][0], 64);
-  if constexpr (NA == 2 && NB == 2) _tile_stored(3, sums[1][1], 64);
+  store_sums_2x2<NA, NB>([&](int i, int j) { return sums[i][j][0]; });
   for (int j = 0; j < NB; ++j) {
     const int64_t first = (t + j) * kInt8Tile;
     const int64_t valid = w.n - first;
-    const __mmask16 mask = valid >= kInt8Tile ? __mmask16{0xffff} : valid <= 0 ? __mmask16{0} : static_cast<__mmask16>((1u << valid) - 1u);
+    const __mmask16 mask = kernels::first_lanes(valid);
     const __m512i offset = _mm512_maskz_loadu_epi32(mask, rq.offset + first);
     const __m512 scale = _mm512_maskz_loadu_ps(mask, rq.scale + first);
     for (int64_t r = 0; r < nr; ++r) {
@@ -198,17 +176,11 @@ template <typename Out>
 void gemm_tiles(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end, const Int8Requant& rq,
                 Out* dst, int64_t dst_stride) {
   const int64_t kfull = w.kpad / 64 * 64, tail = w.kpad - kfull, ka = kfull + (tail > 0 ? 64 : 0);
-  thread_local kernels::aligned_vector<uint8_t> btail, arows, atail;
-  if (tail > 0) {
-    btail.assign(static_cast<size_t>((tile_end - tile_begin) * 1024), 0);
-    for (int64_t t = tile_begin; t < tile_end; ++t) {
-      std::memcpy(btail.data() + (t - tile_begin) * 1024, w.bytes.data() + t * w.tile_bytes() + kfull * kInt8Tile, static_cast<size_t>(tail * kInt8Tile));
-    }
-  }
+  thread_local kernels::aligned_vector<uint8_t> arows, atail;
   configure_tiles_2x2(64);
   for (int64_t r0 = 0; r0 < rows; r0 += 2 * kTileRows) {
     const int64_t nr = std::min(2 * kTileRows, rows - r0);
-    TileGemm g{a + r0 * stride, stride, nullptr, 64, kfull, &w, btail.data(), tile_begin};
+    TileGemm g{a + r0 * stride, stride, nullptr, 64, kfull, &w};
     if (nr < 2 * kTileRows) {
       // The group's rows in a zero-padded copy of 32 rows of ka bytes, its tail chunk included.
       arows.assign(static_cast<size_t>(2 * kTileRows * ka), 0);

@@ -14,11 +14,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
 #include "etscope/runtime/method.h"
 #include "kernels/util/aligned.h"
+#include "matrix_tiles.h"
 #if defined(__AVX512F__) && defined(__AVX512BW__)
 #include <immintrin.h>
 #endif
@@ -33,8 +35,15 @@ struct PackedInt8 {
   int64_t k = 0, kpad = 0, n = 0, tiles = 0;
   kernels::aligned_vector<uint8_t> bytes;  // tiles x tile_bytes()
   std::vector<int32_t> wsum;   // per output, tiles x kInt8Tile (zeros past n)
+  // With AMX tiles in the build and kpad not a multiple of 64: per tile, the groups of its last
+  // chunk of 64 inputs followed by zero groups, kInt8ChunkBytes each (a tile's filter operand is
+  // a whole chunk of 16 groups; past the tile's own groups lie the next tile's). Else empty.
+  kernels::aligned_vector<uint8_t> tail_chunks;
   int64_t tile_bytes() const { return kpad * kInt8Tile; }
 };
+
+/// Bytes of 64 inputs' groups of one tile.
+constexpr int64_t kInt8ChunkBytes = 64 * kInt8Tile;
 
 /// Inputs padded to the packing's multiple of 4.
 inline int64_t int8_kpad(int64_t k) { return (k + 3) / 4 * 4; }
@@ -70,6 +79,17 @@ void pack_int8(PackedInt8& p, int64_t n, int64_t k, F filter) {
     }
     p.wsum[static_cast<size_t>(o)] = sum;
   }
+#if ETSCOPE_MATRIX_TILES
+  const int64_t kfull = p.kpad / 64 * 64;
+  p.tail_chunks.clear();
+  if (p.kpad > kfull) {
+    p.tail_chunks.assign(static_cast<size_t>(p.tiles * kInt8ChunkBytes), 0);
+    for (int64_t t = 0; t < p.tiles; ++t) {
+      std::memcpy(p.tail_chunks.data() + t * kInt8ChunkBytes, p.bytes.data() + t * p.tile_bytes() + kfull * kInt8Tile,
+                  static_cast<size_t>((p.kpad - kfull) * kInt8Tile));
+    }
+  }
+#endif
 }
 
 /// How int8_gemm_requantized turns output o's raw sum into the layer's output, as XNNPACK's

@@ -22,6 +22,7 @@
 #endif
 
 #include "matrix_tiles.h"
+#include "kernels/util/lanes.h"
 #include "xnnpack/node_table.h"
 #include "xnnpack/vnni.h"
 
@@ -347,10 +348,6 @@ void tile_sums_n(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t len
 // second operand when either is NaN, so a NaN stays NaN.
 inline __m512 clamp_ps(__m512 f, __m512 lo, __m512 hi) { return _mm512_min_ps(hi, _mm512_max_ps(lo, f)); }
 
-inline __mmask16 width_mask(int64_t width) {
-  return width >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << width) - 1u);
-}
-
 // The per-channel layers' outputs from their int32 sums: (sum [>> 4 for 4-bit] - (zero point +
 // 128) x the filter's integer sum) as float, times the input's scale, then fma with the filter's
 // scale and the bias, clamped: the scalar path's operations, 16 outputs at a time.
@@ -359,7 +356,7 @@ void per_channel_outputs(const __m512i* sum, bool nibbles, const TileEpilogue& e
   const __m512i wsum = _mm512_loadu_si512(e.wsum);
   const __m512 scale = _mm512_loadu_ps(e.scale), bias = _mm512_loadu_ps(e.bias);
   const __m512 lo = _mm512_set1_ps(e.lo), hi = _mm512_set1_ps(e.hi);
-  const __mmask16 m = width_mask(e.width);
+  const __mmask16 m = kernels::first_lanes(e.width);
   for (int r = 0; r < NR; ++r) {
     const __m512i s = nibbles ? _mm512_srai_epi32(sum[r], 4) : sum[r];
     const __m512i z = _mm512_mullo_epi32(_mm512_set1_epi32(e.zero[r] + 128), wsum);
@@ -374,7 +371,7 @@ template <int NR>
 void blockwise_outputs(const __m512* f, const TileEpilogue& e) {
   const __m512 bias = _mm512_loadu_ps(e.bias);
   const __m512 lo = _mm512_set1_ps(e.lo), hi = _mm512_set1_ps(e.hi);
-  const __mmask16 m = width_mask(e.width);
+  const __mmask16 m = kernels::first_lanes(e.width);
   for (int r = 0; r < NR; ++r) {
     const __m512 g = _mm512_add_ps(_mm512_mul_ps(f[r], _mm512_set1_ps(e.in_scale[r])), bias);
     _mm512_mask_storeu_ps(e.out + r * e.out_stride, m, clamp_ps(g, lo, hi));
@@ -652,25 +649,12 @@ void tile_block(const TileCall& c, int64_t r0, int64_t nr, int64_t t, bool unpac
   };
   if (unpack) unpack_at(0);
   for (int64_t blk = 0; blk < blocks; ++blk) {
-    _tile_zero(0);
-    if constexpr (NB == 2) _tile_zero(1);
-    if constexpr (NA == 2) _tile_zero(2);
-    if constexpr (NA == 2 && NB == 2) _tile_zero(3);
+    zero_sums_2x2<NA, NB>();
     for (int64_t k0 = blk * per_block; k0 < (blk + 1) * per_block; k0 += c.kc) {
       if (unpack && k0 + c.kc < k_end) unpack_at(k0 + c.kc);
-      _tile_loadd(4, a0 + k0, c.ka);
-      if constexpr (NA == 2) _tile_loadd(5, a1 + k0, c.ka);
-      _tile_loadd(6, c.b + k0 * kQd8Tile, 64);
-      if constexpr (NB == 2) _tile_loadd(7, c.b + c.ka * kQd8Tile + k0 * kQd8Tile, 64);
-      _tile_dpbusd(0, 4, 6);
-      if constexpr (NB == 2) _tile_dpbusd(1, 4, 7);
-      if constexpr (NA == 2) _tile_dpbusd(2, 5, 6);
-      if constexpr (NA == 2 && NB == 2) _tile_dpbusd(3, 5, 7);
+      add_products_2x2<NA, NB>(a0 + k0, a1 + k0, c.ka, c.b + k0 * kQd8Tile, c.b + (c.ka + k0) * kQd8Tile);
     }
-    _tile_stored(0, at(blk, 0, 0), 64);
-    if constexpr (NB == 2) _tile_stored(1, at(blk, 0, 1), 64);
-    if constexpr (NA == 2) _tile_stored(2, at(blk, 1, 0), 64);
-    if constexpr (NA == 2 && NB == 2) _tile_stored(3, at(blk, 1, 1), 64);
+    store_sums_2x2<NA, NB>([&](int i, int j) { return at(blk, i, j); });
   }
   for (int i = 0; i < NA; ++i) {
     const int64_t rows = std::min(kAmxRows, nr - i * kAmxRows);
@@ -741,7 +725,7 @@ void run_fully_connected_qd8(DelegateState& m, const Node& n) {
   const int64_t stride = tiles ? (l.kpad + 63) / 64 * 64 : l.kpad;
   const int64_t padded_rows = tiles ? (rows + 15) / 16 * 16 : rows;
   kernels::aligned_vector<uint8_t>& au = m.qd8_rows;
-  au.assign(static_cast<size_t>(padded_rows * stride), 0);
+  au.resize(static_cast<size_t>(padded_rows * stride));
   {
     // Raw pointers: byte stores through the vector's own storage would reload everything. An
     // int8 plus 128 as uint8 is its sign bit flipped, 64 at a time where AVX-512 is.
@@ -758,7 +742,9 @@ void run_fully_connected_qd8(DelegateState& m, const Node& n) {
       }
 #endif
       for (; c < k; ++c) dst[r * stride + c] = static_cast<uint8_t>(src[r * k + c] + 128);
+      std::memset(dst + r * stride + k, 0, static_cast<size_t>(stride - k));  // only the padding is zeroed
     }
+    if (padded_rows > rows) std::memset(dst + rows * stride, 0, static_cast<size_t>((padded_rows - rows) * stride));
   }
 #if ETSCOPE_QD8_TILES
   if (tiles) {

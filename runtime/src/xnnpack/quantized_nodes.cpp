@@ -17,6 +17,7 @@
 
 #include "kernels/util/gemm.h"
 #include "kernels/util/half.h"
+#include "kernels/util/lanes.h"
 #include "kernels/util/permute_util.h"
 #include "xnnpack/elementwise_ops.h"
 #include "xnnpack/nhwc_windows.h"
@@ -784,7 +785,7 @@ inline void requantize_sums(const QuantizedLayer& q, const int32_t* __restrict s
   const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
   const __m512i vzero = _mm512_set1_epi32(q.out_zero);
   for (int64_t j = 0; j < len; j += 16) {
-    const __mmask16 k = len - j >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << (len - j)) - 1u);
+    const __mmask16 k = kernels::first_lanes(len - j);
     __m512 r = _mm512_maskz_cvtepi32_ps(k, _mm512_maskz_loadu_epi32(k, sums + j));
     r = _mm512_maskz_mul_ps(k, r, _mm512_maskz_loadu_ps(k, scale + j));
     r = _mm512_maskz_min_ps(k, _mm512_maskz_max_ps(k, r, vlo), vhi);
@@ -1073,7 +1074,7 @@ template <int V, bool Broadcast, typename Out>
 void dw_int8_block(const int16_t* img, const int16_t* filter, const int64_t* in_at, const int64_t* w_at, int64_t taps, int64_t left,
                    const Int8Requant& rq, Out* to) {
   const int64_t last = left - 16 * (V - 1);
-  const __mmask16 k = last >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << last) - 1u);
+  const __mmask16 k = kernels::first_lanes(last);
   auto mask = [&](int v) { return v + 1 < V ? __mmask16{0xffff} : k; };
   auto load16 = [&](const int16_t* p, int v) {
     return v + 1 < V ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)) : _mm256_maskz_loadu_epi16(k, p);

@@ -16,6 +16,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/util/lanes.h"
+
 #if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__GLIBC__) && \
     (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 28))
 #define ETSCOPE_EXACT_EXPF16 1
@@ -127,7 +129,7 @@ inline void expf_n(const float* x, float* y, int64_t n) {
   if (exact_expf16()) {
     for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, expf16(_mm512_loadu_ps(x + i)));
     if (i < n) {
-      const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+      const __mmask16 m = first_lanes(n - i);
       _mm512_mask_storeu_ps(y + i, m, expf16(_mm512_maskz_loadu_ps(m, x + i)));
     }
     return;

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "kernels/util/gemm.h"
+#include "kernels/util/lanes.h"
 #include "kernels/util/permute_util.h"
 
 #if defined(__AVX512F__)
@@ -55,14 +56,14 @@ template <int R>
 void ordered_block_bt(int64_t n, int64_t k, const float* a, int64_t sar, int64_t sat, const float* bt, float* c,
                       int64_t j0) {
   const int64_t cols = std::min<int64_t>(16, n - j0);
-  const __mmask16 tail = static_cast<__mmask16>(cols == 16 ? 0xffff : (1u << cols) - 1);
+  const __mmask16 tail = first_lanes(cols);
   __m512 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
   alignas(64) float rows[16][16];
   alignas(64) float tile[16][16];
   for (int64_t t0 = 0; t0 < k; t0 += 16) {
     const int64_t depth = std::min<int64_t>(16, k - t0);
-    const __mmask16 dm = static_cast<__mmask16>(depth == 16 ? 0xffff : (1u << depth) - 1);
+    const __mmask16 dm = first_lanes(depth);
     for (int64_t q = 0; q < 16; ++q) {
       const __m512 v = q < cols ? _mm512_maskz_loadu_ps(dm, bt + (j0 + q) * k + t0) : _mm512_setzero_ps();
       _mm512_store_ps(rows[q], v);
@@ -87,7 +88,7 @@ void ordered_rows(int64_t n, int64_t k, const float* a, int64_t sar, int64_t sat
   const int64_t left = n - j;
   if (left == 0) return;
   const int vectors = static_cast<int>((left + 15) / 16);
-  const __mmask16 tail = static_cast<__mmask16>(left % 16 == 0 ? 0xffff : (1u << (left % 16)) - 1);
+  const __mmask16 tail = first_lanes(left % 16 == 0 ? 16 : left % 16);
   switch (vectors) {
     case 1: ordered_block<R, 1>(n, k, a, sar, sat, b, c, j, tail); break;
     case 2: ordered_block<R, 2>(n, k, a, sar, sat, b, c, j, tail); break;
