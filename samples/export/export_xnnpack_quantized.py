@@ -12,7 +12,7 @@ steps, and how many global-average-pool outputs are exact rounding ties.
 
 Usage: python export_xnnpack_quantized.py OUT_DIR [name ...]
        python export_xnnpack_quantized.py --nonfinite OUT_DIR [name ...]   (only <n>.nonfinite.output0.npy)
-Models: xnnq_resnet_block, xnnq_mbv2_pool, xnnq_mixed, xnnq_clamps.
+Models: xnnq_resnet_block, xnnq_mbv2_pool, xnnq_mixed, xnnq_clamps, xnnq_conv_windows.
 """
 from __future__ import annotations
 
@@ -115,6 +115,38 @@ class Clamps(nn.Module):
         return F.relu6(self.fc(c.permute(0, 2, 3, 1)))         # linear over channels, relu6
 
 
+class ConvWindows(nn.Module):
+    """Dense int8 convolutions of many window shapes on odd image sizes: stride 2 whose last
+    rows no window reaches, dilation 2, a rectangular kernel with rectangular strides and padding,
+    a 1x1 stride-2 and a 2x2 stride-2 convolution, a 5x5 window, an explicit asymmetric zero pad
+    before a convolution, and a grouped (not depthwise) convolution. The etscope engine reads the
+    windows with channels a multiple of 4 in place and the others (3 and 6 channels, groups) from
+    an im2col matrix."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.b = nn.Conv2d(8, 12, 3, padding=2, dilation=2)
+        self.c = nn.Conv2d(12, 16, (3, 5), stride=(2, 1), padding=(0, 2))
+        self.d = nn.Conv2d(16, 16, 1, stride=2)
+        self.e = nn.Conv2d(16, 20, 2, stride=2)
+        self.f = nn.Conv2d(20, 24, 5, padding=2)
+        self.g = nn.Conv2d(24, 24, 3, padding=1, groups=4)
+        self.h = nn.Conv2d(24, 6, 3)
+        self.i = nn.Conv2d(6, 8, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = F.relu(self.a(x))                       # 31x29 -> 16x15 (C = 3: im2col)
+        x = F.relu(self.b(x))                       # dilation 2
+        x = F.relu(self.c(x))                       # 16x15 -> 7x15, rows past the last window
+        y = F.relu(self.d(x))                       # 1x1 stride 2 -> 4x8
+        z = F.relu(self.e(F.pad(x, (1, 0, 1, 0))))  # asymmetric pad, 2x2 stride 2 -> 4x8
+        x = F.relu(self.f(z)) + F.pad(y, (0, 0, 0, 0, 0, 8))
+        x = F.relu(self.g(x))                       # groups 4
+        x = F.relu(self.h(F.pad(x, (2, 1, 0, 2))))  # 6 channels out, explicit pad
+        return self.i(x)                            # C = 6: im2col
+
+
 MODELS: Dict[str, Dict[str, Any]] = {
     "xnnq_resnet_block": dict(
         build=ResnetBlock, shape=(1, 3, 64, 64),
@@ -146,6 +178,11 @@ MODELS: Dict[str, Dict[str, Any]] = {
         tie="XNNPACK fuses a clamp that alone reads a convolution's or linear layer's output into that "
             "layer, which then requantizes once, straight into the clamp's quantization; requantizing "
             "into the layer's own output first and then into the clamp's rounds twice"),
+    "xnnq_conv_windows": dict(
+        build=ConvWindows, shape=(1, 3, 31, 29),
+        family="hand-written int8 CNN of dense convolutions with many window shapes (strides, dilation, "
+               "rectangular kernels, asymmetric padding, groups) on odd image sizes",
+        tie="none sought: every output must equal ExecuTorch's, whichever way the engine reads the windows"),
 }
 
 

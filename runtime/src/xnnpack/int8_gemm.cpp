@@ -16,10 +16,11 @@ namespace etscope::runtime::xnnpack {
 namespace {
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-// The requantized form: R rows by NT tiles starting at output `first`, sums started from the
-// offsets, requantized from the registers. Tiles past the packing's n outputs are masked off.
+// The requantized form: rows r0 .. r0 + R - 1 of x by NT tiles starting at output `first`, sums
+// started from the offsets, requantized from the registers. Tiles past the packing's n outputs
+// are masked off.
 template <int R, int NT, typename Out>
-void requantized_block(const uint8_t* a, int64_t stride, const uint8_t* w, int64_t tile_bytes, int64_t kpad, int64_t first, int64_t n,
+void requantized_block(const Int8Rows& x, int64_t r0, const uint8_t* w, int64_t tile_bytes, int64_t kpad, int64_t first, int64_t n,
                        const Int8Requant& rq, Out* dst, int64_t dst_stride) {
   __mmask16 mask[NT];
   __m512i sum[R][NT];
@@ -29,14 +30,21 @@ void requantized_block(const uint8_t* a, int64_t stride, const uint8_t* w, int64
     const __m512i start = _mm512_maskz_loadu_epi32(mask[t], rq.offset + first + t * kInt8Tile);
     for (int r = 0; r < R; ++r) sum[r][t] = start;
   }
-  for (int64_t g = 0; g < kpad / 4; ++g) {
-    __m512i f[NT];
-    for (int t = 0; t < NT; ++t) f[t] = _mm512_loadu_si512(w + t * tile_bytes + g * kInt8Tile * 4);
-    for (int r = 0; r < R; ++r) {
-      uint32_t v;
-      std::memcpy(&v, a + r * stride + 4 * g, 4);
-      const __m512i x = _mm512_set1_epi32(static_cast<int32_t>(v));
-      for (int t = 0; t < NT; ++t) sum[r][t] = dpbusd(sum[r][t], x, f[t]);
+  const uint8_t* row[R];
+  for (int r = 0; r < R; ++r) row[r] = x.row(r0 + r);
+  const int64_t run = kpad / x.taps;
+  const uint8_t* wg = w;  // the filter's groups in order: run after run
+  for (int64_t j = 0; j < x.taps; ++j) {
+    const int64_t off = x.tap_offset != nullptr ? x.tap_offset[j] : 0;
+    for (int64_t c = off; c < off + run; c += 4, wg += kInt8Tile * 4) {
+      __m512i f[NT];
+      for (int t = 0; t < NT; ++t) f[t] = _mm512_loadu_si512(wg + t * tile_bytes);
+      for (int r = 0; r < R; ++r) {
+        uint32_t v;
+        std::memcpy(&v, row[r] + c, 4);
+        const __m512i b = _mm512_set1_epi32(static_cast<int32_t>(v));
+        for (int t = 0; t < NT; ++t) sum[r][t] = dpbusd(sum[r][t], b, f[t]);
+      }
     }
   }
   for (int t = 0; t < NT; ++t) {
@@ -47,15 +55,15 @@ void requantized_block(const uint8_t* a, int64_t stride, const uint8_t* w, int64
 
 // requantized_block for a runtime number of rows (1..R) and tiles (1..NT).
 template <int R, int NT, typename Out>
-void requantized_any(int64_t nr, int64_t nt, const uint8_t* a, int64_t stride, const uint8_t* w, int64_t tile_bytes, int64_t kpad, int64_t first,
+void requantized_any(int64_t nr, int64_t nt, const Int8Rows& x, int64_t r0, const uint8_t* w, int64_t tile_bytes, int64_t kpad, int64_t first,
                      int64_t n, const Int8Requant& rq, Out* dst, int64_t dst_stride) {
   if constexpr (R > 1) {
-    if (nr < R) return requantized_any<R - 1, NT>(nr, nt, a, stride, w, tile_bytes, kpad, first, n, rq, dst, dst_stride);
+    if (nr < R) return requantized_any<R - 1, NT>(nr, nt, x, r0, w, tile_bytes, kpad, first, n, rq, dst, dst_stride);
   }
   if constexpr (NT > 1) {
-    if (nt < NT) return requantized_any<R, NT - 1>(nr, nt, a, stride, w, tile_bytes, kpad, first, n, rq, dst, dst_stride);
+    if (nt < NT) return requantized_any<R, NT - 1>(nr, nt, x, r0, w, tile_bytes, kpad, first, n, rq, dst, dst_stride);
   }
-  requantized_block<R, NT>(a, stride, w, tile_bytes, kpad, first, n, rq, dst, dst_stride);
+  requantized_block<R, NT>(x, r0, w, tile_bytes, kpad, first, n, rq, dst, dst_stride);
 }
 #endif
 
@@ -82,7 +90,7 @@ void tile_sums(const uint8_t* a, int64_t stride, int64_t nrows, const uint8_t* t
 #endif
 
 template <typename Out>
-void gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end, const Int8Requant& rq,
+void gemm_requantized(const Int8Rows& x, int64_t row0, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end, const Int8Requant& rq,
                       Out* dst, int64_t dst_stride) {
   for (int64_t t0 = tile_begin; t0 < tile_end; t0 += kInt8Tiles) {
     const int64_t nt = std::min(kInt8Tiles, tile_end - t0);
@@ -94,23 +102,22 @@ void gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const Pack
     const int64_t block_rows = nt == 1 ? 12 : nt == 2 ? 8 : kInt8Rows;
     for (int64_t r0 = 0; r0 < rows; r0 += block_rows) {
       const int64_t nr = std::min(block_rows, rows - r0);
-      const uint8_t* ar = a + r0 * stride;
       Out* to = dst + r0 * dst_stride;
       if (nt == 1) {
-        requantized_any<12, 1>(nr, nt, ar, stride, wt, w.tile_bytes(), w.kpad, first, w.n, rq, to, dst_stride);
+        requantized_any<12, 1>(nr, nt, x, row0 + r0, wt, w.tile_bytes(), w.kpad, first, w.n, rq, to, dst_stride);
       } else if (nt == 2) {
-        requantized_any<8, 2>(nr, nt, ar, stride, wt, w.tile_bytes(), w.kpad, first, w.n, rq, to, dst_stride);
+        requantized_any<8, 2>(nr, nt, x, row0 + r0, wt, w.tile_bytes(), w.kpad, first, w.n, rq, to, dst_stride);
       } else {
-        requantized_any<kInt8Rows, kInt8Tiles>(nr, nt, ar, stride, wt, w.tile_bytes(), w.kpad, first, w.n, rq, to, dst_stride);
+        requantized_any<kInt8Rows, kInt8Tiles>(nr, nt, x, row0 + r0, wt, w.tile_bytes(), w.kpad, first, w.n, rq, to, dst_stride);
       }
     }
 #else
     for (int64_t r0 = 0; r0 < rows; r0 += kInt8Rows) {
       const int64_t nr = std::min(kInt8Rows, rows - r0);
-      const uint8_t* ar = a + r0 * stride;
+      const uint8_t* ar = x.a + (row0 + r0) * x.stride;  // contiguous rows only (kInt8WindowRows)
       Out* to = dst + r0 * dst_stride;
       alignas(64) int32_t acc[kInt8Rows][kInt8Tiles * kInt8Tile];
-      tile_sums(ar, stride, nr, wt, w.tile_bytes(), nt, w.kpad, acc);
+      tile_sums(ar, x.stride, nr, wt, w.tile_bytes(), nt, w.kpad, acc);
       const int64_t count = std::min(nt * kInt8Tile, w.n - first);
       for (int64_t r = 0; r < nr; ++r) {
         for (int64_t j = 0; j < count; ++j) {
@@ -210,11 +217,11 @@ void gemm_tiles(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8
 }
 #endif
 
+}  // namespace
+
 bool int8_gemm_on_tiles(MatrixTiles tiles, int64_t rows) {
   return ETSCOPE_MATRIX_TILES && (tiles == MatrixTiles::kAlways || (tiles == MatrixTiles::kAuto && rows >= kInt8TileMinRows));
 }
-
-}  // namespace
 
 void int8_gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end,
                            const Int8Requant& rq, int8_t* dst, int64_t dst_stride, MatrixTiles tiles) {
@@ -223,7 +230,7 @@ void int8_gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const
     return gemm_tiles(a, stride, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
 #endif
   }
-  gemm_requantized(a, stride, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
+  gemm_requantized(Int8Rows{a, stride}, 0, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
 }
 void int8_gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end,
                            const Int8Requant& rq, float* dst, int64_t dst_stride, MatrixTiles tiles) {
@@ -232,7 +239,15 @@ void int8_gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const
     return gemm_tiles(a, stride, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
 #endif
   }
-  gemm_requantized(a, stride, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
+  gemm_requantized(Int8Rows{a, stride}, 0, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
+}
+void int8_gemm_requantized(const Int8Rows& x, int64_t r0, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end,
+                           const Int8Requant& rq, int8_t* dst, int64_t dst_stride) {
+  gemm_requantized(x, r0, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
+}
+void int8_gemm_requantized(const Int8Rows& x, int64_t r0, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end,
+                           const Int8Requant& rq, float* dst, int64_t dst_stride) {
+  gemm_requantized(x, r0, rows, w, tile_begin, tile_end, rq, dst, dst_stride);
 }
 
 }  // namespace etscope::runtime::xnnpack

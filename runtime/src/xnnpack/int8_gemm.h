@@ -127,9 +127,40 @@ inline void requantize16(__m512i sum, __m512 scale, __mmask16 k, const Int8Requa
 }
 #endif
 
+/// The rows of an integer GEMM where they lie. Contiguous (per_line 0): row r is the kpad bytes at
+/// a + r * stride. A convolution's windows over an image padded with its zero point's byte (NHWC,
+/// so a window's taps are runs of the channels): output pixel r, per_line of them per output row,
+/// starts at a + (r / per_line) * stride + (r % per_line) * pixel_step, and its k-th run of
+/// kpad / taps bytes lies tap_offset[k] further. No im2col matrix is made.
+struct Int8Rows {
+  const uint8_t* a = nullptr;
+  int64_t stride = 0;
+  int64_t per_line = 0;
+  int64_t pixel_step = 0;
+  const int64_t* tap_offset = nullptr;  // taps of them; null: one run at offset 0
+  int64_t taps = 1;
+  const uint8_t* row(int64_t r) const { return per_line == 0 ? a + r * stride : a + (r / per_line) * stride + (r % per_line) * pixel_step; }
+};
+
+/// The most taps (kernel_h x kernel_w) a convolution reads as window rows; larger windows make
+/// an im2col matrix.
+constexpr int64_t kMaxWindowTaps = 64;
+
+/// Whether int8_gemm_requantized reads window rows in this build (the AVX-512 VNNI path: each
+/// group of 4 inputs is one load from its row); elsewhere a convolution makes its im2col matrix.
+constexpr bool kInt8WindowRows =
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+    true;
+#else
+    false;
+#endif
+
 /// With `tiles` kAuto (the delegate may use AMX: matrix_tiles.h), calls of at least this many rows
 /// sum on AMX tiles (fewer would leave most of a tile's 16 rows empty); kAlways: every call.
 constexpr int64_t kInt8TileMinRows = 12;
+
+/// Whether a GEMM of `rows` rows runs on AMX tiles under `tiles` (the delegate's setting).
+bool int8_gemm_on_tiles(MatrixTiles tiles, int64_t rows);
 
 /// The GEMM of `rows` rows of kpad bytes (`stride` apart) with tiles [tile_begin, tile_end) of the
 /// packed filter, requantized by `rq` into dst: row r's output o (of the packing) at
@@ -139,5 +170,11 @@ void int8_gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const
                            const Int8Requant& rq, int8_t* dst, int64_t dst_stride, MatrixTiles tiles = MatrixTiles::kOff);
 void int8_gemm_requantized(const uint8_t* a, int64_t stride, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end,
                            const Int8Requant& rq, float* dst, int64_t dst_stride, MatrixTiles tiles = MatrixTiles::kOff);
+/// The same for rows [r0, r0 + rows) of `x` (windows: only where kInt8WindowRows, never on tiles;
+/// each run a multiple of 4 bytes), into dst's rows from 0.
+void int8_gemm_requantized(const Int8Rows& x, int64_t r0, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end,
+                           const Int8Requant& rq, int8_t* dst, int64_t dst_stride);
+void int8_gemm_requantized(const Int8Rows& x, int64_t r0, int64_t rows, const PackedInt8& w, int64_t tile_begin, int64_t tile_end,
+                           const Int8Requant& rq, float* dst, int64_t dst_stride);
 
 }  // namespace etscope::runtime::xnnpack

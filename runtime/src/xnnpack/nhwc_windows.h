@@ -211,6 +211,12 @@ void for_each_row_tap(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t OW
   }
 }
 
+/// The rows (or columns) of the padded input that a convolution's `out` windows touch, `stride`
+/// apart and each (kernel - 1) x dilation + 1 long; at most the padded input's, as validated.
+inline int64_t padded_extent(int64_t out, int64_t kernel, int64_t stride, int64_t dilation) {
+  return (out - 1) * stride + (kernel - 1) * dilation + 1;
+}
+
 /// A 1x1 convolution with stride 1, no padding and one group: its input already is the im2col
 /// matrix (and XNNPACK runs it as a fully connected GEMM).
 inline bool pointwise_conv(const xnn::ConvParams& c) {

@@ -927,6 +927,50 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
   const bool direct = pointwise_conv(c);
   uint8_t* img = rows;
   uint8_t* col = img + int8_image_bytes(H * W, direct ? kpad : C);
+  // Windows read in place (Int8Rows) where each tap is a run of whole groups of 4 inputs: the
+  // image is copied once, padded with the zero point's byte, instead of kh x kw times into an
+  // im2col matrix. Not on tiles, whose rows must be contiguous.
+  const int64_t taps = int64_t{c.kernel_h} * c.kernel_w;
+  if (kInt8WindowRows && !direct && c.groups == 1 && C % 4 == 0 && taps <= kMaxWindowTaps && !int8_gemm_on_tiles(m.tiles, pixels)) {
+    const int64_t Hp = padded_extent(OH, c.kernel_h, c.stride_h, c.dilation_h), Wp = padded_extent(OW, c.kernel_w, c.stride_w, c.dilation_w);
+    const int64_t pt = c.padding[0], pl = c.padding[3];
+    int64_t tap_offset[kMaxWindowTaps];
+    for (int64_t j = 0; j < taps; ++j) tap_offset[j] = ((j / c.kernel_w) * c.dilation_h * Wp + (j % c.kernel_w) * c.dilation_w) * C;
+    const Int8Rows windows{col, c.stride_h * Wp * C, OW, c.stride_w * C, tap_offset, taps};
+    const PackedInt8& w = q.packed[0];
+    const Int8Requant rq = requant_of(q, 0);
+    const auto pad = static_cast<uint8_t>(zu);
+    for (int64_t b = 0; b < sx.d[0]; ++b) {
+      const int64_t xb = b * H * W * C;
+      for_ranges(worth_splitting(m.parallel, Hp * Wp * C), Hp, 8, [&](int64_t y0, int64_t y1) {
+        for (int64_t py = y0; py < y1; ++py) {
+          uint8_t* d = col + py * Wp * C;
+          const int64_t iy = py - pt;
+          // Columns [pl, pl + count) hold the image row's pixels 0 .. count - 1; the rest is padding.
+          const int64_t count = iy >= 0 && iy < H ? std::max<int64_t>(0, std::min(Wp, pl + W) - pl) : 0;
+          if (count == 0) {
+            std::memset(d, pad, static_cast<size_t>(Wp * C));
+            continue;
+          }
+          std::memset(d, pad, static_cast<size_t>(pl * C));
+          in.bytes(xb + iy * W * C, count * C, d + pl * C);
+          std::memset(d + (pl + count) * C, pad, static_cast<size_t>((Wp - pl - count) * C));
+        }
+      });
+      const int64_t dst = b * pixels * CO;
+      auto run = [&](auto* to) {  // raw integers or floats, as below
+        for_blocks(worth_splitting(m.parallel, pixels * w.n * kpad), pixels, 4 * kInt8Rows, w.tiles, kInt8Tiles, [&](int64_t p0, int64_t p1, int64_t t0, int64_t t1) {
+          int8_gemm_requantized(windows, p0, p1 - p0, w, t0, t1, rq, to + dst + p0 * CO, CO);
+        });
+      };
+      if (raw_out != nullptr) {
+        run(raw_out);
+      } else {
+        run(out);
+      }
+    }
+    return;
+  }
   // Every step is split over the method's threads: the image's pixels, the im2col rows of output
   // rows, then the GEMM's blocks.
   for (int64_t b = 0; b < sx.d[0]; ++b) {
