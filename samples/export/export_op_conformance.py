@@ -473,6 +473,10 @@ def cases():
           Case("adaptive_max_pool2d", lambda x: F.adaptive_max_pool2d(x, (2, 2)), [In((1, 2, 6, 4))], [F32], core_ir=False),
           Case("layer_norm", lambda x, w, b: F.layer_norm(x, (5,), w, b), [In((2, 3, 5)), In((5,)), In((5,))], [F32, F64]),
           Case("layer_norm_2d_noaffine", lambda x: F.layer_norm(x, (3, 5)), [In((2, 3, 5))], [F32]),
+          # Rows shorter than 256 as ExecuTorch sums them (in float, in order): bit for bit.
+          Case("layer_norm_exact", lambda x, w, b: F.layer_norm(x * 3.0 + 0.5, (192,), w, b), [In((3, 41, 192)), In((192,)), In((192,))],
+               [F32], exact=True),
+          Case("layer_norm_exact_noaffine", lambda x: F.layer_norm(x, (5, 51)), [In((4, 5, 51))], [F32], exact=True),
           Case("group_norm", lambda x, w, b: F.group_norm(x, 2, w, b), [In((2, 4, 3, 3)), In((4,)), In((4,))], [F32]),
           Case("batch_norm", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, False, 0.1, 1e-5), [In((2, 3, 4, 4)), In((3,)), In((3,), "pos"), In((3,)), In((3,))], [F32]),
           Case("batch_norm1d", lambda x, m, v: F.batch_norm(x, m, v, None, None, False, 0.1, 1e-3), [In((4, 3)), In((3,)), In((3,), "pos")], [F32]),

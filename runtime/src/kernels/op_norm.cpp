@@ -46,6 +46,30 @@ void mean_rstd(const T* x, int64_t n, double eps, double* mean, double* rstd) {
   *rstd = 1.0 / std::sqrt(sq / static_cast<double>(n) + eps);
 }
 
+// ExecuTorch's layer norm of a row of fewer than kFloatLayerNormRow values (its portable kernel,
+// and its optimized one below that length): the sums in float, in order (a product rounded to
+// float before it is added), the variance as E[x^2] - mean^2, y = (x - mean) / std * w + b with
+// w = 1 and b = 0 when absent, rstd = 1 / std. The same bits: an int8 program whose float layer
+// norm feeds a quantization lands on the same side of a rounding tie as under ExecuTorch.
+constexpr int64_t kFloatLayerNormRow = 256;
+
+template <typename T>
+void layer_norm_row_in_float(const T* x, const T* w, const T* b, int64_t n, float eps, T* y, T* mean_out, T* rstd_out) {
+  float sum = 0.0f, sq = 0.0f;
+  for (int64_t j = 0; j < n; ++j) sum = static_cast<float>(sum + x[j]);
+  for (int64_t j = 0; j < n; ++j) sq = static_cast<float>(sq + static_cast<float>(x[j]) * x[j]);
+  const float mean = sum / static_cast<float>(n);
+  const float var = sq / static_cast<float>(n) - mean * mean;
+  const float sd = std::sqrt(var + eps);
+  for (int64_t j = 0; j < n; ++j) {
+    const T wj = w != nullptr ? w[j] : static_cast<T>(1);
+    const T bj = b != nullptr ? b[j] : static_cast<T>(0);
+    y[j] = static_cast<T>((x[j] - mean) / sd * wj + bj);
+  }
+  *mean_out = static_cast<T>(mean);
+  *rstd_out = static_cast<T>(1.0 / static_cast<double>(sd));
+}
+
 // _native_batch_norm_legit_no_training.out(input, weight?, bias?, running_mean, running_var,
 // momentum, eps, out0, out1, out2): out0 = (x - mean) / sqrt(var + eps) * weight + bias per
 // channel; out1 and out2 are the empty [0] tensors ATen returns in this mode.
@@ -209,7 +233,8 @@ void batch_norm_legit_out(KernelContext& ctx, Args args) {
 // native_layer_norm.out(input, normalized_shape, weight?, bias?, eps, out0, out1, out2): each
 // group of the trailing dims named by normalized_shape is normalised by its own mean and biased
 // variance; out1 (mean) and out2 (rstd = 1 / sqrt(var + eps)) keep input's leading dims and have
-// size 1 in the normalised ones. Statistics accumulate in double, two passes.
+// size 1 in the normalised ones. Rows shorter than kFloatLayerNormRow as ExecuTorch computes
+// them; longer ones with statistics accumulated in double, two passes.
 void layer_norm_out(KernelContext& ctx, Args args) {
   const char* op = "native_layer_norm.out";
   if (!check_arg_count(ctx, args, 8, op)) return;
@@ -266,6 +291,10 @@ void layer_norm_out(KernelContext& ctx, Args args) {
     for (int64_t r = 0; r < m; ++r) {
       const T* x = in->data_as<T>() + r * n;
       T* y = out->data_as<T>() + r * n;
+      if (n > 0 && n < kFloatLayerNormRow) {
+        layer_norm_row_in_float(x, w, b, n, static_cast<float>(eps), y, mean_out->data_as<T>() + r, rstd_out->data_as<T>() + r);
+        continue;
+      }
       double mean = 0, rstd = 0;
       mean_rstd(x, n, eps, &mean, &rstd);
       // One loop per combination of weight and bias, so that each vectorises.
