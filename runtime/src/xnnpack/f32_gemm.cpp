@@ -22,7 +22,7 @@ struct Rows {
 // multiply-adds. Each output's sum still runs input by input; several panels at once give few
 // rows enough independent chains to hide the latency.
 template <int R, int NP, int V>
-void rows_block(const Rows& a, const float* panel, int64_t panel_floats, const float* bias, float* out, int64_t out_stride, int64_t width, float lo,
+[[gnu::noinline]] void rows_block(const Rows& a, const float* panel, int64_t panel_floats, const float* bias, float* out, int64_t out_stride, int64_t width, float lo,
                 float hi) {
   __m512 acc[R][NP][V];
   for (int q = 0; q < NP; ++q) {
