@@ -147,4 +147,12 @@ TEST_CASE("permute_copy of every 4-D permutation and a 6-D pixel shuffle", "[ker
   check({40, 53}, {1, 0});
   check({2, 35, 3, 49}, {0, 3, 2, 1});
   check({64, 32}, {1, 0});
+  // Three channels into pixels and back (an RGB image's NCHW <-> NHWC, 16 pixels at a time), with
+  // ragged ends, and batched.
+  check({1, 3, 7, 9}, {0, 2, 3, 1});
+  check({2, 3, 5, 32}, {0, 2, 3, 1});
+  check({1, 7, 9, 3}, {0, 3, 1, 2});
+  check({2, 5, 32, 3}, {0, 3, 1, 2});
+  check({3, 48}, {1, 0});
+  check({48, 3}, {1, 0});
 }

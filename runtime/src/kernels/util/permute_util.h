@@ -54,6 +54,64 @@ inline void transpose16x16(const void* s, int64_t ss, void* d, int64_t ds) {
   }
 }
 
+// The lanes of three vectors interleaved into 48 consecutive elements (element 3 i + j is lane i
+// of vector j), and back: an image's three channels into its pixels and the reverse. Lane l of
+// output vector v takes lane kPick[v][l] of the vector kFrom[v][l] (constants built once).
+struct Interleave3 {
+  __m512i pick[3];
+  __mmask16 from[3][3];  // [v][j]: the lanes of output vector v that vector j fills
+  Interleave3() {
+    for (int v = 0; v < 3; ++v) {
+      alignas(64) int32_t idx[16];
+      for (int j = 0; j < 3; ++j) from[v][j] = 0;
+      for (int l = 0; l < 16; ++l) {
+        const int p = 16 * v + l;
+        idx[l] = p / 3;
+        from[v][p % 3] = static_cast<__mmask16>(from[v][p % 3] | (1u << l));
+      }
+      pick[v] = _mm512_load_si512(idx);
+    }
+  }
+};
+
+inline const Interleave3& interleave3() {
+  static const Interleave3 k;
+  return k;
+}
+
+/// d[3 i + j] = row j's element i for 16 elements of 3 rows (`ss` apart) of 4-byte elements.
+inline void interleave3x16(const void* s, int64_t ss, void* d) {
+  const float* src = static_cast<const float*>(s);
+  float* dst = static_cast<float*>(d);
+  const Interleave3& k = interleave3();
+  const __m512 x0 = _mm512_loadu_ps(src), x1 = _mm512_loadu_ps(src + ss), x2 = _mm512_loadu_ps(src + 2 * ss);
+  for (int v = 0; v < 3; ++v) {
+    __m512 o = _mm512_maskz_permutexvar_ps(k.from[v][0], k.pick[v], x0);
+    o = _mm512_mask_permutexvar_ps(o, k.from[v][1], k.pick[v], x1);
+    o = _mm512_mask_permutexvar_ps(o, k.from[v][2], k.pick[v], x2);
+    _mm512_storeu_ps(dst + 16 * v, o);
+  }
+}
+
+/// Row j's element i = s[3 i + j] for 16 elements of 3 rows (`ds` apart) of 4-byte elements.
+inline void deinterleave3x16(const void* s, void* d, int64_t ds) {
+  const float* src = static_cast<const float*>(s);
+  float* dst = static_cast<float*>(d);
+  const __m512 y0 = _mm512_loadu_ps(src), y1 = _mm512_loadu_ps(src + 16), y2 = _mm512_loadu_ps(src + 32);
+  for (int j = 0; j < 3; ++j) {
+    // Lane i reads element 3 i + j: from y0 and y1 below 32, from y2 from 32 on.
+    alignas(64) int32_t idx[16];
+    __mmask16 high = 0;
+    for (int i = 0; i < 16; ++i) {
+      idx[i] = (3 * i + j) & 31;
+      if (3 * i + j >= 32) high = static_cast<__mmask16>(high | (1u << i));
+    }
+    const __m512i at = _mm512_load_si512(idx);
+    const __m512 r = _mm512_maskz_permutex2var_ps(static_cast<__mmask16>(~high), y0, at, y1);
+    _mm512_storeu_ps(dst + j * ds, _mm512_mask_permutexvar_ps(r, high, at, y2));
+  }
+}
+
 }  // namespace permute_detail
 #endif
 
@@ -179,6 +237,32 @@ void copy_permuted(const E* __restrict src, E* __restrict dst, int rank, const i
   };
 #if defined(__AVX512F__)
   if constexpr (sizeof(E) == 4) {
+    // Three rows into runs of three (NCHW -> NHWC of an RGB image) and back: 16 elements of
+    // each at a time, the ragged ends element by element.
+    if (si == 1 && nj == 3 && oi == 3) {
+      do {
+        const E* s = src + in_base;
+        E* o = dst + out_base;
+        const int64_t ni16 = ni / 16 * 16;
+        for (int64_t i0 = 0; i0 < ni16; i0 += 16) permute_detail::interleave3x16(s + i0, sj, o + i0 * 3);
+        for (int64_t i = ni16; i < ni; ++i) {
+          for (int64_t j = 0; j < 3; ++j) o[i * 3 + j] = s[i + j * sj];
+        }
+      } while (next());
+      return;
+    }
+    if (si == 1 && ni == 3 && sj == 3) {
+      do {
+        const E* s = src + in_base;
+        E* o = dst + out_base;
+        const int64_t nj16 = nj / 16 * 16;
+        for (int64_t j0 = 0; j0 < nj16; j0 += 16) permute_detail::deinterleave3x16(s + j0 * 3, o + j0, oi);
+        for (int64_t j = nj16; j < nj; ++j) {
+          for (int64_t i = 0; i < 3; ++i) o[i * oi + j] = s[i + j * 3];
+        }
+      } while (next());
+      return;
+    }
     if (si == 1) return blocks16(permute_detail::transpose16x16);
   }
 #endif
