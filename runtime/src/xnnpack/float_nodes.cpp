@@ -275,18 +275,18 @@ void depthwise_block(const float* x, const float* w, const float* bias, const in
   const __mmask16 k = kernels::first_lanes(last);
   __m512 acc[V];
   auto load = [&](const float* p, int v) { return Full || v + 1 < V ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(k, p); };
-  for (int v = 0; v < V; ++v) acc[v] = bias ? load(bias + 16 * v, v) : _mm512_setzero_ps();
+  _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) acc[v] = bias ? load(bias + 16 * v, v) : _mm512_setzero_ps();
   for (int64_t t = 0; t < taps; ++t) {
     const float* xt = x + in_at[t];
     const float* wt = w + w_at[t];
     if constexpr (Broadcast) {
       const __m512 xv = _mm512_set1_ps(*xt);
-      for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(xv, load(wt + 16 * v, v), acc[v]);
+      _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(xv, load(wt + 16 * v, v), acc[v]);
     } else {
-      for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(load(xt + 16 * v, v), load(wt + 16 * v, v), acc[v]);
+      _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(load(xt + 16 * v, v), load(wt + 16 * v, v), acc[v]);
     }
   }
-  for (int v = 0; v < V; ++v) {
+  _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) {
     const __m512 r = _mm512_maskz_min_ps(0xffff, vhi, _mm512_maskz_max_ps(0xffff, vlo, acc[v]));
     if (Full || v + 1 < V) {
       _mm512_storeu_ps(out + 16 * v, r);
@@ -317,18 +317,18 @@ void depthwise_block2(const float* x0, int64_t step, const float* w, const float
   const __mmask16 k = kernels::first_lanes(last);
   auto load = [&](const float* p, int v) { return v + 1 < V ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(k, p); };
   __m512 a0[V], a1[V];
-  for (int v = 0; v < V; ++v) a0[v] = a1[v] = bias ? load(bias + 16 * v, v) : _mm512_setzero_ps();
+  _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) a0[v] = a1[v] = bias ? load(bias + 16 * v, v) : _mm512_setzero_ps();
   const float* x1 = x0 + step;
   for (int64_t t = 0; t < taps; ++t) {
     const float* wt = w + w_at[t];
     const int64_t at = in_at[t];
-    for (int v = 0; v < V; ++v) {
+    _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) {
       const __m512 wv = load(wt + 16 * v, v);
       a0[v] = _mm512_fmadd_ps(load(x0 + at + 16 * v, v), wv, a0[v]);
       a1[v] = _mm512_fmadd_ps(load(x1 + at + 16 * v, v), wv, a1[v]);
     }
   }
-  for (int v = 0; v < V; ++v) {
+  _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) {
     const __m512 r0 = _mm512_maskz_min_ps(0xffff, vhi, _mm512_maskz_max_ps(0xffff, vlo, a0[v]));
     const __m512 r1 = _mm512_maskz_min_ps(0xffff, vhi, _mm512_maskz_max_ps(0xffff, vlo, a1[v]));
     if (v + 1 < V) {
