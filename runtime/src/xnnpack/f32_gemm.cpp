@@ -56,7 +56,12 @@ template <int R, int NP, int V>
       for (int r = 0; r < R; ++r) {
         // The bound first, as XNNPACK: max and min return their second operand when either is
         // NaN, so a NaN sum stays NaN (as the scalar loop's std::max and std::min keep it).
-        _mm512_mask_storeu_ps(out + r * out_stride + q * kF32Panel + 16 * v, m, _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc[r][q][v])));
+        const __m512 y = _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc[r][q][v]));
+        if (w >= 16) {
+          _mm512_storeu_ps(out + r * out_stride + q * kF32Panel + 16 * v, y);
+        } else {
+          _mm512_mask_storeu_ps(out + r * out_stride + q * kF32Panel + 16 * v, m, y);
+        }
       }
     }
   }

@@ -1124,17 +1124,17 @@ void dw_int8_block(const int16_t* img, const int16_t* filter, const int64_t* in_
     return v + 1 < V ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)) : _mm256_maskz_loadu_epi16(k, p);
   };
   __m512i acc[V];
-  for (int v = 0; v < V; ++v) acc[v] = v + 1 < V ? _mm512_loadu_si512(rq.offset + 16 * v) : _mm512_maskz_loadu_epi32(k, rq.offset + 16 * v);
+  _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) acc[v] = v + 1 < V ? _mm512_loadu_si512(rq.offset + 16 * v) : _mm512_maskz_loadu_epi32(k, rq.offset + 16 * v);
   for (int64_t t = 0; t < taps; ++t) {
     const int16_t* x = img + in_at[t];
     const int16_t* w = filter + w_at[t];
-    for (int v = 0; v < V; ++v) {
+    _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) {
       const __m256i xv = Broadcast ? _mm256_set1_epi16(*x) : load16(x + 16 * v, v);
       const __m256i p = _mm256_mullo_epi16(xv, load16(w + 16 * v, v));
       acc[v] = _mm512_add_epi32(acc[v], _mm512_maskz_cvtepi16_epi32(0xffff, p));
     }
   }
-  for (int v = 0; v < V; ++v) requantize16(acc[v], _mm512_maskz_loadu_ps(mask(v), rq.scale + 16 * v), mask(v), rq, to + 16 * v);
+  _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) requantize16(acc[v], _mm512_maskz_loadu_ps(mask(v), rq.scale + 16 * v), mask(v), rq, to + 16 * v);
 }
 
 // All CO channels of one output pixel, in the blocks of for_channel_blocks.
