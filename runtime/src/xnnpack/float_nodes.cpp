@@ -217,9 +217,14 @@ void run_conv2d(DelegateState& m, const Node& n) {
           std::fill(prow + x1 * C, prow + row, 0.0f);
         }
         gemm_over_pixels(m, pixels, c.kernel_h, int64_t{c.kernel_w} * C, packs[0], out + b * pixels * CO, CO, lo, hi, [&](int64_t pb, int64_t pe, const float** at) {
+          int64_t oy = pb / OW, ox = pb % OW;  // pixels in order: no division per pixel
           for (int64_t p = pb; p < pe; ++p) {
-            const int64_t oy = p / OW, ox = p % OW;
-            for (uint32_t ky = 0; ky < c.kernel_h; ++ky) *at++ = padded + ((oy * c.stride_h + int64_t{ky} * c.dilation_h) * PW + ox * c.stride_w) * C;
+            const float* first = padded + (oy * c.stride_h * PW + ox * c.stride_w) * C;
+            for (uint32_t ky = 0; ky < c.kernel_h; ++ky) *at++ = first + int64_t{ky} * c.dilation_h * PW * C;
+            if (++ox == OW) {
+              ox = 0;
+              ++oy;
+            }
           }
         });
       }

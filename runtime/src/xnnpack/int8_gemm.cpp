@@ -31,7 +31,7 @@ void requantized_block(const Int8Rows& x, int64_t r0, const uint8_t* w, int64_t 
     for (int r = 0; r < R; ++r) sum[r][t] = start;
   }
   const uint8_t* row[R];
-  for (int r = 0; r < R; ++r) row[r] = x.row(r0 + r);
+  x.rows(r0, R, row);
   const int64_t run = kpad / x.taps;
   const uint8_t* wg = w;  // the filter's groups in order: run after run
   for (int64_t j = 0; j < x.taps; ++j) {

@@ -146,7 +146,21 @@ struct Int8Rows {
   int64_t pixel_step = 0;
   const int64_t* tap_offset = nullptr;  // taps of them; null: one run at offset 0
   int64_t taps = 1;
-  const uint8_t* row(int64_t r) const { return per_line == 0 ? a + r * stride : a + (r / per_line) * stride + (r % per_line) * pixel_step; }
+  /// Where rows r0 .. r0 + n - 1 start (one division for all of them).
+  void rows(int64_t r0, int n, const uint8_t** at) const {
+    if (per_line == 0) {
+      for (int r = 0; r < n; ++r) at[r] = a + (r0 + r) * stride;
+      return;
+    }
+    int64_t line = r0 / per_line, col = r0 % per_line;
+    for (int r = 0; r < n; ++r) {
+      at[r] = a + line * stride + col * pixel_step;
+      if (++col == per_line) {
+        col = 0;
+        ++line;
+      }
+    }
+  }
 };
 
 /// The most taps (kernel_h x kernel_w) a convolution reads as window rows; larger windows make
