@@ -517,6 +517,8 @@ void run_batch_matmul(DelegateState& m, const Node& n) {
   ba.rank -= 2;
   bb.rank -= 2;
   const int64_t batches = batch.numel();
+  thread_local kernels::aligned_vector<float> transposed;  // B made k x cols when it comes transposed
+  if (tb) transposed.resize(static_cast<size_t>(k * cols));
   for (int64_t bi = 0; bi < batches; ++bi) {
     // The batch index of each input (broadcast dimensions stay at 0).
     int64_t idx[kMaxRank] = {}, rem = bi;
@@ -530,8 +532,16 @@ void run_batch_matmul(DelegateState& m, const Node& n) {
       if (da >= 0) ia = ia * ba.d[da] + (ba.d[da] == 1 ? 0 : idx[d]);
       if (db >= 0) ib = ib * bb.d[db] + (bb.d[db] == 1 ? 0 : idx[d]);
     }
-    kernels::gemm(false, tb, rows, cols, k, 1.0f, a + ia * rows * k, b + ib * k * cols, 0.0f, out + bi * rows * cols,
-                  m.gemm_workspace.data());
+    // Each output summed input by input with fused multiply-adds from zero, as XNNPACK's kernels
+    // do (Eigen's blocked GEMM added some in another order: an int8 attention whose float scores
+    // sat on a quantization tie then took the other side). A transposed B is made k x cols first.
+    const float* bm = b + ib * k * cols;
+    if (tb) {
+      const int64_t sizes[2] = {k, cols}, strides[2] = {1, k};
+      kernels::copy_permuted<float, 2>(bm, transposed.data(), 2, sizes, strides);
+      bm = transposed.data();
+    }
+    f32_gemm_unpacked(a + ia * rows * k, k, bm, cols, rows, cols, k, out + bi * rows * cols, cols);
   }
   apply_output_range(m, n);
 }
