@@ -12,7 +12,7 @@ steps, and how many global-average-pool outputs are exact rounding ties.
 
 Usage: python export_xnnpack_quantized.py OUT_DIR [name ...]
        python export_xnnpack_quantized.py --nonfinite OUT_DIR [name ...]   (only <n>.nonfinite.output0.npy)
-Models: xnnq_resnet_block, xnnq_mbv2_pool, xnnq_mixed, xnnq_clamps, xnnq_conv_windows.
+Models: xnnq_resnet_block, xnnq_mbv2_pool, xnnq_mixed, xnnq_clamps, xnnq_conv_windows, xnnq_adds.
 """
 from __future__ import annotations
 
@@ -147,6 +147,25 @@ class ConvWindows(nn.Module):
         return self.i(x)                            # C = 6: im2col
 
 
+class Adds(nn.Module):
+    """int8 adds of every operand layout a transformer block has: a learned per-feature offset
+    added along the last dimension (one row repeated), two maps of the same shape, rows of a width
+    that is not a multiple of 16, and the graph input itself as an operand."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(40, 40)
+        self.fc2 = nn.Linear(40, 40)
+        self.offset = nn.Parameter(torch.randn(40))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.fc1(x)
+        a = h + self.offset            # a row repeated along [1, 9, 40]
+        b = a + x                      # same shape, the graph input as an operand
+        c = F.relu(self.fc2(b)) + a    # same shape
+        return c + self.offset
+
+
 MODELS: Dict[str, Dict[str, Any]] = {
     "xnnq_resnet_block": dict(
         build=ResnetBlock, shape=(1, 3, 64, 64),
@@ -178,6 +197,11 @@ MODELS: Dict[str, Dict[str, Any]] = {
         tie="XNNPACK fuses a clamp that alone reads a convolution's or linear layer's output into that "
             "layer, which then requantizes once, straight into the clamp's quantization; requantizing "
             "into the layer's own output first and then into the clamp's rounds twice"),
+    "xnnq_adds": dict(
+        build=Adds, shape=(1, 9, 40),
+        family="hand-written int8 block of linear layers and adds: a per-feature offset (a row repeated), "
+               "same-shape maps, the graph input as an operand, rows of 40",
+        tie="none sought: every output must equal ExecuTorch's, whichever way the engine adds"),
     "xnnq_conv_windows": dict(
         build=ConvWindows, shape=(1, 3, 31, 29),
         family="hand-written int8 CNN of dense convolutions with many window shapes (strides, dilation, "

@@ -1048,10 +1048,91 @@ void run_global_avg_pool_int8(DelegateState& m, const Node& n) {
   }
 }
 
+#if defined(__AVX512BW__)
+// An int8 Add's integer constants (QuantizedLayer's), per operand.
+struct AddTerms {
+  int32_t za, ma, zb, mb;
+  float ia, ib;  // 1 / the operands' scales (float operands)
+};
+
+// 16 of an int8 Add's operand as integers less its zero point: raw integers, or the floats they
+// stand for rounded as the scalar form rounds them (nearest even, the default mode).
+inline __m512i add_operand16(const int8_t* p, __mmask16 k, __m512i zero, __m512) {
+  return _mm512_sub_epi32(_mm512_maskz_cvtepi8_epi32(0xffff, _mm_maskz_loadu_epi8(k, p)), zero);
+}
+inline __m512i add_operand16(const float* p, __mmask16 k, __m512i, __m512 inv) {
+  return _mm512_maskz_cvtps_epi32(0xffff, _mm512_maskz_mul_ps(0xffff, _mm512_maskz_loadu_ps(k, p), inv));
+}
+
+// run_add_int8 16 values at a time: a's count values with b's `period` values repeated along
+// them (period == count: the same shape; period == a row: a per-channel operand), the same
+// integer steps as the scalar form (an arithmetic shift is its rounding), into raw integers or
+// the floats they stand for.
+template <typename A, typename B, typename Out>
+void add_int8_vector(const QuantizedLayer& q, AddTerms t, const A* a, const B* b, int64_t count, int64_t period, Out* out) {
+  const __m512i za = _mm512_set1_epi32(t.za), zb = _mm512_set1_epi32(t.zb);
+  const __m512 ia = _mm512_set1_ps(t.ia), ib = _mm512_set1_ps(t.ib);
+  const __m512i ma = _mm512_set1_epi32(t.ma), mb = _mm512_set1_epi32(t.mb), round = _mm512_set1_epi32(q.rounding);
+  const __m512i lo = _mm512_set1_epi32(static_cast<int32_t>(q.qmin) - q.out_zero), hi = _mm512_set1_epi32(static_cast<int32_t>(q.qmax) - q.out_zero);
+  const __m512i zo = _mm512_set1_epi32(q.out_zero);
+  const __m512 out_scale = _mm512_set1_ps(q.out_scale);
+  const __m128i shift = _mm_cvtsi32_si128(static_cast<int>(q.shift));
+  for (int64_t r = 0; r < count; r += period) {
+    for (int64_t j = 0; j < period; j += 16) {
+      const __mmask16 k = kernels::first_lanes(period - j);
+      const __m512i va = add_operand16(a + r + j, k, za, ia), vb = add_operand16(b + j, k, zb, ib);
+      const __m512i acc = _mm512_add_epi32(round, _mm512_add_epi32(_mm512_mullo_epi32(va, ma), _mm512_mullo_epi32(vb, mb)));
+      // (The zero-masking forms: GCC 12's plain ones start from an "undefined" register.)
+      const __m512i v = _mm512_maskz_min_epi32(0xffff, _mm512_maskz_max_epi32(0xffff, _mm512_maskz_sra_epi32(0xffff, acc, shift), lo), hi);
+      if constexpr (std::is_same_v<Out, int8_t>) {
+        _mm_mask_storeu_epi8(out + r + j, k, _mm512_maskz_cvtepi32_epi8(0xffff, _mm512_add_epi32(v, zo)));
+      } else {
+        _mm512_mask_storeu_ps(out + r + j, k, _mm512_maskz_mul_ps(0xffff, _mm512_maskz_cvtepi32_ps(0xffff, v), out_scale));
+      }
+    }
+  }
+}
+#endif
+
 void run_add_int8(DelegateState& m, const Node& n) {
   // XNNPACK's fixed-point sum of the two inputs' integers (less their zero points), from raw
   // integers or the floats they stand for, into raw integers or floats.
   const QuantizedLayer& q = layer_of(m, n);
+#if defined(__AVX512BW__)
+  {
+    const Shape &sa = m.in_shape(n, 0), &sb = m.in_shape(n, 1), &so = m.out_shape(n);
+    const int64_t count = so.numel();
+    // The operand of the output's shape first; the other the same shape or one row repeated.
+    const bool a_full = sa == so, b_full = sb == so;
+    const Shape& other = a_full ? sb : sa;
+    const int64_t row = so.rank > 0 ? so.d[so.rank - 1] : 1;
+    const bool repeats = row > 0 && count % row == 0 && other.numel() == row && (other.rank == 0 || other.d[other.rank - 1] == row);
+    if (count > 0 && (a_full || b_full) && (a_full && b_full ? true : repeats)) {
+      // The sum is symmetric but for its operands' constants: swapped with the operands.
+      const AddTerms ab{q.in_zero, q.a_mult, q.b_zero, q.b_mult, 1.0f / q.a_scale, 1.0f / q.b_scale};
+      const AddTerms ba{q.b_zero, q.b_mult, q.in_zero, q.a_mult, 1.0f / q.b_scale, 1.0f / q.a_scale};
+      const int64_t period = a_full && b_full ? count : row;
+      auto go = [&](const auto* x, const auto* y) {  // x: the full operand
+        const AddTerms& t = a_full ? ab : ba;
+        if (int8_t* ro = m.raw_output(n)) {
+          add_int8_vector(q, t, x, y, count, period, ro);
+        } else {
+          add_int8_vector(q, t, x, y, count, period, m.output(n));
+        }
+      };
+      auto operand = [&](int i, auto f) {
+        if (const int8_t* r = m.raw_input(n, i)) {
+          f(r);
+        } else {
+          f(m.input(n, i));
+        }
+      };
+      const int full = a_full ? 0 : 1;
+      operand(full, [&](const auto* x) { operand(1 - full, [&](const auto* y) { go(x, y); }); });
+      return;
+    }
+  }
+#endif
   const float ia = 1.0f / q.a_scale, ib = 1.0f / q.b_scale;
   const int32_t lo = static_cast<int32_t>(q.qmin) - q.out_zero, hi = static_cast<int32_t>(q.qmax) - q.out_zero;
   const int32_t za = q.in_zero, zb = q.b_zero;
