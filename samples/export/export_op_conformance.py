@@ -477,6 +477,11 @@ def cases():
           Case("layer_norm_exact", lambda x, w, b: F.layer_norm(x * 3.0 + 0.5, (192,), w, b), [In((3, 41, 192)), In((192,)), In((192,))],
                [F32], exact=True),
           Case("layer_norm_exact_noaffine", lambda x: F.layer_norm(x, (5, 51)), [In((4, 5, 51))], [F32], exact=True),
+          # Rows of 256 or more: Welford's method in 8 lanes (ExecuTorch's optimized kernel), with
+          # values past the last whole vector (300 = 37 x 8 + 4).
+          Case("layer_norm_exact_wide", lambda x, w, b: F.layer_norm(x * 2.0 - 0.25, (768,), w, b), [In((2, 9, 768)), In((768,)), In((768,))],
+               [F32], exact=True),
+          Case("layer_norm_exact_wide_tail", lambda x: F.layer_norm(x, (300,)), [In((5, 300))], [F32], exact=True),
           Case("group_norm", lambda x, w, b: F.group_norm(x, 2, w, b), [In((2, 4, 3, 3)), In((4,)), In((4,))], [F32]),
           Case("batch_norm", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, False, 0.1, 1e-5), [In((2, 3, 4, 4)), In((3,)), In((3,), "pos"), In((3,)), In((3,))], [F32]),
           Case("batch_norm1d", lambda x, m, v: F.batch_norm(x, m, v, None, None, False, 0.1, 1e-3), [In((4, 3)), In((3,)), In((3,), "pos")], [F32]),

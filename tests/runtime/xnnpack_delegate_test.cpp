@@ -825,3 +825,29 @@ TEST_CASE("xnnpack graph values share workspace memory by lifetime", "[xnnpack][
     }
   }
 }
+
+// Float programs etscope computes as ExecuTorch does, bit for bit (samples/export/
+// export_xnnpack_exact.py, outputs from ExecuTorch's engine on a CPU with AVX-512F): ExecuTorch's
+// layer norm (rows of 40 in float, of 256 and 300 by Welford's method in 8 lanes) everywhere;
+// XNNPACK's softmax (its exp, its sum's order, denormals flushed) and batch matrix products
+// (sums from zero with fused multiply-adds) where the runtime is built for AVX-512F.
+TEST_CASE("xnnpack float softmax attention and layer norms equal ExecuTorch's outputs bit for bit", "[xnnpack][runtime][fixtures]") {
+  for (const char* name : {"xnn_exact_layer_norm", "xnn_exact_softmax", "xnn_exact_attention"}) {
+    INFO(name);
+    if (std::string(name) != "xnn_exact_layer_norm" && !runtime::xnnpack_float_kernels_as_xnnpack()) {
+      WARN(name << ": not compared bit for bit, this runtime is not built for AVX-512F");
+      continue;
+    }
+    const std::string base = std::string("xnnpack_exact/") + name;
+    Program p = must(PteReader::open(fixture(base + ".pte")));
+    auto m = load_fixture(p, base);
+    REQUIRE(m->execute().ok());
+    NpyArray want = must(read_npy(fixture(base + ".output0.npy")));
+    const TensorImpl& got = *m->output(0).tensor;
+    REQUIRE(std::vector<int64_t>(got.sizes().begin(), got.sizes().end()) == want.shape);
+    REQUIRE(want.data.size() == static_cast<size_t>(got.numel()) * 4);
+    size_t differ = 0;
+    for (size_t i = 0; i < want.data.size(); i += 4) differ += std::memcmp(want.data.data() + i, static_cast<const uint8_t*>(got.data()) + i, 4) != 0;
+    CHECK(differ == 0);
+  }
+}

@@ -70,6 +70,96 @@ void layer_norm_row_in_float(const T* x, const T* w, const T* b, int64_t n, floa
   *rstd_out = static_cast<T>(1.0 / static_cast<double>(sd));
 }
 
+// ExecuTorch's optimized layer norm of a float row of kFloatLayerNormRow values or more: the
+// mean and variance by Welford's method in 8 lanes (values 8 i + l in lane l), chunks of 16
+// vectors merged into a binary cascade of partial moments, the lanes then merged one by one
+// after the values past the last whole vector; y = (x * rstd + (-rstd * mean)) * w + b. Every
+// step a rounded product or sum (no fused multiply-add), as ExecuTorch 1.5.1's x86-64 wheel
+// computes it (ViT-B's 768-wide rows: all bit for bit).
+namespace welford8 {
+constexpr int kLanes = 8, kChunk = 16, kMaxDepth = 64;
+
+struct Moments {
+  int64_t n = 0;
+  float m1[kLanes] = {}, m2[kLanes] = {};
+};
+
+// Merges `add` (n_add values per lane) into `to`, as ExecuTorch's AddMomentsVec.
+inline void merge(int64_t n_add, const float* m1_add, const float* m2_add, Moments& to) {
+  const int64_t n = to.n + n_add;
+  const float c = n == 0 ? 0.0f : static_cast<float>(n_add) / static_cast<float>(n);
+  const float old_n = static_cast<float>(to.n);
+  for (int l = 0; l < kLanes; ++l) {
+    const float delta = m1_add[l] - to.m1[l];
+    to.m1[l] += c * delta;
+    to.m2[l] += m2_add[l] + delta * delta * c * old_n;
+  }
+  to.n = n;
+}
+
+// Mean and biased variance of the row x[0 .. count), count >= kLanes.
+inline void row_moments(const float* x, int64_t count, float* mean, float* var) {
+  const int64_t vectors = count / kLanes, chunks = (vectors + kChunk - 1) / kChunk;
+  int depth = 1;
+  while ((int64_t{1} << depth) < chunks) ++depth;  // ceil(log2(chunks)), at least 1
+  Moments stack[kMaxDepth];
+  float inv[kChunk];
+  for (int j = 0; j < kChunk; ++j) inv[j] = 1.0f / static_cast<float>(j + 1);
+  for (int64_t i = 0; i < chunks; ++i) {
+    const int64_t in_chunk = std::min<int64_t>(kChunk, vectors - i * kChunk);
+    float m1[kLanes] = {}, m2[kLanes] = {};
+    for (int64_t j = 0; j < in_chunk; ++j) {
+      const float* v = x + (i * kChunk + j) * kLanes;
+      for (int l = 0; l < kLanes; ++l) {
+        const float delta = v[l] - m1[l];
+        m1[l] += delta * inv[j];
+        m2[l] += delta * (v[l] - m1[l]);
+      }
+    }
+    merge(in_chunk, m1, m2, stack[0]);
+    int64_t mask = i + 1;
+    for (int j = 1; j < depth && (mask & 1) == 0; ++j) {
+      merge(stack[j - 1].n, stack[j - 1].m1, stack[j - 1].m2, stack[j]);
+      stack[j - 1] = Moments{};
+      mask >>= 1;
+    }
+  }
+  for (int j = 1; j < depth; ++j) merge(stack[j].n, stack[j].m1, stack[j].m2, stack[0]);
+  int64_t n = 0;
+  float m1 = 0.0f, m2 = 0.0f;
+  for (int64_t i = vectors * kLanes; i < count; ++i) {  // the values past the last whole vector
+    const float delta = x[i] - m1;
+    ++n;
+    m1 += delta / static_cast<float>(n);
+    m2 += delta * (x[i] - m1);
+  }
+  for (int l = 0; l < kLanes; ++l) {  // the lanes merged in turn, each of `vectors` values
+    const int64_t total = n + vectors;
+    const float c = total == 0 ? 0.0f : static_cast<float>(vectors) / static_cast<float>(total);
+    const float delta = stack[0].m1[l] - m1;
+    m1 += c * delta;
+    m2 += stack[0].m2[l] + delta * delta * c * static_cast<float>(n);
+    n = total;
+  }
+  *mean = m1;
+  *var = m2 / static_cast<float>(count);
+}
+}  // namespace welford8
+
+inline void layer_norm_row_welford8(const float* x, const float* w, const float* b, int64_t n, float eps, float* y, float* mean_out, float* rstd_out) {
+  float mean = 0.0f, var = 0.0f;
+  welford8::row_moments(x, n, &mean, &var);
+  const float rstd = 1.0f / std::sqrt(var + eps);
+  const float offset = -rstd * mean;
+  for (int64_t j = 0; j < n; ++j) {
+    const float wj = w != nullptr ? w[j] : 1.0f;
+    const float bj = b != nullptr ? b[j] : 0.0f;
+    y[j] = (x[j] * rstd + offset) * wj + bj;
+  }
+  *mean_out = mean;
+  *rstd_out = rstd;
+}
+
 // _native_batch_norm_legit_no_training.out(input, weight?, bias?, running_mean, running_var,
 // momentum, eps, out0, out1, out2): out0 = (x - mean) / sqrt(var + eps) * weight + bias per
 // channel; out1 and out2 are the empty [0] tensors ATen returns in this mode.
@@ -233,8 +323,9 @@ void batch_norm_legit_out(KernelContext& ctx, Args args) {
 // native_layer_norm.out(input, normalized_shape, weight?, bias?, eps, out0, out1, out2): each
 // group of the trailing dims named by normalized_shape is normalised by its own mean and biased
 // variance; out1 (mean) and out2 (rstd = 1 / sqrt(var + eps)) keep input's leading dims and have
-// size 1 in the normalised ones. Rows shorter than kFloatLayerNormRow as ExecuTorch computes
-// them; longer ones with statistics accumulated in double, two passes.
+// size 1 in the normalised ones. Rows as ExecuTorch computes them: shorter than
+// kFloatLayerNormRow in float, longer float rows by Welford's method in 8 lanes; longer float64
+// rows with statistics accumulated in double, two passes.
 void layer_norm_out(KernelContext& ctx, Args args) {
   const char* op = "native_layer_norm.out";
   if (!check_arg_count(ctx, args, 8, op)) return;
@@ -294,6 +385,12 @@ void layer_norm_out(KernelContext& ctx, Args args) {
       if (n > 0 && n < kFloatLayerNormRow) {
         layer_norm_row_in_float(x, w, b, n, static_cast<float>(eps), y, mean_out->data_as<T>() + r, rstd_out->data_as<T>() + r);
         continue;
+      }
+      if constexpr (std::is_same_v<T, float>) {
+        if (n >= kFloatLayerNormRow) {
+          layer_norm_row_welford8(x, w, b, n, static_cast<float>(eps), y, mean_out->data_as<T>() + r, rstd_out->data_as<T>() + r);
+          continue;
+        }
       }
       double mean = 0, rstd = 0;
       mean_rstd(x, n, eps, &mean, &rstd);

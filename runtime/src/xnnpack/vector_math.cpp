@@ -1,12 +1,19 @@
 // Transcendental elementwise nodes on floats over whole buffers with Eigen's vectorized exp,
 // tanh and erf (XNNPACK evaluates them with its own vectorized approximations too; float
-// programs agree with ExecuTorch's within float tolerance, not bit for bit). The scalar forms in
+// programs agree with ExecuTorch's within float tolerance, not bit for bit), and softmax: with
+// AVX-512, XNNPACK's own arithmetic (bit for bit), else Eigen's exp. The scalar forms in
 // elementwise_ops.h stay for the nodes that compute one value at a time.
 #include <algorithm>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include <Eigen/Core>
 #include <unsupported/Eigen/SpecialFunctions>
 
+#include "etscope/runtime/method.h"
+#include "kernels/util/lanes.h"
 #include "xnnpack/elementwise_ops.h"
 #include "xnnpack/node_table.h"
 
@@ -71,12 +78,94 @@ void run_tanh(DelegateState& m, const Node& n) {
   run_vector(m, n, [](const ConstBlock& x, Block& out) { out = x.tanh(); });
 }
 
+#if defined(__AVX512F__)
+namespace {
+
+// exp(x - top) for 16 values as XNNPACK's AVX-512 softmax computes it (its f32
+// raddstoreexpminusmax kernel "avx512f_rr2_p5"): x - top split into n ln 2 + t (n rounded with a
+// magic bias, ln 2 in two parts), 2^n made from n's bits, e^t a degree-5 polynomial in Horner
+// form; every step a fused multiply-add where XNNPACK has one. Below the cutoff the result is +0.
+// The delegate runs with denormals flushed, as XNNPACK runs its operators, and t * 2^n relies on it.
+inline __m512 exp_minus_top16(__m512 x, __m512 top) {
+  const __m512 log2e = _mm512_set1_ps(0x1.715476p+0f), magic = _mm512_set1_ps(0x1.8000FEp23f);
+  const __m512 minus_ln2_hi = _mm512_set1_ps(-0x1.62E400p-1f), minus_ln2_lo = _mm512_set1_ps(-0x1.7F7D1Cp-20f);
+  const __m512 c5 = _mm512_set1_ps(0x1.0F9F9Cp-7f), c4 = _mm512_set1_ps(0x1.573A1Ap-5f), c3 = _mm512_set1_ps(0x1.555A80p-3f);
+  const __m512 c2 = _mm512_set1_ps(0x1.FFFDC6p-2f), c1 = _mm512_set1_ps(0x1.FFFFF6p-1f), cutoff = _mm512_set1_ps(-0x1.5D589Ep6f);
+  const __m512 vx = _mm512_sub_ps(x, top);
+  __m512 vn = _mm512_fmadd_ps(vx, log2e, magic);
+  const __m512 vs = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(vn), 23));
+  vn = _mm512_sub_ps(vn, magic);
+  __m512 vt = _mm512_fmadd_ps(vn, minus_ln2_hi, vx);
+  vt = _mm512_fmadd_ps(vn, minus_ln2_lo, vt);
+  __m512 vp = _mm512_fmadd_ps(c5, vt, c4);
+  vp = _mm512_fmadd_ps(vp, vt, c3);
+  vp = _mm512_fmadd_ps(vp, vt, c2);
+  vp = _mm512_fmadd_ps(vp, vt, c1);
+  vt = _mm512_mul_ps(vt, vs);
+  const __m512 vf = _mm512_fmadd_ps(vt, vp, vs);
+  return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(vx, cutoff, _CMP_NLT_US), vf);
+}
+
+// XNNPACK's softmax of one row of n values (n > 0) on AVX-512: the row's largest value; each
+// exp(x - top) stored and summed in two accumulators of 16 lanes over blocks of 64 (its "u64
+// acc2" kernel: chunks 0 and 2 into the first, 1 and 3 into the second), then together, the
+// whole 16s and the masked rest into one, lanes added by halves; then each value times 1 / sum.
+void softmax_row_as_xnnpack(const float* x, float* y, int64_t n) {
+  float top = x[0];
+  for (int64_t j = 1; j < n; ++j) top = std::max(top, x[j]);
+  const __m512 vtop = _mm512_set1_ps(top);
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    __m512 f[4];
+    for (int q = 0; q < 4; ++q) {
+      f[q] = exp_minus_top16(_mm512_loadu_ps(x + i + 16 * q), vtop);
+      _mm512_storeu_ps(y + i + 16 * q, f[q]);
+    }
+    acc0 = _mm512_add_ps(acc0, f[0]);
+    acc1 = _mm512_add_ps(acc1, f[1]);
+    acc0 = _mm512_add_ps(acc0, f[2]);
+    acc1 = _mm512_add_ps(acc1, f[3]);
+  }
+  __m512 acc = _mm512_add_ps(acc0, acc1);
+  for (; i + 16 <= n; i += 16) {
+    const __m512 f = exp_minus_top16(_mm512_loadu_ps(x + i), vtop);
+    _mm512_storeu_ps(y + i, f);
+    acc = _mm512_add_ps(acc, f);
+  }
+  if (i < n) {
+    const __mmask16 k = kernels::first_lanes(n - i);
+    const __m512 f = exp_minus_top16(_mm512_maskz_loadu_ps(k, x + i), vtop);
+    _mm512_mask_storeu_ps(y + i, k, f);
+    acc = _mm512_mask_add_ps(acc, k, acc, f);
+  }
+  // Lanes added by halves: 8 + 8, 4 + 4, 2 + 2, 1 + 1.
+  const __m256 h8 = _mm256_add_ps(_mm512_castps512_ps256(acc), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1)));
+  const __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
+  const __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));
+  const float sum = _mm_cvtss_f32(h2) + _mm_cvtss_f32(_mm_shuffle_ps(h2, h2, 1));
+  const __m512 scale = _mm512_set1_ps(1.0f / sum);
+  for (i = 0; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(y + i), scale));
+  if (i < n) {
+    const __mmask16 k = kernels::first_lanes(n - i);
+    _mm512_mask_storeu_ps(y + i, k, _mm512_maskz_mul_ps(k, _mm512_maskz_loadu_ps(k, y + i), scale));
+  }
+}
+
+}  // namespace
+#endif
+
 void run_softmax(DelegateState& m, const Node& n) {
   const float* x = m.input(n, 0);
   float* out = m.output(n);
   const Shape& so = m.out_shape(n);
   const int64_t count = so.numel();
   const int64_t c = so.d[so.rank - 1];
+#if defined(__AVX512F__)
+  for (int64_t r = 0; r + c <= count && c > 0; r += c) softmax_row_as_xnnpack(x + r, out + r, c);
+  apply_output_range(m, n);
+  return;
+#endif
   for (int64_t r = 0; r + c <= count && c > 0; r += c) {
     // The row's largest value and the sum of the exponentials in one fixed order (the blocks'
     // sums, each over a block of fixed size, added in row order).
@@ -93,3 +182,15 @@ void run_softmax(DelegateState& m, const Node& n) {
 }
 
 }  // namespace etscope::runtime::xnnpack
+
+namespace etscope::runtime {
+
+bool xnnpack_float_kernels_as_xnnpack() {
+#if defined(__AVX512F__)
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace etscope::runtime

@@ -31,6 +31,12 @@ namespace etscope::runtime {
 /// outputs are the same bits whichever unit computes them.
 enum class MatrixTiles : uint8_t { kAuto, kOff, kAlways };
 
+/// Whether this build computes the XNNPACK delegate's float softmax and batch matrix products
+/// with XNNPACK's own x86-64 AVX-512 arithmetic (the same bits as ExecuTorch's engine on a CPU
+/// with AVX-512F): true when the runtime was compiled for AVX-512F; elsewhere they agree with
+/// ExecuTorch's within float rounding.
+bool xnnpack_float_kernels_as_xnnpack();
+
 struct MethodOptions {
   /// Tensor-data files searched, in order, for external tensors. Must outlive the Method.
   std::vector<const TensorDataFile*> external_data;

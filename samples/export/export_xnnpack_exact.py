@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Float XNNPACK programs whose every output the etscope engine computes bit for bit as
+ExecuTorch does: XNNPACK's softmax (its AVX-512 exp and sum order, denormals flushed), its
+batch matrix products (each output summed from zero with fused multiply-adds) and ExecuTorch's
+optimized layer norm (rows shorter than 256 in float, longer ones by Welford's method in 8 lanes).
+
+Each program is lowered with to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])
+and run by ExecuTorch's own runtime (portable_lib, threadpool reset to 1 thread). Per program
+<n>: <n>.pte, <n>.input0.npy, <n>.output0.npy (ExecuTorch's output), <n>.json (facts).
+ExecuTorch's x86-64 XNNPACK picks its kernels by CPU features: these outputs are from a CPU with
+AVX-512F (the json names the machine), and etscope's AVX-512 build reproduces them.
+
+Usage: python export_xnnpack_exact.py OUT_DIR [name ...]
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Callable, Dict, List
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import common  # noqa: F401  (sets sys.path)
+from common import save_npy, versions, write_json
+
+MODEL_SEED = 0
+INPUT_SEED = 1
+
+
+class Softmaxes(nn.Module):
+    """Softmax over 32 rows of 7, 17, 64, 197 and 1000 values (XNNPACK's kernel: blocks of 64,
+    whole 16s and a masked rest), some spanning 90 in the exponent (results that flush to zero),
+    some of many comparable terms (where the sum's order shows)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        cases = ((7, 1.0), (17, 12.0), (64, 3.0), (197, 1.0), (197, 25.0), (1000, 1.0), (1000, 40.0))
+        rows = [torch.softmax(x[:, :n] * s, dim=-1) for n, s in cases]
+        return torch.cat(rows, dim=-1)
+
+
+class Attention(nn.Module):
+    """Scores of 4 heads (a batch matrix product against the transposed keys), their softmax
+    and the weighted values (a batch matrix product), 33 queries of 40 features."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = x[0], x[1] * 0.7, x[2] - 0.1
+        scores = torch.matmul(q, k.transpose(-1, -2)) * 0.3
+        return torch.matmul(torch.softmax(scores, dim=-1), v)
+
+
+class LayerNorms(nn.Module):
+    """Layer norms over rows of 40 (float sums), 256 and 300 values (8-lane Welford, the last
+    with values past the last whole vector), with and without weight and bias."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.LayerNorm(40)
+        self.b = nn.LayerNorm(256)
+        nn.init.normal_(self.a.weight)
+        nn.init.normal_(self.a.bias)
+        nn.init.normal_(self.b.weight)
+        nn.init.normal_(self.b.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.a(x[:, :, :40] * 3.0)
+        z = self.b(x[:, :, :256] - 0.5)
+        w = F.layer_norm(x * 2.0, (300,))
+        return torch.cat([y, z, w], dim=-1)
+
+
+MODELS: Dict[str, Dict[str, Any]] = {
+    "xnn_exact_softmax": dict(build=Softmaxes, shape=(32, 1000)),
+    "xnn_exact_attention": dict(build=Attention, shape=(3, 4, 33, 40)),
+    "xnn_exact_layer_norm": dict(build=LayerNorms, shape=(2, 5, 300)),
+}
+
+
+def export(name: str, out: Path) -> None:
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+    from executorch.extension.pybindings import portable_lib
+
+    spec = MODELS[name]
+    torch.manual_seed(MODEL_SEED)
+    model = spec["build"]().eval()
+    g = torch.Generator().manual_seed(INPUT_SEED)
+    x = (torch.rand(spec["shape"], generator=g) * 4.0 - 2.0).float()
+    ep = torch.export.export(model, (x,))
+    pte = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch().buffer
+    portable_lib._unsafe_reset_threadpool(1)
+    y = portable_lib._load_for_executorch_from_buffer(pte).run_method("forward", (x,))[0]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.pte").write_bytes(pte)
+    save_npy(out / f"{name}.input0.npy", x)
+    save_npy(out / f"{name}.output0.npy", y)
+    with torch.no_grad():
+        eager = model(x)
+    import platform
+    write_json(out / f"{name}.json", {
+        "model": name, "doc": spec["build"].__doc__, "versions": versions(), "machine": platform.processor() or platform.machine(),
+        "cpu": open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(": \t") if Path("/proc/cpuinfo").exists() else "",
+        "input_shape": list(x.shape), "output_shape": list(y.shape),
+        "executorch_vs_eager_max_abs_diff": float((y - eager).abs().max()),
+        "exporter_calls": ["torch.manual_seed(0); model = build().eval()", "torch.export.export(model, (x,))",
+                           "to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch().buffer",
+                           "portable_lib._unsafe_reset_threadpool(1); _load_for_executorch_from_buffer(pte).run_method('forward', (x,))"],
+        "pte_bytes": len(pte),
+    })
+    print(f"{name}: {len(pte)} bytes, ExecuTorch vs eager {float((y - eager).abs().max()):.3g}")
+
+
+def main(argv: List[str]) -> int:
+    if not argv:
+        print(__doc__)
+        return 2
+    out = Path(argv[0])
+    for name in argv[1:] or list(MODELS):
+        export(name, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
