@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Float XNNPACK programs whose every output the etscope engine computes bit for bit as
-ExecuTorch does: XNNPACK's softmax (its AVX-512 exp and sum order, denormals flushed), its
+ExecuTorch does: convolutions of few input channels (kernel rows read in the image), XNNPACK's softmax (its AVX-512 exp and sum order, denormals flushed), its
 batch matrix products (each output summed from zero with fused multiply-adds) and ExecuTorch's
 optimized layer norm (rows shorter than 256 in float, longer ones by Welford's method in 8 lanes).
 
@@ -71,10 +71,32 @@ class LayerNorms(nn.Module):
         return torch.cat([y, z, w], dim=-1)
 
 
+class Stems(nn.Module):
+    """Convolutions of 1 to 3 input channels (the etscope engine reads their kernel rows in the
+    image, and copies those of windows that cross the left or right edge): stride 2 with padding
+    1, a 5x5 window with padding 2 on a 1-channel map, a 7x7 window with stride 2, padding 3 and
+    vertical dilation 2 on 2 channels, and a window wider than its 3-column input."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.b = nn.Conv2d(1, 4, 5, padding=2)
+        self.c = nn.Conv2d(2, 6, 7, stride=2, padding=3, dilation=(2, 1))
+        self.d = nn.Conv2d(3, 5, (3, 5), padding=(1, 2))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = self.a(x[:, :3])                          # 23x29 -> 12x15
+        b = self.b(x[:, 3:4])                         # 23x29
+        c = self.c(x[:, 4:6])                         # 23x29 -> 9x15
+        d = self.d(x[:, :3, :, :3])                   # 3 columns, a 5-wide window
+        return torch.cat([a.flatten(1), b.flatten(1), c.flatten(1), d.flatten(1)], dim=1)
+
+
 MODELS: Dict[str, Dict[str, Any]] = {
     "xnn_exact_softmax": dict(build=Softmaxes, shape=(32, 1000)),
     "xnn_exact_attention": dict(build=Attention, shape=(3, 4, 33, 40)),
     "xnn_exact_layer_norm": dict(build=LayerNorms, shape=(2, 5, 300)),
+    "xnn_exact_stems": dict(build=Stems, shape=(1, 6, 23, 29)),
 }
 
 

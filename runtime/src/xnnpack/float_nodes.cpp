@@ -192,35 +192,58 @@ void run_conv2d(DelegateState& m, const Node& n) {
       }
       return;
     }
-    // Few channels (an RGB stem): the image copied once with its padding made zeros, so that
-    // each kernel row of a window is kernel_w * C contiguous floats in the copy; the GEMM reads
-    // them where they are, a row pointer per kernel row, instead of an im2col matrix of every
-    // window (a 7x7 stem's is 49 times the image). Same sums in the same order. When the copy
-    // does not fit the scratch the convolution was checked for, im2col below.
-    const int64_t PH = (OH - 1) * c.stride_h + int64_t{c.kernel_h - 1} * c.dilation_h + 1, PW = (OW - 1) * c.stride_w + c.kernel_w;
-    if (!direct && c.groups == 1 && C < 8 && c.dilation_w == 1 && PH * PW * C <= static_cast<int64_t>(m.scratch.size()) &&
-        int64_t{c.kernel_h} <= kF32MaxRowPointers / kF32Rows) {
-      float* padded = m.scratch.data();
-      const int64_t pt = c.padding[0], pl = c.padding[3], row = PW * C;
+    // Few channels (an RGB stem): a kernel row of a window is kernel_w * C contiguous floats of
+    // the image when the window lies inside the image's width, so the GEMM reads it there, a row
+    // pointer per kernel row, instead of an im2col matrix of every window (a 7x7 stem's is 49
+    // times the image). Kernel rows above or below the image read a zero row; those of the few
+    // output columns whose window crosses the left or right edge are copied with their zeros
+    // into the scratch first. Same sums in the same order as an im2col matrix's.
+    const int64_t krow = int64_t{c.kernel_w} * C, pl = c.padding[3], pt = c.padding[0];
+    int64_t ox_lo = 0, ox_hi = OW;  // output columns whose window lies inside the width
+    while (ox_lo < OW && ox_lo * c.stride_w - pl < 0) ++ox_lo;
+    while (ox_hi > ox_lo && (ox_hi - 1) * c.stride_w - pl + c.kernel_w > W) --ox_hi;
+    const int64_t edge_cols = ox_lo + (OW - ox_hi);
+    if (!direct && c.groups == 1 && C < 8 && c.dilation_w == 1 && int64_t{c.kernel_h} <= kF32MaxRowPointers / kF32Rows &&
+        (OH * edge_cols * c.kernel_h + 1) * krow <= static_cast<int64_t>(m.scratch.size())) {
+      float* zeros = m.scratch.data();
+      float* edges = zeros + krow;  // per output row, edge column and kernel row: krow floats
+      std::fill(zeros, zeros + krow, 0.0f);
+      auto edge_rows = [&](int64_t oy, int64_t ox) {
+        const int64_t e = ox < ox_lo ? ox : ox_lo + (ox - ox_hi);
+        return edges + (oy * edge_cols + e) * c.kernel_h * krow;
+      };
       for (int64_t b = 0; b < sx.d[0]; ++b) {
         const float* img = x + b * H * W * C;
-        for (int64_t py = 0; py < PH; ++py) {
-          float* prow = padded + py * row;
-          const int64_t iy = py - pt;
-          const int64_t x0 = std::min(std::max<int64_t>(pl, 0), PW), x1 = std::max(x0, std::min(PW, W + pl));  // columns inside the image
-          if (iy < 0 || iy >= H || x0 >= x1) {
-            std::fill(prow, prow + row, 0.0f);
-            continue;
+        auto copy_edge = [&](int64_t oy, int64_t ox) {
+          float* rows = edge_rows(oy, ox);
+          const int64_t ix0 = ox * c.stride_w - pl;
+          for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+            const int64_t iy = oy * c.stride_h - pt + int64_t{ky} * c.dilation_h;
+            if (iy < 0 || iy >= H) continue;  // read from the zero row
+            for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+              const int64_t ix = ix0 + kx;
+              float* cell = rows + ky * krow + kx * C;
+              if (ix >= 0 && ix < W) {
+                std::copy_n(img + (iy * W + ix) * C, C, cell);
+              } else {
+                std::fill(cell, cell + C, 0.0f);
+              }
+            }
           }
-          std::fill(prow, prow + x0 * C, 0.0f);
-          std::memcpy(prow + x0 * C, img + (iy * W + (x0 - pl)) * C, static_cast<size_t>((x1 - x0) * C) * 4);
-          std::fill(prow + x1 * C, prow + row, 0.0f);
+        };
+        for (int64_t oy = 0; oy < OH; ++oy) {
+          for (int64_t ox = 0; ox < ox_lo; ++ox) copy_edge(oy, ox);
+          for (int64_t ox = ox_hi; ox < OW; ++ox) copy_edge(oy, ox);
         }
-        gemm_over_pixels(m, pixels, c.kernel_h, int64_t{c.kernel_w} * C, packs[0], out + b * pixels * CO, CO, lo, hi, [&](int64_t pb, int64_t pe, const float** at) {
+        gemm_over_pixels(m, pixels, c.kernel_h, krow, packs[0], out + b * pixels * CO, CO, lo, hi, [&](int64_t pb, int64_t pe, const float** at) {
           int64_t oy = pb / OW, ox = pb % OW;  // pixels in order: no division per pixel
           for (int64_t p = pb; p < pe; ++p) {
-            const float* first = padded + (oy * c.stride_h * PW + ox * c.stride_w) * C;
-            for (uint32_t ky = 0; ky < c.kernel_h; ++ky) *at++ = first + int64_t{ky} * c.dilation_h * PW * C;
+            const bool inside = ox >= ox_lo && ox < ox_hi;
+            const float* first = inside ? img + ox * c.stride_w * C - pl * C : edge_rows(oy, ox);
+            for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+              const int64_t iy = oy * c.stride_h - pt + int64_t{ky} * c.dilation_h;
+              *at++ = iy < 0 || iy >= H ? zeros : inside ? first + iy * W * C : first + ky * krow;
+            }
             if (++ox == OW) {
               ox = 0;
               ++oy;
