@@ -540,8 +540,7 @@ void run_batch_matmul(DelegateState& m, const Node& n) {
   ba.rank -= 2;
   bb.rank -= 2;
   const int64_t batches = batch.numel();
-  thread_local kernels::aligned_vector<float> transposed;  // B made k x cols when it comes transposed
-  if (tb) transposed.resize(static_cast<size_t>(k * cols));
+  float* transposed = reinterpret_cast<float*>(m.gemm_workspace.data());  // B made k x cols (sized at load)
   for (int64_t bi = 0; bi < batches; ++bi) {
     // The batch index of each input (broadcast dimensions stay at 0).
     int64_t idx[kMaxRank] = {}, rem = bi;
@@ -561,8 +560,8 @@ void run_batch_matmul(DelegateState& m, const Node& n) {
     const float* bm = b + ib * k * cols;
     if (tb) {
       const int64_t sizes[2] = {k, cols}, strides[2] = {1, k};
-      kernels::copy_permuted<float, 2>(bm, transposed.data(), 2, sizes, strides);
-      bm = transposed.data();
+      kernels::copy_permuted<float, 2>(bm, transposed, 2, sizes, strides);
+      bm = transposed;
     }
     f32_gemm_unpacked(a + ia * rows * k, k, bm, cols, rows, cols, k, out + bi * rows * cols, cols);
   }

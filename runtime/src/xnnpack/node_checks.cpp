@@ -356,7 +356,8 @@ Status check_batch_matmul(DelegateState& m, size_t i, Scratch* scratch) {
   want.d[want.rank++] = rows;
   want.d[want.rank++] = cols;
   ETSCOPE_TRY(m.set_out(i, want));
-  scratch->gemm = std::max(scratch->gemm, kernels::gemm_workspace_bytes(rows, cols, k, 4));
+  // A transposed B is made k x cols in the workspace (run_batch_matmul): no more than B's bytes.
+  if (tb) scratch->gemm = std::max(scratch->gemm, static_cast<size_t>(k * cols) * sizeof(float));
   return ok_status();
 }
 
