@@ -158,14 +158,12 @@ void run_conv2d(DelegateState& m, const Node& n) {
       float* zeros = m.scratch.data();
       std::fill(zeros, zeros + C, 0.0f);
       int64_t tap_offset[kF32MaxRowPointers / kF32Rows];  // floats from a window's first tap to each
+      window_tap_offsets(c, W, C, tap_offset);
       for (int64_t b = 0; b < sx.d[0]; ++b) {
         const float* img = x + b * H * W * C;
         // Pixels in order (no division per pixel); a window wholly inside the image takes its
         // taps' fixed offsets from its first, one at the border checks each tap.
         const int64_t span_h = int64_t{c.kernel_h - 1} * c.dilation_h, span_w = int64_t{c.kernel_w - 1} * c.dilation_w;
-        for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
-          for (uint32_t kx = 0; kx < c.kernel_w; ++kx) tap_offset[ky * c.kernel_w + kx] = (int64_t{ky} * c.dilation_h * W + int64_t{kx} * c.dilation_w) * C;
-        }
         gemm_over_pixels(m, pixels, taps, C, packs[0], out + b * pixels * CO, CO, lo, hi, [&](int64_t pb, int64_t pe, const float** at) {
           int64_t oy = pb / OW, ox = pb % OW;
           for (int64_t p = pb; p < pe; ++p) {

@@ -211,6 +211,14 @@ void for_each_row_tap(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t OW
   }
 }
 
+/// Elements from a window's first pixel to each of its taps (tap ky * kernel_w + kx) in an NHWC
+/// image of `width` pixels a row and C channels: offset[] holds kernel_h x kernel_w of them.
+inline void window_tap_offsets(const xnn::ConvParams& c, int64_t width, int64_t C, int64_t* offset) {
+  for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+    for (uint32_t kx = 0; kx < c.kernel_w; ++kx) offset[ky * c.kernel_w + kx] = (int64_t{ky} * c.dilation_h * width + int64_t{kx} * c.dilation_w) * C;
+  }
+}
+
 /// The rows (or columns) of the padded input that a convolution's `out` windows touch, `stride`
 /// apart and each (kernel - 1) x dilation + 1 long; at most the padded input's, as validated.
 inline int64_t padded_extent(int64_t out, int64_t kernel, int64_t stride, int64_t dilation) {

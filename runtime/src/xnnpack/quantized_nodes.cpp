@@ -935,7 +935,7 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
     const int64_t Hp = padded_extent(OH, c.kernel_h, c.stride_h, c.dilation_h), Wp = padded_extent(OW, c.kernel_w, c.stride_w, c.dilation_w);
     const int64_t pt = c.padding[0], pl = c.padding[3];
     int64_t tap_offset[kMaxWindowTaps];
-    for (int64_t j = 0; j < taps; ++j) tap_offset[j] = ((j / c.kernel_w) * c.dilation_h * Wp + (j % c.kernel_w) * c.dilation_w) * C;
+    window_tap_offsets(c, Wp, C, tap_offset);
     const Int8Rows windows{col, c.stride_h * Wp * C, OW, c.stride_w * C, tap_offset, taps};
     const PackedInt8& w = q.packed[0];
     const Int8Requant rq = requant_of(q, 0);

@@ -161,12 +161,10 @@ void run_softmax(DelegateState& m, const Node& n) {
   const Shape& so = m.out_shape(n);
   const int64_t count = so.numel();
   const int64_t c = so.d[so.rank - 1];
-#if defined(__AVX512F__)
-  for (int64_t r = 0; r + c <= count && c > 0; r += c) softmax_row_as_xnnpack(x + r, out + r, c);
-  apply_output_range(m, n);
-  return;
-#endif
   for (int64_t r = 0; r + c <= count && c > 0; r += c) {
+#if defined(__AVX512F__)
+    softmax_row_as_xnnpack(x + r, out + r, c);
+#else
     // The row's largest value and the sum of the exponentials in one fixed order (the blocks'
     // sums, each over a block of fixed size, added in row order).
     float top = x[r];
@@ -177,6 +175,7 @@ void run_softmax(DelegateState& m, const Node& n) {
     for_each_block(o, c, [&sum](const ConstBlock& v, int64_t, int64_t) { sum += v.sum(); });
     const float inv = 1.0f / sum;
     for (int64_t j = 0; j < c; ++j) o[j] *= inv;
+#endif
   }
   apply_output_range(m, n);
 }
