@@ -92,11 +92,37 @@ class Stems(nn.Module):
         return torch.cat([a.flatten(1), b.flatten(1), c.flatten(1), d.flatten(1)], dim=1)
 
 
+class Clamps(nn.Module):
+    """Clamps XNNPACK's runtime fuses into the node that produces their input (the node writes
+    the clamped output in one pass, its range and the Clamp's combined): after a 3-channel
+    convolution, a depthwise convolution whose ReLU the exporter already fused (the ranges meet
+    in [0, 0.7]), an Add, a fully connected layer and a Multiply; and one whose input has a
+    second reader (no fusion)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.b = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.c = nn.Linear(8, 12)
+        self.d = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.clamp(self.a(x), -0.5, 1.5)
+        z = torch.clamp(F.relu(self.b(y)), max=0.7)
+        s = torch.clamp(z + y, -0.2, 0.9)
+        t = torch.clamp(self.c(s.mean((2, 3))), -0.3, 0.3)
+        u = torch.clamp(s * 3.0, 0.1, 2.0)
+        v = self.d(x)
+        w = torch.clamp(v, 0.0, 1.0) + v
+        return torch.cat([s.flatten(1), t.flatten(1), u.flatten(1), w.flatten(1)], dim=1)
+
+
 MODELS: Dict[str, Dict[str, Any]] = {
     "xnn_exact_softmax": dict(build=Softmaxes, shape=(32, 1000)),
     "xnn_exact_attention": dict(build=Attention, shape=(3, 4, 33, 40)),
     "xnn_exact_layer_norm": dict(build=LayerNorms, shape=(2, 5, 300)),
     "xnn_exact_stems": dict(build=Stems, shape=(1, 6, 23, 29)),
+    "xnn_exact_clamps": dict(build=Clamps, shape=(1, 3, 21, 27)),
 }
 
 

@@ -653,6 +653,61 @@ TEST_CASE("xnnpack int8 programs give the same bytes with and without intermedia
   }
 }
 
+// A Clamp after a float node runs fused into it (one pass, the ranges combined, as XNNPACK's
+// runtime runs it) unless the execution is observed: then the producer's own output, unclamped,
+// is logged as before. Both give ExecuTorch's outputs bit for bit.
+TEST_CASE("xnnpack clamps fused into their producers equal ExecuTorch's outputs and logged producers stay unclamped", "[xnnpack][runtime][fixtures]") {
+  if (!runtime::xnnpack_float_kernels_as_xnnpack()) {
+    WARN("xnn_exact_clamps: not compared bit for bit, this runtime is not built for AVX-512F");
+    return;
+  }
+  const std::string base = "xnnpack_exact/xnn_exact_clamps";
+  Program p = must(PteReader::open(fixture(base + ".pte")));
+  NpyArray want = must(read_npy(fixture(base + ".output0.npy")));
+  auto differ = [&](const runtime::Method& m) {
+    const TensorImpl& got = *m.output(0).tensor;
+    REQUIRE(want.data.size() == static_cast<size_t>(got.numel()) * 4);
+    size_t n = 0;
+    for (size_t i = 0; i < want.data.size(); i += 4) n += std::memcmp(want.data.data() + i, static_cast<const uint8_t*>(got.data()) + i, 4) != 0;
+    return n;
+  };
+  std::vector<uint8_t> buffer(16 << 20);
+  etdump::EtDumpWriterOptions options;
+  options.debug_buffer = buffer;
+  etdump::EtDumpWriter writer(options);
+  auto m = load_fixture(p, base, &writer);
+  for (DebugLevel level : {DebugLevel::kNone, DebugLevel::kIntermediateOutputs, DebugLevel::kNone}) {
+    writer.set_debug_level(level);
+    REQUIRE(m->execute().ok());
+    CHECK(differ(*m) == 0);
+  }
+  REQUIRE_FALSE(writer.debug_buffer_overflowed());
+  // The delegate's first event (the first convolution and its Clamp to [-0.5, 1.5]) logs the
+  // convolution's own output, then the Clamp's: the two differ, the second clamps the first.
+  etdump::EtDumpFile f = must(etdump::EtDumpReader::read(etscope::testing::blob_of(must(writer.finish()), "clamps.etdp")));
+  std::vector<std::vector<float>> logged;
+  for (const etdump::Event& e : f.events) {
+    if (e.kind != etdump::EventKind::kDebug || e.instruction != 0 || e.chain != 0) continue;
+    for (const etdump::LoggedTensor& t : f.values[e.ref].tensors) {
+      REQUIRE((t.offset >= 0 && static_cast<uint64_t>(t.offset) + t.nbytes <= buffer.size()));
+      logged.emplace_back(t.nbytes / 4);
+      std::memcpy(logged.back().data(), buffer.data() + t.offset, t.nbytes);
+    }
+  }
+  REQUIRE(logged.size() >= 2);
+  const std::vector<float>& conv = logged[0];
+  const std::vector<float>& clamped = logged[1];
+  REQUIRE(conv.size() == 8 * 11 * 14);
+  REQUIRE(clamped.size() == conv.size());
+  size_t outside = 0, wrong = 0;
+  for (size_t k = 0; k < conv.size(); ++k) {
+    outside += conv[k] < -0.5f || conv[k] > 1.5f;
+    wrong += clamped[k] != std::min(std::max(conv[k], -0.5f), 1.5f);
+  }
+  CHECK(outside > 100);
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("xnnpack fixtures record the delegate events ExecuTorch's runtime records", "[xnnpack][etdump][fixtures]") {
   std::vector<std::string> models = xnnpack_models();
   for (const std::string& d : xnnpack_models("xnnpack_dynamic")) models.push_back(d);

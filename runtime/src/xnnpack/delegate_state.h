@@ -275,6 +275,25 @@ struct DelegateState {
   void plan_lookup_tables();
   void run_lookup(const LookupChain& c);
 
+  // Clamps fused into their producers. XNNPACK's runtime fuses a Clamp into the node that
+  // produces its input (group_events' joins: one event of the two) and that node writes the
+  // Clamp's output, bounded by both ranges, in one pass. etscope does the same for float nodes in
+  // executions with raw values active (raw_active: nothing logs or hooks the producer's own
+  // output, which an observed execution keeps, unclamped, as before): plan_fused_clamps finds the
+  // events, run_fused_clamp runs one. Bit for bit the two passes' result: a range inside both
+  // ranges clamps as the two in turn (pairs whose ranges do not meet keep the two passes).
+  struct FusedClamp {
+    uint32_t producer = 0, clamp = 0;  // nodes
+    float lo = 0, hi = 0;              // the combined range
+  };
+  std::vector<FusedClamp> fused_clamps;
+  std::vector<int32_t> fused_clamp_of_event;  // per event: index into fused_clamps, or -1
+  void plan_fused_clamps();
+  /// Runs the two nodes of `f`'s event as one (the producer with the combined range, writing the
+  /// Clamp's output); false (nothing done) when the Clamp's output buffer overlaps one of the
+  /// producer's inputs, which then run one by one.
+  bool run_fused_clamp(const FusedClamp& f);
+
   // Quantization emulation (XnnpackDelegate::load's `emulate_quantization`): float copies of
   // every constant are kept, and a node whose quantizer is switched off computes on floats and
   // leaves its outputs unrounded, off the grid (`off_grid`, per value, per execution); a node

@@ -399,7 +399,7 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
 #endif
   if (mult == 1 || listed) {
     // Per output pixel and block of channels: the bias, then every tap's product added with a
-    // fused multiply-add (row by row, column by column, as XNNPACK's kernels add them) in sums
+    // fused multiply-add (in XNNPACK's order: for_each_depthwise_tap) in sums
     // that stay in registers, then the clamp. Output rows (of every image) are split over the
     // method's threads. With AVX-512, the pixels whose window lies inside the image share one
     // list of taps (offsets from the window's first pixel) and the others list theirs; a channel
@@ -435,7 +435,7 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
             float sums[kDwBlock];
             const int64_t len = std::min(kDwBlock, CO - c0);
             for (int64_t j = 0; j < len; ++j) sums[j] = bias ? bias[c0 + j] : 0.0f;
-            for_each_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
+            for_each_depthwise_tap(c, H, W, oy, ox, [&](int64_t pixel, int64_t k) {
               const float* __restrict in = xb + pixel * C + c0;
               const float* __restrict wk = w + k * CO + c0;
               for (int64_t j = 0; j < len; ++j) sums[j] = std::fma(in[j], wk[j], sums[j]);

@@ -98,6 +98,29 @@ void for_each_tap(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t oy, in
   for_each_tap(c, c.dilation_h, c.dilation_w, H, W, oy, ox, tap);
 }
 
+/// True when XNNPACK runs depthwise convolution c with its depthwise kernels, which add a
+/// window's taps to the bias column by column (its indirection buffer lists the window's pixels
+/// kernel column by kernel column): one output channel per input channel and a window of at most
+/// 25 taps (its x86 kernels' largest tile). Other depthwise convolutions (a channel multiplier,
+/// a larger window) run as grouped GEMMs, whose sums go row by row.
+inline bool depthwise_by_column(const xnn::ConvParams& c) { return c.group_out == 1 && int64_t{c.kernel_h} * c.kernel_w <= 25; }
+
+/// As for_each_tap, in the order XNNPACK adds depthwise convolution c's taps: column by column
+/// where depthwise_by_column, else row by row.
+template <typename Tap>
+void for_each_depthwise_tap(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t oy, int64_t ox, Tap tap) {
+  if (!depthwise_by_column(c)) return for_each_tap(c, H, W, oy, ox, tap);
+  for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+    const int64_t ix = ox * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
+    if (ix < 0 || ix >= W) continue;
+    for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+      const int64_t iy = oy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
+      if (iy < 0 || iy >= H) continue;
+      tap(iy * W + ix, int64_t{ky} * c.kernel_w + kx);
+    }
+  }
+}
+
 /// The channel blocks a depthwise kernel takes an output pixel's CO channels in, registers of 16:
 /// blocks of 64 (full: true), then one of the 1 to 4 registers left, 16 (V - 1) < left <= 16 V
 /// (full: false). Calls block(c0, left, std::integral_constant<int, V>, std::bool_constant<full>).
@@ -120,12 +143,12 @@ template <typename Block>
 /// Filters of at most this many taps have their taps listed per output pixel (list_taps).
 constexpr int64_t kMaxListedTaps = 64;
 
-/// Lists the taps for_each_tap visits for output pixel (oy, ox), in its order: the input pixel's
-/// index in pixel[] and the filter tap's in tap[] (kMaxListedTaps each, at least); returns how
-/// many. For filters of at most kMaxListedTaps taps.
+/// Lists the taps for_each_depthwise_tap visits for output pixel (oy, ox), in its order: the
+/// input pixel's index in pixel[] and the filter tap's in tap[] (kMaxListedTaps each, at least);
+/// returns how many. For filters of at most kMaxListedTaps taps.
 inline int64_t list_taps(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t oy, int64_t ox, int64_t* pixel, int64_t* tap) {
   int64_t count = 0;
-  for_each_tap(c, H, W, oy, ox, [&](int64_t p, int64_t k) {
+  for_each_depthwise_tap(c, H, W, oy, ox, [&](int64_t p, int64_t k) {
     pixel[count] = p;
     tap[count++] = k;
   });
@@ -135,16 +158,19 @@ inline int64_t list_taps(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t
 /// The taps of a depthwise convolution's output pixels as element offsets into its NHWC image (C
 /// channels) and its [taps][CO] filter, for filters of at most kMaxListedTaps taps (listed()).
 /// The pixels whose window lies wholly inside the image, which most are, share one list: offsets
-/// from the window's first pixel, in for_each_tap's order; the others list theirs (list_taps).
+/// from the window's first pixel, in for_each_depthwise_tap's order; the others list theirs
+/// (list_taps).
 class PixelTaps {
  public:
   PixelTaps(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t OW, int64_t C, int64_t CO) : c_(c), H_(H), W_(W), C_(C), CO_(CO) {
     listed_ = int64_t{c.kernel_h} * c.kernel_w <= kMaxListedTaps;
     if (!listed_) return;
-    for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
-      for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
-        in_at_[count_] = (int64_t{ky} * c.dilation_h * W + int64_t{kx} * c.dilation_w) * C;
-        w_at_[count_++] = (int64_t{ky} * c.kernel_w + kx) * CO;
+    const bool by_column = depthwise_by_column(c);
+    for (uint32_t a = 0; a < (by_column ? c.kernel_w : c.kernel_h); ++a) {
+      for (uint32_t b = 0; b < (by_column ? c.kernel_h : c.kernel_w); ++b) {
+        const int64_t ky = by_column ? b : a, kx = by_column ? a : b;
+        in_at_[count_] = (ky * c.dilation_h * W + kx * c.dilation_w) * C;
+        w_at_[count_++] = (ky * c.kernel_w + kx) * CO;
       }
     }
     // ox * stride_w - padding_left >= 0 and ox * stride_w - padding_left + span <= W - 1.

@@ -525,6 +525,7 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   ETSCOPE_TRY(impl->workspace->grow(plan_workspace(*impl, ws_floats), reserve, where + ": XNNPACK delegate workspace"));
   impl->plan_raw_values();
   impl->plan_lookup_tables();
+  impl->plan_fused_clamps();
   return std::unique_ptr<XnnpackDelegate>(new XnnpackDelegate(std::move(impl)));
 }
 
@@ -573,6 +574,53 @@ void DelegateState::run_node(size_t i) {
   ops.run(*this, n);  // every kind whose check passes has a float runner
   if (fq != nullptr) data[static_cast<size_t>(n.inputs[1])] = kept;
   if (round) quantize_outputs(n);
+}
+
+void DelegateState::plan_fused_clamps() {
+  fused_clamps.clear();
+  fused_clamp_of_event.assign(event_names.size(), -1);
+  if (emulate) return;
+  auto is_f32 = [&](int32_t v) { return v >= 0 && value(v).type == ElementType::kF32; };
+  for (size_t e = 0; e < event_names.size(); ++e) {
+    const uint32_t i = event_first[e];
+    if (event_first[e + 1] != i + 2 || lookup_of_event[e] >= 0) continue;
+    const Node& p = graph.nodes[i];
+    const Node& c = graph.nodes[i + 1];
+    if (c.kind != NodeKind::kClamp || !has_trait(p.kind, kFusesClamp) || p.outputs.size() != 1 || c.inputs.size() != 1 || c.outputs.size() != 1 ||
+        c.inputs[0] != p.outputs[0] || !is_f32(p.outputs[0]) || !is_f32(c.outputs[0]) || quantized_of_node[i] >= 0 || qd8_of_node[i] >= 0 ||
+        !std::all_of(p.inputs.begin(), p.inputs.end(), [&](int32_t v) { return v < 0 || is_f32(v); })) {
+      continue;
+    }
+    const float lo = std::max(p.output_min, c.output_min), hi = std::min(p.output_max, c.output_max);
+    if (!(lo <= hi)) continue;
+    fused_clamp_of_event[e] = static_cast<int32_t>(fused_clamps.size());
+    fused_clamps.push_back({i, i + 1, lo, hi});
+  }
+}
+
+bool DelegateState::run_fused_clamp(const FusedClamp& f) {
+  Node& p = graph.nodes[f.producer];
+  const Node& c = graph.nodes[f.clamp];
+  const size_t pout = static_cast<size_t>(p.outputs[0]), cout = static_cast<size_t>(c.outputs[0]);
+  float* dst = data[cout];
+  const uint64_t bytes = static_cast<uint64_t>(shapes[cout].numel()) * 4;
+  const auto at = reinterpret_cast<uintptr_t>(dst);
+  for (int32_t v : p.inputs) {
+    if (v < 0) continue;
+    const auto from = reinterpret_cast<uintptr_t>(data[static_cast<size_t>(v)]);
+    const uint64_t len = static_cast<uint64_t>(shapes[static_cast<size_t>(v)].numel()) * 4;
+    if (from < at + bytes && at < from + len) return false;
+  }
+  float* const kept = data[pout];
+  const float lo = p.output_min, hi = p.output_max;
+  data[pout] = dst;
+  p.output_min = f.lo;
+  p.output_max = f.hi;
+  run_node(f.producer);
+  p.output_min = lo;
+  p.output_max = hi;
+  data[pout] = kept;
+  return true;
 }
 
 Status DelegateState::reshape(std::span<EValue* const> args) {
@@ -679,8 +727,11 @@ Status XnnpackDelegate::execute(std::span<EValue* const> args, EventTracer* trac
   for (size_t e = 0; e < m.event_names.size(); ++e) {
     const EventHandle h = traced ? tracer->start_delegate_event(m.event_names[e].c_str()) : kNoEvent;
     const int32_t lookup = m.raw_active ? m.lookup_of_event[e] : -1;
+    const int32_t fused = m.raw_active ? m.fused_clamp_of_event[e] : -1;
     if (lookup >= 0 && m.lookup_chains[static_cast<size_t>(lookup)].ready) {
       m.run_lookup(m.lookup_chains[static_cast<size_t>(lookup)]);
+    } else if (fused >= 0 && m.run_fused_clamp(m.fused_clamps[static_cast<size_t>(fused)])) {
+      // the producer wrote the Clamp's output
     } else {
       for (uint32_t i = m.event_first[e]; i < m.event_first[e + 1]; ++i) m.run_node(i);
     }
