@@ -117,12 +117,38 @@ class Clamps(nn.Module):
         return torch.cat([s.flatten(1), t.flatten(1), u.flatten(1), w.flatten(1)], dim=1)
 
 
+class Depthwise(nn.Module):
+    """Depthwise convolutions XNNPACK runs with its depthwise kernels, which add a window's taps
+    column by column (3x3 over 17, 40 and 70 channels, stride 2, dilation 2; 5x5 with padding 2;
+    1x3; 2x2; a 3x3 on a map narrower than its window), and ones it runs as grouped GEMMs, whose
+    sums go row by row (7x7: 49 taps; a channel multiplier of 2)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(17, 17, 3, padding=1, groups=17)
+        self.b = nn.Conv2d(40, 40, 3, stride=2, padding=1, groups=40)
+        self.c = nn.Conv2d(70, 70, 3, padding=2, dilation=2, groups=70)
+        self.d = nn.Conv2d(17, 17, 5, padding=2, groups=17)
+        self.e = nn.Conv2d(40, 40, (1, 3), padding=(0, 1), groups=40)
+        self.f = nn.Conv2d(17, 17, 2, groups=17)
+        self.g = nn.Conv2d(17, 17, 7, padding=3, groups=17)
+        self.h = nn.Conv2d(17, 34, 3, padding=1, groups=17)
+        self.i = nn.Conv2d(40, 40, 3, padding=1, groups=40)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x17, x40, x70 = x[:, :17], x[:, :40], x[:, :70]
+        outs = [self.a(x17), self.b(x40), self.c(x70), self.d(x17), self.e(x40), self.f(x17), self.g(x17), self.h(x17),
+                self.i(x40[:, :, :, :2])]
+        return torch.cat([o.flatten(1) for o in outs], dim=1)
+
+
 MODELS: Dict[str, Dict[str, Any]] = {
     "xnn_exact_softmax": dict(build=Softmaxes, shape=(32, 1000)),
     "xnn_exact_attention": dict(build=Attention, shape=(3, 4, 33, 40)),
     "xnn_exact_layer_norm": dict(build=LayerNorms, shape=(2, 5, 300)),
     "xnn_exact_stems": dict(build=Stems, shape=(1, 6, 23, 29)),
     "xnn_exact_clamps": dict(build=Clamps, shape=(1, 3, 21, 27)),
+    "xnn_exact_depthwise": dict(build=Depthwise, shape=(1, 70, 13, 19)),
 }
 
 

@@ -376,6 +376,83 @@ inline void depthwise_pixel2(const float* x0, int64_t step, const float* w, cons
   });
 }
 
+// P neighbouring output pixels (windows inside the image, pixel p's first element at
+// x + p * step) by channels [0, min(left, 16 V)) of a depthwise convolution: as depthwise_block
+// for each pixel, in the same order, each tap's filter registers loaded once for all P (a load
+// and a bit per multiply-add, P x V independent sums). The last register masked unless Full.
+template <int P, int V, bool Full>
+[[gnu::noinline]] void depthwise_pixels(const float* x, int64_t step, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at,
+                                        int64_t taps, int64_t left, float* out, int64_t out_step, __m512 vlo, __m512 vhi) {
+  const __mmask16 k = kernels::first_lanes(left - 16 * (V - 1));
+  auto load = [&](const float* p, int v) { return Full || v + 1 < V ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(k, p); };
+  __m512 acc[P][V];
+  _Pragma("GCC unroll 2") for (int v = 0; v < V; ++v) {
+    const __m512 b = bias ? load(bias + 16 * v, v) : _mm512_setzero_ps();
+    _Pragma("GCC unroll 8") for (int p = 0; p < P; ++p) acc[p][v] = b;
+  }
+  for (int64_t t = 0; t < taps; ++t) {
+    const float* xt = x + in_at[t];
+    const float* wt = w + w_at[t];
+    _Pragma("GCC unroll 2") for (int v = 0; v < V; ++v) {
+      const __m512 wv = load(wt + 16 * v, v);
+      _Pragma("GCC unroll 8") for (int p = 0; p < P; ++p) acc[p][v] = _mm512_fmadd_ps(load(xt + p * step + 16 * v, v), wv, acc[p][v]);
+    }
+  }
+  _Pragma("GCC unroll 8") for (int p = 0; p < P; ++p) {
+    _Pragma("GCC unroll 2") for (int v = 0; v < V; ++v) {
+      const __m512 r = _mm512_maskz_min_ps(0xffff, vhi, _mm512_maskz_max_ps(0xffff, vlo, acc[p][v]));
+      if (Full || v + 1 < V) {
+        _mm512_storeu_ps(out + p * out_step + 16 * v, r);
+      } else {
+        _mm512_mask_storeu_ps(out + p * out_step + 16 * v, k, r);
+      }
+    }
+  }
+}
+
+// `count` neighbouring output pixels whose windows lie inside the image (pixel i's window from
+// x + i * step, its output at out + i * CO), every channel: channel blocks of 32 (or a last one of
+// 16 or fewer) outside, pixels inside, 4 (or 8) at a time, so that a block's filter stays in the
+// first-level cache while its pixels pass.
+inline void depthwise_interior(const float* x, int64_t step, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at,
+                               int64_t taps, int64_t CO, int64_t count, float* out, __m512 vlo, __m512 vhi) {
+  for (int64_t c0 = 0; c0 < CO; c0 += 32) {
+    const int64_t left = std::min<int64_t>(32, CO - c0);
+    const float* xc = x + c0;
+    const float* wc = w + c0;
+    const float* bc = bias ? bias + c0 : nullptr;
+    float* oc = out + c0;
+    auto run = [&](auto p, auto v, auto full) __attribute__((always_inline)) {
+      constexpr int P = decltype(p)::value, V = decltype(v)::value;
+      constexpr bool F = decltype(full)::value;
+      int64_t i = 0;
+      for (; i + P <= count; i += P) depthwise_pixels<P, V, F>(xc + i * step, step, wc, bc, in_at, w_at, taps, left, oc + i * CO, CO, vlo, vhi);
+      // The rest by 4, 2 and 1.
+      if (i + 4 <= count) {
+        depthwise_pixels<4, V, F>(xc + i * step, step, wc, bc, in_at, w_at, taps, left, oc + i * CO, CO, vlo, vhi);
+        i += 4;
+      }
+      if (i + 2 <= count) {
+        depthwise_pixels<2, V, F>(xc + i * step, step, wc, bc, in_at, w_at, taps, left, oc + i * CO, CO, vlo, vhi);
+        i += 2;
+      }
+      if (i < count) depthwise_pixels<1, V, F>(xc + i * step, step, wc, bc, in_at, w_at, taps, left, oc + i * CO, CO, vlo, vhi);
+    };
+    using I8 = std::integral_constant<int, 8>;
+    using I1 = std::integral_constant<int, 1>;
+    using I2 = std::integral_constant<int, 2>;
+    if (left == 32) {
+      run(I8{}, I2{}, std::true_type{});
+    } else if (left > 16) {
+      run(I8{}, I2{}, std::false_type{});
+    } else if (left == 16) {
+      run(I8{}, I1{}, std::true_type{});
+    } else {
+      run(I8{}, I1{}, std::false_type{});
+    }
+  }
+}
+
 // One output pixel of a depthwise convolution with a channel multiplier: per input channel its
 // `mult` outputs, each tap's input value broadcast.
 inline void depthwise_pixel_multiplier(const float* x, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at, int64_t taps,
@@ -412,12 +489,19 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
       for (int64_t y = y0; y < y1; ++y) {
         const int64_t b = y / OH, oy = y % OH;
         const float* xb = x + b * H * W * C;
+#if defined(__AVX512F__)
+        // The row's pixels whose windows lie inside the image's width, together: their taps in
+        // the image are the same ones.
+        int64_t row_in_at[kMaxListedTaps], row_w_at[kMaxListedTaps], row_count = 0;
+        if (listed && mult == 1) row_count = taps.row_taps(oy, row_in_at, row_w_at);
+#endif
         for (int64_t ox = 0; ox < OW; ++ox) {
           float* px = out + ((b * OH + oy) * OW + ox) * CO;
 #if defined(__AVX512F__)
-          if (listed && mult == 1 && ox + 1 < OW && taps.interior(oy, ox) && taps.interior(oy, ox + 1)) {
-            depthwise_pixel2(xb + taps.origin(oy, ox), c.stride_w * C, w, bias, taps.in_at(), taps.w_at(), taps.count(), CO, px, px + CO, vlo, vhi);
-            ++ox;
+          if (listed && mult == 1 && ox == taps.columns_begin() && ox < taps.columns_end()) {
+            const int64_t count = taps.columns_end() - ox;
+            depthwise_interior(xb + taps.row_origin(oy, ox), c.stride_w * C, w, bias, row_in_at, row_w_at, row_count, CO, count, px, vlo, vhi);
+            ox += count - 1;
             continue;
           }
           if (listed) {

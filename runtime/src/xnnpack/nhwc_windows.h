@@ -189,6 +189,33 @@ class PixelTaps {
     const int64_t iy = oy * c_.stride_h - c_.padding[0];
     return ox >= ox_begin_ && ox < ox_end_ && iy >= 0 && iy + int64_t{c_.kernel_h - 1} * c_.dilation_h < H_;
   }
+  /// The output columns whose windows lie inside the image's width: [columns_begin(),
+  /// columns_end()).
+  int64_t columns_begin() const { return ox_begin_; }
+  int64_t columns_end() const { return ox_end_; }
+
+  /// For output row oy: the taps of a pixel of columns [columns_begin(), columns_end()) whose
+  /// input rows lie in the image, in for_each_depthwise_tap's order, as offsets from
+  /// row_origin(oy, ox) (in_at, elements of the image) and filter offsets (w_at); returns how
+  /// many (kMaxListedTaps at most).
+  int64_t row_taps(int64_t oy, int64_t* in_at, int64_t* w_at) const {
+    const int64_t first = first_row(oy);
+    int64_t n = 0;
+    for (int64_t t = 0; t < count_; ++t) {
+      const int64_t ky = w_at_[t] / CO_ / c_.kernel_w;
+      const int64_t iy = oy * c_.stride_h - c_.padding[0] + ky * c_.dilation_h;
+      if (iy < 0 || iy >= H_) continue;
+      in_at[n] = in_at_[t] - (first - (oy * c_.stride_h - c_.padding[0])) * W_ * C_;
+      w_at[n++] = w_at_[t];
+    }
+    return n;
+  }
+  /// The image element row_taps' offsets start from for output pixel (oy, ox) (0 when no input
+  /// row of its window lies in the image).
+  int64_t row_origin(int64_t oy, int64_t ox) const {
+    const int64_t first = first_row(oy);
+    return first < H_ ? (first * W_ + ox * c_.stride_w - c_.padding[3]) * C_ : 0;
+  }
   int64_t origin(int64_t oy, int64_t ox) const { return ((oy * c_.stride_h - c_.padding[0]) * W_ + ox * c_.stride_w - c_.padding[3]) * C_; }
   const int64_t* in_at() const { return in_at_; }
   const int64_t* w_at() const { return w_at_; }
@@ -210,6 +237,15 @@ class PixelTaps {
   }
 
  private:
+  // The first input row of output row oy's windows inside the image (H_ when none is).
+  int64_t first_row(int64_t oy) const {
+    const int64_t top = oy * c_.stride_h - c_.padding[0];
+    for (int64_t ky = 0; ky < c_.kernel_h; ++ky) {
+      const int64_t iy = top + ky * c_.dilation_h;
+      if (iy >= 0 && iy < H_) return iy;
+    }
+    return H_;
+  }
   const xnn::ConvParams& c_;
   int64_t H_, W_, C_, CO_;
   bool listed_ = false;
