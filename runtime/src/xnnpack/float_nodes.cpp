@@ -234,17 +234,30 @@ void run_conv2d(DelegateState& m, const Node& n) {
           for (int64_t ox = ox_hi; ox < OW; ++ox) copy_edge(oy, ox);
         }
         gemm_over_pixels(m, pixels, c.kernel_h, krow, packs[0], out + b * pixels * CO, CO, lo, hi, [&](int64_t pb, int64_t pe, const float** at) {
-          int64_t oy = pb / OW, ox = pb % OW;  // pixels in order: no division per pixel
-          for (int64_t p = pb; p < pe; ++p) {
-            const bool inside = ox >= ox_lo && ox < ox_hi;
-            const float* first = inside ? img + ox * c.stride_w * C - pl * C : edge_rows(oy, ox);
-            for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
-              const int64_t iy = oy * c.stride_h - pt + int64_t{ky} * c.dilation_h;
-              *at++ = iy < 0 || iy >= H ? zeros : inside ? first + iy * W * C : first + ky * krow;
+          // Output row by output row (no division per pixel): which kernel rows read the image
+          // (row_at: the offset of the row's first window, negative when the first window starts
+          // left of the image; kOff for the zero row) is the row's.
+          constexpr int64_t kOff = INT64_MIN;
+          int64_t row_at[kF32MaxRowPointers / kF32Rows];
+          // In locals: the stores to `at` may alias what the lambda captured by reference.
+          const int64_t kh = c.kernel_h, step = c.stride_w * C;
+          const float* const image = img;
+          const float* const zero_row = zeros;
+          int64_t oy = pb / OW, ox = pb % OW;
+          for (int64_t p = pb; p < pe; ++oy, ox = 0) {
+            for (int64_t ky = 0; ky < kh; ++ky) {
+              const int64_t iy = oy * c.stride_h - pt + ky * c.dilation_h;
+              row_at[ky] = iy < 0 || iy >= H ? kOff : (iy * W - pl) * C;
             }
-            if (++ox == OW) {
-              ox = 0;
-              ++oy;
+            const int64_t end = std::min(pe, p + OW - ox);
+            for (; p < end; ++p, ++ox) {
+              if (ox >= ox_lo && ox < ox_hi) {
+                for (int64_t ky = 0; ky < kh; ++ky) at[ky] = row_at[ky] == kOff ? zero_row : image + (row_at[ky] + ox * step);
+              } else {
+                const float* first = edge_rows(oy, ox);
+                for (int64_t ky = 0; ky < kh; ++ky) at[ky] = row_at[ky] == kOff ? zero_row : first + ky * krow;
+              }
+              at += kh;
             }
           }
         });
