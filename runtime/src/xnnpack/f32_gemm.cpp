@@ -10,10 +10,14 @@
 namespace etscope::runtime::xnnpack {
 namespace {
 
-// The rows of a block: row r's tap t reads `width` floats at at[r * taps + t].
+// The rows of a block: row r's tap t reads `width` floats at at[r * taps + t], or, with steps
+// (rows a fixed distance apart per tap: neighbouring windows of a convolution), at
+// at[t] + r * steps[t].
 struct Rows {
   const float* const* at;
   int64_t taps, width;
+  const int64_t* steps = nullptr;
+  const float* row(int64_t r, int64_t t) const { return steps != nullptr ? at[t] + r * steps[t] : at[r * taps + t]; }
 };
 
 #if defined(__AVX512F__)
@@ -33,7 +37,7 @@ template <int R, int NP, int V>
   }
   for (int64_t t = 0; t < a.taps; ++t) {
     const float* row[R];
-    for (int r = 0; r < R; ++r) row[r] = a.at[r * a.taps + t];
+    for (int r = 0; r < R; ++r) row[r] = a.row(r, t);
     const float* tp = panel + t * a.width * kF32Panel;
     for (int64_t i = 0; i < a.width; ++i) {
       __m512 f[NP][V];
@@ -100,7 +104,7 @@ void block(const Rows& a, int64_t nrows, const float* panel, int64_t, int64_t, c
     float acc[kF32Panel];
     for (int64_t j = 0; j < kF32Panel; ++j) acc[j] = bias[j];
     for (int64_t t = 0; t < a.taps; ++t) {
-      const float* ar = a.at[r * a.taps + t];
+      const float* ar = a.row(r, t);
       const float* tp = panel + t * a.width * kF32Panel;
       for (int64_t i = 0; i < a.width; ++i) {
         const float x = ar[i];
@@ -140,6 +144,33 @@ void f32_gemm_rows(const RowPointers& rows_of, int64_t taps, int64_t width, int6
       block(rows_from(full_end), rest, w.data.data() + p * panel_floats, panel_floats, std::min(step, panel_end - p), w.bias.data() + p * kF32Panel,
             out + full_end * out_stride + p * kF32Panel, out_stride, w.n - p * kF32Panel, lo, hi);
     }
+  }
+}
+
+void f32_gemm_strided(const float* const* first, const int64_t* steps, int64_t taps, int64_t width, int64_t rows, const PackedF32& w, float* out,
+                      int64_t out_stride, float lo, float hi, int64_t panel_begin, int64_t panel_end) {
+  // Blocks of kF32Rows rows, each over every panel while its rows are in cache; the last rows
+  // several panels at a time.
+  const int64_t panel_floats = w.k * kF32Panel;
+  const float* at[kF32MaxRowPointers / kF32Rows];
+  auto rows_from = [&](int64_t r0) {
+    for (int64_t t = 0; t < taps; ++t) at[t] = first[t] + r0 * steps[t];
+    return Rows{at, taps, width, steps};
+  };
+  const int64_t rest = rows % kF32Rows, full_end = rows - rest;
+  for (int64_t r0 = 0; r0 < full_end; r0 += kF32Rows) {
+    const Rows a = rows_from(r0);
+    for (int64_t p = panel_begin; p < panel_end; ++p) {
+      block(a, kF32Rows, w.data.data() + p * panel_floats, panel_floats, 1, w.bias.data() + p * kF32Panel, out + r0 * out_stride + p * kF32Panel,
+            out_stride, w.n - p * kF32Panel, lo, hi);
+    }
+  }
+  if (rest == 0) return;
+  const Rows a = rows_from(full_end);
+  const int64_t step = panels_for(rest);
+  for (int64_t p = panel_begin; p < panel_end; p += step) {
+    block(a, rest, w.data.data() + p * panel_floats, panel_floats, std::min(step, panel_end - p), w.bias.data() + p * kF32Panel,
+          out + full_end * out_stride + p * kF32Panel, out_stride, w.n - p * kF32Panel, lo, hi);
   }
 }
 

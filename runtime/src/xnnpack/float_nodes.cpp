@@ -233,32 +233,31 @@ void run_conv2d(DelegateState& m, const Node& n) {
           for (int64_t ox = 0; ox < ox_lo; ++ox) copy_edge(oy, ox);
           for (int64_t ox = ox_hi; ox < OW; ++ox) copy_edge(oy, ox);
         }
-        gemm_over_pixels(m, pixels, c.kernel_h, krow, packs[0], out + b * pixels * CO, CO, lo, hi, [&](int64_t pb, int64_t pe, const float** at) {
-          // Output row by output row (no division per pixel): which kernel rows read the image
-          // (row_at: the offset of the row's first window, negative when the first window starts
-          // left of the image; kOff for the zero row) is the row's.
-          constexpr int64_t kOff = INT64_MIN;
-          int64_t row_at[kF32MaxRowPointers / kF32Rows];
-          // In locals: the stores to `at` may alias what the lambda captured by reference.
-          const int64_t kh = c.kernel_h, step = c.stride_w * C;
-          const float* const image = img;
-          const float* const zero_row = zeros;
-          int64_t oy = pb / OW, ox = pb % OW;
-          for (int64_t p = pb; p < pe; ++oy, ox = 0) {
+        // Output row by output row, on the method's threads: the windows inside the image's width
+        // are neighbours a stride apart (f32_gemm_strided, no pointer per window), each kernel
+        // row in the image or the zero row; then the edge windows, from their copies.
+        const PackedF32& w0 = packs[0];
+        float* dst = out + b * pixels * CO;
+        for_ranges(worth_splitting(m.parallel, pixels * w0.n * w0.k), OH, 1, [&](int64_t y0, int64_t y1) {
+          const float* first[kF32MaxRowPointers / kF32Rows];
+          int64_t steps[kF32MaxRowPointers / kF32Rows];
+          const int64_t kh = c.kernel_h;
+          for (int64_t oy = y0; oy < y1; ++oy) {
+            float* orow = dst + oy * OW * CO;
             for (int64_t ky = 0; ky < kh; ++ky) {
               const int64_t iy = oy * c.stride_h - pt + ky * c.dilation_h;
-              row_at[ky] = iy < 0 || iy >= H ? kOff : (iy * W - pl) * C;
+              const bool in = iy >= 0 && iy < H;
+              first[ky] = in && ox_hi > ox_lo ? img + (iy * W + ox_lo * c.stride_w - pl) * C : zeros;
+              steps[ky] = in ? c.stride_w * C : 0;
             }
-            const int64_t end = std::min(pe, p + OW - ox);
-            for (; p < end; ++p, ++ox) {
-              if (ox >= ox_lo && ox < ox_hi) {
-                for (int64_t ky = 0; ky < kh; ++ky) at[ky] = row_at[ky] == kOff ? zero_row : image + (row_at[ky] + ox * step);
-              } else {
-                const float* first = edge_rows(oy, ox);
-                for (int64_t ky = 0; ky < kh; ++ky) at[ky] = row_at[ky] == kOff ? zero_row : first + ky * krow;
-              }
-              at += kh;
-            }
+            if (ox_hi > ox_lo) f32_gemm_strided(first, steps, kh, krow, ox_hi - ox_lo, w0, orow + ox_lo * CO, CO, lo, hi, 0, w0.panels);
+            auto edge = [&](int64_t ox) {
+              const float* rows = edge_rows(oy, ox);
+              for (int64_t ky = 0; ky < kh; ++ky) first[ky] = steps[ky] == 0 ? zeros : rows + ky * krow;
+              f32_gemm_strided(first, steps, kh, krow, 1, w0, orow + ox * CO, CO, lo, hi, 0, w0.panels);
+            };
+            for (int64_t ox = 0; ox < ox_lo; ++ox) edge(ox);
+            for (int64_t ox = ox_hi; ox < OW; ++ox) edge(ox);
           }
         });
       }
@@ -393,26 +392,37 @@ inline void depthwise_pixel2(const float* x0, int64_t step, const float* w, cons
 // x + p * step) by channels [0, min(left, 16 V)) of a depthwise convolution: as depthwise_block
 // for each pixel, in the same order, each tap's filter registers loaded once for all P (a load
 // and a bit per multiply-add, P x V independent sums). The last register masked unless Full.
-template <int P, int V, bool Full>
+// With Broadcast (a channel multiplier), every channel of the block reads the one input value
+// at x + p * step + in_at[t].
+template <int P, int V, bool Full, bool Broadcast>
 [[gnu::noinline]] void depthwise_pixels(const float* x, int64_t step, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at,
                                         int64_t taps, int64_t left, float* out, int64_t out_step, __m512 vlo, __m512 vhi) {
   const __mmask16 k = kernels::first_lanes(left - 16 * (V - 1));
   auto load = [&](const float* p, int v) { return Full || v + 1 < V ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(k, p); };
   __m512 acc[P][V];
-  _Pragma("GCC unroll 2") for (int v = 0; v < V; ++v) {
+  _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) {
     const __m512 b = bias ? load(bias + 16 * v, v) : _mm512_setzero_ps();
     _Pragma("GCC unroll 8") for (int p = 0; p < P; ++p) acc[p][v] = b;
   }
   for (int64_t t = 0; t < taps; ++t) {
     const float* xt = x + in_at[t];
     const float* wt = w + w_at[t];
-    _Pragma("GCC unroll 2") for (int v = 0; v < V; ++v) {
-      const __m512 wv = load(wt + 16 * v, v);
-      _Pragma("GCC unroll 8") for (int p = 0; p < P; ++p) acc[p][v] = _mm512_fmadd_ps(load(xt + p * step + 16 * v, v), wv, acc[p][v]);
+    if constexpr (Broadcast) {
+      __m512 wv[V];
+      _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) wv[v] = load(wt + 16 * v, v);
+      _Pragma("GCC unroll 8") for (int p = 0; p < P; ++p) {
+        const __m512 xv = _mm512_set1_ps(xt[p * step]);
+        _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) acc[p][v] = _mm512_fmadd_ps(xv, wv[v], acc[p][v]);
+      }
+    } else {
+      _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) {
+        const __m512 wv = load(wt + 16 * v, v);
+        _Pragma("GCC unroll 8") for (int p = 0; p < P; ++p) acc[p][v] = _mm512_fmadd_ps(load(xt + p * step + 16 * v, v), wv, acc[p][v]);
+      }
     }
   }
   _Pragma("GCC unroll 8") for (int p = 0; p < P; ++p) {
-    _Pragma("GCC unroll 2") for (int v = 0; v < V; ++v) {
+    _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) {
       const __m512 r = _mm512_maskz_min_ps(0xffff, vhi, _mm512_maskz_max_ps(0xffff, vlo, acc[p][v]));
       if (Full || v + 1 < V) {
         _mm512_storeu_ps(out + p * out_step + 16 * v, r);
@@ -424,44 +434,59 @@ template <int P, int V, bool Full>
 }
 
 // `count` neighbouring output pixels whose windows lie inside the image (pixel i's window from
-// x + i * step, its output at out + i * CO), every channel: channel blocks of 32 (or a last one of
-// 16 or fewer) outside, pixels inside, 4 (or 8) at a time, so that a block's filter stays in the
-// first-level cache while its pixels pass.
-inline void depthwise_interior(const float* x, int64_t step, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at,
-                               int64_t taps, int64_t CO, int64_t count, float* out, __m512 vlo, __m512 vhi) {
-  for (int64_t c0 = 0; c0 < CO; c0 += 32) {
-    const int64_t left = std::min<int64_t>(32, CO - c0);
-    const float* xc = x + c0;
-    const float* wc = w + c0;
-    const float* bc = bias ? bias + c0 : nullptr;
-    float* oc = out + c0;
-    auto run = [&](auto p, auto v, auto full) __attribute__((always_inline)) {
-      constexpr int P = decltype(p)::value, V = decltype(v)::value;
-      constexpr bool F = decltype(full)::value;
-      int64_t i = 0;
-      for (; i + P <= count; i += P) depthwise_pixels<P, V, F>(xc + i * step, step, wc, bc, in_at, w_at, taps, left, oc + i * CO, CO, vlo, vhi);
-      // The rest by 4, 2 and 1.
-      if (i + 4 <= count) {
-        depthwise_pixels<4, V, F>(xc + i * step, step, wc, bc, in_at, w_at, taps, left, oc + i * CO, CO, vlo, vhi);
-        i += 4;
-      }
-      if (i + 2 <= count) {
-        depthwise_pixels<2, V, F>(xc + i * step, step, wc, bc, in_at, w_at, taps, left, oc + i * CO, CO, vlo, vhi);
-        i += 2;
-      }
-      if (i < count) depthwise_pixels<1, V, F>(xc + i * step, step, wc, bc, in_at, w_at, taps, left, oc + i * CO, CO, vlo, vhi);
-    };
-    using I8 = std::integral_constant<int, 8>;
-    using I1 = std::integral_constant<int, 1>;
-    using I2 = std::integral_constant<int, 2>;
-    if (left == 32) {
-      run(I8{}, I2{}, std::true_type{});
-    } else if (left > 16) {
-      run(I8{}, I2{}, std::false_type{});
-    } else if (left == 16) {
-      run(I8{}, I1{}, std::true_type{});
-    } else {
-      run(I8{}, I1{}, std::false_type{});
+// x + i * step, its output at out + i * out_step) by channels [0, left <= 64): 8 pixels at a time
+// for blocks of up to 32 channels, 4 for wider ones (then 4, 2, 1), so that the block's filter
+// stays in the first-level cache while they pass. Broadcast as depthwise_pixels.
+template <bool Broadcast>
+void depthwise_row_block(const float* x, int64_t step, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at, int64_t taps,
+                         int64_t left, int64_t count, float* out, int64_t out_step, __m512 vlo, __m512 vhi) {
+  auto run = [&](auto v, auto full) __attribute__((always_inline)) {
+    constexpr int V = decltype(v)::value;
+    constexpr bool F = decltype(full)::value;
+    int64_t i = 0;
+    if constexpr (V <= 2) {
+      for (; i + 8 <= count; i += 8) depthwise_pixels<8, V, F, Broadcast>(x + i * step, step, w, bias, in_at, w_at, taps, left, out + i * out_step, out_step, vlo, vhi);
+    }
+    for (; i + 4 <= count; i += 4) depthwise_pixels<4, V, F, Broadcast>(x + i * step, step, w, bias, in_at, w_at, taps, left, out + i * out_step, out_step, vlo, vhi);
+    if (i + 2 <= count) {
+      depthwise_pixels<2, V, F, Broadcast>(x + i * step, step, w, bias, in_at, w_at, taps, left, out + i * out_step, out_step, vlo, vhi);
+      i += 2;
+    }
+    if (i < count) depthwise_pixels<1, V, F, Broadcast>(x + i * step, step, w, bias, in_at, w_at, taps, left, out + i * out_step, out_step, vlo, vhi);
+  };
+  const int64_t v = (left + 15) / 16;
+  const bool full = left % 16 == 0;
+  switch (v) {
+    case 1:
+      return full ? run(std::integral_constant<int, 1>{}, std::true_type{}) : run(std::integral_constant<int, 1>{}, std::false_type{});
+    case 2:
+      return full ? run(std::integral_constant<int, 2>{}, std::true_type{}) : run(std::integral_constant<int, 2>{}, std::false_type{});
+    case 3:
+      return full ? run(std::integral_constant<int, 3>{}, std::true_type{}) : run(std::integral_constant<int, 3>{}, std::false_type{});
+    default:
+      return full ? run(std::integral_constant<int, 4>{}, std::true_type{}) : run(std::integral_constant<int, 4>{}, std::false_type{});
+  }
+}
+
+// `count` output pixels whose windows share one list of taps (pixel i's taps from
+// x + i * step, its outputs at out + i * out_step): neighbours in a row, or in a column, every
+// channel: in blocks of 32, or, with a channel multiplier (mult > 1), per input channel its
+// `mult` outputs in blocks of 64, each tap's input value broadcast.
+inline void depthwise_run(const float* x, int64_t step, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at, int64_t taps,
+                          int64_t C, int64_t mult, int64_t count, float* out, int64_t out_step, __m512 vlo, __m512 vhi) {
+  const int64_t CO = C * mult;
+  if (mult == 1) {
+    for (int64_t c0 = 0; c0 < CO; c0 += 32) {
+      depthwise_row_block<false>(x + c0, step, w + c0, bias ? bias + c0 : nullptr, in_at, w_at, taps, std::min<int64_t>(32, CO - c0), count, out + c0,
+                                 out_step, vlo, vhi);
+    }
+    return;
+  }
+  for (int64_t ci = 0; ci < C; ++ci) {
+    for (int64_t j = 0; j < mult; j += 64) {
+      const int64_t o = ci * mult + j;
+      depthwise_row_block<true>(x + ci, step, w + o, bias ? bias + o : nullptr, in_at, w_at, taps, std::min<int64_t>(64, mult - j), count, out + o,
+                                out_step, vlo, vhi);
     }
   }
 }
@@ -482,7 +507,7 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
   const auto [sx, so, x, out, w, bias, H, W, C, OH, OW, CO] = conv_operands(m, n);
   const int64_t mult = c.group_out;
 #if defined(__AVX512F__)
-  const PixelTaps taps(c, H, W, OW, C, CO);
+  const PixelTaps taps(c, H, W, OH, OW, C, CO);
   const bool listed = taps.listed();
 #else
   constexpr bool listed = false;
@@ -504,19 +529,25 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
         const float* xb = x + b * H * W * C;
 #if defined(__AVX512F__)
         // The row's pixels whose windows lie inside the image's width, together: their taps in
-        // the image are the same ones.
-        int64_t row_in_at[kMaxListedTaps], row_w_at[kMaxListedTaps], row_count = 0;
-        if (listed && mult == 1) row_count = taps.row_taps(oy, row_in_at, row_w_at);
+        // the image are the same ones (and the pixels of the columns left and right of them,
+        // column by column, below).
+        const int64_t cb = taps.columns_begin(), ce = taps.columns_end();
+        const bool row_inside = oy >= taps.rows_begin() && oy < taps.rows_end();
+        if (listed && ce > cb) {
+          int64_t in_at[kMaxListedTaps], w_at[kMaxListedTaps];
+          const int64_t n = taps.clipped_taps(oy, cb, in_at, w_at);
+          depthwise_run(xb + taps.clipped_origin(oy, cb), c.stride_w * C, w, bias, in_at, w_at, n, C, mult, ce - cb,
+                        out + ((b * OH + oy) * OW + cb) * CO, CO, vlo, vhi);
+        }
 #endif
         for (int64_t ox = 0; ox < OW; ++ox) {
           float* px = out + ((b * OH + oy) * OW + ox) * CO;
 #if defined(__AVX512F__)
-          if (listed && mult == 1 && ox == taps.columns_begin() && ox < taps.columns_end()) {
-            const int64_t count = taps.columns_end() - ox;
-            depthwise_interior(xb + taps.row_origin(oy, ox), c.stride_w * C, w, bias, row_in_at, row_w_at, row_count, CO, count, px, vlo, vhi);
-            ox += count - 1;
+          if (listed && (ox >= cb && ox < ce)) {
+            ox = ce - 1;
             continue;
           }
+          if (listed && row_inside) continue;  // in its column's run, below
           if (listed) {
             taps.visit(oy, ox, [&](int64_t origin, const int64_t* in_at, const int64_t* w_at, int64_t n) {
               if (mult == 1) {
@@ -541,6 +572,26 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
           }
         }
       }
+#if defined(__AVX512F__)
+      // The columns left and right of the inside ones, in the rows whose windows lie inside the
+      // image's height: a column's pixels share their taps, a stride of rows apart.
+      if (!listed) return;
+      for (int64_t b = y0 / OH; b * OH < y1; ++b) {
+        const int64_t r0 = std::max(y0, b * OH + taps.rows_begin()), r1 = std::min(y1, b * OH + taps.rows_end());
+        if (r1 <= r0) continue;
+        const float* xb = x + b * H * W * C;
+        auto column = [&](int64_t ox) {
+          int64_t in_at[kMaxListedTaps], w_at[kMaxListedTaps];
+          const int64_t oy = r0 - b * OH;
+          const int64_t n = taps.clipped_taps(oy, ox, in_at, w_at);
+          depthwise_run(xb + taps.clipped_origin(oy, ox), c.stride_h * W * C, w, bias, in_at, w_at, n, C, mult, r1 - r0, out + (r0 * OW + ox) * CO,
+                        OW * CO, vlo, vhi);
+        };
+        const int64_t cb = taps.columns_begin(), ce = taps.columns_end();
+        for (int64_t ox = 0; ox < cb; ++ox) column(ox);
+        for (int64_t ox = ce; ox < OW; ++ox) column(ox);
+      }
+#endif
     });
     return;
   }

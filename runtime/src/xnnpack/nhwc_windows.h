@@ -162,13 +162,15 @@ inline int64_t list_taps(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t
 /// (list_taps).
 class PixelTaps {
  public:
-  PixelTaps(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t OW, int64_t C, int64_t CO) : c_(c), H_(H), W_(W), C_(C), CO_(CO) {
+  PixelTaps(const xnn::ConvParams& c, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t C, int64_t CO) : c_(c), H_(H), W_(W), C_(C), CO_(CO) {
     listed_ = int64_t{c.kernel_h} * c.kernel_w <= kMaxListedTaps;
     if (!listed_) return;
     const bool by_column = depthwise_by_column(c);
     for (uint32_t a = 0; a < (by_column ? c.kernel_w : c.kernel_h); ++a) {
       for (uint32_t b = 0; b < (by_column ? c.kernel_h : c.kernel_w); ++b) {
         const int64_t ky = by_column ? b : a, kx = by_column ? a : b;
+        ky_[count_] = ky;
+        kx_[count_] = kx;
         in_at_[count_] = (ky * c.dilation_h * W + kx * c.dilation_w) * C;
         w_at_[count_++] = (ky * c.kernel_w + kx) * CO;
       }
@@ -178,6 +180,10 @@ class PixelTaps {
     ox_begin_ = std::min<int64_t>(OW, (pl + sw - 1) / sw);
     ox_end_ = W - 1 - span + pl >= 0 ? std::min<int64_t>(OW, (W - 1 - span + pl) / sw + 1) : 0;
     ox_end_ = std::max(ox_end_, ox_begin_);
+    const int64_t sh = c.stride_h, pt = c.padding[0], span_h = int64_t{c.kernel_h - 1} * c.dilation_h;
+    oy_begin_ = std::min<int64_t>(OH, (pt + sh - 1) / sh);
+    oy_end_ = H - 1 - span_h + pt >= 0 ? std::min<int64_t>(OH, (H - 1 - span_h + pt) / sh + 1) : 0;
+    oy_end_ = std::max(oy_end_, oy_begin_);
   }
 
   /// True when the filter has at most kMaxListedTaps taps (visit may be called).
@@ -194,27 +200,33 @@ class PixelTaps {
   int64_t columns_begin() const { return ox_begin_; }
   int64_t columns_end() const { return ox_end_; }
 
-  /// For output row oy: the taps of a pixel of columns [columns_begin(), columns_end()) whose
-  /// input rows lie in the image, in for_each_depthwise_tap's order, as offsets from
-  /// row_origin(oy, ox) (in_at, elements of the image) and filter offsets (w_at); returns how
-  /// many (kMaxListedTaps at most).
-  int64_t row_taps(int64_t oy, int64_t* in_at, int64_t* w_at) const {
-    const int64_t first = first_row(oy);
+  /// The output rows whose windows lie inside the image's height: [rows_begin(), rows_end()).
+  int64_t rows_begin() const { return oy_begin_; }
+  int64_t rows_end() const { return oy_end_; }
+
+  /// Output pixel (oy, ox)'s taps inside the image, in for_each_depthwise_tap's order, as
+  /// offsets from clipped_origin(oy, ox) (in_at, elements of the image) and filter offsets
+  /// (w_at); returns how many (kMaxListedTaps at most). The pixels of a row between
+  /// columns_begin() and columns_end() share them, and so do those of a column between
+  /// rows_begin() and rows_end().
+  int64_t clipped_taps(int64_t oy, int64_t ox, int64_t* in_at, int64_t* w_at) const {
+    const int64_t top = oy * c_.stride_h - c_.padding[0], left = ox * c_.stride_w - c_.padding[3];
+    const int64_t shift = ((first_inside(top, c_.kernel_h, c_.dilation_h, H_) - top) * W_ + first_inside(left, c_.kernel_w, c_.dilation_w, W_) - left) * C_;
     int64_t n = 0;
     for (int64_t t = 0; t < count_; ++t) {
-      const int64_t ky = w_at_[t] / CO_ / c_.kernel_w;
-      const int64_t iy = oy * c_.stride_h - c_.padding[0] + ky * c_.dilation_h;
-      if (iy < 0 || iy >= H_) continue;
-      in_at[n] = in_at_[t] - (first - (oy * c_.stride_h - c_.padding[0])) * W_ * C_;
+      const int64_t iy = top + ky_[t] * c_.dilation_h, ix = left + kx_[t] * c_.dilation_w;
+      if (iy < 0 || iy >= H_ || ix < 0 || ix >= W_) continue;
+      in_at[n] = in_at_[t] - shift;
       w_at[n++] = w_at_[t];
     }
     return n;
   }
-  /// The image element row_taps' offsets start from for output pixel (oy, ox) (0 when no input
-  /// row of its window lies in the image).
-  int64_t row_origin(int64_t oy, int64_t ox) const {
-    const int64_t first = first_row(oy);
-    return first < H_ ? (first * W_ + ox * c_.stride_w - c_.padding[3]) * C_ : 0;
+  /// The image element clipped_taps' offsets start from for output pixel (oy, ox): its window's
+  /// first row and column inside the image (0 when its window misses the image).
+  int64_t clipped_origin(int64_t oy, int64_t ox) const {
+    const int64_t top = oy * c_.stride_h - c_.padding[0], left = ox * c_.stride_w - c_.padding[3];
+    const int64_t iy = first_inside(top, c_.kernel_h, c_.dilation_h, H_), ix = first_inside(left, c_.kernel_w, c_.dilation_w, W_);
+    return iy < H_ && ix < W_ ? (iy * W_ + ix) * C_ : 0;
   }
   int64_t origin(int64_t oy, int64_t ox) const { return ((oy * c_.stride_h - c_.padding[0]) * W_ + ox * c_.stride_w - c_.padding[3]) * C_; }
   const int64_t* in_at() const { return in_at_; }
@@ -237,21 +249,22 @@ class PixelTaps {
   }
 
  private:
-  // The first input row of output row oy's windows inside the image (H_ when none is).
-  int64_t first_row(int64_t oy) const {
-    const int64_t top = oy * c_.stride_h - c_.padding[0];
-    for (int64_t ky = 0; ky < c_.kernel_h; ++ky) {
-      const int64_t iy = top + ky * c_.dilation_h;
-      if (iy >= 0 && iy < H_) return iy;
+  // The first of a window's positions from `start` (taps `dilation` apart) inside [0, extent),
+  // or extent when none is.
+  static int64_t first_inside(int64_t start, int64_t taps, int64_t dilation, int64_t extent) {
+    for (int64_t k = 0; k < taps; ++k) {
+      const int64_t i = start + k * dilation;
+      if (i >= 0 && i < extent) return i;
     }
-    return H_;
+    return extent;
   }
   const xnn::ConvParams& c_;
   int64_t H_, W_, C_, CO_;
   bool listed_ = false;
   int64_t count_ = 0;
-  int64_t in_at_[kMaxListedTaps], w_at_[kMaxListedTaps];
+  int64_t in_at_[kMaxListedTaps], w_at_[kMaxListedTaps], ky_[kMaxListedTaps], kx_[kMaxListedTaps];
   int64_t ox_begin_ = 0, ox_end_ = 0;  // output columns whose window lies inside the image's width
+  int64_t oy_begin_ = 0, oy_end_ = 0;  // output rows whose window lies inside the image's height
 };
 
 /// For output row oy of a convolution over an H x W image with OW output columns: calls

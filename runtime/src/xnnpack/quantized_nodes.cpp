@@ -1272,7 +1272,7 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
       }
     });
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
-    const PixelTaps taps(c, H, W, OW, C, CO);
+    const PixelTaps taps(c, H, W, OH, OW, C, CO);
     const bool listed = taps.listed();
 #else
     constexpr bool listed = false;
