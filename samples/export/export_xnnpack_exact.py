@@ -142,6 +142,26 @@ class Depthwise(nn.Module):
         return torch.cat([o.flatten(1) for o in outs], dim=1)
 
 
+class Pools(nn.Module):
+    """Means and average poolings as XNNPACK sums them: a mean over 7x7 and 5x3 pixels (rows in
+    order, times the reciprocal of the count); average poolings of 2x2 and 3x3 windows with stride
+    2, 5x5 with stride 5, and padded 3x3 and 5x5 ones that leave the padding out of the count
+    (XNNPACK's pixelwise pooling): taps column by column, nine at a time in a fixed tree."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        outs = [
+            x.mean(dim=(2, 3)),
+            x[:, :17, :5, :3].mean(dim=(2, 3)),
+            F.adaptive_avg_pool2d(x * 3.0, 1),
+            F.avg_pool2d(x, 2, 2),
+            F.avg_pool2d(x, 3, 2),
+            F.avg_pool2d(x[:, :, :5, :5], 5, 5),
+            F.avg_pool2d(x, 3, 1, 1, count_include_pad=False),
+            F.avg_pool2d(x, 5, 1, 2, count_include_pad=False),
+        ]
+        return torch.cat([o.flatten(1) for o in outs], dim=1)
+
+
 MODELS: Dict[str, Dict[str, Any]] = {
     "xnn_exact_softmax": dict(build=Softmaxes, shape=(32, 1000)),
     "xnn_exact_attention": dict(build=Attention, shape=(3, 4, 33, 40)),
@@ -149,6 +169,7 @@ MODELS: Dict[str, Dict[str, Any]] = {
     "xnn_exact_stems": dict(build=Stems, shape=(1, 6, 23, 29)),
     "xnn_exact_clamps": dict(build=Clamps, shape=(1, 3, 21, 27)),
     "xnn_exact_depthwise": dict(build=Depthwise, shape=(1, 70, 13, 19)),
+    "xnn_exact_pools": dict(build=Pools, shape=(1, 40, 7, 7)),
 }
 
 

@@ -80,6 +80,14 @@ std::string depthwise_conv2d_event(const DelegateState& m, const Node& n) {
   return "Convolution (NHWC, " + conv_type(m, n) + ") DWConv";
 }
 
+std::string avg_pool_event(const DelegateState& m, const Node& n) {
+  // XNNPACK pools a padded window over its pixels inside the image only, each output pixel with
+  // its own divisor.
+  const auto& p = n.conv.padding;
+  const bool padded = p[0] != 0 || p[1] != 0 || p[2] != 0 || p[3] != 0;
+  return "Average Pooling (NHWC, " + std::string(real(m.value(n.inputs[0]))) + (padded ? ") Pixelwise Average Pooling" : ") Average Pooling");
+}
+
 std::string global_avg_pool_event(const DelegateState& m, const Node& n) {
   return quantized_input(m, n) ? "Mean (ND)" : "Mean (ND) Reduce2";  // as XNNPACK 1.5.1's mean names them
 }

@@ -723,6 +723,9 @@ void run_global_avg_pool(DelegateState& m, const Node& n) {
   const float* x = m.input(n, 0);
   float* out = m.output(n);
   const int64_t hw = sx.d[1] * sx.d[2], C = sx.d[3];
+  // As XNNPACK's mean: each channel's rows summed in order from zero, then 0 + sum x (1 / count)
+  // (a multiplication by the reciprocal, not a division).
+  const float scale = hw > 0 ? 1.0f / static_cast<float>(hw) : 0.0f;
   for (int64_t b = 0; b < sx.d[0]; ++b) {
     float* o = out + b * C;
     std::fill(o, o + C, 0.0f);
@@ -730,12 +733,59 @@ void run_global_avg_pool(DelegateState& m, const Node& n) {
       const float* in = x + (b * hw + p) * C;
       for (int64_t ch = 0; ch < C; ++ch) o[ch] += in[ch];
     }
-    for (int64_t ch = 0; ch < C; ++ch) o[ch] = clampf(hw > 0 ? o[ch] / static_cast<float>(hw) : 0.0f, lo, hi);
+    for (int64_t ch = 0; ch < C; ++ch) o[ch] = clampf(0.0f + o[ch] * scale, lo, hi);
   }
 }
 
-// AvgPool2d (without dilation; padding does not count) and MaxPool2d.
+// AvgPool2d as XNNPACK's average pooling adds: a window's taps column by column (those outside
+// the image reading zeros), 9 at a time (the last nine filled up with zeros), each nine summed as
+// ((t2 + t3) + (t4 + t5)) + (((t0 + t1) + t8) + (t6 + t7)) and added to the sum of the nines
+// before (from zero), then times 1 / (the window's pixels inside the image: all of them when
+// there is no padding), then the clamp.
+void run_avg_pool(DelegateState& m, const Node& n) {
+  const xnn::ConvParams& c = n.conv;
+  const float lo = n.output_min, hi = n.output_max;
+  const auto [sx, so, x, out] = operands(m, n);
+  const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2];
+  float* zeros = m.scratch.data();  // C floats (check_pool)
+  std::fill(zeros, zeros + C, 0.0f);
+  for (int64_t b = 0; b < sx.d[0]; ++b) {
+    for (int64_t oy = 0; oy < OH; ++oy) {
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        float* __restrict px = out + ((b * OH + oy) * OW + ox) * C;
+        const float* t[9];
+        int used = 0, cells = 0;
+        bool first = true;
+        auto add_nine = [&] {
+          for (int j = used; j < 9; ++j) t[j] = zeros;
+          for (int64_t ch = 0; ch < C; ++ch) {
+            const float s = ((t[2][ch] + t[3][ch]) + (t[4][ch] + t[5][ch])) + (((t[0][ch] + t[1][ch]) + t[8][ch]) + (t[6][ch] + t[7][ch]));
+            px[ch] = (first ? 0.0f : px[ch]) + s;
+          }
+          first = false;
+          used = 0;
+        };
+        for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
+          const int64_t ix = ox * c.stride_w - c.padding[3] + kx;
+          for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
+            const int64_t iy = oy * c.stride_h - c.padding[0] + ky;
+            const bool inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
+            t[used++] = inside ? x + ((b * H + iy) * W + ix) * C : zeros;
+            cells += inside;
+            if (used == 9) add_nine();
+          }
+        }
+        if (used > 0 || first) add_nine();
+        const float scale = cells > 0 ? 1.0f / static_cast<float>(cells) : 0.0f;
+        for (int64_t ch = 0; ch < C; ++ch) px[ch] = clampf(px[ch] * scale, lo, hi);
+      }
+    }
+  }
+}
+
+// MaxPool2d.
 void run_pool(DelegateState& m, const Node& n) {
+  if (n.kind == NodeKind::kAvgPool2d) return run_avg_pool(m, n);
   const xnn::ConvParams& c = n.conv;
   const float lo = n.output_min, hi = n.output_max;
   const bool is_max = n.kind == NodeKind::kMaxPool2d;

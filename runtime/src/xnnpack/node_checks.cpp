@@ -384,7 +384,7 @@ Status check_global_avg_pool(DelegateState& m, size_t i, Scratch* scratch) {
 }
 
 // AvgPool2d and MaxPool2d.
-Status check_pool(DelegateState& m, size_t i, Scratch*) {
+Status check_pool(DelegateState& m, size_t i, Scratch* scratch) {
   const Node& n = m.graph.nodes[i];
   const Shape& x = m.in_shape(n, 0);
   const xnn::ConvParams& c = n.conv;
@@ -395,6 +395,8 @@ Status check_pool(DelegateState& m, size_t i, Scratch*) {
   want.d[1] = window_out(x.d[1], c.padding[0], c.padding[2], c.kernel_h, c.stride_h, dh);
   want.d[2] = window_out(x.d[2], c.padding[3], c.padding[1], c.kernel_w, c.stride_w, dw);
   if (want.d[1] < 1 || want.d[2] < 1) return m.bad(i, "its window does not fit the padded input");
+  // An average pooling reads a zero row of C floats for its window's taps outside the image.
+  if (n.kind == NodeKind::kAvgPool2d) scratch->floats = std::max<size_t>(scratch->floats, static_cast<size_t>(x.d[3]));
   return m.set_out(i, want);
 }
 

@@ -27,7 +27,7 @@ constexpr std::array<NodeOps, xnn::kNodeKindCount> kNodeTable = {{
     {K::kDivide,             check_binary,           run_binary<op_divide>,             nullptr,                    "Divide (ND)",                                       nullptr,                 kFusesClamp | kBinaryElementwise},
     {K::kResizeBilinear2d,   check_resize_bilinear,  run_resize_bilinear,               nullptr,                    "Resize Bilinear (NHWC)",                            nullptr,                 kNone},
     {K::kConstantPad,        check_constant_pad,     run_slice_or_pad,                  nullptr,                    "Constant Pad (ND, {bits})",                         nullptr,                 kNone},
-    {K::kAvgPool2d,          check_pool,             run_pool,                          nullptr,                    "Average Pooling (NHWC, {real}) Average Pooling",    nullptr,                 kFusesClamp},
+    {K::kAvgPool2d,          check_pool,             run_pool,                          nullptr,                    nullptr,                                             avg_pool_event,          kFusesClamp},
     {K::kMinimum,            check_binary,           run_binary<op_minimum>,            nullptr,                    "Minimum (ND)",                                      nullptr,                 kBinaryElementwise},
     {K::kDepthwiseConv2d,    check_conv,             run_depthwise_conv2d,              run_depthwise_conv2d_int8,  nullptr,                                             depthwise_conv2d_event,  kFusesClamp},
     {K::kMaxPool2d,          check_pool,             run_pool,                          nullptr,                    "Max Pooling (NHWC, {real})",                        nullptr,                 kFusesClamp},

@@ -103,6 +103,7 @@ void run_fully_connected_qd8(DelegateState& m, const Node& n);
 std::string conv2d_event(const DelegateState& m, const Node& n);
 std::string depthwise_conv2d_event(const DelegateState& m, const Node& n);
 std::string global_avg_pool_event(const DelegateState& m, const Node& n);
+std::string avg_pool_event(const DelegateState& m, const Node& n);
 std::string conv_transpose2d_event(const DelegateState& m, const Node& n);
 std::string fully_connected_event(const DelegateState& m, const Node& n);
 std::string multiply_event(const DelegateState& m, const Node& n);
