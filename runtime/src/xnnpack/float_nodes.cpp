@@ -251,14 +251,23 @@ void run_conv2d(DelegateState& m, const Node& n) {
               steps[ky] = in ? c.stride_w * C : 0;
             }
             if (ox_hi > ox_lo) f32_gemm_strided(first, steps, kh, krow, ox_hi - ox_lo, w0, orow + ox_lo * CO, CO, lo, hi, 0, w0.panels);
-            auto edge = [&](int64_t ox) {
-              const float* rows = edge_rows(oy, ox);
-              for (int64_t ky = 0; ky < kh; ++ky) first[ky] = steps[ky] == 0 ? zeros : rows + ky * krow;
-              f32_gemm_strided(first, steps, kh, krow, 1, w0, orow + ox * CO, CO, lo, hi, 0, w0.panels);
-            };
-            for (int64_t ox = 0; ox < ox_lo; ++ox) edge(ox);
-            for (int64_t ox = ox_hi; ox < OW; ++ox) edge(ox);
           }
+          // An edge column's windows over the range's rows together (a row holds one or two).
+          auto edge_column = [&](int64_t ox) {
+            f32_gemm_rows([&](int64_t r0, int64_t r1, const float** at) {
+                  for (int64_t r = r0; r < r1; ++r) {
+                    const int64_t oy = y0 + r;
+                    const float* rows = edge_rows(oy, ox);
+                    for (int64_t ky = 0; ky < kh; ++ky) {
+                      const int64_t iy = oy * c.stride_h - pt + ky * c.dilation_h;
+                      *at++ = iy < 0 || iy >= H ? zeros : rows + ky * krow;
+                    }
+                  }
+                },
+                kh, krow, y1 - y0, w0, dst + (y0 * OW + ox) * CO, OW * CO, lo, hi, 0, w0.panels);
+          };
+          for (int64_t ox = 0; ox < ox_lo; ++ox) edge_column(ox);
+          for (int64_t ox = ox_hi; ox < OW; ++ox) edge_column(ox);
         });
       }
       return;
@@ -433,39 +442,17 @@ template <int P, int V, bool Full, bool Broadcast>
   }
 }
 
-// `count` neighbouring output pixels whose windows lie inside the image (pixel i's window from
-// x + i * step, its output at out + i * out_step) by channels [0, left <= 64): 8 pixels at a time
-// for blocks of up to 32 channels, 4 for wider ones (then 4, 2, 1), so that the block's filter
-// stays in the first-level cache while they pass. Broadcast as depthwise_pixels.
+// `count` output pixels sharing one list of taps (pixel i's window from x + i * step, its
+// outputs at out + i * out_step) by channels [0, left <= 64), in for_pixel_blocks' blocks, so
+// that the block's filter stays in the first-level cache while they pass. Broadcast as
+// depthwise_pixels.
 template <bool Broadcast>
 void depthwise_row_block(const float* x, int64_t step, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at, int64_t taps,
                          int64_t left, int64_t count, float* out, int64_t out_step, __m512 vlo, __m512 vhi) {
-  auto run = [&](auto v, auto full) __attribute__((always_inline)) {
-    constexpr int V = decltype(v)::value;
-    constexpr bool F = decltype(full)::value;
-    int64_t i = 0;
-    if constexpr (V <= 2) {
-      for (; i + 8 <= count; i += 8) depthwise_pixels<8, V, F, Broadcast>(x + i * step, step, w, bias, in_at, w_at, taps, left, out + i * out_step, out_step, vlo, vhi);
-    }
-    for (; i + 4 <= count; i += 4) depthwise_pixels<4, V, F, Broadcast>(x + i * step, step, w, bias, in_at, w_at, taps, left, out + i * out_step, out_step, vlo, vhi);
-    if (i + 2 <= count) {
-      depthwise_pixels<2, V, F, Broadcast>(x + i * step, step, w, bias, in_at, w_at, taps, left, out + i * out_step, out_step, vlo, vhi);
-      i += 2;
-    }
-    if (i < count) depthwise_pixels<1, V, F, Broadcast>(x + i * step, step, w, bias, in_at, w_at, taps, left, out + i * out_step, out_step, vlo, vhi);
-  };
-  const int64_t v = (left + 15) / 16;
-  const bool full = left % 16 == 0;
-  switch (v) {
-    case 1:
-      return full ? run(std::integral_constant<int, 1>{}, std::true_type{}) : run(std::integral_constant<int, 1>{}, std::false_type{});
-    case 2:
-      return full ? run(std::integral_constant<int, 2>{}, std::true_type{}) : run(std::integral_constant<int, 2>{}, std::false_type{});
-    case 3:
-      return full ? run(std::integral_constant<int, 3>{}, std::true_type{}) : run(std::integral_constant<int, 3>{}, std::false_type{});
-    default:
-      return full ? run(std::integral_constant<int, 4>{}, std::true_type{}) : run(std::integral_constant<int, 4>{}, std::false_type{});
-  }
+  for_pixel_blocks(count, left, [&](int64_t i, auto p, auto v, auto full) __attribute__((always_inline)) {
+    depthwise_pixels<decltype(p)::value, decltype(v)::value, decltype(full)::value, Broadcast>(x + i * step, step, w, bias, in_at, w_at, taps, left,
+                                                                                               out + i * out_step, out_step, vlo, vhi);
+  });
 }
 
 // `count` output pixels whose windows share one list of taps (pixel i's taps from
@@ -524,41 +511,31 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
 #endif
     constexpr int64_t kDwBlock = 32;
     for_ranges(worth_splitting(m.parallel, sx.d[0] * OH * OW * CO * c.kernel_h * c.kernel_w), sx.d[0] * OH, 1, [&](int64_t y0, int64_t y1) {
+#if defined(__AVX512F__)
+      if (listed) {
+        taps.walk(OH, OW, y0, y1,
+                  [&](int64_t b, int64_t origin, int64_t step, const int64_t* in_at, const int64_t* w_at, int64_t n, int64_t count, int64_t first,
+                      int64_t pixel_step) {
+                    depthwise_run(x + b * H * W * C + origin, step, w, bias, in_at, w_at, n, C, mult, count, out + first * CO, pixel_step * CO, vlo, vhi);
+                  },
+                  [&](int64_t b, int64_t oy, int64_t ox) {
+                    float* px = out + ((b * OH + oy) * OW + ox) * CO;
+                    taps.visit(oy, ox, [&](int64_t origin, const int64_t* in_at, const int64_t* w_at, int64_t n) {
+                      if (mult == 1) {
+                        depthwise_pixel(x + b * H * W * C + origin, w, bias, in_at, w_at, n, CO, px, vlo, vhi);
+                      } else {
+                        depthwise_pixel_multiplier(x + b * H * W * C + origin, w, bias, in_at, w_at, n, C, mult, px, vlo, vhi);
+                      }
+                    });
+                  });
+        return;
+      }
+#endif
       for (int64_t y = y0; y < y1; ++y) {
         const int64_t b = y / OH, oy = y % OH;
         const float* xb = x + b * H * W * C;
-#if defined(__AVX512F__)
-        // The row's pixels whose windows lie inside the image's width, together: their taps in
-        // the image are the same ones (and the pixels of the columns left and right of them,
-        // column by column, below).
-        const int64_t cb = taps.columns_begin(), ce = taps.columns_end();
-        const bool row_inside = oy >= taps.rows_begin() && oy < taps.rows_end();
-        if (listed && ce > cb) {
-          int64_t in_at[kMaxListedTaps], w_at[kMaxListedTaps];
-          const int64_t n = taps.clipped_taps(oy, cb, in_at, w_at);
-          depthwise_run(xb + taps.clipped_origin(oy, cb), c.stride_w * C, w, bias, in_at, w_at, n, C, mult, ce - cb,
-                        out + ((b * OH + oy) * OW + cb) * CO, CO, vlo, vhi);
-        }
-#endif
         for (int64_t ox = 0; ox < OW; ++ox) {
           float* px = out + ((b * OH + oy) * OW + ox) * CO;
-#if defined(__AVX512F__)
-          if (listed && (ox >= cb && ox < ce)) {
-            ox = ce - 1;
-            continue;
-          }
-          if (listed && row_inside) continue;  // in its column's run, below
-          if (listed) {
-            taps.visit(oy, ox, [&](int64_t origin, const int64_t* in_at, const int64_t* w_at, int64_t n) {
-              if (mult == 1) {
-                depthwise_pixel(xb + origin, w, bias, in_at, w_at, n, CO, px, vlo, vhi);
-              } else {
-                depthwise_pixel_multiplier(xb + origin, w, bias, in_at, w_at, n, C, mult, px, vlo, vhi);
-              }
-            });
-            continue;
-          }
-#endif
           for (int64_t c0 = 0; c0 < CO; c0 += kDwBlock) {
             float sums[kDwBlock];
             const int64_t len = std::min(kDwBlock, CO - c0);
@@ -572,26 +549,6 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
           }
         }
       }
-#if defined(__AVX512F__)
-      // The columns left and right of the inside ones, in the rows whose windows lie inside the
-      // image's height: a column's pixels share their taps, a stride of rows apart.
-      if (!listed) return;
-      for (int64_t b = y0 / OH; b * OH < y1; ++b) {
-        const int64_t r0 = std::max(y0, b * OH + taps.rows_begin()), r1 = std::min(y1, b * OH + taps.rows_end());
-        if (r1 <= r0) continue;
-        const float* xb = x + b * H * W * C;
-        auto column = [&](int64_t ox) {
-          int64_t in_at[kMaxListedTaps], w_at[kMaxListedTaps];
-          const int64_t oy = r0 - b * OH;
-          const int64_t n = taps.clipped_taps(oy, ox, in_at, w_at);
-          depthwise_run(xb + taps.clipped_origin(oy, ox), c.stride_h * W * C, w, bias, in_at, w_at, n, C, mult, r1 - r0, out + (r0 * OW + ox) * CO,
-                        OW * CO, vlo, vhi);
-        };
-        const int64_t cb = taps.columns_begin(), ce = taps.columns_end();
-        for (int64_t ox = 0; ox < cb; ++ox) column(ox);
-        for (int64_t ox = ce; ox < OW; ++ox) column(ox);
-      }
-#endif
     });
     return;
   }

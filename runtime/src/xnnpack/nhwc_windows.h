@@ -121,6 +121,37 @@ void for_each_depthwise_tap(const xnn::ConvParams& c, int64_t H, int64_t W, int6
   }
 }
 
+/// The blocks a depthwise kernel takes a run of `count` pixels sharing their taps in, by `left`
+/// (at most 64) channels in V registers of 16 (the last one whole when Full): P = 8 pixels at a
+/// time for up to 32 channels, 4 for more, then 4, 2 and 1. Calls block(i, P, V, Full) (integral
+/// constants) for the pixels from i on.
+template <typename Block>
+[[gnu::always_inline]] inline void for_pixel_blocks(int64_t count, int64_t left, Block block) {
+  auto run = [&](auto v, auto full) __attribute__((always_inline)) {
+    int64_t i = 0;
+    if constexpr (decltype(v)::value <= 2) {
+      for (; i + 8 <= count; i += 8) block(i, std::integral_constant<int, 8>{}, v, full);
+    }
+    for (; i + 4 <= count; i += 4) block(i, std::integral_constant<int, 4>{}, v, full);
+    if (i + 2 <= count) {
+      block(i, std::integral_constant<int, 2>{}, v, full);
+      i += 2;
+    }
+    if (i < count) block(i, std::integral_constant<int, 1>{}, v, full);
+  };
+  const bool full = left % 16 == 0;
+  switch ((left + 15) / 16) {
+    case 1:
+      return full ? run(std::integral_constant<int, 1>{}, std::true_type{}) : run(std::integral_constant<int, 1>{}, std::false_type{});
+    case 2:
+      return full ? run(std::integral_constant<int, 2>{}, std::true_type{}) : run(std::integral_constant<int, 2>{}, std::false_type{});
+    case 3:
+      return full ? run(std::integral_constant<int, 3>{}, std::true_type{}) : run(std::integral_constant<int, 3>{}, std::false_type{});
+    default:
+      return full ? run(std::integral_constant<int, 4>{}, std::true_type{}) : run(std::integral_constant<int, 4>{}, std::false_type{});
+  }
+}
+
 /// The channel blocks a depthwise kernel takes an output pixel's CO channels in, registers of 16:
 /// blocks of 64 (full: true), then one of the 1 to 4 registers left, 16 (V - 1) < left <= 16 V
 /// (full: false). Calls block(c0, left, std::integral_constant<int, V>, std::bool_constant<full>).
@@ -232,6 +263,38 @@ class PixelTaps {
   const int64_t* in_at() const { return in_at_; }
   const int64_t* w_at() const { return w_at_; }
   int64_t count() const { return count_; }
+
+  /// Walks output rows [y0, y1) (row y of image y / OH) of a listed filter in runs of pixels that
+  /// share one list of taps: each row's pixels between columns_begin() and columns_end(), then,
+  /// in the rows between rows_begin() and rows_end(), the columns left and right of them; calls
+  /// run(b, origin, step, in_at, w_at, taps, count, first, pixel_step) for each run (its first
+  /// pixel's taps from image element origin of image b, the next pixels' `step` elements on; its
+  /// output pixels first, first + pixel_step, ... counted over the whole output) and pixel(b, oy,
+  /// ox) for every other pixel (visit takes it).
+  template <typename Run, typename Pixel>
+  void walk(int64_t OH, int64_t OW, int64_t y0, int64_t y1, Run run, Pixel pixel) const {
+    int64_t in_at[kMaxListedTaps], w_at[kMaxListedTaps];
+    for (int64_t y = y0; y < y1; ++y) {
+      const int64_t b = y / OH, oy = y % OH;
+      if (ox_end_ > ox_begin_) {
+        const int64_t n = clipped_taps(oy, ox_begin_, in_at, w_at);
+        run(b, clipped_origin(oy, ox_begin_), c_.stride_w * C_, in_at, w_at, n, ox_end_ - ox_begin_, y * OW + ox_begin_, int64_t{1});
+      }
+      if (oy >= oy_begin_ && oy < oy_end_) continue;  // its other pixels are in their columns' runs
+      for (int64_t ox = 0; ox < ox_begin_; ++ox) pixel(b, oy, ox);
+      for (int64_t ox = ox_end_; ox < OW; ++ox) pixel(b, oy, ox);
+    }
+    for (int64_t b = y0 / OH; b * OH < y1; ++b) {
+      const int64_t r0 = std::max(y0, b * OH + oy_begin_), r1 = std::min(y1, b * OH + oy_end_);
+      if (r1 <= r0) continue;
+      auto column = [&](int64_t ox) {
+        const int64_t n = clipped_taps(r0 - b * OH, ox, in_at, w_at);
+        run(b, clipped_origin(r0 - b * OH, ox), c_.stride_h * W_ * C_, in_at, w_at, n, r1 - r0, r0 * OW + ox, OW);
+      };
+      for (int64_t ox = 0; ox < ox_begin_; ++ox) column(ox);
+      for (int64_t ox = ox_end_; ox < OW; ++ox) column(ox);
+    }
+  }
 
   /// Calls f(origin, in_at, w_at, taps) for output pixel (oy, ox) of a listed filter: tap t reads
   /// image element origin + in_at[t] (and the next ones of its channels) and filter element

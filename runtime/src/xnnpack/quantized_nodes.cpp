@@ -1218,6 +1218,72 @@ void dw_int8_block(const int16_t* img, const int16_t* filter, const int64_t* in_
   _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) requantize16(acc[v], _mm512_maskz_loadu_ps(mask(v), rq.scale + 16 * v), mask(v), rq, to + 16 * v);
 }
 
+// P output pixels sharing one list of taps (pixel p's from img + p * step, its outputs at
+// to + p * out_step) by channels [0, min(left, 16 V)): as dw_int8_block for each, each tap's
+// filter registers loaded once for all P (the last register masked unless Full).
+template <int P, int V, bool Full, bool Broadcast, typename Out>
+[[gnu::noinline]] void dw_int8_pixels(const int16_t* img, int64_t step, const int16_t* filter, const int64_t* in_at, const int64_t* w_at,
+                                      int64_t taps, int64_t left, const Int8Requant& rq, Out* to, int64_t out_step) {
+  const __mmask16 k = Full ? __mmask16{0xffff} : kernels::first_lanes(left - 16 * (V - 1));
+  auto mask = [&](int v) { return Full || v + 1 < V ? __mmask16{0xffff} : k; };
+  auto load16 = [&](const int16_t* p, int v) {
+    return Full || v + 1 < V ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)) : _mm256_maskz_loadu_epi16(k, p);
+  };
+  __m512i acc[P][V];
+  _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) {
+    const __m512i b = Full || v + 1 < V ? _mm512_loadu_si512(rq.offset + 16 * v) : _mm512_maskz_loadu_epi32(k, rq.offset + 16 * v);
+    _Pragma("GCC unroll 8") for (int p = 0; p < P; ++p) acc[p][v] = b;
+  }
+  for (int64_t t = 0; t < taps; ++t) {
+    const int16_t* x = img + in_at[t];
+    const int16_t* w = filter + w_at[t];
+    __m256i wv[V];
+    _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) wv[v] = load16(w + 16 * v, v);
+    _Pragma("GCC unroll 8") for (int p = 0; p < P; ++p) {
+      _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) {
+        const __m256i xv = Broadcast ? _mm256_set1_epi16(x[p * step]) : load16(x + p * step + 16 * v, v);
+        acc[p][v] = _mm512_add_epi32(acc[p][v], _mm512_maskz_cvtepi16_epi32(0xffff, _mm256_mullo_epi16(xv, wv[v])));
+      }
+    }
+  }
+  _Pragma("GCC unroll 8") for (int p = 0; p < P; ++p) {
+    _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) {
+      requantize16(acc[p][v], _mm512_maskz_loadu_ps(mask(v), rq.scale + 16 * v), mask(v), rq, to + p * out_step + 16 * v);
+    }
+  }
+}
+
+// `count` output pixels sharing one list of taps by channels [0, left <= 64), in
+// for_pixel_blocks' blocks.
+template <bool Broadcast, typename Out>
+void dw_int8_row_block(const int16_t* img, int64_t step, const int16_t* filter, const int64_t* in_at, const int64_t* w_at, int64_t taps, int64_t left,
+                       int64_t count, const Int8Requant& rq, Out* to, int64_t out_step) {
+  for_pixel_blocks(count, left, [&](int64_t i, auto p, auto v, auto full) __attribute__((always_inline)) {
+    dw_int8_pixels<decltype(p)::value, decltype(v)::value, decltype(full)::value, Broadcast>(img + i * step, step, filter, in_at, w_at, taps, left, rq,
+                                                                                             to + i * out_step, out_step);
+  });
+}
+
+// `count` output pixels sharing one list of taps (PixelTaps::walk's runs), every channel: blocks
+// of 32, or per input channel its `mult` outputs in blocks of 64 (each tap's integer broadcast).
+template <typename Out>
+void dw_int8_run(const int16_t* img, int64_t step, const int16_t* filter, const int64_t* in_at, const int64_t* w_at, int64_t taps, int64_t C,
+                 int64_t mult, int64_t count, const Int8Requant& rq, Out* to, int64_t out_step) {
+  auto at = [&](int64_t o) { return Int8Requant{rq.offset + o, rq.scale + o, rq.lo, rq.hi, rq.zero, rq.out_scale}; };
+  if (mult == 1) {
+    for (int64_t c0 = 0; c0 < C; c0 += 32) {
+      dw_int8_row_block<false>(img + c0, step, filter + c0, in_at, w_at, taps, std::min<int64_t>(32, C - c0), count, at(c0), to + c0, out_step);
+    }
+    return;
+  }
+  for (int64_t ci = 0; ci < C; ++ci) {
+    for (int64_t j = 0; j < mult; j += 64) {
+      const int64_t o = ci * mult + j;
+      dw_int8_row_block<true>(img + ci, step, filter + o, in_at, w_at, taps, std::min<int64_t>(64, mult - j), count, at(o), to + o, out_step);
+    }
+  }
+}
+
 // All CO channels of one output pixel, in the blocks of for_channel_blocks.
 template <bool Broadcast = false, typename Out>
 void dw_int8_pixel(const int16_t* img, const int16_t* filter, const int64_t* in_at, const int64_t* w_at, int64_t taps, int64_t CO,
@@ -1291,21 +1357,28 @@ void run_depthwise_conv2d_int8(DelegateState& m, const Node& n) {
 #endif
       auto run = [&](auto* to) {  // raw integers or floats: one instantiation each
         for_ranges(worth_splitting(m.parallel, OH * OW * CO * c.kernel_h * c.kernel_w), OH, 1, [&](int64_t y0, int64_t y1) {
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+          if (listed) {
+            // Runs of pixels sharing their taps (PixelTaps::walk), the others one by one.
+            auto* tb = to + b * OH * OW * CO;
+            taps.walk(OH, OW, y0, y1,
+                      [&](int64_t, int64_t origin, int64_t step, const int64_t* in_at, const int64_t* w_at, int64_t n, int64_t count, int64_t first,
+                          int64_t pixel_step) { dw_int8_run(img + origin, step, filter, in_at, w_at, n, C, mult, count, rq, tb + first * CO, pixel_step * CO); },
+                      [&](int64_t, int64_t oy, int64_t ox) {
+                        taps.visit(oy, ox, [&](int64_t origin, const int64_t* in_at, const int64_t* w_at, int64_t n) {
+                          if (mult == 1) {
+                            dw_int8_pixel(img + origin, filter, in_at, w_at, n, CO, rq, tb + (oy * OW + ox) * CO);
+                          } else {
+                            dw_int8_pixel_multiplier(img + origin, filter, in_at, w_at, n, C, mult, rq, tb + (oy * OW + ox) * CO);
+                          }
+                        });
+                      });
+            return;
+          }
+#endif
           for (int64_t oy = y0; oy < y1; ++oy) {
             const int64_t row = (b * OH + oy) * OW * CO;
             for (int64_t ox = 0; ox < OW; ++ox) {
-#if defined(__AVX512BW__) && defined(__AVX512VL__)
-              if (listed) {
-                taps.visit(oy, ox, [&](int64_t origin, const int64_t* in_at, const int64_t* w_at, int64_t n) {
-                  if (mult == 1) {
-                    dw_int8_pixel(img + origin, filter, in_at, w_at, n, CO, rq, to + row + ox * CO);
-                  } else {
-                    dw_int8_pixel_multiplier(img + origin, filter, in_at, w_at, n, C, mult, rq, to + row + ox * CO);
-                  }
-                });
-                continue;
-              }
-#endif
               for (int64_t c0 = 0; c0 < CO; c0 += kDwBlock) {
                 int32_t sums[kDwBlock];
                 const int64_t len = std::min(kDwBlock, CO - c0);
