@@ -1,8 +1,7 @@
-// Transcendental elementwise nodes on floats over whole buffers with Eigen's vectorized exp,
-// tanh and erf (XNNPACK evaluates them with its own vectorized approximations too; float
-// programs agree with ExecuTorch's within float tolerance, not bit for bit), and softmax: with
-// AVX-512, XNNPACK's own arithmetic (bit for bit), else Eigen's exp. The scalar forms in
-// elementwise_ops.h stay for the nodes that compute one value at a time.
+// Transcendental elementwise nodes on floats and softmax. With AVX-512: XNNPACK's own arithmetic
+// for GELU, tanh, exp and softmax (bit for bit). Elsewhere, and for sigmoid, Eigen's vectorized
+// exp, tanh and erf (within float tolerance of XNNPACK's approximations, not bit for bit). The
+// scalar forms in elementwise_ops.h stay for the nodes that compute one value at a time.
 #include <algorithm>
 
 #if defined(__AVX512F__)
@@ -62,6 +61,77 @@ void run_vector(DelegateState& m, const Node& n, F f) {
 
 }  // namespace
 
+#if defined(__AVX512F__)
+namespace {
+
+// out = f(x) over n values, 16 at a time (the rest masked), then node n's output range.
+template <typename F>
+void run_map16(DelegateState& m, const Node& n, F f) {
+  const float* x = m.input(n, 0);
+  float* out = m.output(n);
+  const int64_t count = m.out_shape(n).numel();
+  int64_t i = 0;
+  for (; i + 16 <= count; i += 16) _mm512_storeu_ps(out + i, f(_mm512_loadu_ps(x + i)));
+  if (i < count) {
+    const __mmask16 k = kernels::first_lanes(count - i);
+    _mm512_mask_storeu_ps(out + i, k, f(_mm512_maskz_loadu_ps(k, x + i)));
+  }
+  apply_output_range(m, n);
+}
+
+// c[0] x^(N-1) + ... + c[N-1] in Horner's form, a fused multiply-add per step.
+template <size_t N>
+inline __m512 horner(__m512 x, const float (&c)[N]) {
+  __m512 p = _mm512_fmadd_ps(x, _mm512_set1_ps(c[0]), _mm512_set1_ps(c[1]));
+  for (size_t k = 2; k < N; ++k) p = _mm512_fmadd_ps(x, p, _mm512_set1_ps(c[k]));
+  return p;
+}
+
+// x clamped to [-bound, bound], the bound first (a NaN stays NaN).
+inline __m512 clamp_abs(__m512 x, float bound) { return _mm512_min_ps(_mm512_set1_ps(bound), _mm512_max_ps(_mm512_set1_ps(-bound), x)); }
+
+// XNNPACK's AVX-512 GELU ("rational_12_10_div"): erf(x / sqrt 2) as x times a ratio of
+// polynomials in x^2 (x clamped where erf is 1), then x / 2 times (1 + that).
+inline __m512 gelu16(__m512 x) {
+  static constexpr float p[] = {4.5835321316e-8f, 1.2609783880e-5f, 3.2973114867e-4f, 9.3065137044e-3f, 6.6972173750e-2f, 7.9788452387e-1f};
+  static constexpr float q[] = {1.1988805682e-6f, 7.2267655923e-5f, 1.8622842617e-3f, 2.8431978077e-2f, 2.5060352683e-1f, 1.0f};
+  const __m512 xc = clamp_abs(x, 5.1638283730f);
+  const __m512 x2 = _mm512_mul_ps(xc, xc);
+  const __m512 erf = _mm512_div_ps(_mm512_mul_ps(xc, horner(x2, p)), horner(x2, q));
+  return _mm512_mul_ps(_mm512_mul_ps(x, _mm512_set1_ps(0.5f)), _mm512_add_ps(erf, _mm512_set1_ps(1.0f)));
+}
+
+// XNNPACK's AVX-512 tanh ("rational_9_8_div"): x times a ratio of polynomials in x^2, x clamped
+// where tanh is +-1 in float.
+inline __m512 tanh16(__m512 x) {
+  static constexpr float p[] = {1.4248920266e-8f, 2.1235626264e-5f, 3.5330520477e-3f, 1.3412411511e-1f, 1.0f};
+  static constexpr float q[] = {8.1365948290e-7f, 3.3472978976e-4f, 2.6018999517e-2f, 4.6745735407e-1f, 1.0f};
+  const __m512 xc = clamp_abs(x, 7.9807181358f);
+  const __m512 x2 = _mm512_mul_ps(xc, xc);
+  return _mm512_div_ps(_mm512_mul_ps(xc, horner(x2, p)), horner(x2, q));
+}
+
+// XNNPACK's AVX-512 exp ("rational_3_2_div"): x log2 e (clamped to [-127, 128]) split into an
+// integer z, rounded with a magic bias, and r; 2^z from z's bits, 2^r a ratio of polynomials.
+inline __m512 exp16(__m512 x) {
+  static constexpr float p[] = {5.5380910635e-3f, 7.2068706155e-2f, 4.1594290733e-1f, 1.0f};
+  static constexpr float q[] = {2.3986088112e-2f, -2.7720427513e-1f, 1.0f};
+  __m512 z = _mm512_mul_ps(x, _mm512_set1_ps(1.44269504089f));
+  z = _mm512_min_ps(_mm512_set1_ps(128.0f), _mm512_max_ps(_mm512_set1_ps(-127.0f), z));
+  const __m512 magic = _mm512_set1_ps(12582912.0f);
+  const __m512 zi = _mm512_sub_ps(_mm512_add_ps(z, magic), magic);
+  const __m512 r = _mm512_sub_ps(z, zi);
+  const __m512 two_z = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(_mm512_add_ps(zi, _mm512_set1_ps(8388735.0f))), 23));
+  return _mm512_mul_ps(two_z, _mm512_div_ps(horner(r, p), horner(r, q)));
+}
+
+}  // namespace
+
+// With AVX-512: XNNPACK's own arithmetic for GELU, tanh and exp (bit for bit); else Eigen's.
+void run_gelu(DelegateState& m, const Node& n) { run_map16(m, n, gelu16); }
+void run_exp(DelegateState& m, const Node& n) { run_map16(m, n, exp16); }
+void run_tanh(DelegateState& m, const Node& n) { run_map16(m, n, tanh16); }
+#else
 void run_gelu(DelegateState& m, const Node& n) {
   run_vector(m, n, [](const ConstBlock& x, Block& out) { out = 0.5f * x * (1.0f + (x * 0.70710678118654752f).erf()); });
 }
@@ -70,12 +140,13 @@ void run_exp(DelegateState& m, const Node& n) {
   run_vector(m, n, [](const ConstBlock& x, Block& out) { out = x.exp(); });
 }
 
-void run_sigmoid(DelegateState& m, const Node& n) {
-  run_vector(m, n, [](const ConstBlock& x, Block& out) { out = (1.0f + (-x).exp()).inverse(); });
-}
-
 void run_tanh(DelegateState& m, const Node& n) {
   run_vector(m, n, [](const ConstBlock& x, Block& out) { out = x.tanh(); });
+}
+#endif
+
+void run_sigmoid(DelegateState& m, const Node& n) {
+  run_vector(m, n, [](const ConstBlock& x, Block& out) { out = (1.0f + (-x).exp()).inverse(); });
 }
 
 #if defined(__AVX512F__)
