@@ -886,8 +886,8 @@ TEST_CASE("xnnpack graph values share workspace memory by lifetime", "[xnnpack][
 // layer norm (rows of 40 in float, of 256 and 300 by Welford's method in 8 lanes), convolutions
 // of 1 to 3 channels (kernel rows read in the image, edge windows copied), depthwise
 // convolutions (taps column by column where XNNPACK's depthwise kernels take them), means and
-// average poolings (XNNPACK's order of additions, a reciprocal's product) everywhere; GELU, tanh
-// and exp (XNNPACK's ratios of polynomials), XNNPACK's softmax (its exp, its sum's order, denormals
+// average poolings (XNNPACK's order of additions, a reciprocal's product) everywhere; GELU, tanh,
+// exp and sigmoid (XNNPACK's approximations), XNNPACK's softmax (its exp, its sum's order, denormals
 // flushed) and batch matrix products (sums from zero with fused multiply-adds) where the runtime
 // is built for AVX-512F.
 TEST_CASE("xnnpack float stems depthwise convolutions pools softmax attention and layer norms equal ExecuTorch's outputs bit for bit", "[xnnpack][runtime][fixtures]") {

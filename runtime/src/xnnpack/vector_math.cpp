@@ -1,8 +1,9 @@
 // Transcendental elementwise nodes on floats and softmax. With AVX-512: XNNPACK's own arithmetic
-// for GELU, tanh, exp and softmax (bit for bit). Elsewhere, and for sigmoid, Eigen's vectorized
-// exp, tanh and erf (within float tolerance of XNNPACK's approximations, not bit for bit). The
-// scalar forms in elementwise_ops.h stay for the nodes that compute one value at a time.
+// for GELU, tanh, exp, sigmoid and softmax (bit for bit). Elsewhere, Eigen's vectorized exp, tanh
+// and erf (within float tolerance of XNNPACK's approximations, not bit for bit). The scalar forms
+// in elementwise_ops.h stay for the nodes that compute one value at a time.
 #include <algorithm>
+#include <cmath>
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -125,12 +126,48 @@ inline __m512 exp16(__m512 x) {
   return _mm512_mul_ps(two_z, _mm512_div_ps(horner(r, p), horner(r, q)));
 }
 
+// 2^(k / 32) for k = 0..31, in two registers of 16 (sigmoid16's table).
+struct Exp2Table {
+  __m512 lo, hi;
+  Exp2Table() {
+    alignas(64) float t[32];
+    for (int k = 0; k < 32; ++k) t[k] = static_cast<float>(std::exp2(k / 32.0));
+    lo = _mm512_load_ps(t);
+    hi = _mm512_load_ps(t + 16);
+  }
+};
+
+// XNNPACK's AVX-512 sigmoid ("rr2_lut32_p2_perm2_scalef_div"): e = exp(-|x|) as 2^(n / 32)
+// (n rounded with a magic bias; 2^(n mod 32 / 32) from a table, the power of two by scalef)
+// times a degree-2 polynomial in the rest t (ln 2 in two parts); then e / (e + 1), or 1 less that
+// for x >= 0.
+inline __m512 sigmoid16(__m512 x) {
+  static const Exp2Table table;
+  const __m512i sign = _mm512_set1_epi32(static_cast<int32_t>(0x80000000u));
+  const __m512 magic = _mm512_set1_ps(0x1.800000p18f);
+  const __m512 z = _mm512_castsi512_ps(_mm512_or_epi32(_mm512_castps_si512(x), sign));
+  __m512 n = _mm512_fmadd_ps(z, _mm512_set1_ps(0x1.715476p0f), magic);
+  const __m512 l = _mm512_permutex2var_ps(table.lo, _mm512_castps_si512(n), table.hi);
+  n = _mm512_sub_ps(n, magic);
+  __m512 t = _mm512_fmadd_ps(n, _mm512_set1_ps(-0x1.62E430p-1f), z);
+  t = _mm512_fmadd_ps(n, _mm512_set1_ps(0x1.05C61p-29f), t);
+  __m512 p = _mm512_fmadd_ps(t, _mm512_set1_ps(0.5f), _mm512_set1_ps(0x1.0000F6p0f));
+  t = _mm512_mul_ps(t, l);
+  p = _mm512_fmadd_ps(t, p, l);
+  const __m512 e = _mm512_scalef_ps(p, n);
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 f = _mm512_div_ps(e, _mm512_add_ps(e, one));
+  return _mm512_mask_sub_ps(f, _mm512_testn_epi32_mask(_mm512_castps_si512(x), sign), one, f);
+}
+
 }  // namespace
 
-// With AVX-512: XNNPACK's own arithmetic for GELU, tanh and exp (bit for bit); else Eigen's.
+// With AVX-512: XNNPACK's own arithmetic for GELU, tanh, exp and sigmoid (bit for bit); else
+// Eigen's.
 void run_gelu(DelegateState& m, const Node& n) { run_map16(m, n, gelu16); }
 void run_exp(DelegateState& m, const Node& n) { run_map16(m, n, exp16); }
 void run_tanh(DelegateState& m, const Node& n) { run_map16(m, n, tanh16); }
+void run_sigmoid(DelegateState& m, const Node& n) { run_map16(m, n, sigmoid16); }
 #else
 void run_gelu(DelegateState& m, const Node& n) {
   run_vector(m, n, [](const ConstBlock& x, Block& out) { out = 0.5f * x * (1.0f + (x * 0.70710678118654752f).erf()); });
@@ -143,11 +180,11 @@ void run_exp(DelegateState& m, const Node& n) {
 void run_tanh(DelegateState& m, const Node& n) {
   run_vector(m, n, [](const ConstBlock& x, Block& out) { out = x.tanh(); });
 }
-#endif
 
 void run_sigmoid(DelegateState& m, const Node& n) {
   run_vector(m, n, [](const ConstBlock& x, Block& out) { out = (1.0f + (-x).exp()).inverse(); });
 }
+#endif
 
 #if defined(__AVX512F__)
 namespace {
