@@ -175,6 +175,22 @@ class Unary(nn.Module):
         return torch.cat([o.flatten(1) for o in outs], dim=1)
 
 
+class Resize(nn.Module):
+    """Bilinear resizes as XNNPACK's ibilinear kernel blends (source coordinates from its
+    indirection: o x scale + (0.5 scale - 0.5), or o x scale with align_corners; no fused
+    multiply-add): x2, and to 33x27 (scales that are no simple fractions), with and without
+    align_corners."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        outs = [
+            F.interpolate(x, scale_factor=2.0, mode="bilinear", align_corners=False),
+            F.interpolate(x, scale_factor=2.0, mode="bilinear", align_corners=True),
+            F.interpolate(x, size=(33, 27), mode="bilinear", align_corners=False),
+            F.interpolate(x, size=(33, 27), mode="bilinear", align_corners=True),
+        ]
+        return torch.cat([o.flatten(1) for o in outs], dim=1)
+
+
 MODELS: Dict[str, Dict[str, Any]] = {
     "xnn_exact_softmax": dict(build=Softmaxes, shape=(32, 1000)),
     "xnn_exact_attention": dict(build=Attention, shape=(3, 4, 33, 40)),
@@ -184,6 +200,7 @@ MODELS: Dict[str, Dict[str, Any]] = {
     "xnn_exact_depthwise": dict(build=Depthwise, shape=(1, 70, 13, 19)),
     "xnn_exact_pools": dict(build=Pools, shape=(1, 40, 7, 7)),
     "xnn_exact_unary": dict(build=Unary, shape=(4, 1001)),
+    "xnn_exact_resize": dict(build=Resize, shape=(1, 12, 14, 11)),
 }
 
 

@@ -879,17 +879,31 @@ void run_concat(DelegateState& m, const Node& n) {
   apply_output_range(m, n);
 }
 
+// As XNNPACK resizes (its indirection and ibilinear kernels): a source coordinate per output row
+// and column, o x scale plus 0.5 scale - 0.5 (align_corners: o x scale, its scale (in - 1) /
+// (out - 1); TensorFlow's legacy mode: no offset), clamped to the input; then each output the
+// blend of its four neighbours, every product and sum rounded on its own (no fused multiply-add:
+// XNNPACK's kernel has none).
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
 void run_resize_bilinear(DelegateState& m, const Node& n) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
   const auto [sx, so, x, out] = operands(m, n);
   const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2];
   const bool corners = (n.flags & kFlagAlignCorners) != 0, legacy = (n.flags & kFlagLegacyResize) != 0;
   auto scale = [&](int64_t in, int64_t o) {
-    return corners && o > 1 ? static_cast<float>(in - 1) / static_cast<float>(o - 1) : static_cast<float>(in) / static_cast<float>(o);
+    const int64_t adjust = corners && o != 1 ? 1 : 0;
+    return static_cast<float>(in - adjust) / static_cast<float>(o - adjust);
   };
   const float sh = scale(H, OH), sw = scale(W, OW);
   auto source = [&](int64_t o, float s, int64_t in, int64_t* i0, int64_t* i1, float* frac) {
-    float f = corners || legacy ? static_cast<float>(o) * s : (static_cast<float>(o) + 0.5f) * s - 0.5f;
-    f = std::max(f, 0.0f);
+    const float top = static_cast<float>(in - 1);
+    float f = static_cast<float>(o) * s;
+    if (!corners && !legacy) f = f + (0.5f * s - 0.5f);
+    f = std::min(std::max(f, 0.0f), top);
     *i0 = std::min<int64_t>(static_cast<int64_t>(f), in - 1);
     *i1 = std::min<int64_t>(*i0 + 1, in - 1);
     *frac = f - static_cast<float>(*i0);
