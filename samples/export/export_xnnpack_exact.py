@@ -191,6 +191,28 @@ class Resize(nn.Module):
         return torch.cat([o.flatten(1) for o in outs], dim=1)
 
 
+class Deconvolutions(nn.Module):
+    """Transposed convolutions as XNNPACK's deconvolution computes them (per output pixel the
+    bias, then each tap that reaches an input pixel, row by row, column by column, over the input
+    channels in order, with fused multiply-adds): 3x3 stride 1, 3x3 stride 2 with output padding,
+    4x4 stride 2 padding 1, 2x2 stride 2, two groups, dilation 2, and a 2x2 window with stride 3
+    (output pixels no tap reaches: the bias alone)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.ConvTranspose2d(16, 8, 3, stride=1, padding=1)
+        self.b = nn.ConvTranspose2d(16, 8, 3, stride=2, padding=1, output_padding=1)
+        self.c = nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1)
+        self.d = nn.ConvTranspose2d(16, 12, 2, stride=2)
+        self.e = nn.ConvTranspose2d(16, 8, 3, stride=2, padding=1, groups=2)
+        self.f = nn.ConvTranspose2d(16, 8, 3, stride=1, padding=2, dilation=2)
+        self.g = nn.ConvTranspose2d(16, 8, 2, stride=3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        outs = [self.a(x), self.b(x), self.c(x), self.d(x), self.e(x), self.f(x), self.g(x)]
+        return torch.cat([o.flatten(1) for o in outs], dim=1)
+
+
 MODELS: Dict[str, Dict[str, Any]] = {
     "xnn_exact_softmax": dict(build=Softmaxes, shape=(32, 1000)),
     "xnn_exact_attention": dict(build=Attention, shape=(3, 4, 33, 40)),
@@ -201,6 +223,7 @@ MODELS: Dict[str, Dict[str, Any]] = {
     "xnn_exact_pools": dict(build=Pools, shape=(1, 40, 7, 7)),
     "xnn_exact_unary": dict(build=Unary, shape=(4, 1001)),
     "xnn_exact_resize": dict(build=Resize, shape=(1, 12, 14, 11)),
+    "xnn_exact_deconv": dict(build=Deconvolutions, shape=(1, 16, 9, 7)),
 }
 
 

@@ -93,7 +93,11 @@ std::string global_avg_pool_event(const DelegateState& m, const Node& n) {
 }
 
 std::string conv_transpose2d_event(const DelegateState& m, const Node& n) {
-  return "Deconvolution (NHWC, " + conv_type(m, n) + (n.conv.stride_h > 1 || n.conv.stride_w > 1 ? ") Subconv2D" : ") IGEMM");
+  // XNNPACK splits a strided deconvolution into subconvolutions unless it is dilated or its
+  // stride exceeds its window.
+  const xnn::ConvParams& c = n.conv;
+  const bool subconv = (c.stride_h > 1 || c.stride_w > 1) && c.dilation_h == 1 && c.dilation_w == 1 && c.stride_h <= c.kernel_h && c.stride_w <= c.kernel_w;
+  return "Deconvolution (NHWC, " + conv_type(m, n) + (subconv ? ") Subconv2D" : ") IGEMM");
 }
 
 std::string fully_connected_event(const DelegateState& m, const Node& n) {

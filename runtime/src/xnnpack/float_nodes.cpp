@@ -76,7 +76,14 @@ ConvOperands conv_operands(const DelegateState& m, const Node& n) {
 }  // namespace
 
 bool DelegateState::packed_f32_layer(const Node& n) const {
-  if ((n.kind != NodeKind::kConv2d && n.kind != NodeKind::kFullyConnected) || n.inputs.size() < 3 || n.outputs.size() != 1 || n.inputs[1] < 0) {
+  if ((n.kind != NodeKind::kConv2d && n.kind != NodeKind::kFullyConnected && n.kind != NodeKind::kConvTranspose2d) || n.inputs.size() < 3 ||
+      n.outputs.size() != 1 || n.inputs[1] < 0) {
+    return false;
+  }
+  // A deconvolution is packed per output phase (deconv_phases); strides of few phases and windows
+  // of a row pointer list's taps.
+  if (n.kind == NodeKind::kConvTranspose2d &&
+      (uint64_t{n.conv.stride_h} * n.conv.stride_w > kMaxDeconvPhases || uint64_t{n.conv.kernel_h} * n.conv.kernel_w > kF32MaxRowPointers / kF32Rows)) {
     return false;
   }
   const xnn::TensorValue& w = value(n.inputs[1]);
@@ -104,6 +111,28 @@ Status DelegateState::plan_f32(size_t i) {
     pack_f32(
         packs[0], nout, k, [&](int64_t o, int64_t j) { return read(wv, static_cast<uint64_t>(t ? j * nout + o : o * k + j)); },
         [&](int64_t o) { return bv ? read(*bv, static_cast<uint64_t>(o)) : 0.0f; });
+  } else if (n.kind == NodeKind::kConvTranspose2d) {
+    // Per group and output phase, the filter's taps that reach the phase's pixels (deconv_taps),
+    // in XNNPACK's order.
+    const xnn::ConvParams& c = n.conv;
+    const int64_t og = c.group_out, cg = c.group_in, KH = c.kernel_h, KW = c.kernel_w;
+    packs.resize(static_cast<size_t>(c.groups) * c.stride_h * c.stride_w);
+    for (uint32_t g = 0; g < c.groups; ++g) {
+      for (uint32_t py = 0; py < c.stride_h; ++py) {
+        for (uint32_t px = 0; px < c.stride_w; ++px) {
+          int64_t ky[kF32MaxRowPointers / kF32Rows], kx[kF32MaxRowPointers / kF32Rows];
+          const int64_t ny = deconv_taps(py, c.padding[0], KH, c.dilation_h, c.stride_h, ky);
+          const int64_t nx = deconv_taps(px, c.padding[3], KW, c.dilation_w, c.stride_w, kx);
+          pack_f32(
+              packs[(g * c.stride_h + py) * c.stride_w + px], og, ny * nx * cg,
+              [&](int64_t o, int64_t j) {
+                const int64_t t = j / cg, ci = j % cg;
+                return read(wv, static_cast<uint64_t>((((g * og + o) * KH + ky[t / nx]) * KW + kx[t % nx]) * cg + ci));
+              },
+              [&](int64_t o) { return bv ? read(*bv, static_cast<uint64_t>(g * og + o)) : 0.0f; });
+        }
+      }
+    }
   } else {
     const xnn::ConvParams& c = n.conv;
     const int64_t og = c.group_out, kk = int64_t{c.kernel_h} * c.kernel_w * c.group_in;
@@ -577,38 +606,91 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
   });
 }
 
-// Each input pixel scatters into the output pixels its filter taps reach.
+// As XNNPACK computes a deconvolution (its subconvolution and IGEMM kernels): per output pixel
+// and output channel, the bias, then for each filter tap that reaches an input pixel (row by row,
+// column by column) the products over the group's input channels in order, each a fused
+// multiply-add (a tap whose pixel lies outside the image reads zeros, as XNNPACK's do). Packed
+// (plan_f32): per output row and column phase, the phase's pixels are a GEMM's rows (a pointer
+// per tap), their outputs a stride of columns apart.
 void run_conv_transpose2d(DelegateState& m, const Node& n) {
   const xnn::ConvParams& c = n.conv;
   const float lo = n.output_min, hi = n.output_max;
   const auto [sx, so, x, out, w, bias, H, W, C, OH, OW, CO] = conv_operands(m, n);
-  const int64_t cg = c.group_in, og = c.group_out;
-  for (int64_t p = 0; p < so.numel(); ++p) out[p] = bias ? bias[p % CO] : 0.0f;
-  for (int64_t b = 0; b < sx.d[0]; ++b) {
-    for (int64_t iy = 0; iy < H; ++iy) {
-      for (int64_t ix = 0; ix < W; ++ix) {
-        const float* in = x + ((b * H + iy) * W + ix) * C;
-        for (uint32_t ky = 0; ky < c.kernel_h; ++ky) {
-          const int64_t oy = iy * c.stride_h - c.padding[0] + int64_t{ky} * c.dilation_h;
-          if (oy < 0 || oy >= OH) continue;
-          for (uint32_t kx = 0; kx < c.kernel_w; ++kx) {
-            const int64_t ox = ix * c.stride_w - c.padding[3] + int64_t{kx} * c.dilation_w;
-            if (ox < 0 || ox >= OW) continue;
-            float* px = out + ((b * OH + oy) * OW + ox) * CO;
+  const int64_t cg = c.group_in, og = c.group_out, KH = c.kernel_h, KW = c.kernel_w;
+  // The input row (column) tap k of output row (column) o reads, or -1.
+  auto source = [](int64_t o, int64_t pad, int64_t k, int64_t dilation, int64_t stride, int64_t extent) {
+    const int64_t at = o + pad - k * dilation;
+    return at >= 0 && at % stride == 0 && at / stride < extent ? at / stride : int64_t{-1};
+  };
+  if (const int32_t f = m.f32_of_node[static_cast<size_t>(&n - m.graph.nodes.data())]; f >= 0) {
+    const std::vector<PackedF32>& packs = m.f32_layers[static_cast<size_t>(f)];
+    float* zeros = m.scratch.data();  // cg floats (check_conv)
+    std::fill(zeros, zeros + cg, 0.0f);
+    const int64_t sh = c.stride_h, sw = c.stride_w;
+    for (int64_t b = 0; b < sx.d[0]; ++b) {
+      const float* xb = x + b * H * W * C;
+      for_ranges(worth_splitting(m.parallel, OH * OW * CO * KH * KW * cg / std::max<int64_t>(1, sh * sw)), OH, 1, [&](int64_t y0, int64_t y1) {
+        int64_t ky[kF32MaxRowPointers / kF32Rows], kx[kF32MaxRowPointers / kF32Rows];
+        for (int64_t oy = y0; oy < y1; ++oy) {
+          const int64_t ny = deconv_taps(oy % sh, c.padding[0], KH, c.dilation_h, sh, ky);
+          for (int64_t px = 0; px < std::min(sw, OW); ++px) {
+            const int64_t nx = deconv_taps(px, c.padding[3], KW, c.dilation_w, sw, kx);
+            const int64_t count = (OW - px + sw - 1) / sw;
             for (uint32_t g = 0; g < c.groups; ++g) {
-              for (int64_t o = 0; o < og; ++o) {
-                const float* wr = w + (((g * og + o) * c.kernel_h + ky) * c.kernel_w + kx) * cg;
-                float acc = 0;
-                for (int64_t ci = 0; ci < cg; ++ci) acc += in[g * cg + ci] * wr[ci];
-                px[g * og + o] += acc;
+              const PackedF32& pack = packs[(g * sh + oy % sh) * sw + px];
+              if (ny * nx == 0) {  // no tap reaches the phase (a stride above the window): the bias
+                for (int64_t r = 0; r < count; ++r) {
+                  float* o = out + ((b * OH + oy) * OW + px + r * sw) * CO + g * og;
+                  for (int64_t j = 0; j < og; ++j) o[j] = clampf(pack.bias[static_cast<size_t>(j)], lo, hi);
+                }
+                continue;
+              }
+              f32_gemm_rows(
+                  [&](int64_t r0, int64_t r1, const float** at) {
+                    for (int64_t r = r0; r < r1; ++r) {
+                      const int64_t ox = px + r * sw;
+                      for (int64_t ty = 0; ty < ny; ++ty) {
+                        const int64_t iy = source(oy, c.padding[0], ky[ty], c.dilation_h, sh, H);
+                        for (int64_t tx = 0; tx < nx; ++tx) {
+                          const int64_t ix = source(ox, c.padding[3], kx[tx], c.dilation_w, sw, W);
+                          *at++ = iy < 0 || ix < 0 ? zeros : xb + (iy * W + ix) * C + g * cg;
+                        }
+                      }
+                    }
+                  },
+                  ny * nx, cg, count, pack, out + ((b * OH + oy) * OW + px) * CO + g * og, sw * CO, lo, hi, 0, pack.panels);
+            }
+          }
+        }
+      });
+    }
+    return;
+  }
+  for (int64_t b = 0; b < sx.d[0]; ++b) {
+    const float* xb = x + b * H * W * C;
+    for (int64_t oy = 0; oy < OH; ++oy) {
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        float* px = out + ((b * OH + oy) * OW + ox) * CO;
+        for (uint32_t g = 0; g < c.groups; ++g) {
+          for (int64_t o = 0; o < og; ++o) {
+            float acc = bias ? bias[g * og + o] : 0.0f;
+            for (int64_t ky = 0; ky < KH; ++ky) {
+              const int64_t iy = source(oy, c.padding[0], ky, c.dilation_h, c.stride_h, H);
+              if (iy < 0) continue;
+              for (int64_t kx = 0; kx < KW; ++kx) {
+                const int64_t ix = source(ox, c.padding[3], kx, c.dilation_w, c.stride_w, W);
+                if (ix < 0) continue;
+                const float* in = xb + (iy * W + ix) * C + g * cg;
+                const float* wr = w + (((g * og + o) * KH + ky) * KW + kx) * cg;
+                for (int64_t ci = 0; ci < cg; ++ci) acc = std::fma(in[ci], wr[ci], acc);
               }
             }
+            px[g * og + o] = clampf(acc, lo, hi);
           }
         }
       }
     }
   }
-  for (int64_t p = 0; p < so.numel(); ++p) out[p] = clampf(out[p], lo, hi);
 }
 
 void run_fully_connected(DelegateState& m, const Node& n) {

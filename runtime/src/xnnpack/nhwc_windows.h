@@ -171,6 +171,24 @@ template <typename Block>
   }
 }
 
+/// A deconvolution's output pixels fall into stride_h x stride_w phases (an output row's
+/// index modulo the vertical stride, a column's modulo the horizontal one); the pixels of one
+/// phase are reached by the same filter taps. Deconvolutions of at most this many phases are
+/// packed per phase (plan_f32).
+constexpr uint64_t kMaxDeconvPhases = 64;
+
+/// The filter taps (rows, or columns) k = 0..kernel - 1 that reach output phase `phase` of a
+/// deconvolution ((phase + pad - k dilation) a multiple of stride), ascending, into k[]; returns
+/// how many.
+inline int64_t deconv_taps(int64_t phase, int64_t pad, int64_t kernel, int64_t dilation, int64_t stride, int64_t* k) {
+  int64_t n = 0;
+  for (int64_t t = 0; t < kernel; ++t) {
+    const int64_t at = phase + pad - t * dilation;
+    if (((at % stride) + stride) % stride == 0) k[n++] = t;
+  }
+  return n;
+}
+
 /// Filters of at most this many taps have their taps listed per output pixel (list_taps).
 constexpr int64_t kMaxListedTaps = 64;
 

@@ -254,6 +254,8 @@ Status check_conv(DelegateState& m, size_t i, Scratch* scratch) {
     if (want.d[1] < 1 || want.d[2] < 1) return m.bad(i, "its window does not fit the padded input");
   }
   ETSCOPE_TRY(m.set_out(i, want));
+  // A packed deconvolution's taps outside the image read a zero row of a group's inputs.
+  if (n.kind == NodeKind::kConvTranspose2d) scratch->floats = std::max<size_t>(scratch->floats, c.group_in);
   if (n.kind == NodeKind::kDepthwiseConv2d && m.integer_layer(n)) {
     // The image's integers as int16 and one output row's int32 sums (quantized_nodes.cpp).
     const auto elements = checked::mul(static_cast<uint64_t>(x.d[1] * x.d[2]), static_cast<uint64_t>(x.d[3]));
