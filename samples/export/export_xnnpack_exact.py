@@ -163,15 +163,16 @@ class Pools(nn.Module):
 
 
 class Unary(nn.Module):
-    """GELU (erf, and the tanh form, which XNNPACK computes as the erf one), tanh, exp, sigmoid
-    and SiLU as XNNPACK's AVX-512 kernels compute them (ratios of polynomials, clamped where they
-    saturate; exp from a magic-bias split; sigmoid from a 32-entry table of 2^(k/32)), over
-    [-12, 12] and, for exp and sigmoid, [-100, 100] (0, 1 and infinity)."""
+    """GELU (erf, and the tanh form, which XNNPACK computes as the erf one), tanh, exp, sigmoid,
+    SiLU and square roots as XNNPACK's AVX-512 kernels compute them (ratios of polynomials, clamped
+    where they saturate; exp from a magic-bias split; sigmoid from a 32-entry table of 2^(k/32);
+    sqrt as x times a refined reciprocal-root estimate), over [-12, 12] and, for exp and sigmoid,
+    [-100, 100] (0, 1 and infinity); square roots of [0, 84] and of zeros."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = x * 6.0
         outs = [F.gelu(y), F.gelu(y * 0.7, approximate="tanh"), torch.tanh(y * 0.9), torch.exp(y), torch.exp(x * 50.0), torch.sigmoid(y),
-                torch.sigmoid(x * 50.0), F.silu(y)]
+                torch.sigmoid(x * 50.0), F.silu(y), torch.sqrt(torch.abs(y) * 7.0), torch.sqrt(x * 0.0)]
         return torch.cat([o.flatten(1) for o in outs], dim=1)
 
 

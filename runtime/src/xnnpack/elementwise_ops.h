@@ -16,6 +16,9 @@ namespace etscope::runtime::xnnpack {
 /// reads it, and a dynamically quantized layer after the norm turns one last-place difference
 /// into a different integer). Without AVX512F at build time: 1 / sqrt(v).
 float xnn_rsqrt(float a);
+/// sqrt(a) as XNNPACK's AVX-512 square root computes it (a times xnn_rsqrt's root; +inf gives NaN),
+/// or std::sqrt where the runtime is not built for AVX-512 (xnn_math.cpp).
+float xnn_sqrt(float a);
 
 /// Clamps node n's output 0 to the node's output range, unless that range is unbounded.
 void apply_output_range(const DelegateState& m, const Node& n);
@@ -37,7 +40,7 @@ inline float op_hardswish(float v, float) { return v * std::min(std::max(std::fm
 inline float op_abs(float v, float) { return std::fabs(v); }
 inline float op_negate(float v, float) { return -v; }
 inline float op_square(float v, float) { return v * v; }
-inline float op_sqrt(float v, float) { return std::sqrt(v); }
+inline float op_sqrt(float v, float) { return xnn_sqrt(v); }
 inline float op_rsqrt(float v, float) { return xnn_rsqrt(v); }
 inline float op_log(float v, float) { return std::log(v); }
 inline float op_floor(float v, float) { return std::floor(v); }
