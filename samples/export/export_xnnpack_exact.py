@@ -164,15 +164,16 @@ class Pools(nn.Module):
 
 class Unary(nn.Module):
     """GELU (erf, and the tanh form, which XNNPACK computes as the erf one), tanh, exp, sigmoid,
-    SiLU and square roots as XNNPACK's AVX-512 kernels compute them (ratios of polynomials, clamped
-    where they saturate; exp from a magic-bias split; sigmoid from a 32-entry table of 2^(k/32);
-    sqrt as x times a refined reciprocal-root estimate), over [-12, 12] and, for exp and sigmoid,
-    [-100, 100] (0, 1 and infinity); square roots of [0, 84] and of zeros."""
+    SiLU, square roots and logs as XNNPACK's AVX-512 kernels compute them (ratios of polynomials,
+    clamped where they saturate; exp from a magic-bias split; sigmoid from a 32-entry table of
+    2^(k/32); sqrt as x times a refined reciprocal-root estimate; log from the exponent and a ratio
+    of polynomials in the mantissa), over [-12, 12] and, for exp and sigmoid, [-100, 100] (0, 1 and
+    infinity); square roots of [0, 84] and of zeros; logs of [-6, 6] (NaN below 0) and [0, 1.2e5]."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = x * 6.0
         outs = [F.gelu(y), F.gelu(y * 0.7, approximate="tanh"), torch.tanh(y * 0.9), torch.exp(y), torch.exp(x * 50.0), torch.sigmoid(y),
-                torch.sigmoid(x * 50.0), F.silu(y), torch.sqrt(torch.abs(y) * 7.0), torch.sqrt(x * 0.0)]
+                torch.sigmoid(x * 50.0), F.silu(y), torch.sqrt(torch.abs(y) * 7.0), torch.sqrt(x * 0.0), torch.log(x * 3.0), torch.log(torch.abs(y) * 1e4)]
         return torch.cat([o.flatten(1) for o in outs], dim=1)
 
 
@@ -228,6 +229,12 @@ MODELS: Dict[str, Dict[str, Any]] = {
 }
 
 
+def max_diff(a: torch.Tensor, b: torch.Tensor) -> float:
+    """The largest |a - b|, equal values (infinities of one sign, both NaN) differing by 0."""
+    same = (a == b) | (torch.isnan(a) & torch.isnan(b))
+    return float(torch.where(same, 0.0, (a - b).abs()).max())
+
+
 def export(name: str, out: Path) -> None:
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
     from executorch.exir import to_edge_transform_and_lower
@@ -253,14 +260,13 @@ def export(name: str, out: Path) -> None:
         "model": name, "doc": spec["build"].__doc__, "versions": versions(), "machine": platform.processor() or platform.machine(),
         "cpu": open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(": \t") if Path("/proc/cpuinfo").exists() else "",
         "input_shape": list(x.shape), "output_shape": list(y.shape),
-        # (inf - inf is no difference: both overflow)
-        "executorch_vs_eager_max_abs_diff": float(torch.where(y == eager, 0.0, (y - eager).abs()).max()),
+        "executorch_vs_eager_max_abs_diff": max_diff(y, eager),
         "exporter_calls": ["torch.manual_seed(0); model = build().eval()", "torch.export.export(model, (x,))",
                            "to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch().buffer",
                            "portable_lib._unsafe_reset_threadpool(1); _load_for_executorch_from_buffer(pte).run_method('forward', (x,))"],
         "pte_bytes": len(pte),
     })
-    print(f"{name}: {len(pte)} bytes, ExecuTorch vs eager {float(torch.where(y == eager, 0.0, (y - eager).abs()).max()):.3g}")
+    print(f"{name}: {len(pte)} bytes, ExecuTorch vs eager {max_diff(y, eager):.3g}")
 
 
 def main(argv: List[str]) -> int:

@@ -889,7 +889,7 @@ TEST_CASE("xnnpack graph values share workspace memory by lifetime", "[xnnpack][
 // average poolings (XNNPACK's order of additions, a reciprocal's product), bilinear resizes
 // (XNNPACK's coordinates, no fused multiply-add) and deconvolutions (per output phase, the taps
 // that reach it) everywhere; GELU, tanh,
-// exp, sigmoid and sqrt (XNNPACK's approximations), XNNPACK's softmax (its exp, its sum's order, denormals
+// exp, sigmoid, sqrt and log (XNNPACK's approximations), XNNPACK's softmax (its exp, its sum's order, denormals
 // flushed) and batch matrix products (sums from zero with fused multiply-adds) where the runtime
 // is built for AVX-512F.
 TEST_CASE("xnnpack float stems depthwise convolutions pools resizes deconvolutions unary functions softmax attention and layer norms equal ExecuTorch's outputs bit for bit", "[xnnpack][runtime][fixtures]") {

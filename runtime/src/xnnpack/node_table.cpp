@@ -57,7 +57,7 @@ constexpr std::array<NodeOps, xnn::kNodeKindCount> kNodeTable = {{
     {K::kConcat5,            check_concat,           run_concat,                        nullptr,                    "Copy (NC, {bits})",                                 nullptr,                 kMovesElements},
     {K::kConvTranspose2d,    check_conv,             run_conv_transpose2d,              nullptr,                    nullptr,                                             conv_transpose2d_event,  kFusesClamp},
     {K::kRSqrt,              check_unary,            run_unary<op_rsqrt>,               nullptr,                    "Reciprocal Square Root (NC)",                       nullptr,                 kUnaryElementwise},
-    {K::kLog,                check_unary,            run_unary<op_log>,                 nullptr,                    "Log (NC)",                                          nullptr,                 kUnaryElementwise},
+    {K::kLog,                check_unary,            run_log,                           nullptr,                    "Log (NC)",                                          nullptr,                 kUnaryElementwise},
     {K::kGelu,               check_unary,            run_gelu,                          nullptr,                    "GELU (NC)",                                         nullptr,                 kUnaryElementwise},
     {K::kTanh,               check_unary,            run_tanh,                          nullptr,                    "TanH (NC)",                                         nullptr,                 kUnaryElementwise},
     {K::kExp,                check_unary,            run_exp,                           nullptr,                    "Exp (NC)",                                          nullptr,                 kUnaryElementwise},

@@ -75,6 +75,7 @@ void run_copy(DelegateState& m, const Node& n);
 void run_softmax(DelegateState& m, const Node& n);  // vector_math.cpp, with the four below
 void run_gelu(DelegateState& m, const Node& n);
 void run_exp(DelegateState& m, const Node& n);
+void run_log(DelegateState& m, const Node& n);
 void run_sigmoid(DelegateState& m, const Node& n);
 void run_tanh(DelegateState& m, const Node& n);
 void run_conv2d(DelegateState& m, const Node& n);

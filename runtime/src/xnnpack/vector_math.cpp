@@ -1,7 +1,7 @@
 // Transcendental elementwise nodes on floats and softmax. With AVX-512: XNNPACK's own arithmetic
-// for GELU, tanh, exp, sigmoid and softmax (bit for bit). Elsewhere, Eigen's vectorized exp, tanh
-// and erf (within float tolerance of XNNPACK's approximations, not bit for bit). The scalar forms
-// in elementwise_ops.h stay for the nodes that compute one value at a time.
+// for GELU, tanh, exp, sigmoid, log and softmax (bit for bit). Elsewhere, Eigen's vectorized exp,
+// tanh and erf and std::log (within float tolerance of XNNPACK's approximations, not bit for bit).
+// The scalar forms in elementwise_ops.h stay for the nodes that compute one value at a time.
 #include <algorithm>
 #include <cmath>
 
@@ -126,6 +126,27 @@ inline __m512 exp16(__m512 x) {
   return _mm512_mul_ps(two_z, _mm512_div_ps(horner(r, p), horner(r, q)));
 }
 
+// XNNPACK's AVX-512 log ("rational_3_3_div"): x times sqrt 2 split into its exponent e
+// (getexp; -inf for zero, NaN below) and its mantissa m in [1, 2), moved to m / sqrt 2 - 1 (a
+// product and a difference, not fused: XNNPACK's is built without contraction); log(1 + m) a
+// ratio of polynomials; then e ln 2 + that.
+inline __m512 log16(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
+  x = _mm512_mul_ps(x, _mm512_set1_ps(1.4142134190e+00f));
+  __m512 e = _mm512_getexp_ps(x);
+  e = _mm512_castsi512_ps(_mm512_mask_set1_epi32(_mm512_castps_si512(e), _mm512_cmp_ps_mask(x, zero, _CMP_EQ_OQ), static_cast<int32_t>(0xFF800000u)));
+  e = _mm512_castsi512_ps(_mm512_mask_set1_epi32(_mm512_castps_si512(e), _mm512_cmp_ps_mask(x, zero, _CMP_LT_OQ), 0x7FC00001));
+  __m512 m = _mm512_or_ps(_mm512_and_ps(x, _mm512_castsi512_ps(_mm512_set1_epi32(0x007FFFFF))), one);
+  m = _mm512_mul_ps(m, _mm512_set1_ps(7.0710688829e-01f));
+  asm("" : "+v"(m));  // the product rounded before the difference (no fused multiply-subtract)
+  m = _mm512_sub_ps(m, one);
+  const __m512 p = _mm512_mul_ps(m, _mm512_fmadd_ps(m, _mm512_fmadd_ps(m, _mm512_set1_ps(1.824996918440e-01f), one), one));
+  __m512 q = _mm512_fmadd_ps(m, _mm512_set1_ps(0.049584995955f), _mm512_set1_ps(0.599170029163f));
+  q = _mm512_fmadd_ps(m, q, _mm512_set1_ps(1.5f));
+  q = _mm512_fmadd_ps(m, q, one);
+  return _mm512_fmadd_ps(e, _mm512_set1_ps(0.693147180559945309f), _mm512_div_ps(p, q));
+}
+
 // 2^(k / 32) for k = 0..31, in two registers of 16 (sigmoid16's table).
 struct Exp2Table {
   __m512 lo, hi;
@@ -162,12 +183,13 @@ inline __m512 sigmoid16(__m512 x) {
 
 }  // namespace
 
-// With AVX-512: XNNPACK's own arithmetic for GELU, tanh, exp and sigmoid (bit for bit); else
-// Eigen's.
+// With AVX-512: XNNPACK's own arithmetic for GELU, tanh, exp, sigmoid and log (bit for bit);
+// else Eigen's (std::log).
 void run_gelu(DelegateState& m, const Node& n) { run_map16(m, n, gelu16); }
 void run_exp(DelegateState& m, const Node& n) { run_map16(m, n, exp16); }
 void run_tanh(DelegateState& m, const Node& n) { run_map16(m, n, tanh16); }
 void run_sigmoid(DelegateState& m, const Node& n) { run_map16(m, n, sigmoid16); }
+void run_log(DelegateState& m, const Node& n) { run_map16(m, n, log16); }
 #else
 void run_gelu(DelegateState& m, const Node& n) {
   run_vector(m, n, [](const ConstBlock& x, Block& out) { out = 0.5f * x * (1.0f + (x * 0.70710678118654752f).erf()); });
@@ -184,6 +206,8 @@ void run_tanh(DelegateState& m, const Node& n) {
 void run_sigmoid(DelegateState& m, const Node& n) {
   run_vector(m, n, [](const ConstBlock& x, Block& out) { out = (1.0f + (-x).exp()).inverse(); });
 }
+
+void run_log(DelegateState& m, const Node& n) { run_unary<op_log>(m, n); }
 #endif
 
 #if defined(__AVX512F__)
