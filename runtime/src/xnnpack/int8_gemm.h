@@ -20,6 +20,7 @@
 
 #include "etscope/runtime/method.h"
 #include "kernels/util/aligned.h"
+#include "kernels/util/lanes.h"
 #include "matrix_tiles.h"
 #if defined(__AVX512F__) && defined(__AVX512BW__)
 #include <immintrin.h>
@@ -129,7 +130,7 @@ inline void requantize16(__m512i sum, __m512 scale, __mmask16 k, const Int8Requa
     // As std::min(std::max(v, lo), hi), NaN kept, then (nearbyint + 0) * out_scale.
     const __m512 c = _mm512_maskz_min_ps(all, hi, _mm512_maskz_max_ps(all, lo, v));
     const __m512 rounded = _mm512_maskz_roundscale_ps(all, c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    _mm512_mask_storeu_ps(to, k, _mm512_maskz_mul_ps(all, _mm512_maskz_add_ps(all, rounded, _mm512_setzero_ps()), _mm512_set1_ps(rq.out_scale)));
+    kernels::store_lanes(to, k, _mm512_maskz_mul_ps(all, _mm512_maskz_add_ps(all, rounded, _mm512_setzero_ps()), _mm512_set1_ps(rq.out_scale)));
   }
 }
 #endif

@@ -361,7 +361,7 @@ void per_channel_outputs(const __m512i* sum, bool nibbles, const TileEpilogue& e
     const __m512i s = nibbles ? _mm512_srai_epi32(sum[r], 4) : sum[r];
     const __m512i z = _mm512_mullo_epi32(_mm512_set1_epi32(e.zero[r] + 128), wsum);
     const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(s, z)), _mm512_set1_ps(e.in_scale[r]));
-    _mm512_mask_storeu_ps(e.out + r * e.out_stride, m, clamp_ps(_mm512_fmadd_ps(f, scale, bias), lo, hi));
+    kernels::store_lanes(e.out + r * e.out_stride, m, clamp_ps(_mm512_fmadd_ps(f, scale, bias), lo, hi));
   }
 }
 
@@ -374,7 +374,7 @@ void blockwise_outputs(const __m512* f, const TileEpilogue& e) {
   const __mmask16 m = kernels::first_lanes(e.width);
   for (int r = 0; r < NR; ++r) {
     const __m512 g = _mm512_add_ps(_mm512_mul_ps(f[r], _mm512_set1_ps(e.in_scale[r])), bias);
-    _mm512_mask_storeu_ps(e.out + r * e.out_stride, m, clamp_ps(g, lo, hi));
+    kernels::store_lanes(e.out + r * e.out_stride, m, clamp_ps(g, lo, hi));
   }
 }
 
@@ -738,7 +738,7 @@ void run_fully_connected_qd8(DelegateState& m, const Node& n) {
       const __m512i sign = _mm512_set1_epi8(static_cast<char>(0x80));
       for (; c < k; c += 64) {
         const __mmask64 m = k - c >= 64 ? ~__mmask64{0} : (__mmask64{1} << (k - c)) - 1;
-        _mm512_mask_storeu_epi8(dst + r * stride + c, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + r * k + c), sign));
+        kernels::store_lanes(dst + r * stride + c, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + r * k + c), sign));
       }
 #endif
       for (; c < k; ++c) dst[r * stride + c] = static_cast<uint8_t>(src[r * k + c] + 128);

@@ -1077,19 +1077,28 @@ void add_int8_vector(const QuantizedLayer& q, AddTerms t, const A* a, const B* b
   const __m512i zo = _mm512_set1_epi32(q.out_zero);
   const __m512 out_scale = _mm512_set1_ps(q.out_scale);
   const __m128i shift = _mm_cvtsi32_si128(static_cast<int>(q.shift));
-  for (int64_t r = 0; r < count; r += period) {
-    for (int64_t j = 0; j < period; j += 16) {
-      const __mmask16 k = kernels::first_lanes(period - j);
-      const __m512i va = add_operand16(a + r + j, k, za, ia), vb = add_operand16(b + j, k, zb, ib);
-      const __m512i acc = _mm512_add_epi32(round, _mm512_add_epi32(_mm512_mullo_epi32(va, ma), _mm512_mullo_epi32(vb, mb)));
-      // (The zero-masking forms: GCC 12's plain ones start from an "undefined" register.)
-      const __m512i v = _mm512_maskz_min_epi32(0xffff, _mm512_maskz_max_epi32(0xffff, _mm512_maskz_sra_epi32(0xffff, acc, shift), lo), hi);
-      if constexpr (std::is_same_v<Out, int8_t>) {
-        _mm_mask_storeu_epi8(out + r + j, k, _mm512_maskz_cvtepi32_epi8(0xffff, _mm512_add_epi32(v, zo)));
+  // 16 values from a + i and b + j into out + i (lanes k; whole stores when k is full: masked
+  // ones cost several times more on AMD's Zen cores).
+  auto sixteen = [&](int64_t i, int64_t j, __mmask16 k) __attribute__((always_inline)) {
+    const __m512i va = add_operand16(a + i, k, za, ia), vb = add_operand16(b + j, k, zb, ib);
+    const __m512i acc = _mm512_add_epi32(round, _mm512_add_epi32(_mm512_mullo_epi32(va, ma), _mm512_mullo_epi32(vb, mb)));
+    // (The zero-masking forms: GCC 12's plain ones start from an "undefined" register.)
+    const __m512i v = _mm512_maskz_min_epi32(0xffff, _mm512_maskz_max_epi32(0xffff, _mm512_maskz_sra_epi32(0xffff, acc, shift), lo), hi);
+    if constexpr (std::is_same_v<Out, int8_t>) {
+      const __m128i bytes = _mm512_maskz_cvtepi32_epi8(0xffff, _mm512_add_epi32(v, zo));
+      if (k == 0xffff) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), bytes);
       } else {
-        _mm512_mask_storeu_ps(out + r + j, k, _mm512_maskz_mul_ps(0xffff, _mm512_maskz_cvtepi32_ps(0xffff, v), out_scale));
+        _mm_mask_storeu_epi8(out + i, k, bytes);
       }
+    } else {
+      kernels::store_lanes(out + i, k, _mm512_maskz_mul_ps(0xffff, _mm512_maskz_cvtepi32_ps(0xffff, v), out_scale));
     }
+  };
+  for (int64_t r = 0; r < count; r += period) {
+    int64_t j = 0;
+    for (; j + 16 <= period; j += 16) sixteen(r + j, j, 0xffff);
+    if (j < period) sixteen(r + j, j, kernels::first_lanes(period - j));
   }
 }
 #endif
