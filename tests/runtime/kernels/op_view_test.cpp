@@ -155,4 +155,11 @@ TEST_CASE("permute_copy of every 4-D permutation and a 6-D pixel shuffle", "[ker
   check({2, 5, 32, 3}, {0, 3, 1, 2});
   check({3, 48}, {1, 0});
   check({48, 3}, {1, 0});
+  // Two and four rows into runs of two and four (a pixel shuffle's interleave), ragged ends.
+  check({1, 5, 2, 7, 37, 2}, {0, 1, 3, 5, 4, 2});
+  check({1, 3, 2, 5, 32, 2}, {0, 1, 3, 2, 4, 5});
+  check({2, 35}, {1, 0});
+  check({4, 35}, {1, 0});
+  check({2, 4, 3, 50}, {0, 2, 3, 1});
+  check({1, 2, 4, 6, 16, 4}, {0, 1, 3, 4, 5, 2});
 }

@@ -93,6 +93,35 @@ inline void interleave3x16(const void* s, int64_t ss, void* d) {
   }
 }
 
+/// d[2 i + j] = row j's element i for 16 elements of 2 rows (`ss` apart) of 4-byte elements (a
+/// pixel shuffle's interleave).
+inline void interleave2x16(const void* s, int64_t ss, void* d) {
+  const float* src = static_cast<const float*>(s);
+  float* dst = static_cast<float*>(d);
+  const __m512 x0 = _mm512_loadu_ps(src), x1 = _mm512_loadu_ps(src + ss);
+  const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+  _mm512_storeu_ps(dst, _mm512_permutex2var_ps(x0, lo, x1));
+  _mm512_storeu_ps(dst + 16, _mm512_permutex2var_ps(x0, hi, x1));
+}
+
+/// d[4 i + j] = row j's element i for 16 elements of 4 rows (`ss` apart) of 4-byte elements:
+/// rows 0 and 1 and rows 2 and 3 interleaved, then their pairs.
+inline void interleave4x16(const void* s, int64_t ss, void* d) {
+  const float* src = static_cast<const float*>(s);
+  float* dst = static_cast<float*>(d);
+  const __m512 x0 = _mm512_loadu_ps(src), x1 = _mm512_loadu_ps(src + ss), x2 = _mm512_loadu_ps(src + 2 * ss), x3 = _mm512_loadu_ps(src + 3 * ss);
+  const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+  const __m512d p01[2] = {_mm512_castps_pd(_mm512_permutex2var_ps(x0, lo, x1)), _mm512_castps_pd(_mm512_permutex2var_ps(x0, hi, x1))};
+  const __m512d p23[2] = {_mm512_castps_pd(_mm512_permutex2var_ps(x2, lo, x3)), _mm512_castps_pd(_mm512_permutex2var_ps(x2, hi, x3))};
+  const __m512i plo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), phi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+  for (int h = 0; h < 2; ++h) {
+    _mm512_storeu_ps(dst + 32 * h, _mm512_castpd_ps(_mm512_permutex2var_pd(p01[h], plo, p23[h])));
+    _mm512_storeu_ps(dst + 32 * h + 16, _mm512_castpd_ps(_mm512_permutex2var_pd(p01[h], phi, p23[h])));
+  }
+}
+
 /// Row j's element i = s[3 i + j] for 16 elements of 3 rows (`ds` apart) of 4-byte elements.
 inline void deinterleave3x16(const void* s, void* d, int64_t ds) {
   const float* src = static_cast<const float*>(s);
@@ -235,22 +264,26 @@ void copy_permuted(const E* __restrict src, E* __restrict dst, int rank, const i
       }
     } while (next());
   };
+  // The nj rows of the input (sj apart) into runs of nj in the output (oi == nj): 16 elements of
+  // each at a time by block16(from, to), the ragged ends element by element.
+  auto interleaved = [&](auto block16) {
+    do {
+      const E* s = src + in_base;
+      E* o = dst + out_base;
+      const int64_t ni16 = ni / 16 * 16;
+      for (int64_t i0 = 0; i0 < ni16; i0 += 16) block16(s + i0, o + i0 * nj);
+      for (int64_t i = ni16; i < ni; ++i) {
+        for (int64_t j = 0; j < nj; ++j) o[i * nj + j] = s[i + j * sj];
+      }
+    } while (next());
+  };
 #if defined(__AVX512F__)
   if constexpr (sizeof(E) == 4) {
-    // Three rows into runs of three (NCHW -> NHWC of an RGB image) and back: 16 elements of
-    // each at a time, the ragged ends element by element.
-    if (si == 1 && nj == 3 && oi == 3) {
-      do {
-        const E* s = src + in_base;
-        E* o = dst + out_base;
-        const int64_t ni16 = ni / 16 * 16;
-        for (int64_t i0 = 0; i0 < ni16; i0 += 16) permute_detail::interleave3x16(s + i0, sj, o + i0 * 3);
-        for (int64_t i = ni16; i < ni; ++i) {
-          for (int64_t j = 0; j < 3; ++j) o[i * 3 + j] = s[i + j * sj];
-        }
-      } while (next());
-      return;
-    }
+    // Three rows into runs of three (NCHW -> NHWC of an RGB image) and back; two or four rows
+    // into runs of two or four (a pixel shuffle's last dimensions).
+    if (si == 1 && nj == 3 && oi == 3) return interleaved([&](const E* f, E* t) { permute_detail::interleave3x16(f, sj, t); });
+    if (si == 1 && nj == 2 && oi == 2) return interleaved([&](const E* f, E* t) { permute_detail::interleave2x16(f, sj, t); });
+    if (si == 1 && nj == 4 && oi == 4) return interleaved([&](const E* f, E* t) { permute_detail::interleave4x16(f, sj, t); });
     if (si == 1 && ni == 3 && sj == 3) {
       do {
         const E* s = src + in_base;
@@ -268,6 +301,26 @@ void copy_permuted(const E* __restrict src, E* __restrict dst, int rank, const i
 #endif
 #if defined(__SSE2__)
   if constexpr (sizeof(E) == 1) {
+    // Two or four rows of bytes into runs of two or four (an int8 pixel shuffle).
+    if (si == 1 && (nj == 2 || nj == 4) && oi == nj) {
+      return interleaved([&](const E* f, E* t) {
+        auto row = [&](int64_t j) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(f + j * sj)); };
+        auto put = [&](int k, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(t + 16 * k), v); };
+        const __m128i r0 = row(0), r1 = row(1);
+        const __m128i p0 = _mm_unpacklo_epi8(r0, r1), p1 = _mm_unpackhi_epi8(r0, r1);
+        if (nj == 2) {
+          put(0, p0);
+          put(1, p1);
+          return;
+        }
+        const __m128i r2 = row(2), r3 = row(3);
+        const __m128i q0 = _mm_unpacklo_epi8(r2, r3), q1 = _mm_unpackhi_epi8(r2, r3);
+        put(0, _mm_unpacklo_epi16(p0, q0));
+        put(1, _mm_unpackhi_epi16(p0, q0));
+        put(2, _mm_unpacklo_epi16(p1, q1));
+        put(3, _mm_unpackhi_epi16(p1, q1));
+      });
+    }
     if (si == 1) return blocks16(permute_detail::transpose16x16_bytes);
   }
 #endif
