@@ -383,49 +383,6 @@ inline void depthwise_pixel(const float* x, const float* w, const float* bias, c
   });
 }
 
-// Two neighbouring output pixels (their windows inside the image, x1 = x0 + step), channels
-// [0, min(left, 16 V)): as depthwise_block for each, in the same order, each tap's filter
-// registers loaded once for both (fewer loads per multiply-add, twice the independent sums).
-template <int V>
-void depthwise_block2(const float* x0, int64_t step, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at, int64_t taps,
-                      int64_t left, float* out0, float* out1, __m512 vlo, __m512 vhi) {
-  const int64_t last = left - 16 * (V - 1);
-  const __mmask16 k = kernels::first_lanes(last);
-  auto load = [&](const float* p, int v) { return v + 1 < V ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(k, p); };
-  __m512 a0[V], a1[V];
-  _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) a0[v] = a1[v] = bias ? load(bias + 16 * v, v) : _mm512_setzero_ps();
-  const float* x1 = x0 + step;
-  for (int64_t t = 0; t < taps; ++t) {
-    const float* wt = w + w_at[t];
-    const int64_t at = in_at[t];
-    _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) {
-      const __m512 wv = load(wt + 16 * v, v);
-      a0[v] = _mm512_fmadd_ps(load(x0 + at + 16 * v, v), wv, a0[v]);
-      a1[v] = _mm512_fmadd_ps(load(x1 + at + 16 * v, v), wv, a1[v]);
-    }
-  }
-  _Pragma("GCC unroll 4") for (int v = 0; v < V; ++v) {
-    const __m512 r0 = _mm512_maskz_min_ps(0xffff, vhi, _mm512_maskz_max_ps(0xffff, vlo, a0[v]));
-    const __m512 r1 = _mm512_maskz_min_ps(0xffff, vhi, _mm512_maskz_max_ps(0xffff, vlo, a1[v]));
-    if (v + 1 < V) {
-      _mm512_storeu_ps(out0 + 16 * v, r0);
-      _mm512_storeu_ps(out1 + 16 * v, r1);
-    } else {
-      _mm512_mask_storeu_ps(out0 + 16 * v, k, r0);
-      _mm512_mask_storeu_ps(out1 + 16 * v, k, r1);
-    }
-  }
-}
-
-// All CO channels of two neighbouring output pixels (depthwise_block2), in the blocks of
-// for_channel_blocks.
-inline void depthwise_pixel2(const float* x0, int64_t step, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at,
-                             int64_t taps, int64_t CO, float* out0, float* out1, __m512 vlo, __m512 vhi) {
-  for_channel_blocks(CO, [&](int64_t c0, int64_t left, auto v, auto) __attribute__((always_inline)) {
-    depthwise_block2<decltype(v)::value>(x0 + c0, step, w + c0, bias ? bias + c0 : nullptr, in_at, w_at, taps, left, out0 + c0, out1 + c0, vlo, vhi);
-  });
-}
-
 // P neighbouring output pixels (windows inside the image, pixel p's first element at
 // x + p * step) by channels [0, min(left, 16 V)) of a depthwise convolution: as depthwise_block
 // for each pixel, in the same order, each tap's filter registers loaded once for all P (a load

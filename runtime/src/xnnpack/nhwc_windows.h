@@ -278,9 +278,6 @@ class PixelTaps {
     return iy < H_ && ix < W_ ? (iy * W_ + ix) * C_ : 0;
   }
   int64_t origin(int64_t oy, int64_t ox) const { return ((oy * c_.stride_h - c_.padding[0]) * W_ + ox * c_.stride_w - c_.padding[3]) * C_; }
-  const int64_t* in_at() const { return in_at_; }
-  const int64_t* w_at() const { return w_at_; }
-  int64_t count() const { return count_; }
 
   /// Walks output rows [y0, y1) (row y of image y / OH) of a listed filter in runs of pixels that
   /// share one list of taps: each row's pixels between columns_begin() and columns_end(), then,
