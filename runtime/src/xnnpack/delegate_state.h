@@ -189,6 +189,20 @@ struct DelegateState {
   /// (and bias, if any) that f32_gemm computes from a packing made at load.
   bool packed_f32_layer(const Node& n) const;
   Status plan_f32(size_t i);
+  /// A packed convolution that reads its windows where they are in the image (run_conv2d): the
+  /// row pointers of every output pixel's taps, kept from run to run (XNNPACK's indirection
+  /// buffer) and built again only when the image, the zero row or the shapes move. Sized at load
+  /// at the graph's upper-bound shapes (conv_rows_size), so a run allocates nothing.
+  struct ConvRows {
+    const float* image = nullptr;
+    const float* zeros = nullptr;
+    int64_t H = 0, W = 0, OH = 0, OW = 0;
+    std::vector<const float*> at;
+  };
+  std::vector<ConvRows> conv_rows;  // per node
+  /// Row pointers node n's table holds at the current shapes (pixels x taps), or 0 when it does
+  /// not read its windows in place.
+  uint64_t conv_rows_size(const Node& n) const;
   std::vector<int32_t> quantized_of_node;  // per node: index into quantized, or -1
   // Per node: a Clamp that an integer layer before it requantized into (plan_quantized): its
   // input is on its grid and in its range, and it copies it (unless emulating).

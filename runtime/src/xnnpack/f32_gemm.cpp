@@ -118,17 +118,17 @@ void block(const Rows& a, int64_t nrows, const float* panel, int64_t, int64_t, c
 
 }  // namespace
 
-void f32_gemm_rows(const RowPointers& rows_of, int64_t taps, int64_t width, int64_t rows, const PackedF32& w, float* out, int64_t out_stride, float lo,
-                   float hi, int64_t panel_begin, int64_t panel_end) {
-  // Rows in chunks that stay in cache while every panel passes over them: blocks of kF32Rows
-  // rows one panel at a time, then the chunk's last rows several panels at a time. A chunk's
-  // row pointers are gathered once, on the stack.
-  const int64_t chunk = std::max<int64_t>(kF32Rows, std::min<int64_t>(12 * kF32Rows, kF32MaxRowPointers / taps / kF32Rows * kF32Rows));
+namespace {
+// The GEMM over rows whose pointers chunk(c0, c1) gives (rows c0..c1 - 1's taps, row by row):
+// rows in chunks that stay in cache while every panel passes over them, blocks of kF32Rows rows
+// one panel at a time, then the chunk's last rows several panels at a time.
+template <typename Chunk>
+void gemm_chunks(Chunk chunk_rows, int64_t chunk, int64_t taps, int64_t width, int64_t rows, const PackedF32& w, float* out, int64_t out_stride,
+                 float lo, float hi, int64_t panel_begin, int64_t panel_end) {
   const int64_t panel_floats = w.k * kF32Panel;
-  const float* at[kF32MaxRowPointers];
   for (int64_t c0 = 0; c0 < rows; c0 += chunk) {
     const int64_t c1 = std::min(rows, c0 + chunk);
-    rows_of(c0, c1, at);
+    const float* const* at = chunk_rows(c0, c1);
     const int64_t rest = (c1 - c0) % kF32Rows, full_end = c1 - rest;
     const int64_t step = rest > 0 ? panels_for(rest) : 1;
     auto rows_from = [&](int64_t r) { return Rows{at + (r - c0) * taps, taps, width}; };
@@ -145,6 +145,26 @@ void f32_gemm_rows(const RowPointers& rows_of, int64_t taps, int64_t width, int6
             out + full_end * out_stride + p * kF32Panel, out_stride, w.n - p * kF32Panel, lo, hi);
     }
   }
+}
+}  // namespace
+
+void f32_gemm_rows(const RowPointers& rows_of, int64_t taps, int64_t width, int64_t rows, const PackedF32& w, float* out, int64_t out_stride, float lo,
+                   float hi, int64_t panel_begin, int64_t panel_end) {
+  // A chunk's row pointers are gathered once, on the stack.
+  const int64_t chunk = std::max<int64_t>(kF32Rows, std::min<int64_t>(12 * kF32Rows, kF32MaxRowPointers / taps / kF32Rows * kF32Rows));
+  const float* at[kF32MaxRowPointers];
+  gemm_chunks(
+      [&](int64_t c0, int64_t c1) {
+        rows_of(c0, c1, at);
+        return static_cast<const float* const*>(at);
+      },
+      chunk, taps, width, rows, w, out, out_stride, lo, hi, panel_begin, panel_end);
+}
+
+void f32_gemm_indirect(const float* const* table, int64_t taps, int64_t width, int64_t rows, const PackedF32& w, float* out, int64_t out_stride,
+                       float lo, float hi, int64_t panel_begin, int64_t panel_end) {
+  const int64_t chunk = std::max<int64_t>(kF32Rows, std::min<int64_t>(12 * kF32Rows, kF32MaxRowPointers / taps / kF32Rows * kF32Rows));
+  gemm_chunks([&](int64_t c0, int64_t) { return table + c0 * taps; }, chunk, taps, width, rows, w, out, out_stride, lo, hi, panel_begin, panel_end);
 }
 
 void f32_gemm_strided(const float* const* first, const int64_t* steps, int64_t taps, int64_t width, int64_t rows, const PackedF32& w, float* out,

@@ -54,6 +54,11 @@ using RowPointers = std::function<void(int64_t r0, int64_t r1, const float** at)
 void f32_gemm_rows(const RowPointers& rows_of, int64_t taps, int64_t width, int64_t rows, const PackedF32& w, float* out, int64_t out_stride, float lo,
                    float hi, int64_t panel_begin, int64_t panel_end);
 
+/// As f32_gemm_rows with every row's pointers given at once (an indirection buffer built once
+/// and kept, as XNNPACK's): row r's tap t reads `width` floats at table[r * taps + t].
+void f32_gemm_indirect(const float* const* table, int64_t taps, int64_t width, int64_t rows, const PackedF32& w, float* out, int64_t out_stride,
+                       float lo, float hi, int64_t panel_begin, int64_t panel_end);
+
 /// As f32_gemm_rows for rows a fixed distance apart per tap (neighbouring windows of a
 /// convolution): row r's tap t reads `width` floats at first[t] + r * steps[t] (a step of 0: a
 /// tap every row reads at the same place, a zero row). taps <= kF32MaxRowPointers / kF32Rows.

@@ -148,6 +148,16 @@ Status DelegateState::plan_f32(size_t i) {
   return ok_status();
 }
 
+uint64_t DelegateState::conv_rows_size(const Node& n) const {
+  if (n.kind != NodeKind::kConv2d || !packed_f32_layer(n)) return 0;
+  const xnn::ConvParams& c = n.conv;
+  const uint64_t taps = uint64_t{c.kernel_h} * c.kernel_w;
+  // run_conv2d's condition for reading windows in place (pixels x taps <= its im2col size,
+  // checked for overflow when the node was)
+  if (pointwise_conv(c) || c.groups != 1 || in_shape(n, 0).d[3] < 8 || taps > kF32MaxRowPointers / kF32Rows) return 0;
+  return static_cast<uint64_t>(out_shape(n).d[1] * out_shape(n).d[2]) * taps;
+}
+
 // f32_gemm on the method's threads: blocks of rows, or of panels when there are few rows.
 void packed_f32_gemm(const DelegateState& m, const float* a, int64_t stride, int64_t rows, const PackedF32& w, float* out,
                      int64_t out_stride, float lo, float hi) {
@@ -193,7 +203,7 @@ void run_conv2d(DelegateState& m, const Node& n) {
         // Pixels in order (no division per pixel); a window wholly inside the image takes its
         // taps' fixed offsets from its first, one at the border checks each tap.
         const int64_t span_h = int64_t{c.kernel_h - 1} * c.dilation_h, span_w = int64_t{c.kernel_w - 1} * c.dilation_w;
-        gemm_over_pixels(m, pixels, taps, C, packs[0], out + b * pixels * CO, CO, lo, hi, [&](int64_t pb, int64_t pe, const float** at) {
+        auto pointers = [&](int64_t pb, int64_t pe, const float** at) {
           int64_t oy = pb / OW, ox = pb % OW;
           for (int64_t p = pb; p < pe; ++p) {
             const int64_t iy0 = oy * c.stride_h - c.padding[0], ix0 = ox * c.stride_w - c.padding[3];
@@ -215,7 +225,23 @@ void run_conv2d(DelegateState& m, const Node& n) {
               ++oy;
             }
           }
-        });
+        };
+        DelegateState::ConvRows& kept = m.conv_rows[static_cast<size_t>(&n - m.graph.nodes.data())];
+        if (static_cast<uint64_t>(pixels * taps) > kept.at.size()) {  // not sized at load: gathered as it goes
+          gemm_over_pixels(m, pixels, taps, C, packs[0], out + b * pixels * CO, CO, lo, hi, pointers);
+          continue;
+        }
+        if (kept.image != img || kept.zeros != zeros || kept.H != H || kept.W != W || kept.OH != OH || kept.OW != OW) {
+          pointers(0, pixels, kept.at.data());
+          kept.image = img;
+          kept.zeros = zeros;
+          kept.H = H, kept.W = W, kept.OH = OH, kept.OW = OW;
+        }
+        const float* const* table = kept.at.data();
+        for_blocks(worth_splitting(m.parallel, pixels * packs[0].n * packs[0].k), pixels, 4 * kF32Rows, packs[0].panels, 1,
+                   [&](int64_t p0, int64_t p1, int64_t q0, int64_t q1) {
+                     f32_gemm_indirect(table + p0 * taps, taps, C, p1 - p0, packs[0], out + (b * pixels + p0) * CO, CO, lo, hi, q0, q1);
+                   });
       }
       return;
     }

@@ -387,7 +387,9 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
     // A deconvolution's packings, one per group and output phase, hold its taps once in all.
     const uint64_t phases = n.kind == NodeKind::kConvTranspose2d ? uint64_t{n.conv.stride_h} * n.conv.stride_w : 1;
     const auto floats = checked::mul(outputs + kF32Panel * groups, (outputs > 0 ? w.numel / outputs : 0) + phases);
-    const auto sum = floats && *floats < (uint64_t{1} << 60) ? checked::add(bytes, *floats * 4) : std::nullopt;
+    // and a convolution reading its windows in place its row pointers (below 2^60: check_node)
+    const uint64_t table = impl->conv_rows_size(n) * sizeof(const float*);
+    const auto sum = floats && *floats < (uint64_t{1} << 60) ? checked::add(bytes, *floats * 4 + table) : std::nullopt;
     if (!sum) return Error(ErrorCode::kCorrupt, where + ": XNNPACK delegate buffers: sizes overflow");
     bytes = *sum;
   }
@@ -435,8 +437,10 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   impl->gemm_workspace.resize(scratch.gemm);
   impl->int8_scratch.resize(scratch.bytes);
   impl->f32_of_node.assign(g.nodes.size(), -1);
+  impl->conv_rows.resize(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (impl->packed_f32_layer(g.nodes[i])) ETSCOPE_TRY(impl->plan_f32(i));
+    impl->conv_rows[i].at.resize(impl->conv_rows_size(g.nodes[i]));
   }
   impl->quantized_of_node.assign(g.nodes.size(), -1);
   impl->copy_clamp.assign(g.nodes.size(), 0);
