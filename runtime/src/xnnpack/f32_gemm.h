@@ -15,7 +15,7 @@
 namespace etscope::runtime::xnnpack {
 
 constexpr int64_t kF32Panel = 32;  // outputs per panel
-constexpr int64_t kF32Rows = 8;    // rows per block of the kernel
+constexpr int64_t kF32Rows = 10;   // rows per block of the kernel, at most
 
 struct PackedF32 {
   int64_t k = 0, n = 0, panels = 0;
@@ -41,8 +41,10 @@ void pack_f32(PackedF32& p, int64_t n, int64_t k, F filter, B bias) {
   }
 }
 
-/// Row pointers a GEMM gathers per chunk of rows, on its stack: at most this many.
-constexpr int64_t kF32MaxRowPointers = 4096;
+/// Taps (row pointers per row) a GEMM over rows given by pointers takes at most, and the row
+/// pointers it gathers per chunk of rows, on its stack.
+constexpr int64_t kF32MaxTaps = 512;
+constexpr int64_t kF32MaxRowPointers = kF32MaxTaps * kF32Rows;
 
 /// Fills at[(r - r0) * taps + t] with the floats row r reads for tap t, for rows [r0, r1).
 using RowPointers = std::function<void(int64_t r0, int64_t r1, const float** at)>;
@@ -50,7 +52,7 @@ using RowPointers = std::function<void(int64_t r0, int64_t r1, const float** at)
 /// The GEMM of a matrix whose rows are given by pointers (an im2col matrix left in its image):
 /// row r's inputs are `taps` runs of `width` floats (taps x width = the filter's k, in the
 /// filter's order), run t at the pointer rows_of gives; otherwise as f32_gemm, the same sums in
-/// the same order. taps <= kF32MaxRowPointers / kF32Rows.
+/// the same order. taps <= kF32MaxTaps.
 void f32_gemm_rows(const RowPointers& rows_of, int64_t taps, int64_t width, int64_t rows, const PackedF32& w, float* out, int64_t out_stride, float lo,
                    float hi, int64_t panel_begin, int64_t panel_end);
 
@@ -61,7 +63,7 @@ void f32_gemm_indirect(const float* const* table, int64_t taps, int64_t width, i
 
 /// As f32_gemm_rows for rows a fixed distance apart per tap (neighbouring windows of a
 /// convolution): row r's tap t reads `width` floats at first[t] + r * steps[t] (a step of 0: a
-/// tap every row reads at the same place, a zero row). taps <= kF32MaxRowPointers / kF32Rows.
+/// tap every row reads at the same place, a zero row). taps <= kF32MaxTaps.
 void f32_gemm_strided(const float* const* first, const int64_t* steps, int64_t taps, int64_t width, int64_t rows, const PackedF32& w, float* out,
                       int64_t out_stride, float lo, float hi, int64_t panel_begin, int64_t panel_end);
 

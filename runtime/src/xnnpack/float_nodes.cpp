@@ -83,7 +83,7 @@ bool DelegateState::packed_f32_layer(const Node& n) const {
   // A deconvolution is packed per output phase (deconv_phases); strides of few phases and windows
   // of a row pointer list's taps.
   if (n.kind == NodeKind::kConvTranspose2d &&
-      (uint64_t{n.conv.stride_h} * n.conv.stride_w > kMaxDeconvPhases || uint64_t{n.conv.kernel_h} * n.conv.kernel_w > kF32MaxRowPointers / kF32Rows)) {
+      (uint64_t{n.conv.stride_h} * n.conv.stride_w > kMaxDeconvPhases || uint64_t{n.conv.kernel_h} * n.conv.kernel_w > kF32MaxTaps)) {
     return false;
   }
   const xnn::TensorValue& w = value(n.inputs[1]);
@@ -120,7 +120,7 @@ Status DelegateState::plan_f32(size_t i) {
     for (uint32_t g = 0; g < c.groups; ++g) {
       for (uint32_t py = 0; py < c.stride_h; ++py) {
         for (uint32_t px = 0; px < c.stride_w; ++px) {
-          int64_t ky[kF32MaxRowPointers / kF32Rows], kx[kF32MaxRowPointers / kF32Rows];
+          int64_t ky[kF32MaxTaps], kx[kF32MaxTaps];
           const int64_t ny = deconv_taps(py, c.padding[0], KH, c.dilation_h, c.stride_h, ky);
           const int64_t nx = deconv_taps(px, c.padding[3], KW, c.dilation_w, c.stride_w, kx);
           pack_f32(
@@ -154,7 +154,7 @@ uint64_t DelegateState::conv_rows_size(const Node& n) const {
   const uint64_t taps = uint64_t{c.kernel_h} * c.kernel_w;
   // run_conv2d's condition for reading windows in place (pixels x taps <= its im2col size,
   // checked for overflow when the node was)
-  if (pointwise_conv(c) || c.groups != 1 || in_shape(n, 0).d[3] < 8 || taps > kF32MaxRowPointers / kF32Rows) return 0;
+  if (pointwise_conv(c) || c.groups != 1 || in_shape(n, 0).d[3] < 8 || taps > kF32MaxTaps) return 0;
   return static_cast<uint64_t>(out_shape(n).d[1] * out_shape(n).d[2]) * taps;
 }
 
@@ -191,12 +191,12 @@ void run_conv2d(DelegateState& m, const Node& n) {
     // Filter and bias packed at load; each group's outputs stored in place, clamped.
     const std::vector<PackedF32>& packs = m.f32_layers[static_cast<size_t>(f)];
     const int64_t taps = int64_t{c.kernel_h} * c.kernel_w;
-    if (!direct && c.groups == 1 && C >= 8 && taps <= kF32MaxRowPointers / kF32Rows) {
+    if (!direct && c.groups == 1 && C >= 8 && taps <= kF32MaxTaps) {
       // One group of 8 channels or more: the GEMM reads each tap's C floats where they are in the image (a zero row
       // for taps outside it) instead of an im2col copy; the same sums in the same order.
       float* zeros = m.scratch.data();
       std::fill(zeros, zeros + C, 0.0f);
-      int64_t tap_offset[kF32MaxRowPointers / kF32Rows];  // floats from a window's first tap to each
+      int64_t tap_offset[kF32MaxTaps];  // floats from a window's first tap to each
       window_tap_offsets(c, W, C, tap_offset);
       for (int64_t b = 0; b < sx.d[0]; ++b) {
         const float* img = x + b * H * W * C;
@@ -256,7 +256,7 @@ void run_conv2d(DelegateState& m, const Node& n) {
     while (ox_lo < OW && ox_lo * c.stride_w - pl < 0) ++ox_lo;
     while (ox_hi > ox_lo && (ox_hi - 1) * c.stride_w - pl + c.kernel_w > W) --ox_hi;
     const int64_t edge_cols = ox_lo + (OW - ox_hi);
-    if (!direct && c.groups == 1 && C < 8 && c.dilation_w == 1 && int64_t{c.kernel_h} <= kF32MaxRowPointers / kF32Rows &&
+    if (!direct && c.groups == 1 && C < 8 && c.dilation_w == 1 && int64_t{c.kernel_h} <= kF32MaxTaps &&
         (OH * edge_cols * c.kernel_h + 1) * krow <= static_cast<int64_t>(m.scratch.size())) {
       float* zeros = m.scratch.data();
       float* edges = zeros + krow;  // per output row, edge column and kernel row: krow floats
@@ -294,8 +294,8 @@ void run_conv2d(DelegateState& m, const Node& n) {
         const PackedF32& w0 = packs[0];
         float* dst = out + b * pixels * CO;
         for_ranges(worth_splitting(m.parallel, pixels * w0.n * w0.k), OH, 1, [&](int64_t y0, int64_t y1) {
-          const float* first[kF32MaxRowPointers / kF32Rows];
-          int64_t steps[kF32MaxRowPointers / kF32Rows];
+          const float* first[kF32MaxTaps];
+          int64_t steps[kF32MaxTaps];
           const int64_t kh = c.kernel_h;
           for (int64_t oy = y0; oy < y1; ++oy) {
             float* orow = dst + oy * OW * CO;
@@ -613,7 +613,7 @@ void run_conv_transpose2d(DelegateState& m, const Node& n) {
     for (int64_t b = 0; b < sx.d[0]; ++b) {
       const float* xb = x + b * H * W * C;
       for_ranges(worth_splitting(m.parallel, OH * OW * CO * KH * KW * cg / std::max<int64_t>(1, sh * sw)), OH, 1, [&](int64_t y0, int64_t y1) {
-        int64_t ky[kF32MaxRowPointers / kF32Rows], kx[kF32MaxRowPointers / kF32Rows];
+        int64_t ky[kF32MaxTaps], kx[kF32MaxTaps];
         for (int64_t oy = y0; oy < y1; ++oy) {
           const int64_t ny = deconv_taps(oy % sh, c.padding[0], KH, c.dilation_h, sh, ky);
           for (int64_t px = 0; px < std::min(sw, OW); ++px) {
