@@ -92,6 +92,29 @@ class Stems(nn.Module):
         return torch.cat([a.flatten(1), b.flatten(1), c.flatten(1), d.flatten(1)], dim=1)
 
 
+class WideStems(nn.Module):
+    """Convolutions of 1 to 3 input channels on rows of many windows (the etscope engine runs each
+    output row's windows inside the image together, kernel rows read in place, and the edge
+    windows from copies) and a spectrogram-like stem of few columns (a 10x4 window, stride 2, on
+    one channel with 64 outputs, which XNNPACK takes as a depthwise convolution and runs as an
+    IGEMM; the etscope engine reads a padded copy): 3x3 stride 2 and 7x7 stride 2 padding 3 on 3
+    channels, 5x5 on one channel with 8 outputs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(3, 16, 3, stride=2, padding=1)
+        self.b = nn.Conv2d(3, 8, 7, stride=2, padding=3)
+        self.c = nn.Conv2d(1, 8, 5, padding=2)
+        self.d = nn.Conv2d(1, 64, (10, 4), stride=2, padding=(5, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = self.a(x[:, :3])                          # 40x90 -> 20x45
+        b = self.b(x[:, :3])                          # 40x90 -> 20x45
+        c = self.c(x[:, 3:4])                         # 40x90
+        d = self.d(x[:, 3:4, :, :10])                 # 40x10 -> 21x5
+        return torch.cat([a.flatten(1), b.flatten(1), c.flatten(1), d.flatten(1)], dim=1)
+
+
 class Clamps(nn.Module):
     """Clamps XNNPACK's runtime fuses into the node that produces their input (the node writes
     the clamped output in one pass, its range and the Clamp's combined): after a 3-channel
@@ -220,6 +243,7 @@ MODELS: Dict[str, Dict[str, Any]] = {
     "xnn_exact_attention": dict(build=Attention, shape=(3, 4, 33, 40)),
     "xnn_exact_layer_norm": dict(build=LayerNorms, shape=(2, 5, 300)),
     "xnn_exact_stems": dict(build=Stems, shape=(1, 6, 23, 29)),
+    "xnn_exact_wide_stems": dict(build=WideStems, shape=(1, 4, 40, 90)),
     "xnn_exact_clamps": dict(build=Clamps, shape=(1, 3, 21, 27)),
     "xnn_exact_depthwise": dict(build=Depthwise, shape=(1, 70, 13, 19)),
     "xnn_exact_pools": dict(build=Pools, shape=(1, 40, 7, 7)),

@@ -884,7 +884,8 @@ TEST_CASE("xnnpack graph values share workspace memory by lifetime", "[xnnpack][
 // Float programs etscope computes as ExecuTorch does, bit for bit (samples/export/
 // export_xnnpack_exact.py, outputs from ExecuTorch's engine on a CPU with AVX-512F): ExecuTorch's
 // layer norm (rows of 40 in float, of 256 and 300 by Welford's method in 8 lanes), convolutions
-// of 1 to 3 channels (kernel rows read in the image, edge windows copied), depthwise
+// of 1 to 3 channels (kernel rows read in the image, edge windows copied, or in a padded copy),
+// depthwise
 // convolutions (taps column by column where XNNPACK's depthwise kernels take them), means and
 // average poolings (XNNPACK's order of additions, a reciprocal's product), bilinear resizes
 // (XNNPACK's coordinates, no fused multiply-add) and deconvolutions (per output phase, the taps
@@ -894,7 +895,7 @@ TEST_CASE("xnnpack graph values share workspace memory by lifetime", "[xnnpack][
 // is built for AVX-512F.
 TEST_CASE("xnnpack float stems depthwise convolutions pools resizes deconvolutions unary functions softmax attention and layer norms equal ExecuTorch's outputs bit for bit", "[xnnpack][runtime][fixtures]") {
   for (const char* name :
-       {"xnn_exact_layer_norm", "xnn_exact_stems", "xnn_exact_depthwise", "xnn_exact_pools", "xnn_exact_resize", "xnn_exact_deconv", "xnn_exact_unary",
+       {"xnn_exact_layer_norm", "xnn_exact_stems", "xnn_exact_wide_stems", "xnn_exact_depthwise", "xnn_exact_pools", "xnn_exact_resize", "xnn_exact_deconv", "xnn_exact_unary",
         "xnn_exact_softmax", "xnn_exact_attention"}) {
     INFO(name);
     const std::string n = name;

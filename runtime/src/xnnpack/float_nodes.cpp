@@ -76,8 +76,11 @@ ConvOperands conv_operands(const DelegateState& m, const Node& n) {
 }  // namespace
 
 bool DelegateState::packed_f32_layer(const Node& n) const {
-  if ((n.kind != NodeKind::kConv2d && n.kind != NodeKind::kFullyConnected && n.kind != NodeKind::kConvTranspose2d) || n.inputs.size() < 3 ||
-      n.outputs.size() != 1 || n.inputs[1] < 0) {
+  // A depthwise convolution of one input channel (a channel multiplier on a mono image) is an
+  // ordinary one, as XNNPACK runs it: the same sums, its filter read in its own layout.
+  const bool mono_depthwise = n.kind == NodeKind::kDepthwiseConv2d && n.conv.groups == 1;
+  if ((n.kind != NodeKind::kConv2d && n.kind != NodeKind::kFullyConnected && n.kind != NodeKind::kConvTranspose2d && !mono_depthwise) ||
+      n.inputs.size() < 3 || n.outputs.size() != 1 || n.inputs[1] < 0) {
     return false;
   }
   // A deconvolution is packed per output phase (deconv_phases); strides of few phases and windows
@@ -137,9 +140,11 @@ Status DelegateState::plan_f32(size_t i) {
     const xnn::ConvParams& c = n.conv;
     const int64_t og = c.group_out, kk = int64_t{c.kernel_h} * c.kernel_w * c.group_in;
     packs.resize(c.groups);
+    const bool depthwise = n.kind == NodeKind::kDepthwiseConv2d;  // one group: [1, KH, KW, outputs]
     for (uint32_t g = 0; g < c.groups; ++g) {
       pack_f32(
-          packs[g], og, kk, [&](int64_t o, int64_t j) { return read(wv, static_cast<uint64_t>((g * og + o) * kk + j)); },
+          packs[g], og, kk,
+          [&](int64_t o, int64_t j) { return read(wv, static_cast<uint64_t>(depthwise ? j * og + o : (g * og + o) * kk + j)); },
           [&](int64_t o) { return bv ? read(*bv, static_cast<uint64_t>(g * og + o)) : 0.0f; });
     }
   }
@@ -149,12 +154,14 @@ Status DelegateState::plan_f32(size_t i) {
 }
 
 uint64_t DelegateState::conv_rows_size(const Node& n) const {
-  if (n.kind != NodeKind::kConv2d || !packed_f32_layer(n)) return 0;
+  if ((n.kind != NodeKind::kConv2d && n.kind != NodeKind::kDepthwiseConv2d) || !packed_f32_layer(n)) return 0;
   const xnn::ConvParams& c = n.conv;
-  const uint64_t taps = uint64_t{c.kernel_h} * c.kernel_w;
-  // run_conv2d's condition for reading windows in place (pixels x taps <= its im2col size,
-  // checked for overflow when the node was)
-  if (pointwise_conv(c) || c.groups != 1 || in_shape(n, 0).d[3] < 8 || taps > kF32MaxTaps) return 0;
+  if (pointwise_conv(c) || c.groups != 1) return 0;
+  // run_conv2d's conditions for reading windows in place: a pointer per tap, or for few channels
+  // per kernel row (pixels x taps <= the im2col size, checked for overflow with the node)
+  const int64_t C = in_shape(n, 0).d[3];
+  const uint64_t taps = C >= 8 ? uint64_t{c.kernel_h} * c.kernel_w : c.dilation_w == 1 ? c.kernel_h : 0;
+  if (taps > kF32MaxTaps) return 0;
   return static_cast<uint64_t>(out_shape(n).d[1] * out_shape(n).d[2]) * taps;
 }
 
@@ -256,6 +263,50 @@ void run_conv2d(DelegateState& m, const Node& n) {
     while (ox_lo < OW && ox_lo * c.stride_w - pl < 0) ++ox_lo;
     while (ox_hi > ox_lo && (ox_hi - 1) * c.stride_w - pl + c.kernel_w > W) --ox_hi;
     const int64_t edge_cols = ox_lo + (OW - ox_hi);
+    // Narrow images (a spectrogram's few columns: rows of few windows) in one GEMM over every
+    // window instead, each kernel row read in a copy of the image with its padding, from row
+    // pointers kept from run to run (conv_rows).
+    const int64_t kh = c.kernel_h;
+    const int64_t PH = (OH - 1) * c.stride_h + (kh - 1) * c.dilation_h + 1, PW = (OW - 1) * c.stride_w + c.kernel_w;  // padded extents read
+    // (each below the padded input's extent, at most about 2^33: their product may not fit)
+    auto fits_in = [](int64_t rows, int64_t row, size_t floats) { return static_cast<uint64_t>(row) <= floats && static_cast<uint64_t>(rows) <= floats / static_cast<uint64_t>(std::max<int64_t>(row, 1)); };
+    DelegateState::ConvRows& kept = m.conv_rows[static_cast<size_t>(&n - m.graph.nodes.data())];
+    if (!direct && c.groups == 1 && C < 8 && c.dilation_w == 1 && ox_hi - ox_lo < 4 * kF32Rows && fits_in(PH, PW * C, m.scratch.size()) &&
+        static_cast<uint64_t>(pixels * kh) <= kept.at.size()) {
+      float* padded = m.scratch.data();
+      if (kept.zeros != padded || kept.H != H || kept.W != W || kept.OH != OH || kept.OW != OW) {
+        const float** at = kept.at.data();
+        for (int64_t oy = 0; oy < OH; ++oy) {
+          for (int64_t ox = 0; ox < OW; ++ox) {
+            for (int64_t ky = 0; ky < kh; ++ky) *at++ = padded + ((oy * c.stride_h + ky * c.dilation_h) * PW + ox * c.stride_w) * C;
+          }
+        }
+        kept.image = nullptr;  // (any image: it is copied)
+        kept.zeros = padded;
+        kept.H = H, kept.W = W, kept.OH = OH, kept.OW = OW;
+      }
+      const float* const* table = kept.at.data();
+      for (int64_t b = 0; b < sx.d[0]; ++b) {
+        const float* img = x + b * H * W * C;
+        for (int64_t py = 0; py < PH; ++py) {
+          float* row = padded + py * PW * C;
+          const int64_t iy = py - pt;
+          const int64_t ix0 = std::clamp<int64_t>(pl, 0, PW), ix1 = std::clamp<int64_t>(pl + W, ix0, PW);  // columns the image fills
+          if (iy < 0 || iy >= H) {
+            std::fill(row, row + PW * C, 0.0f);
+            continue;
+          }
+          std::fill(row, row + ix0 * C, 0.0f);
+          std::copy(img + (iy * W + ix0 - pl) * C, img + (iy * W + ix1 - pl) * C, row + ix0 * C);
+          std::fill(row + ix1 * C, row + PW * C, 0.0f);
+        }
+        for_blocks(worth_splitting(m.parallel, pixels * packs[0].n * packs[0].k), pixels, 4 * kF32Rows, packs[0].panels, 1,
+                   [&](int64_t p0, int64_t p1, int64_t q0, int64_t q1) {
+                     f32_gemm_indirect(table + p0 * kh, kh, krow, p1 - p0, packs[0], out + (b * pixels + p0) * CO, CO, lo, hi, q0, q1);
+                   });
+      }
+      return;
+    }
     if (!direct && c.groups == 1 && C < 8 && c.dilation_w == 1 && int64_t{c.kernel_h} <= kF32MaxTaps &&
         (OH * edge_cols * c.kernel_h + 1) * krow <= static_cast<int64_t>(m.scratch.size())) {
       float* zeros = m.scratch.data();
@@ -501,6 +552,7 @@ inline void depthwise_pixel_multiplier(const float* x, const float* w, const flo
 #endif
 
 void run_depthwise_conv2d(DelegateState& m, const Node& n) {
+  if (m.f32_of_node[static_cast<size_t>(&n - m.graph.nodes.data())] >= 0) return run_conv2d(m, n);  // one input channel
   const xnn::ConvParams& c = n.conv;
   const float lo = n.output_min, hi = n.output_max;
   const auto [sx, so, x, out, w, bias, H, W, C, OH, OW, CO] = conv_operands(m, n);

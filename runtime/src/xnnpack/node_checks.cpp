@@ -280,7 +280,7 @@ Status check_conv(DelegateState& m, size_t i, Scratch* scratch) {
     scratch->bytes = std::max<size_t>(scratch->bytes, static_cast<size_t>(*total));
   }
   // (An emulating delegate may run an integer layer on floats: it sizes both.)
-  if (n.kind == NodeKind::kConv2d && (m.emulate || !m.int8_gemm_layer(n))) {
+  if ((n.kind == NodeKind::kConv2d && (m.emulate || !m.int8_gemm_layer(n))) || (n.kind == NodeKind::kDepthwiseConv2d && m.packed_f32_layer(n))) {
     // The im2col matrix and a group's result: sizes come from the file, so overflow-checked.
     const uint64_t rows = static_cast<uint64_t>(want.d[1] * want.d[2]);
     const uint64_t k = uint64_t{c.kernel_h} * c.kernel_w * c.group_in;  // the filter's row: bytes in the file

@@ -381,9 +381,10 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
       if (n.inputs[k] >= 0) ++integer_reads[static_cast<size_t>(n.inputs[k])];
     }
     const xnn::TensorValue& w = g.values[static_cast<size_t>(n.inputs[1])];
-    const uint64_t outputs = static_cast<uint64_t>(n.kind == NodeKind::kFullyConnected ? w.shape.at((n.flags & kFlagTransposeB) != 0 ? 1 : 0)
-                                                                                      : w.shape.at(0));
-    const uint64_t groups = n.kind == NodeKind::kConv2d || n.kind == NodeKind::kConvTranspose2d ? n.conv.groups : 1;
+    const uint64_t outputs = static_cast<uint64_t>(n.kind == NodeKind::kFullyConnected     ? w.shape.at((n.flags & kFlagTransposeB) != 0 ? 1 : 0)
+                                                   : n.kind == NodeKind::kDepthwiseConv2d ? w.shape.at(3)
+                                                                                          : w.shape.at(0));
+    const uint64_t groups = n.kind == NodeKind::kFullyConnected ? 1 : n.conv.groups;
     // A deconvolution's packings, one per group and output phase, hold its taps once in all.
     const uint64_t phases = n.kind == NodeKind::kConvTranspose2d ? uint64_t{n.conv.stride_h} * n.conv.stride_w : 1;
     const auto floats = checked::mul(outputs + kF32Panel * groups, (outputs > 0 ? w.numel / outputs : 0) + phases);
