@@ -1,6 +1,7 @@
 #include "render/table.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 #include "render/format.h"
@@ -33,6 +34,14 @@ std::string render_table(const TextTable& t, const std::string& format) {
         char* end = nullptr;
         const double v = std::strtod(row[c]->c_str(), &end);
         if (is_numeric(c) && !row[c]->empty() && end != nullptr && *end == '\0') {
+          // Integers (ids, counts, bytes) exact, as every etscope JSON writes them.
+          char* iend = nullptr;
+          errno = 0;
+          const long long i = std::strtoll(row[c]->c_str(), &iend, 10);
+          if (iend != nullptr && *iend == '\0' && errno == 0) {
+            o[t.columns[c]] = static_cast<int64_t>(i);
+            continue;
+          }
           o[t.columns[c]] = number_json(v);
         } else {
           o[t.columns[c]] = *row[c];

@@ -1,6 +1,7 @@
 // The store's connection to a database: one small interface, SQLite (sqlite3) and PostgreSQL
 // (libpq) behind it. SQL text is shared; parameters are written $1, $2, ... and passed as text
-// (or NULL), rows come back as text. Private to store/: no SQL outside this folder.
+// (or NULL; a real infinity as "Infinity" or "-Infinity"), rows come back as text (an infinity as
+// strtod reads it). Private to store/: no SQL outside this folder.
 #pragma once
 
 #include <memory>

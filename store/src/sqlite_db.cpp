@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -129,8 +130,11 @@ class SqliteDb final : public Db {
     }
     for (int i = 1; i <= n; ++i) {
       const Param& p = params[static_cast<size_t>(i - 1)];
-      const int rc = p ? sqlite3_bind_text(stmt, i, p->data(), static_cast<int>(p->size()), SQLITE_TRANSIENT)
-                       : sqlite3_bind_null(stmt, i);
+      // An infinity comes as PostgreSQL spells it (db.h); SQLite holds it as a REAL.
+      const bool infinite = p && (*p == "Infinity" || *p == "-Infinity");
+      const int rc = infinite ? sqlite3_bind_double(stmt, i, *p == "Infinity" ? HUGE_VAL : -HUGE_VAL)
+                     : p      ? sqlite3_bind_text(stmt, i, p->data(), static_cast<int>(p->size()), SQLITE_TRANSIENT)
+                              : sqlite3_bind_null(stmt, i);
       if (rc != SQLITE_OK) return error("bind");
     }
     return ok_status();

@@ -279,9 +279,16 @@ struct Store::Impl {
         outputs.insert(outputs.end(), {run_id, std::to_string(o.index), o.dtype, o.shape, optional_real(o.min), optional_real(o.max), optional_real(o.mean)});
       }
       ETSCOPE_TRY(insert_many("INSERT INTO outputs (run_id, output, dtype, shape, min, max, mean)", 7, outputs));
+      // A gap may be infinite (an SNR of outputs equal bit for bit, an ULP count past the range):
+      // stored as such; a NaN gap (nothing to measure) as NULL.
+      auto gap_real = [](const std::optional<double>& v) -> Param {
+        if (!v || std::isnan(*v)) return std::nullopt;
+        if (std::isinf(*v)) return std::string(*v > 0 ? "Infinity" : "-Infinity");
+        return real(*v);
+      };
       std::vector<Param> gaps;
       for (const GapPoint& g : req.gaps) {
-        gaps.insert(gaps.end(), {run_id, std::to_string(g.row), g.name, g.metric, optional_real(g.gap)});
+        gaps.insert(gaps.end(), {run_id, std::to_string(g.row), g.name, g.metric, gap_real(g.gap)});
       }
       ETSCOPE_TRY(insert_many("INSERT INTO numeric_gaps (run_id, op, name, metric, gap)", 5, gaps));
       std::vector<Param> found;

@@ -15,6 +15,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -552,6 +555,33 @@ TEST_CASE("a training curve goes in and comes back with its time split and valid
     REQUIRE(q->rows.size() == 3);
     CHECK(q->columns == std::vector<std::string>{"step", "forward_backward_ms", "optimizer_ms"});
     CHECK((*s)->curve(added->run_id + 100).error().code() == ErrorCode::kNotFound);
+  }
+}
+
+TEST_CASE("numeric gaps keep their infinities and store a NaN as NULL (SQLite and PostgreSQL)", "[store]") {
+  for (const std::string& location : both("gaps")) {
+    INFO(location);
+    auto s = must(store::Store::open(location));
+    store::ImportRequest req = cifar10_request();
+    req.source = "debug";
+    const double inf = std::numeric_limits<double>::infinity();
+    req.gaps = {{0, "native_call_convolution.out", "SNR", inf},
+                {0, "native_call_convolution.out", "max_abs", 0.25},
+                {1, "native_call_relu.out", "SNR", -inf},
+                {1, "native_call_relu.out", "cosine", std::numeric_limits<double>::quiet_NaN()}};
+    must(s->add(req));
+    const store::QueryResult q = must(s->sql("SELECT op, metric, gap FROM v_gaps ORDER BY op, metric"));
+    REQUIRE(q.rows.size() == 4);
+    std::map<std::string, std::optional<std::string>> gap;
+    for (const auto& row : q.rows) gap[*row[0] + " " + *row[1]] = row[2];
+    REQUIRE(gap["0 SNR"]);
+    CHECK(std::strtod(gap["0 SNR"]->c_str(), nullptr) == inf);
+    CHECK(std::strtod(gap["0 max_abs"]->c_str(), nullptr) == 0.25);
+    REQUIRE(gap["1 SNR"]);
+    CHECK(std::strtod(gap["1 SNR"]->c_str(), nullptr) == -inf);
+    CHECK_FALSE(gap["1 cosine"].has_value());
+    // They compare as numbers: an infinite SNR passes any threshold.
+    CHECK(must(s->sql("SELECT op FROM v_gaps WHERE metric = 'SNR' AND gap > 1e300")).rows.size() == 1);
   }
 }
 
