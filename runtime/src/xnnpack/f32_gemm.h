@@ -72,10 +72,4 @@ void f32_gemm_strided(const float* const* first, const int64_t* steps, int64_t t
 void f32_gemm(const float* a, int64_t stride, int64_t rows, const PackedF32& w, float* out, int64_t out_stride, float lo, float hi,
               int64_t panel_begin, int64_t panel_end);
 
-/// out[r * out_stride + j] = sum_i a[r * a_stride + i] * b[i * b_stride + j] for rows x cols
-/// outputs of a k-long sum whose second operand is not packed (a batch matrix multiply's): each
-/// sum from zero, input by input with fused multiply-adds, as XNNPACK's GEMM kernels add them.
-void f32_gemm_unpacked(const float* a, int64_t a_stride, const float* b, int64_t b_stride, int64_t rows, int64_t cols, int64_t k, float* out,
-                       int64_t out_stride);
-
 }  // namespace etscope::runtime::xnnpack

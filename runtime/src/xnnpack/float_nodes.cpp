@@ -783,7 +783,7 @@ void run_batch_matmul(DelegateState& m, const Node& n) {
       kernels::copy_permuted<float, 2>(bm, transposed, 2, sizes, strides);
       bm = transposed;
     }
-    f32_gemm_unpacked(a + ia * rows * k, k, bm, cols, rows, cols, k, out + bi * rows * cols, cols);
+    kernels::gemm_fma(a + ia * rows * k, k, bm, cols, rows, cols, k, out + bi * rows * cols, cols);
   }
   apply_output_range(m, n);
 }

@@ -37,6 +37,14 @@ void gemm_ordered(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
 inline constexpr int64_t kOrderedGemmMaxRows = 8;
 bool prefer_ordered_gemm(int64_t m);
 
+/// out[r * out_stride + j] = sum_i a[r * a_stride + i] * b[i * b_stride + j] for rows x cols
+/// outputs, float32, each sum from zero over i in order with fused multiply-adds (as XNNPACK's
+/// GEMM kernels add them: its batch matrix multiply's arithmetic, bit for bit), nothing packed:
+/// 16 columns to a vector, up to 8 rows of A at a time, each row of B read once per 8 rows of A.
+/// With A a convolution's constant filter and B its im2col matrix (NCHW: pixels along the
+/// columns) it needs neither packing nor workspace. No workspace; any strides.
+void gemm_fma(const float* a, int64_t a_stride, const float* b, int64_t b_stride, int64_t rows, int64_t cols, int64_t k, float* out, int64_t out_stride);
+
 /// Rounds a scratch offset up to the 64-byte alignment gemm()'s workspace (and SIMD loads) want.
 constexpr size_t align64(size_t bytes) { return (bytes + 63) & ~size_t{63}; }
 
