@@ -520,14 +520,16 @@ void depthwise_row_block(const float* x, int64_t step, const float* w, const flo
 
 // `count` output pixels whose windows share one list of taps (pixel i's taps from
 // x + i * step, its outputs at out + i * out_step): neighbours in a row, or in a column, every
-// channel: in blocks of 32, or, with a channel multiplier (mult > 1), per input channel its
+// channel: in blocks of 64, or, with a channel multiplier (mult > 1), per input channel its
 // `mult` outputs in blocks of 64, each tap's input value broadcast.
 inline void depthwise_run(const float* x, int64_t step, const float* w, const float* bias, const int64_t* in_at, const int64_t* w_at, int64_t taps,
                           int64_t C, int64_t mult, int64_t count, float* out, int64_t out_step, __m512 vlo, __m512 vhi) {
   const int64_t CO = C * mult;
   if (mult == 1) {
-    for (int64_t c0 = 0; c0 < CO; c0 += 32) {
-      depthwise_row_block<false>(x + c0, step, w + c0, bias ? bias + c0 : nullptr, in_at, w_at, taps, std::min<int64_t>(32, CO - c0), count, out + c0,
+    // (blocks of 64 channels: runs of few pixels, DS-CNN's rows of 3, take half the calls of
+    // blocks of 32 at the same speed on long runs)
+    for (int64_t c0 = 0; c0 < CO; c0 += 64) {
+      depthwise_row_block<false>(x + c0, step, w + c0, bias ? bias + c0 : nullptr, in_at, w_at, taps, std::min<int64_t>(64, CO - c0), count, out + c0,
                                  out_step, vlo, vhi);
     }
     return;
