@@ -160,6 +160,44 @@ int64_t max_pool_2x2_row(const float* r0, const float* r1, int64_t w, int64_t ba
 #endif
 }
 
+// Output columns [ox0, ox1) of one output row whose windows lie inside the plane's width (every
+// column tap inside), rows y0, y0 + dh, ... below y1 (inside the height), 16 outputs at a time,
+// with the scalar loop's choices: taps row by row, column by column, a later one taken when
+// greater or NaN, none after a NaN; the index the plane offset of the one taken (the first tap's
+// when none is: a window of -inf or of no rows). Offsets in 32 bits: planes below 2^31 elements.
+// Returns the first column it left (ox0 without AVX-512).
+int64_t max_pool_interior_row(const float* xp, const PoolParams& p, int64_t y0, int64_t y1, int64_t ox0, int64_t ox1, float* y, int64_t* ind) {
+#if defined(__AVX512F__)
+  const __m512i lanes = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                           _mm512_set1_epi32(static_cast<int32_t>(p.sw)));
+  for (int64_t ox = ox0; ox < ox1; ox += 16) {
+    const __mmask16 out = first_lanes(ox1 - ox);
+    const int64_t x0 = ox * p.sw - p.pw;
+    __m512 best = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    __m512i at = _mm512_add_epi32(lanes, _mm512_set1_epi32(static_cast<int32_t>(y0 * p.w + x0)));
+    __mmask16 done = 0;
+    for (int64_t yy = y0; yy < y1; yy += p.dh) {
+      for (int64_t kx = 0; kx < p.kw; ++kx) {
+        const int64_t first = yy * p.w + x0 + kx * p.dw;
+        const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), out, lanes, xp + first, 4);
+        const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        const __mmask16 take = static_cast<__mmask16>((_mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) | nan) & ~done & out);
+        best = _mm512_mask_mov_ps(best, take, v);
+        at = _mm512_mask_add_epi32(at, take, lanes, _mm512_set1_epi32(static_cast<int32_t>(first)));
+        done = static_cast<__mmask16>(done | (take & nan));
+      }
+    }
+    _mm512_mask_storeu_ps(y + ox, out, best);
+    _mm512_mask_storeu_epi64(ind + ox, static_cast<__mmask8>(out), _mm512_maskz_cvtepi32_epi64(0xff, _mm512_maskz_extracti64x4_epi64(0xff, at, 0)));
+    _mm512_mask_storeu_epi64(ind + ox + 8, static_cast<__mmask8>(out >> 8), _mm512_maskz_cvtepi32_epi64(0xff, _mm512_maskz_extracti64x4_epi64(0xff, at, 1)));
+  }
+  return ox1;
+#else
+  (void)xp, (void)p, (void)y0, (void)y1, (void)ox1, (void)y, (void)ind;
+  return ox0;
+#endif
+}
+
 // max_pool2d_with_indices.out(self, kernel_size, stride, padding, dilation, ceil_mode, out, indices)
 void max_pool2d_with_indices_out(KernelContext& ctx, Args args) {
   const char* op = "max_pool2d_with_indices.out";
@@ -217,11 +255,26 @@ void max_pool2d_with_indices_out(KernelContext& ctx, Args args) {
         }
         continue;
       }
+      // Output columns whose windows lie inside the width (vectorised for float planes below 2^31
+      // elements; every other column, and the rest without AVX-512, one at a time).
+      int64_t ox_lo = 0, ox_hi = 0;
+      if constexpr (std::is_same_v<T, float>) {
+        if (p.h * p.w < (int64_t{1} << 31)) {
+          ox_lo = std::min(p.ow, (p.pw + p.sw - 1) / p.sw);
+          ox_hi = std::max(ox_lo, std::min(p.ow, (p.w - 1 - (p.kw - 1) * p.dw + p.pw) / p.sw + 1));
+        }
+      }
       for (int64_t oy = 0; oy < p.oh; ++oy) {
         int64_t y0 = oy * p.sh - p.ph;
         const int64_t y1 = std::min(y0 + (p.kh - 1) * p.dh + 1, p.h);
         if (y0 < 0) y0 += (-y0 + p.dh - 1) / p.dh * p.dh;  // first tap inside the plane
+        int64_t done_to = ox_lo;  // columns [ox_lo, done_to) vectorised
+        if constexpr (std::is_same_v<T, float>) {
+          if (ox_hi > ox_lo) done_to = max_pool_interior_row(xp, p, y0, y1, ox_lo, ox_hi, yp + oy * p.ow, ip + oy * p.ow);
+        }
         for (int64_t ox = 0; ox < p.ow; ++ox) {
+          if (ox == ox_lo && done_to > ox_lo) ox = done_to;
+          if (ox >= p.ow) break;
           int64_t x0 = ox * p.sw - p.pw;
           const int64_t x1 = std::min(x0 + (p.kw - 1) * p.dw + 1, p.w);
           if (x0 < 0) x0 += (-x0 + p.dw - 1) / p.dw * p.dw;

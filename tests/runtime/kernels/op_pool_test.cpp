@@ -4,7 +4,11 @@
 // max_pool2d_with_indices (+ backward), avg_pool2d, _adaptive_avg_pool2d. Expected values were
 // worked out by hand from the window definitions (ATen's pooling output-size rule) and are
 // written next to each check.
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "runtime/kernels/kernel_test_util.h"
 
@@ -96,6 +100,77 @@ TEST_CASE("max_pool2d_with_indices propagates NaN and rejects bad shapes", "[ker
   ctx = c.run("aten::max_pool2d_with_indices.out",
               max_pool_args(c, c.f32({1, 4, 4}), 2, 2, 0, false, c.f32({1, 3, 3}), idx));
   REQUIRE(ctx.failed());  // static output of the wrong shape
+}
+
+// The windows inside the plane's width run 16 outputs at a time: they must choose as the window
+// definition does (taps row by row, column by column; a later tap taken when greater or NaN, none
+// after a NaN; the first tap's index for a window of -inf), checked against that definition on
+// planes wide enough for whole and partial vectors, with ties, NaN and -inf, every stride,
+// padding, dilation and ceil mode below.
+TEST_CASE("max_pool2d_with_indices chooses as the window definition does on wide planes", "[kernels][pool]") {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t k : {2, 3, 5}) {
+    for (int64_t s : {1, 2, 3}) {
+      for (int64_t pad = 0; pad <= k / 2; ++pad) {
+        for (int64_t d : {1, 2}) {
+          for (bool ceil : {false, true}) {
+            const int64_t h = 13, w = 45;
+            std::vector<float> plane(static_cast<size_t>(2 * h * w));
+            uint32_t state = static_cast<uint32_t>(k * 1000 + s * 100 + pad * 10 + d);
+            for (float& v : plane) {
+              state = state * 1664525u + 1013904223u;
+              const uint32_t r = state >> 24;
+              v = r < 4 ? NAN : r < 12 ? -inf : static_cast<float>(r % 7);  // ties, NaN, -inf
+            }
+            auto out_size = [&](int64_t in) {
+              const int64_t span = in + 2 * pad - d * (k - 1) - 1 + (ceil ? s - 1 : 0);
+              int64_t o = span / s + 1;
+              if (ceil && (o - 1) * s >= in + pad) --o;
+              return o;
+            };
+            const int64_t oh = out_size(h), ow = out_size(w);
+            if (oh < 1 || ow < 1) continue;
+            INFO("k " << k << " s " << s << " pad " << pad << " d " << d << " ceil " << ceil);
+            KernelCall c;
+            EValue* out = c.f32({2, oh, ow});
+            EValue* idx = c.i64({2, oh, ow});
+            auto ctx = c.run("aten::max_pool2d_with_indices.out",
+                             {c.f32({2, h, w}, plane), c.int_list({k, k}), c.int_list({s, s}), c.int_list({pad, pad}), c.int_list({d, d}),
+                              c.boolean_scalar(ceil), out, idx, c.tensor_list({out, idx})});
+            REQUIRE_FALSE(ctx.failed());
+            const std::vector<float> got = c.t(out).values<float>();
+            const std::vector<int64_t> got_idx = c.t(idx).values<int64_t>();
+            size_t wrong = 0;
+            for (int64_t pl = 0; pl < 2; ++pl) {
+              for (int64_t oy = 0; oy < oh; ++oy) {
+                for (int64_t ox = 0; ox < ow; ++ox) {
+                  float best = -inf;
+                  int64_t bi = -1;
+                  bool stop = false;
+                  for (int64_t ky = 0; ky < k && !stop; ++ky) {
+                    for (int64_t kx = 0; kx < k && !stop; ++kx) {
+                      const int64_t y = oy * s - pad + ky * d, x = ox * s - pad + kx * d;
+                      if (y < 0 || y >= h || x < 0 || x >= w) continue;
+                      const float v = plane[static_cast<size_t>((pl * h + y) * w + x)];
+                      if (bi < 0) bi = y * w + x;  // the first tap inside
+                      if (v > best || std::isnan(v)) {
+                        best = v, bi = y * w + x;
+                        stop = std::isnan(v);
+                      }
+                    }
+                  }
+                  const size_t at = static_cast<size_t>((pl * oh + oy) * ow + ox);
+                  const bool same = (std::isnan(best) ? std::isnan(got[at]) : got[at] == best) && (bi < 0 || got_idx[at] == bi);
+                  wrong += same ? 0 : 1;
+                }
+              }
+            }
+            CHECK(wrong == 0);
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("max_pool2d_with_indices_backward scatters to the argmax", "[kernels][pool]") {
