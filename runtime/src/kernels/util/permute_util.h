@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -321,6 +322,30 @@ void copy_permuted(const E* __restrict src, E* __restrict dst, int rank, const i
         put(3, _mm_unpackhi_epi16(p1, q1));
       });
     }
+#if defined(__SSSE3__)
+    // Three rows of bytes into runs of three (NCHW -> NHWC of an int8 RGB image): output vector v
+    // takes byte 16 v + l from row (16 v + l) % 3, element (16 v + l) / 3, by byte shuffles.
+    if (si == 1 && nj == 3 && oi == 3) {
+      alignas(16) static constexpr auto kPick = [] {
+        std::array<std::array<std::array<int8_t, 16>, 3>, 3> pick{};  // [v][row][lane]
+        for (int v = 0; v < 3; ++v) {
+          for (int j = 0; j < 3; ++j) {
+            for (int l = 0; l < 16; ++l) pick[v][j][l] = (16 * v + l) % 3 == j ? static_cast<int8_t>((16 * v + l) / 3) : int8_t{-128};
+          }
+        }
+        return pick;
+      }();
+      return interleaved([&](const E* f, E* t) {
+        __m128i r[3];
+        for (int j = 0; j < 3; ++j) r[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(f + j * sj));
+        for (int v = 0; v < 3; ++v) {
+          __m128i o = _mm_setzero_si128();
+          for (int j = 0; j < 3; ++j) o = _mm_or_si128(o, _mm_shuffle_epi8(r[j], _mm_load_si128(reinterpret_cast<const __m128i*>(kPick[v][j].data()))));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(t + 16 * v), o);
+        }
+      });
+    }
+#endif
     if (si == 1) return blocks16(permute_detail::transpose16x16_bytes);
   }
 #endif
