@@ -707,7 +707,7 @@ void raw_times_scalar(const int8_t* x, int64_t count, float za, float sa, float 
 // run_raw_binary with the operation Op: as run_binary then quantize_outputs, each operand as the
 // float the value holds ((q - zero point) * scale for raw integers), the operation, the node's
 // range, then the output's grid (into raw integers, or into floats and quantize_outputs).
-template <float (*Op)(float, float)>
+template <float (*Op)(float, float), bool kMultiply = false>
 void raw_binary_with(DelegateState& m, const Node& n, const int8_t* ra, const int8_t* rb, int8_t* ro) {
   const xnn::TensorValue& va = m.value(n.inputs[0]);
   const xnn::TensorValue& vb = m.value(n.inputs[1]);
@@ -737,7 +737,7 @@ void raw_binary_with(DelegateState& m, const Node& n, const int8_t* ra, const in
   auto with = [&](const auto* a, const auto* b) {
 #if defined(__AVX512F__) && defined(__AVX512BW__)
     // Raw integers times one float (either side: the product is the same) into raw integers.
-    if constexpr (Op == op_multiply) {
+    if constexpr (kMultiply) {  // (not Op == op_multiply: no constant expression in sanitized builds)
       using A = std::remove_cv_t<std::remove_pointer_t<decltype(a)>>;
       using B = std::remove_cv_t<std::remove_pointer_t<decltype(b)>>;
       const Shape& so_shape = m.out_shape(n);
@@ -779,7 +779,7 @@ bool DelegateState::run_raw_binary(size_t i) {
   int8_t* ro = raw_output(n);
   if (ra == nullptr && rb == nullptr && ro == nullptr) return false;
   switch (n.kind) {
-    case NodeKind::kMultiply: raw_binary_with<op_multiply>(*this, n, ra, rb, ro); break;
+    case NodeKind::kMultiply: raw_binary_with<op_multiply, true>(*this, n, ra, rb, ro); break;
     case NodeKind::kSubtract: raw_binary_with<op_subtract>(*this, n, ra, rb, ro); break;
     case NodeKind::kDivide: raw_binary_with<op_divide>(*this, n, ra, rb, ro); break;
     case NodeKind::kMinimum: raw_binary_with<op_minimum>(*this, n, ra, rb, ro); break;
