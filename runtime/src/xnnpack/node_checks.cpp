@@ -267,14 +267,16 @@ Status check_conv(DelegateState& m, size_t i, Scratch* scratch) {
   if (n.kind == NodeKind::kConv2d && m.int8_gemm_layer(n)) {
     // The image's bytes (a row of kpad per pixel when pointwise), then the im2col matrix or the
     // image padded with its zero point (window rows, quantized_nodes.cpp), whichever is larger.
+    // (A stem's channels padded to 4 in all three: int8_conv_channels.)
     const uint64_t pixels = static_cast<uint64_t>(want.d[1] * want.d[2]);
-    const uint64_t kpad = static_cast<uint64_t>(int8_kpad(int64_t{c.kernel_h} * c.kernel_w * c.group_in));
+    const int64_t C4 = int8_conv_channels(c, x.d[3]), cg4 = c.groups == 1 ? C4 : int64_t{c.group_in};
+    const uint64_t kpad = static_cast<uint64_t>(int8_kpad(int64_t{c.kernel_h} * c.kernel_w * cg4));
     const bool direct = pointwise_conv(c);
-    const auto image = checked::mul(static_cast<uint64_t>(x.d[1] * x.d[2]), direct ? kpad : static_cast<uint64_t>(x.d[3]));
+    const auto image = checked::mul(static_cast<uint64_t>(x.d[1] * x.d[2]), direct ? kpad : static_cast<uint64_t>(C4));
     const auto col = checked::mul(pixels, direct ? 0 : kpad);
     const auto padded_pixels = checked::mul(static_cast<uint64_t>(padded_extent(want.d[1], c.kernel_h, c.stride_h, c.dilation_h)),
                                             static_cast<uint64_t>(padded_extent(want.d[2], c.kernel_w, c.stride_w, c.dilation_w)));
-    const auto padded = padded_pixels ? checked::mul(*padded_pixels, static_cast<uint64_t>(x.d[3])) : std::nullopt;
+    const auto padded = padded_pixels ? checked::mul(*padded_pixels, static_cast<uint64_t>(C4)) : std::nullopt;
     const auto total = image && col && padded ? checked::add(*image + 64, std::max(*col, *padded)) : std::nullopt;
     if (!total || *total > (uint64_t{1} << 60)) return m.bad(i, "its im2col buffer size overflows");
     scratch->bytes = std::max<size_t>(scratch->bytes, static_cast<size_t>(*total));

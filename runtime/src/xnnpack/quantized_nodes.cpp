@@ -430,10 +430,15 @@ Status DelegateState::plan_quantized(size_t i) {
       pack_int8(q.packed[0], nout, k, [&](int64_t o, int64_t j) { return filter(static_cast<uint64_t>(t ? j * nout + o : o * k + j)); });
     } else {
       const xnn::ConvParams& c = n.conv;
-      const int64_t og = c.group_out, kk = int64_t{c.kernel_h} * c.kernel_w * c.group_in;
+      const int64_t og = c.group_out, cg = c.group_in, kk = int64_t{c.kernel_h} * c.kernel_w * cg;
+      // A stem's taps padded to 4 channels (int8_conv_channels): zeros on the padding.
+      const int64_t cg4 = c.groups == 1 ? int8_conv_channels(c, cg) : cg, kk4 = kk / cg * cg4;
       q.packed.resize(c.groups);
       for (uint32_t g = 0; g < c.groups; ++g) {
-        pack_int8(q.packed[g], og, kk, [&](int64_t o, int64_t j) { return filter(static_cast<uint64_t>((g * og + o) * kk + j)); });
+        pack_int8(q.packed[g], og, kk4, [&](int64_t o, int64_t j) {
+          const int64_t ch = j % cg4;
+          return ch < cg ? filter(static_cast<uint64_t>((g * og + o) * kk + j / cg4 * cg + ch)) : 0;
+        });
       }
     }
     // What each output's sum gets added in int32: the bias less zu times the filter's sum.
@@ -970,18 +975,35 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
   const int64_t og = c.group_out, pixels = OH * OW;
   const int64_t kpad = q.packed[0].kpad;
   const bool direct = pointwise_conv(c);
+  // The image's pixels as the packing holds them: a stem's 1 to 3 channels padded to 4 (the
+  // padding's filter integers are zero, so its bytes add nothing: the zero point's byte).
+  const int64_t C4 = int8_conv_channels(c, C);
   uint8_t* img = rows;
-  uint8_t* col = img + int8_image_bytes(H * W, direct ? kpad : C);
+  uint8_t* col = img + int8_image_bytes(H * W, direct ? kpad : C4);
+  // `count` pixels of image row iy's from pixel 0 on, into d (C4 bytes a pixel).
+  auto pixels_of = [&](const GemmInput& from, int64_t xb, int64_t iy, int64_t ix, int64_t count, uint8_t* d) {
+    if (C4 == C) return from.bytes(xb + (iy * W + ix) * C, count * C, d);
+    // 256 pixels at a time converted together, then spread out
+    uint8_t run[256 * 3];
+    for (int64_t p0 = 0; p0 < count; p0 += 256) {
+      const int64_t n = std::min<int64_t>(256, count - p0);
+      from.bytes(xb + (iy * W + ix + p0) * C, n * C, run);
+      uint8_t* to = d + p0 * C4;
+      for (int64_t p = 0; p < n; ++p) {
+        for (int64_t ch = 0; ch < C4; ++ch) to[p * C4 + ch] = ch < C ? run[p * C + ch] : static_cast<uint8_t>(zu);
+      }
+    }
+  };
   // Windows read in place (Int8Rows) where each tap is a run of whole groups of 4 inputs: the
   // image is copied once, padded with the zero point's byte, instead of kh x kw times into an
   // im2col matrix. Not on tiles, whose rows must be contiguous.
   const int64_t taps = int64_t{c.kernel_h} * c.kernel_w;
-  if (kInt8WindowRows && !direct && c.groups == 1 && C % 4 == 0 && taps <= kMaxWindowTaps && !int8_gemm_on_tiles(m.tiles, pixels)) {
+  if (kInt8WindowRows && !direct && c.groups == 1 && C4 % 4 == 0 && taps <= kMaxWindowTaps && !int8_gemm_on_tiles(m.tiles, pixels)) {
     const int64_t Hp = padded_extent(OH, c.kernel_h, c.stride_h, c.dilation_h), Wp = padded_extent(OW, c.kernel_w, c.stride_w, c.dilation_w);
     const int64_t pt = c.padding[0], pl = c.padding[3];
     int64_t tap_offset[kMaxWindowTaps];
-    window_tap_offsets(c, Wp, C, tap_offset);
-    const Int8Rows windows{col, c.stride_h * Wp * C, OW, c.stride_w * C, tap_offset, taps};
+    window_tap_offsets(c, Wp, C4, tap_offset);
+    const Int8Rows windows{col, c.stride_h * Wp * C4, OW, c.stride_w * C4, tap_offset, taps};
     const PackedInt8& w = q.packed[0];
     const Int8Requant rq = requant_of(q, 0);
     const auto pad = static_cast<uint8_t>(zu);
@@ -989,17 +1011,17 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
       const int64_t xb = b * H * W * C;
       for_ranges(worth_splitting(m.parallel, Hp * Wp * C), Hp, 8, [&](int64_t y0, int64_t y1) {
         for (int64_t py = y0; py < y1; ++py) {
-          uint8_t* d = col + py * Wp * C;
+          uint8_t* d = col + py * Wp * C4;
           const int64_t iy = py - pt;
           // Columns [pl, pl + count) hold the image row's pixels 0 .. count - 1; the rest is padding.
           const int64_t count = iy >= 0 && iy < H ? std::max<int64_t>(0, std::min(Wp, pl + W) - pl) : 0;
           if (count == 0) {
-            std::memset(d, pad, static_cast<size_t>(Wp * C));
+            std::memset(d, pad, static_cast<size_t>(Wp * C4));
             continue;
           }
-          std::memset(d, pad, static_cast<size_t>(pl * C));
-          in.bytes(xb + iy * W * C, count * C, d + pl * C);
-          std::memset(d + (pl + count) * C, pad, static_cast<size_t>((Wp - pl - count) * C));
+          std::memset(d, pad, static_cast<size_t>(pl * C4));
+          pixels_of(in, xb, iy, 0, count, d + pl * C4);
+          std::memset(d + (pl + count) * C4, pad, static_cast<size_t>((Wp - pl - count) * C4));
         }
       });
       const int64_t dst = b * pixels * CO;
@@ -1028,12 +1050,17 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
         }
       });
     } else {
-      for_ranges(worth_splitting(m.parallel, H * W * C), H * W, 64, [&](int64_t p0, int64_t p1) { in.bytes(xb + p0 * C, (p1 - p0) * C, img + p0 * C); });
+      for_ranges(worth_splitting(m.parallel, H * W * C), H * W, 64, [&](int64_t p0, int64_t p1) { pixels_of(in, xb, 0, p0, p1 - p0, img + p0 * C4); });
     }
+    // (the im2col of a stem's padded pixels: as of an image of C4 channels)
+    Shape sx4 = sx;
+    sx4.d[3] = C4;
+    xnn::ConvParams c4 = c;
+    if (C4 != C) c4.group_in = static_cast<uint32_t>(C4);
     const int64_t dst = b * pixels * CO;
     for (uint32_t g = 0; g < c.groups; ++g) {
       if (!direct) {
-        for_ranges(worth_splitting(m.parallel, pixels * kpad), OH, 1, [&](int64_t y0, int64_t y1) { im2col(img, sx, so, c, g, col, static_cast<uint8_t>(zu), kpad, y0, y1); });
+        for_ranges(worth_splitting(m.parallel, pixels * kpad), OH, 1, [&](int64_t y0, int64_t y1) { im2col(img, sx4, so, c4, g, col, static_cast<uint8_t>(zu), kpad, y0, y1); });
       }
       const PackedInt8& w = q.packed[g];
       const uint8_t* a = direct ? img : col;
