@@ -11,7 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <type_traits>
-#if defined(__AVX512F__) && defined(__AVX512VL__)
+#if defined(__SSE2__)
 #include <immintrin.h>
 #endif
 
@@ -983,13 +983,25 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
   // `count` pixels of image row iy's from pixel 0 on, into d (C4 bytes a pixel).
   auto pixels_of = [&](const GemmInput& from, int64_t xb, int64_t iy, int64_t ix, int64_t count, uint8_t* d) {
     if (C4 == C) return from.bytes(xb + (iy * W + ix) * C, count * C, d);
-    // 256 pixels at a time converted together, then spread out
-    uint8_t run[256 * 3];
+    // 256 pixels at a time converted together, then spread out to 4 bytes a pixel (C4 is 4),
+    // 4 pixels to a byte shuffle
+    uint8_t run[256 * 3 + 16];
     for (int64_t p0 = 0; p0 < count; p0 += 256) {
       const int64_t n = std::min<int64_t>(256, count - p0);
       from.bytes(xb + (iy * W + ix + p0) * C, n * C, run);
       uint8_t* to = d + p0 * C4;
-      for (int64_t p = 0; p < n; ++p) {
+      int64_t p = 0;
+#if defined(__SSSE3__)
+      alignas(16) int8_t pick[16];
+      for (int l = 0; l < 16; ++l) pick[l] = l % 4 < C ? static_cast<int8_t>(l / 4 * C + l % 4) : int8_t{-128};
+      const __m128i shuffle = _mm_load_si128(reinterpret_cast<const __m128i*>(pick));
+      const __m128i fill = _mm_andnot_si128(_mm_cmpgt_epi8(shuffle, _mm_set1_epi8(-1)), _mm_set1_epi8(static_cast<char>(static_cast<uint8_t>(zu))));
+      for (; p + 4 <= n; p += 4) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(run + p * C));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(to + p * 4), _mm_or_si128(_mm_shuffle_epi8(v, shuffle), fill));
+      }
+#endif
+      for (; p < n; ++p) {
         for (int64_t ch = 0; ch < C4; ++ch) to[p * C4 + ch] = ch < C ? run[p * C + ch] : static_cast<uint8_t>(zu);
       }
     }
