@@ -634,7 +634,9 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
           float* __restrict px = row + ox * CO;
           for (int64_t ci = 0; ci < C; ++ci) {  // output o reads input channel o / mult
             const float v = in[ci];
-            for (int64_t j = 0; j < mult; ++j) px[ci * mult + j] += v * wk[ci * mult + j];
+            // (a fused multiply-add as XNNPACK's: a build without FMA instructions would not
+            // contract `+= v * w` into one)
+            for (int64_t j = 0; j < mult; ++j) px[ci * mult + j] = std::fma(v, wk[ci * mult + j], px[ci * mult + j]);
           }
         }
       });
