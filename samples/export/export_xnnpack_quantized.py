@@ -12,7 +12,7 @@ steps, and how many global-average-pool outputs are exact rounding ties.
 
 Usage: python export_xnnpack_quantized.py OUT_DIR [name ...]
        python export_xnnpack_quantized.py --nonfinite OUT_DIR [name ...]   (only <n>.nonfinite.output0.npy)
-Models: xnnq_resnet_block, xnnq_mbv2_pool, xnnq_mixed, xnnq_clamps, xnnq_conv_windows, xnnq_adds.
+Models: xnnq_resnet_block, xnnq_mbv2_pool, xnnq_mixed, xnnq_clamps, xnnq_conv_windows, xnnq_adds, xnnq_concats.
 """
 from __future__ import annotations
 
@@ -166,6 +166,28 @@ class Adds(nn.Module):
         return c + self.offset
 
 
+class Concats(nn.Module):
+    """An Inception-like int8 block: branches of a 1x1 convolution, a 3x3 convolution and a 3x3 max
+    pooling joined along the channels (the quantizer gives the concatenation's inputs its own
+    grid: XNNPACK copies their bytes, "Copy (NC, X8)"), then a 1x1 convolution; and a second
+    concatenation of a map and its pooling (half as wide) along the width."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.a = nn.Conv2d(8, 5, 1)
+        self.b = nn.Conv2d(8, 7, 3, padding=1)
+        self.c = nn.Conv2d(20, 6, 1)
+        self.d = nn.Conv2d(6, 4, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        s = F.relu(self.stem(x))
+        y = torch.cat([F.relu(self.a(s)), F.relu(self.b(s)), F.max_pool2d(s, 3, 1, 1)], dim=1)
+        z = F.relu(self.c(y))
+        w = torch.cat([z, F.max_pool2d(z, (1, 2))], dim=3)
+        return self.d(w)
+
+
 MODELS: Dict[str, Dict[str, Any]] = {
     "xnnq_resnet_block": dict(
         build=ResnetBlock, shape=(1, 3, 64, 64),
@@ -202,6 +224,12 @@ MODELS: Dict[str, Dict[str, Any]] = {
         family="hand-written int8 block of linear layers and adds: a per-feature offset (a row repeated), "
                "same-shape maps, the graph input as an operand, rows of 40",
         tie="none sought: every output must equal ExecuTorch's, whichever way the engine adds"),
+    "xnnq_concats": dict(
+        build=Concats, shape=(1, 3, 17, 19),
+        family="hand-written int8 Inception-like block: 1x1 conv, 3x3 conv and 3x3 max pooling branches "
+               "concatenated along the channels, a 1x1 conv, and two branches of unequal widths "
+               "concatenated along the width",
+        tie="none sought: every output must equal ExecuTorch's, whichever way the engine copies"),
     "xnnq_conv_windows": dict(
         build=ConvWindows, shape=(1, 3, 31, 29),
         family="hand-written int8 CNN of dense convolutions with many window shapes (strides, dilation, "

@@ -297,7 +297,7 @@ TEST_CASE("xnnpack fixtures run and match ExecuTorch's XNNPACK outputs", "[xnnpa
 // how many it has.
 TEST_CASE("xnnpack programs compute the same bytes on 1, 2 and 3 threads", "[xnnpack][runtime][fixtures][threads]") {
   std::vector<std::string> models = xnnpack_models();
-  for (const char* q : {"xnnq_mbv2_pool", "xnnq_resnet_block", "xnnq_mixed", "xnnq_clamps", "xnnq_conv_windows", "xnnq_adds"}) {
+  for (const char* q : {"xnnq_mbv2_pool", "xnnq_resnet_block", "xnnq_mixed", "xnnq_clamps", "xnnq_conv_windows", "xnnq_adds", "xnnq_concats"}) {
     models.push_back(std::string("xnnpack_quantized/") + q);
   }
   for (const char* q : {"qd8_4w_g32", "qd8_4w_g256_wide", "qd8_8w_odd"}) models.push_back(std::string("xnnpack_qd8/") + q);
@@ -560,7 +560,7 @@ struct QuantizedCase {
   const char* model;
   double steps;  // allowed difference, in output quantization steps
 };
-const QuantizedCase kQuantizedCases[] = {{"xnnq_resnet_block", 0}, {"xnnq_mbv2_pool", 0}, {"xnnq_mixed", 0}, {"xnnq_clamps", 0}, {"xnnq_conv_windows", 0}, {"xnnq_adds", 0}};
+const QuantizedCase kQuantizedCases[] = {{"xnnq_resnet_block", 0}, {"xnnq_mbv2_pool", 0}, {"xnnq_mixed", 0}, {"xnnq_clamps", 0}, {"xnnq_conv_windows", 0}, {"xnnq_adds", 0}, {"xnnq_concats", 0}};
 
 }  // namespace
 

@@ -554,9 +554,21 @@ void DelegateState::plan_raw_values() {
   auto mover = [&](size_t i) {
     const Node& n = graph.nodes[i];
     if (copy_clamp[i]) return true;
-    const bool moves = n.kind == NodeKind::kTranspose || n.kind == NodeKind::kReshape || n.kind == NodeKind::kCopy;
+    // (a max pooling on one grid picks integers: the largest of a window's is the largest value)
+    const bool moves = n.kind == NodeKind::kTranspose || n.kind == NodeKind::kReshape || n.kind == NodeKind::kCopy || n.kind == NodeKind::kMaxPool2d;
     return moves && single(n) && n.inputs.size() == 1 && unbounded_range(n) && raw_type(value(n.inputs[0])) && raw_type(value(n.outputs[0])) &&
            same_grid(value(n.inputs[0]), value(n.outputs[0]));
+  };
+  // A concatenation of values on its output's grid: raw integers copied as bytes (XNNPACK's
+  // "Copy (NC, X8)"), when every input holds them.
+  auto concat = [&](size_t i) {
+    const Node& n = graph.nodes[i];
+    const bool kind = n.kind == NodeKind::kConcat2 || n.kind == NodeKind::kConcat3 || n.kind == NodeKind::kConcat4 || n.kind == NodeKind::kConcat5;
+    if (!kind || n.outputs.size() != 1 || n.inputs.empty() || !unbounded_range(n) || !raw_type(value(n.outputs[0]))) return false;
+    for (int32_t v : n.inputs) {
+      if (v < 0 || !raw_type(value(v)) || !same_grid(value(v), value(n.outputs[0]))) return false;
+    }
+    return true;
   };
   std::vector<int32_t> writer(nv, -1);
   std::vector<std::vector<std::pair<size_t, size_t>>> readers(nv);  // (node, input slot)
@@ -579,7 +591,7 @@ void DelegateState::plan_raw_values() {
       continue;
     }
     const size_t wi = static_cast<size_t>(w);
-    form[v] = mover(wi) ? same_grid(value(graph.nodes[wi].inputs[0]), tv) : writes_raw(wi);
+    form[v] = mover(wi) ? same_grid(value(graph.nodes[wi].inputs[0]), tv) : concat(wi) || writes_raw(wi);
   }
   for (bool changed = true; changed;) {
     changed = false;
@@ -587,8 +599,12 @@ void DelegateState::plan_raw_values() {
       if (!form[v]) continue;
       const size_t w = static_cast<size_t>(writer[v]);
       bool keep = !mover(w) || form[static_cast<size_t>(graph.nodes[w].inputs[0])];
+      if (concat(w)) {
+        for (int32_t in : graph.nodes[w].inputs) keep = keep && form[static_cast<size_t>(in)];
+      }
       for (const auto& [i, k] : readers[v]) {
-        keep = keep && (reads_raw(i, k) || (k == 0 && mover(i) && form[static_cast<size_t>(graph.nodes[i].outputs[0])]));
+        const bool moves_it = (k == 0 && mover(i)) || concat(i);
+        keep = keep && (reads_raw(i, k) || (moves_it && form[static_cast<size_t>(graph.nodes[i].outputs[0])]));
       }
       if (!keep) {
         form[v] = 0;
@@ -613,6 +629,53 @@ void DelegateState::plan_raw_values() {
 bool DelegateState::run_raw_move(size_t i) {
   if (!raw_active) return false;
   const Node& n = graph.nodes[i];
+  if (n.kind == NodeKind::kMaxPool2d) {
+    // Raw integers in and out (a mover: both or neither), on one grid, no range: per output
+    // pixel the largest integer of its window's taps inside the image (-128 where none is, as
+    // the float path's -inf rounds).
+    if (n.outputs.size() != 1 || n.inputs.empty() || n.inputs[0] < 0) return false;
+    int8_t* to = raw[static_cast<size_t>(n.outputs[0])];
+    const int8_t* from = raw[static_cast<size_t>(n.inputs[0])];
+    if (to == nullptr || from == nullptr) return false;
+    const xnn::ConvParams& c = n.conv;
+    const Shape& sx = in_shape(n, 0);
+    const Shape& so = out_shape(n);
+    const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2];
+    for (int64_t b = 0; b < sx.d[0]; ++b) {
+      for (int64_t oy = 0; oy < OH; ++oy) {
+        for (int64_t ox = 0; ox < OW; ++ox) {
+          int8_t* __restrict px = to + ((b * OH + oy) * OW + ox) * C;
+          std::memset(px, 0x80, static_cast<size_t>(C));
+          for_each_tap(c, c.dilation_h, c.dilation_w, H, W, oy, ox, [&](int64_t pixel, int64_t) {
+            const int8_t* __restrict in = from + (b * H * W + pixel) * C;
+            for (int64_t ch = 0; ch < C; ++ch) px[ch] = std::max(px[ch], in[ch]);
+          });
+        }
+      }
+    }
+    return true;
+  }
+  if (n.kind == NodeKind::kConcat2 || n.kind == NodeKind::kConcat3 || n.kind == NodeKind::kConcat4 || n.kind == NodeKind::kConcat5) {
+    // Raw integers in and out (plan_raw_values: all inputs or none): rows of bytes, as run_concat.
+    int8_t* to = n.outputs.size() == 1 && n.outputs[0] >= 0 ? raw[static_cast<size_t>(n.outputs[0])] : nullptr;
+    if (to == nullptr) return false;
+    const Shape& so = out_shape(n);
+    int64_t outer = 1, inner = 1;
+    for (uint32_t d = 0; d < n.axis; ++d) outer *= so.d[d];
+    for (int d = static_cast<int>(n.axis) + 1; d < so.rank; ++d) inner *= so.d[d];
+    const int64_t out_row = so.d[n.axis] * inner;
+    for (int32_t v : n.inputs) {
+      if (raw[static_cast<size_t>(v)] == nullptr) return false;  // (never: all or none)
+    }
+    int64_t at = 0;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const int8_t* from = raw[static_cast<size_t>(n.inputs[k])];
+      const int64_t len = in_shape(n, k).d[n.axis] * inner;
+      for (int64_t o = 0; o < outer; ++o) std::memcpy(to + o * out_row + at, from + o * len, static_cast<size_t>(len));
+      at += len;
+    }
+    return true;
+  }
   const bool kind = n.kind == NodeKind::kConvert || n.kind == NodeKind::kTranspose || n.kind == NodeKind::kReshape || n.kind == NodeKind::kCopy;
   if (!kind || n.outputs.size() != 1 || n.inputs.empty() || n.inputs[0] < 0) return false;
   int8_t* to = raw[static_cast<size_t>(n.outputs[0])];
