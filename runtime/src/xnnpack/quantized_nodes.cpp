@@ -667,12 +667,14 @@ bool DelegateState::run_raw_move(size_t i) {
     for (int32_t v : n.inputs) {
       if (raw[static_cast<size_t>(v)] == nullptr) return false;  // (never: all or none)
     }
-    int64_t at = 0;
-    for (size_t k = 0; k < n.inputs.size(); ++k) {
-      const int8_t* from = raw[static_cast<size_t>(n.inputs[k])];
-      const int64_t len = in_shape(n, k).d[n.axis] * inner;
-      for (int64_t o = 0; o < outer; ++o) std::memcpy(to + o * out_row + at, from + o * len, static_cast<size_t>(len));
-      at += len;
+    // Output row by output row: each row's bytes written in one pass, its inputs' rows read in turn.
+    for (int64_t o = 0; o < outer; ++o) {
+      int8_t* row = to + o * out_row;
+      for (size_t k = 0; k < n.inputs.size(); ++k) {
+        const int64_t len = in_shape(n, k).d[n.axis] * inner;
+        std::memcpy(row, raw[static_cast<size_t>(n.inputs[k])] + o * len, static_cast<size_t>(len));
+        row += len;
+      }
     }
     return true;
   }
