@@ -1,6 +1,6 @@
 // The store's connection to a database: one small interface, SQLite (sqlite3) and PostgreSQL
 // (libpq) behind it. SQL text is shared; parameters are written $1, $2, ... and passed as text
-// (or NULL; a real infinity as "Infinity" or "-Infinity"), rows come back as text (an infinity as
+// (or NULL; an infinite real as infinity() spells it), rows come back as text (an infinity as
 // strtod reads it). Private to store/: no SQL outside this folder.
 #pragma once
 
@@ -39,6 +39,9 @@ class Db {
   virtual Status set_read_only(bool on) = 0;
   /// The autoincrementing key column's type in CREATE TABLE.
   virtual const char* id_column() const = 0;
+  /// The text of an infinite real parameter (negative: -inf), read as one by a REAL or DOUBLE
+  /// PRECISION column; text columns keep whatever text they are given.
+  virtual const char* infinity(bool negative) const = 0;
   /// An exclusive lock held until commit, so that two importers migrate or insert one at a time.
   virtual Status lock_for_write() = 0;
 };

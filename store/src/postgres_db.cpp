@@ -24,6 +24,7 @@ class PostgresDb final : public Db {
   ~PostgresDb() override { PQfinish(conn_); }
   const char* backend() const override { return "postgresql"; }
   const char* id_column() const override { return "BIGSERIAL PRIMARY KEY"; }
+  const char* infinity(bool negative) const override { return negative ? "-Infinity" : "Infinity"; }
 
   Result<Rows> query(const std::string& sql, const std::vector<Param>& params) override {
     PGresult* res;

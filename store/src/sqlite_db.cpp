@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +23,8 @@ class SqliteDb final : public Db {
   ~SqliteDb() override { sqlite3_close_v2(db_); }
   const char* backend() const override { return "sqlite"; }
   const char* id_column() const override { return "INTEGER PRIMARY KEY"; }
+  // (a real literal past the range: a REAL column's affinity reads it as an infinity)
+  const char* infinity(bool negative) const override { return negative ? "-1e999" : "1e999"; }
 
   Result<Rows> query(const std::string& postgres_sql, const std::vector<Param>& params) override {
     Rows out;
@@ -130,11 +131,8 @@ class SqliteDb final : public Db {
     }
     for (int i = 1; i <= n; ++i) {
       const Param& p = params[static_cast<size_t>(i - 1)];
-      // An infinity comes as PostgreSQL spells it (db.h); SQLite holds it as a REAL.
-      const bool infinite = p && (*p == "Infinity" || *p == "-Infinity");
-      const int rc = infinite ? sqlite3_bind_double(stmt, i, *p == "Infinity" ? HUGE_VAL : -HUGE_VAL)
-                     : p      ? sqlite3_bind_text(stmt, i, p->data(), static_cast<int>(p->size()), SQLITE_TRANSIENT)
-                              : sqlite3_bind_null(stmt, i);
+      const int rc = p ? sqlite3_bind_text(stmt, i, p->data(), static_cast<int>(p->size()), SQLITE_TRANSIENT)
+                       : sqlite3_bind_null(stmt, i);
       if (rc != SQLITE_OK) return error("bind");
     }
     return ok_status();

@@ -281,9 +281,9 @@ struct Store::Impl {
       ETSCOPE_TRY(insert_many("INSERT INTO outputs (run_id, output, dtype, shape, min, max, mean)", 7, outputs));
       // A gap may be infinite (an SNR of outputs equal bit for bit, an ULP count past the range):
       // stored as such; a NaN gap (nothing to measure) as NULL.
-      auto gap_real = [](const std::optional<double>& v) -> Param {
+      auto gap_real = [&](const std::optional<double>& v) -> Param {
         if (!v || std::isnan(*v)) return std::nullopt;
-        if (std::isinf(*v)) return std::string(*v > 0 ? "Infinity" : "-Infinity");
+        if (std::isinf(*v)) return std::string(db->infinity(*v < 0));
         return real(*v);
       };
       std::vector<Param> gaps;

@@ -558,7 +558,7 @@ TEST_CASE("a training curve goes in and comes back with its time split and valid
   }
 }
 
-TEST_CASE("numeric gaps keep their infinities and store a NaN as NULL (SQLite and PostgreSQL)", "[store]") {
+TEST_CASE("numeric gaps keep their infinities and store a NaN as NULL and text stays text (SQLite and PostgreSQL)", "[store]") {
   for (const std::string& location : both("gaps")) {
     INFO(location);
     auto s = must(store::Store::open(location));
@@ -569,7 +569,8 @@ TEST_CASE("numeric gaps keep their infinities and store a NaN as NULL (SQLite an
                 {0, "native_call_convolution.out", "max_abs", 0.25},
                 {1, "native_call_relu.out", "SNR", -inf},
                 {1, "native_call_relu.out", "cosine", std::numeric_limits<double>::quiet_NaN()}};
-    must(s->add(req));
+    req.tags = {{"note", "Infinity"}, {"other", "1e999"}};
+    const store::ImportResult added = must(s->add(req));
     const store::QueryResult q = must(s->sql("SELECT op, metric, gap FROM v_gaps ORDER BY op, metric"));
     REQUIRE(q.rows.size() == 4);
     std::map<std::string, std::optional<std::string>> gap;
@@ -582,6 +583,10 @@ TEST_CASE("numeric gaps keep their infinities and store a NaN as NULL (SQLite an
     CHECK_FALSE(gap["1 cosine"].has_value());
     // They compare as numbers: an infinite SNR passes any threshold.
     CHECK(must(s->sql("SELECT op FROM v_gaps WHERE metric = 'SNR' AND gap > 1e300")).rows.size() == 1);
+    // Text that spells an infinity stays that text (a tag's value).
+    const store::RunRow row = must(s->run(added.run_id));
+    CHECK(row.tags.at("note") == "Infinity");
+    CHECK(row.tags.at("other") == "1e999");
   }
 }
 
