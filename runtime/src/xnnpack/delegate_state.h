@@ -198,6 +198,13 @@ struct DelegateState {
     const float* zeros = nullptr;
     int64_t H = 0, W = 0, OH = 0, OW = 0;
     std::vector<const float*> at;
+    /// True when the pointers were built for another image, zero row or shapes than these (the
+    /// caller builds them now): remembers these.
+    bool renew(const float* image_now, const float* zeros_now, int64_t h, int64_t w, int64_t oh, int64_t ow) {
+      if (image == image_now && zeros == zeros_now && H == h && W == w && OH == oh && OW == ow) return false;
+      image = image_now, zeros = zeros_now, H = h, W = w, OH = oh, OW = ow;
+      return true;
+    }
   };
   std::vector<ConvRows> conv_rows;  // per node
   /// Row pointers node n's table holds at the current shapes (pixels x taps), or 0 when it does

@@ -185,6 +185,15 @@ void gemm_over_pixels(const DelegateState& m, int64_t pixels, int64_t taps, int6
   });
 }
 
+// The same from row pointers built before (f32_gemm_indirect): output pixel p's taps at
+// table[p * taps ...].
+void gemm_over_table(const DelegateState& m, const float* const* table, int64_t pixels, int64_t taps, int64_t width, const PackedF32& w0, float* dst,
+                     int64_t CO, float lo, float hi) {
+  for_blocks(worth_splitting(m.parallel, pixels * w0.n * w0.k), pixels, 4 * kF32Rows, w0.panels, 1, [&](int64_t p0, int64_t p1, int64_t q0, int64_t q1) {
+    f32_gemm_indirect(table + p0 * taps, taps, width, p1 - p0, w0, dst + p0 * CO, CO, lo, hi, q0, q1);
+  });
+}
+
 void run_conv2d(DelegateState& m, const Node& n) {
   const xnn::ConvParams& c = n.conv;
   const float lo = n.output_min, hi = n.output_max;
@@ -238,17 +247,8 @@ void run_conv2d(DelegateState& m, const Node& n) {
           gemm_over_pixels(m, pixels, taps, C, packs[0], out + b * pixels * CO, CO, lo, hi, pointers);
           continue;
         }
-        if (kept.image != img || kept.zeros != zeros || kept.H != H || kept.W != W || kept.OH != OH || kept.OW != OW) {
-          pointers(0, pixels, kept.at.data());
-          kept.image = img;
-          kept.zeros = zeros;
-          kept.H = H, kept.W = W, kept.OH = OH, kept.OW = OW;
-        }
-        const float* const* table = kept.at.data();
-        for_blocks(worth_splitting(m.parallel, pixels * packs[0].n * packs[0].k), pixels, 4 * kF32Rows, packs[0].panels, 1,
-                   [&](int64_t p0, int64_t p1, int64_t q0, int64_t q1) {
-                     f32_gemm_indirect(table + p0 * taps, taps, C, p1 - p0, packs[0], out + (b * pixels + p0) * CO, CO, lo, hi, q0, q1);
-                   });
+        if (kept.renew(img, zeros, H, W, OH, OW)) pointers(0, pixels, kept.at.data());
+        gemm_over_table(m, kept.at.data(), pixels, taps, C, packs[0], out + b * pixels * CO, CO, lo, hi);
       }
       return;
     }
@@ -274,18 +274,14 @@ void run_conv2d(DelegateState& m, const Node& n) {
     if (!direct && c.groups == 1 && C < 8 && c.dilation_w == 1 && ox_hi - ox_lo < 4 * kF32Rows && fits_in(PH, PW * C, m.scratch.size()) &&
         static_cast<uint64_t>(pixels * kh) <= kept.at.size()) {
       float* padded = m.scratch.data();
-      if (kept.zeros != padded || kept.H != H || kept.W != W || kept.OH != OH || kept.OW != OW) {
+      if (kept.renew(nullptr, padded, H, W, OH, OW)) {  // (any image: it is copied)
         const float** at = kept.at.data();
         for (int64_t oy = 0; oy < OH; ++oy) {
           for (int64_t ox = 0; ox < OW; ++ox) {
             for (int64_t ky = 0; ky < kh; ++ky) *at++ = padded + ((oy * c.stride_h + ky * c.dilation_h) * PW + ox * c.stride_w) * C;
           }
         }
-        kept.image = nullptr;  // (any image: it is copied)
-        kept.zeros = padded;
-        kept.H = H, kept.W = W, kept.OH = OH, kept.OW = OW;
       }
-      const float* const* table = kept.at.data();
       for (int64_t b = 0; b < sx.d[0]; ++b) {
         const float* img = x + b * H * W * C;
         for (int64_t py = 0; py < PH; ++py) {
@@ -300,10 +296,7 @@ void run_conv2d(DelegateState& m, const Node& n) {
           std::copy(img + (iy * W + ix0 - pl) * C, img + (iy * W + ix1 - pl) * C, row + ix0 * C);
           std::fill(row + ix1 * C, row + PW * C, 0.0f);
         }
-        for_blocks(worth_splitting(m.parallel, pixels * packs[0].n * packs[0].k), pixels, 4 * kF32Rows, packs[0].panels, 1,
-                   [&](int64_t p0, int64_t p1, int64_t q0, int64_t q1) {
-                     f32_gemm_indirect(table + p0 * kh, kh, krow, p1 - p0, packs[0], out + (b * pixels + p0) * CO, CO, lo, hi, q0, q1);
-                   });
+        gemm_over_table(m, kept.at.data(), pixels, kh, krow, packs[0], out + b * pixels * CO, CO, lo, hi);
       }
       return;
     }
