@@ -385,10 +385,12 @@ inline bool pointwise_conv(const xnn::ConvParams& c) {
          c.groups == 1;
 }
 
-/// The channels per pixel an integer convolution's packed filter and rows hold, for an input of
-/// C channels: a stem's 1 to 3 padded to 4 (zero filter integers on the padding), so that each
-/// window tap is a whole group of 4 inputs and the windows are read in place (XNNPACK's kernels
-/// pad each tap's channels too); otherwise C.
-inline int64_t int8_conv_channels(const xnn::ConvParams& c, int64_t C) { return c.groups == 1 && C < 4 && !pointwise_conv(c) ? 4 : C; }
+/// The channels per pixel of a group an integer convolution's packed filter and rows hold: a
+/// stem's 1 to 3 padded to 4 (zero filter integers on the padding), so that each window tap is a
+/// whole group of 4 inputs and the windows are read in place (XNNPACK's kernels pad each tap's
+/// channels too); otherwise the group's inputs.
+inline int64_t int8_conv_channels(const xnn::ConvParams& c) {
+  return c.groups == 1 && c.group_in < 4 && !pointwise_conv(c) ? 4 : int64_t{c.group_in};
+}
 
 }  // namespace etscope::runtime::xnnpack

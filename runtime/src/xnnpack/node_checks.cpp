@@ -269,7 +269,7 @@ Status check_conv(DelegateState& m, size_t i, Scratch* scratch) {
     // image padded with its zero point (window rows, quantized_nodes.cpp), whichever is larger.
     // (A stem's channels padded to 4 in all three: int8_conv_channels.)
     const uint64_t pixels = static_cast<uint64_t>(want.d[1] * want.d[2]);
-    const int64_t C4 = int8_conv_channels(c, x.d[3]), cg4 = c.groups == 1 ? C4 : int64_t{c.group_in};
+    const int64_t cg4 = int8_conv_channels(c), C4 = cg4 * c.groups;  // (groups x inputs = the input's channels: above)
     const uint64_t kpad = static_cast<uint64_t>(int8_kpad(int64_t{c.kernel_h} * c.kernel_w * cg4));
     const bool direct = pointwise_conv(c);
     const auto image = checked::mul(static_cast<uint64_t>(x.d[1] * x.d[2]), direct ? kpad : static_cast<uint64_t>(C4));

@@ -51,6 +51,11 @@ struct NodeOps {
 const NodeOps& node_ops(NodeKind kind);
 inline bool has_trait(NodeKind kind, NodeTrait t) { return (node_ops(kind).traits & t) != 0; }
 
+/// A concatenation of 2 to 5 inputs.
+inline bool concatenation(NodeKind k) {
+  return k == NodeKind::kConcat2 || k == NodeKind::kConcat3 || k == NodeKind::kConcat4 || k == NodeKind::kConcat5;
+}
+
 // node_checks.cpp
 Status check_unary(DelegateState& m, size_t i, Scratch* scratch);
 Status check_binary(DelegateState& m, size_t i, Scratch* scratch);

@@ -432,7 +432,7 @@ Status DelegateState::plan_quantized(size_t i) {
       const xnn::ConvParams& c = n.conv;
       const int64_t og = c.group_out, cg = c.group_in, kk = int64_t{c.kernel_h} * c.kernel_w * cg;
       // A stem's taps padded to 4 channels (int8_conv_channels): zeros on the padding.
-      const int64_t cg4 = c.groups == 1 ? int8_conv_channels(c, cg) : cg, kk4 = kk / cg * cg4;
+      const int64_t cg4 = int8_conv_channels(c), kk4 = kk / cg * cg4;
       q.packed.resize(c.groups);
       for (uint32_t g = 0; g < c.groups; ++g) {
         pack_int8(q.packed[g], og, kk4, [&](int64_t o, int64_t j) {
@@ -563,8 +563,7 @@ void DelegateState::plan_raw_values() {
   // "Copy (NC, X8)"), when every input holds them.
   auto concat = [&](size_t i) {
     const Node& n = graph.nodes[i];
-    const bool kind = n.kind == NodeKind::kConcat2 || n.kind == NodeKind::kConcat3 || n.kind == NodeKind::kConcat4 || n.kind == NodeKind::kConcat5;
-    if (!kind || n.outputs.size() != 1 || n.inputs.empty() || !unbounded_range(n) || !raw_type(value(n.outputs[0]))) return false;
+    if (!concatenation(n.kind) || n.outputs.size() != 1 || n.inputs.empty() || !unbounded_range(n) || !raw_type(value(n.outputs[0]))) return false;
     for (int32_t v : n.inputs) {
       if (v < 0 || !raw_type(value(v)) || !same_grid(value(v), value(n.outputs[0]))) return false;
     }
@@ -655,7 +654,7 @@ bool DelegateState::run_raw_move(size_t i) {
     }
     return true;
   }
-  if (n.kind == NodeKind::kConcat2 || n.kind == NodeKind::kConcat3 || n.kind == NodeKind::kConcat4 || n.kind == NodeKind::kConcat5) {
+  if (concatenation(n.kind)) {
     // Raw integers in and out (plan_raw_values: all inputs or none): rows of bytes, as run_concat.
     int8_t* to = n.outputs.size() == 1 && n.outputs[0] >= 0 ? raw[static_cast<size_t>(n.outputs[0])] : nullptr;
     if (to == nullptr) return false;
@@ -1042,14 +1041,21 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
   const bool direct = pointwise_conv(c);
   // The image's pixels as the packing holds them: a stem's 1 to 3 channels padded to 4 (the
   // padding's filter integers are zero, so its bytes add nothing: the zero point's byte).
-  const int64_t C4 = int8_conv_channels(c, C);
+  const int64_t C4 = int8_conv_channels(c) * c.groups;
   uint8_t* img = rows;
   uint8_t* col = img + int8_image_bytes(H * W, direct ? kpad : C4);
+#if defined(__SSSE3__)
+  // A padded stem's 4 pixels from 4 C bytes to 4 x 4 by one byte shuffle: lanes past a pixel's C
+  // take the zero point's byte.
+  alignas(16) int8_t pick[16];
+  for (int l = 0; l < 16; ++l) pick[l] = l % 4 < C ? static_cast<int8_t>(l / 4 * C + l % 4) : int8_t{-128};
+  const __m128i shuffle = _mm_load_si128(reinterpret_cast<const __m128i*>(pick));
+  const __m128i fill = _mm_andnot_si128(_mm_cmpgt_epi8(shuffle, _mm_set1_epi8(-1)), _mm_set1_epi8(static_cast<char>(static_cast<uint8_t>(zu))));
+#endif
   // `count` pixels of image row iy's from pixel 0 on, into d (C4 bytes a pixel).
   auto pixels_of = [&](const GemmInput& from, int64_t xb, int64_t iy, int64_t ix, int64_t count, uint8_t* d) {
     if (C4 == C) return from.bytes(xb + (iy * W + ix) * C, count * C, d);
-    // 256 pixels at a time converted together, then spread out to 4 bytes a pixel (C4 is 4),
-    // 4 pixels to a byte shuffle
+    // 256 pixels at a time converted together, then spread out to 4 bytes a pixel (C4 is 4)
     uint8_t run[256 * 3 + 16];
     for (int64_t p0 = 0; p0 < count; p0 += 256) {
       const int64_t n = std::min<int64_t>(256, count - p0);
@@ -1057,10 +1063,6 @@ void packed_int8_layer(DelegateState& m, const Node& n, const QuantizedLayer& q)
       uint8_t* to = d + p0 * C4;
       int64_t p = 0;
 #if defined(__SSSE3__)
-      alignas(16) int8_t pick[16];
-      for (int l = 0; l < 16; ++l) pick[l] = l % 4 < C ? static_cast<int8_t>(l / 4 * C + l % 4) : int8_t{-128};
-      const __m128i shuffle = _mm_load_si128(reinterpret_cast<const __m128i*>(pick));
-      const __m128i fill = _mm_andnot_si128(_mm_cmpgt_epi8(shuffle, _mm_set1_epi8(-1)), _mm_set1_epi8(static_cast<char>(static_cast<uint8_t>(zu))));
       for (; p + 4 <= n; p += 4) {
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(run + p * C));
         _mm_storeu_si128(reinterpret_cast<__m128i*>(to + p * 4), _mm_or_si128(_mm_shuffle_epi8(v, shuffle), fill));
