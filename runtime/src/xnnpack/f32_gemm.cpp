@@ -90,7 +90,7 @@ void block_any(int64_t nrows, int64_t npanels, const Rows& a, const float* panel
 }
 
 // `nrows` rows (1..R) by `npanels` panels (1..panels_for(nrows)).
-template <int R = 8>
+template <int R>
 void block(const Rows& a, int64_t nrows, const float* panel, int64_t panel_floats, int64_t npanels, const float* bias, float* out, int64_t out_stride,
            int64_t width, float lo, float hi) {
   static_assert(R <= kF32Rows);
@@ -99,7 +99,7 @@ void block(const Rows& a, int64_t nrows, const float* panel, int64_t panel_float
 #else
 constexpr int64_t panels_for(int64_t) { return 1; }
 
-template <int R = 8>
+template <int R>
 void block(const Rows& a, int64_t nrows, const float* panel, int64_t, int64_t, const float* bias, float* out, int64_t out_stride, int64_t width, float lo,
            float hi) {
   width = std::min(width, kF32Panel);
@@ -195,16 +195,16 @@ void f32_gemm_strided(const float* const* first, const int64_t* steps, int64_t t
   for (int64_t r0 = 0; r0 < full_end; r0 += kRows) {
     const Rows a = rows_from(r0);
     for (int64_t p = panel_begin; p < panel_end; ++p) {
-      block(a, kRows, w.data.data() + p * panel_floats, panel_floats, 1, w.bias.data() + p * kF32Panel, out + r0 * out_stride + p * kF32Panel,
-            out_stride, w.n - p * kF32Panel, lo, hi);
+      block<kRows>(a, kRows, w.data.data() + p * panel_floats, panel_floats, 1, w.bias.data() + p * kF32Panel, out + r0 * out_stride + p * kF32Panel,
+                   out_stride, w.n - p * kF32Panel, lo, hi);
     }
   }
   if (rest == 0) return;
   const Rows a = rows_from(full_end);
   const int64_t step = panels_for(rest);
   for (int64_t p = panel_begin; p < panel_end; p += step) {
-    block(a, rest, w.data.data() + p * panel_floats, panel_floats, std::min(step, panel_end - p), w.bias.data() + p * kF32Panel,
-          out + full_end * out_stride + p * kF32Panel, out_stride, w.n - p * kF32Panel, lo, hi);
+    block<kRows>(a, rest, w.data.data() + p * panel_floats, panel_floats, std::min(step, panel_end - p), w.bias.data() + p * kF32Panel,
+                 out + full_end * out_stride + p * kF32Panel, out_stride, w.n - p * kF32Panel, lo, hi);
   }
 }
 

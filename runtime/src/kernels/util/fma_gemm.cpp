@@ -80,5 +80,4 @@ void gemm_fma(const float* a, int64_t a_stride, const float* b, int64_t b_stride
 #endif
 }
 
-
 }  // namespace etscope::runtime::kernels
