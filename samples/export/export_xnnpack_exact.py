@@ -238,6 +238,29 @@ class Deconvolutions(nn.Module):
         return torch.cat([o.flatten(1) for o in outs], dim=1)
 
 
+class Gemms(nn.Module):
+    """Convolutions and fully connected layers through every blocking of the etscope engine's
+    float GEMM, each output the bias then its products in input order with fused multiply-adds:
+    3x3 convolutions of 64 and 16 channels into 72 (225 pixels: blocks of 10 or 8 rows, the
+    next panel fetched meanwhile, the last rows several panels at a time, a last panel of 8
+    outputs), 1x1 convolutions of 64 into 16 and 200 and a layer of 300 inputs on 48 rows (blocks
+    of 7 rows over every panel, the last rows apart), a layer of 576 inputs to 230 on 25 rows (a
+    packing past the second-level cache: 10-row blocks, 5 last rows two panels at a time)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(64, 72, 3, padding=1)
+        self.b = nn.Conv2d(64, 16, 1)
+        self.c = nn.Conv2d(16, 72, 3, padding=1)
+        self.d = nn.Conv2d(64, 200, 1)
+        self.e = nn.Linear(576, 230)
+        self.f = nn.Linear(300, 100)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        outs = [self.a(x), self.c(self.b(x)), self.d(x), self.e(x.reshape(25, 576)), self.f(x.reshape(48, 300))]
+        return torch.cat([o.flatten() for o in outs]).unsqueeze(0)
+
+
 MODELS: Dict[str, Dict[str, Any]] = {
     "xnn_exact_softmax": dict(build=Softmaxes, shape=(32, 1000)),
     "xnn_exact_attention": dict(build=Attention, shape=(3, 4, 33, 40)),
@@ -250,6 +273,7 @@ MODELS: Dict[str, Dict[str, Any]] = {
     "xnn_exact_unary": dict(build=Unary, shape=(4, 1001)),
     "xnn_exact_resize": dict(build=Resize, shape=(1, 12, 14, 11)),
     "xnn_exact_deconv": dict(build=Deconvolutions, shape=(1, 16, 9, 7)),
+    "xnn_exact_gemms": dict(build=Gemms, shape=(1, 64, 15, 15)),
 }
 
 

@@ -902,7 +902,7 @@ TEST_CASE("xnnpack graph values share workspace memory by lifetime", "[xnnpack][
 // is built for AVX-512F.
 TEST_CASE("xnnpack float stems depthwise convolutions pools resizes deconvolutions unary functions softmax attention and layer norms equal ExecuTorch's outputs bit for bit", "[xnnpack][runtime][fixtures]") {
   for (const char* name :
-       {"xnn_exact_layer_norm", "xnn_exact_stems", "xnn_exact_wide_stems", "xnn_exact_depthwise", "xnn_exact_pools", "xnn_exact_resize", "xnn_exact_deconv", "xnn_exact_unary",
+       {"xnn_exact_layer_norm", "xnn_exact_stems", "xnn_exact_wide_stems", "xnn_exact_depthwise", "xnn_exact_pools", "xnn_exact_resize", "xnn_exact_deconv", "xnn_exact_gemms", "xnn_exact_unary",
         "xnn_exact_softmax", "xnn_exact_attention"}) {
     INFO(name);
     const std::string n = name;
