@@ -18,10 +18,11 @@ namespace {
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 // The requantized form: rows r0 .. r0 + R - 1 of x by NT tiles starting at output `first`, sums
 // started from the offsets, requantized from the registers. Tiles past the packing's n outputs
-// are masked off.
-template <int R, int NT, typename Out>
+// are masked off. With PF, each group of 4 inputs also fetches the cache line at prefetch + 64
+// bytes per group into the second-level cache: a block fetches one tile's packing.
+template <int R, int NT, typename Out, bool PF = false>
 void requantized_block(const Int8Rows& x, int64_t r0, const uint8_t* w, int64_t tile_bytes, int64_t kpad, int64_t first, int64_t n,
-                       const Int8Requant& rq, Out* dst, int64_t dst_stride) {
+                       const Int8Requant& rq, Out* dst, int64_t dst_stride, const uint8_t* prefetch = nullptr) {
   __mmask16 mask[NT];
   __m512i sum[R][NT];
   for (int t = 0; t < NT; ++t) {
@@ -37,6 +38,7 @@ void requantized_block(const Int8Rows& x, int64_t r0, const uint8_t* w, int64_t 
   for (int64_t j = 0; j < x.taps; ++j) {
     const int64_t off = x.tap_offset != nullptr ? x.tap_offset[j] : 0;
     for (int64_t c = off; c < off + run; c += 4, wg += kInt8Tile * 4) {
+      if constexpr (PF) _mm_prefetch(reinterpret_cast<const char*>(prefetch + (wg - w)), _MM_HINT_T1);
       __m512i f[NT];
       for (int t = 0; t < NT; ++t) f[t] = _mm512_loadu_si512(wg + t * tile_bytes);
       for (int r = 0; r < R; ++r) {
@@ -123,6 +125,11 @@ void gemm_requantized_rows(const Int8Rows& x, int64_t row0, int64_t rows, const 
         requantized_any<12, 1>(nr, nt, x, row0 + r0, wt, w.tile_bytes(), w.kpad, first, w.n, rq, to, dst_stride);
       } else if (nt == 2) {
         requantized_any<8, 2>(nr, nt, x, row0 + r0, wt, w.tile_bytes(), w.kpad, first, w.n, rq, to, dst_stride);
+      } else if (const int64_t b = r0 / block_rows; nr == kInt8Rows && b < kInt8Tiles && t0 + kInt8Tiles + b < tile_end) {
+        // A group's packing comes from memory (a layer's is read by nothing else): the first
+        // four blocks of rows over a group fetch the next group's tiles, one each.
+        requantized_block<kInt8Rows, kInt8Tiles, Out, true>(x, row0 + r0, wt, w.tile_bytes(), w.kpad, first, w.n, rq, to, dst_stride,
+                                                             wt + (kInt8Tiles + b) * w.tile_bytes());
       } else {
         requantized_any<kInt8Rows, kInt8Tiles>(nr, nt, x, row0 + r0, wt, w.tile_bytes(), w.kpad, first, w.n, rq, to, dst_stride);
       }
