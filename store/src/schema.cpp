@@ -59,8 +59,8 @@ const char* const kVersion1[] = {
 const char* const kVersion2[] = {
     "ALTER TABLE curves ADD COLUMN forward_backward_ms DOUBLE PRECISION",
     "ALTER TABLE curves ADD COLUMN optimizer_ms DOUBLE PRECISION",
-    "CREATE TABLE validation (run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, step INTEGER NOT NULL, "
-    "loss DOUBLE PRECISION, accuracy DOUBLE PRECISION, PRIMARY KEY (run_id, step))",
+    ("CREATE TABLE validation (run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, step INTEGER NOT NULL, "
+     "loss DOUBLE PRECISION, accuracy DOUBLE PRECISION, PRIMARY KEY (run_id, step))"),
     "DROP VIEW v_curves",
     "CREATE VIEW v_curves AS SELECT run_id, step, loss, accuracy, step_ms, forward_backward_ms, optimizer_ms FROM curves",
     "CREATE VIEW v_validation AS SELECT run_id, step, loss, accuracy FROM validation",

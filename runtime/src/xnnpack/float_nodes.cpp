@@ -66,6 +66,15 @@ struct ConvOperands {
   int64_t H, W, C, OH, OW, CO;
 };
 
+// Named locals for a ConvOperands' fields (sx, so, x, out, w, bias, H, W, C, OH, OW, CO) rather
+// than a structured binding: the convolutions' lambdas use them, and clang before 16 cannot
+// capture a structured binding.
+#define ETSCOPE_CONV_OPERANDS(o)                                                       \
+  [[maybe_unused]] const Shape &sx = (o).sx, &so = (o).so;                             \
+  [[maybe_unused]] const float *x = (o).x, *w = (o).w, *bias = (o).bias;               \
+  [[maybe_unused]] float* out = (o).out;                                               \
+  [[maybe_unused]] const int64_t H = (o).H, W = (o).W, C = (o).C, OH = (o).OH, OW = (o).OW, CO = (o).CO
+
 ConvOperands conv_operands(const DelegateState& m, const Node& n) {
   const Shape& sx = m.in_shape(n, 0);
   const Shape& so = m.out_shape(n);
@@ -197,7 +206,8 @@ void gemm_over_table(const DelegateState& m, const float* const* table, int64_t 
 void run_conv2d(DelegateState& m, const Node& n) {
   const xnn::ConvParams& c = n.conv;
   const float lo = n.output_min, hi = n.output_max;
-  const auto [sx, so, x, out, w, bias, H, W, C, OH, OW, CO] = conv_operands(m, n);
+  const ConvOperands o = conv_operands(m, n);
+  ETSCOPE_CONV_OPERANDS(o);
   const int64_t kk = int64_t{c.kernel_h} * c.kernel_w * c.group_in, pixels = OH * OW;
   const int64_t og = c.group_out;
   float* col = m.scratch.data();
@@ -550,7 +560,8 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
   if (m.f32_of_node[static_cast<size_t>(&n - m.graph.nodes.data())] >= 0) return run_conv2d(m, n);  // one input channel
   const xnn::ConvParams& c = n.conv;
   const float lo = n.output_min, hi = n.output_max;
-  const auto [sx, so, x, out, w, bias, H, W, C, OH, OW, CO] = conv_operands(m, n);
+  const ConvOperands o = conv_operands(m, n);
+  ETSCOPE_CONV_OPERANDS(o);
   const int64_t mult = c.group_out;
 #if defined(__AVX512F__)
   const PixelTaps taps(c, H, W, OH, OW, C, CO);
@@ -647,7 +658,8 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
 void run_conv_transpose2d(DelegateState& m, const Node& n) {
   const xnn::ConvParams& c = n.conv;
   const float lo = n.output_min, hi = n.output_max;
-  const auto [sx, so, x, out, w, bias, H, W, C, OH, OW, CO] = conv_operands(m, n);
+  const ConvOperands o = conv_operands(m, n);
+  ETSCOPE_CONV_OPERANDS(o);
   const int64_t cg = c.group_in, og = c.group_out, KH = c.kernel_h, KW = c.kernel_w;
   // The input row (column) tap k of output row (column) o reads, or -1.
   auto source = [](int64_t o, int64_t pad, int64_t k, int64_t dilation, int64_t stride, int64_t extent) {
@@ -861,7 +873,8 @@ void run_pool(DelegateState& m, const Node& n) {
   const float lo = n.output_min, hi = n.output_max;
   const bool is_max = n.kind == NodeKind::kMaxPool2d;
   const uint32_t dh = is_max ? c.dilation_h : 1, dw = is_max ? c.dilation_w : 1;
-  const auto [sx, so, x, out] = operands(m, n);
+  const auto [sx, so, in_data, out] = operands(m, n);
+  const float* x = in_data;  // a named local: the tap lambda below reads it (clang before 16 cannot capture a binding)
   const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2];
   for (int64_t b = 0; b < sx.d[0]; ++b) {
     for (int64_t oy = 0; oy < OH; ++oy) {
