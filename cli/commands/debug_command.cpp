@@ -533,16 +533,19 @@ class DebugCommand final : public Command {
     uint64_t bytes = buffer_mib_ << 20;
     const ExecutionPlan* plan = runner.program().find_plan(runner.method_name());
     if (plan != nullptr) {
-      const uint64_t needed = inspect::DebugBufferPlanner::runner_bytes(*plan, DebugLevel::kIntermediateOutputs, 1);
+      // etscope's engine also logs inside its XNNPACK delegate calls; ExecuTorch's logs nothing there.
+      const bool etscope_engine = runner.engine() == runner::EngineKind::kEtscope;
+      const std::vector<uint64_t> inside = etscope_engine ? runner.method().delegate_logged_bytes() : std::vector<uint64_t>{};
+      const uint64_t needed = inspect::DebugBufferPlanner::runner_bytes(*plan, DebugLevel::kIntermediateOutputs, 1, inside);
       if (buffer_option_->count() > 0 && needed > bytes) {
         return Error(ErrorCode::kOutOfResources, model_ + ": --debug-buffer-size " + std::to_string(buffer_mib_) +
                                                      " MiB cannot hold one execution's intermediate outputs (" + bytes_text(needed) +
                                                      "); give --debug-buffer-size " +
                                                      std::to_string((needed + (uint64_t{1} << 20) - 1) >> 20) + " or leave it out");
       }
-      // Inside a delegate every node's output is logged too, which the plan does not describe:
-      // its size is then a lower bound, and the default at least the 256 MiB it always was.
-      const bool exact = inspect::DebugBufferPlanner::runner_bytes_exact(*plan, DebugLevel::kIntermediateOutputs);
+      // With the values inside the delegates counted the size is exact (an upper bound for dynamic
+      // shapes); otherwise a lower bound, and the default at least the 256 MiB it always was.
+      const bool exact = etscope_engine || inspect::DebugBufferPlanner::runner_bytes_exact(*plan, DebugLevel::kIntermediateOutputs);
       if (buffer_option_->count() == 0) bytes = exact ? std::max<uint64_t>(needed, 1) : std::max(needed, bytes);
     }
     return runner.reserve_debug_buffer(bytes);

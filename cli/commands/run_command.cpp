@@ -338,8 +338,11 @@ class RunCommand final : public Command {
     const ExecutionPlan* plan = runner_->program().find_plan(runner_->method_name());
     if (plan != nullptr) {
       const size_t executions = static_cast<size_t>(warmup_) + static_cast<size_t>(iterations_);
-      needed = inspect::DebugBufferPlanner::runner_bytes(*plan, level, executions);
-      per_execution = inspect::DebugBufferPlanner::runner_bytes(*plan, level, 1);
+      // etscope's engine also logs inside its XNNPACK delegate calls; ExecuTorch's logs nothing there.
+      const bool etscope_engine = runner_->engine() == runner::EngineKind::kEtscope;
+      const std::vector<uint64_t> inside = etscope_engine ? runner_->method().delegate_logged_bytes() : std::vector<uint64_t>{};
+      needed = inspect::DebugBufferPlanner::runner_bytes(*plan, level, executions, inside);
+      per_execution = inspect::DebugBufferPlanner::runner_bytes(*plan, level, 1, inside);
       if (size_given && needed > bytes) {
         const uint64_t mib = (needed + (uint64_t{1} << 20) - 1) >> 20;
         return Error(ErrorCode::kOutOfResources,
@@ -349,9 +352,9 @@ class RunCommand final : public Command {
                          bytes_text(per_execution) + " each); give --debug-buffer-size " + std::to_string(mib) +
                          " or fewer --iterations, or leave the size out");
       }
-      // Inside a delegate etscope logs every node's output, which the plan does not describe: the
-      // plan's size is then a lower bound, and the default at least the 256 MiB it always was.
-      const bool exact = inspect::DebugBufferPlanner::runner_bytes_exact(*plan, level);
+      // With the values inside the delegates counted the size is exact (an upper bound for dynamic
+      // shapes); otherwise a lower bound, and the default at least the 256 MiB it always was.
+      const bool exact = etscope_engine || inspect::DebugBufferPlanner::runner_bytes_exact(*plan, level);
       if (!size_given) bytes = exact ? std::max<uint64_t>(needed, 1) : std::max(needed, bytes);
     }
     ETSCOPE_TRY(runner_->reserve_debug_buffer(bytes));

@@ -89,7 +89,8 @@ bool DebugBufferPlanner::runner_bytes_exact(const ExecutionPlan& plan, DebugLeve
   return true;
 }
 
-uint64_t DebugBufferPlanner::runner_bytes(const ExecutionPlan& plan, DebugLevel level, size_t executions, uint64_t alignment) {
+uint64_t DebugBufferPlanner::runner_bytes(const ExecutionPlan& plan, DebugLevel level, size_t executions, std::span<const uint64_t> inside_delegates,
+                                          uint64_t alignment) {
   if (level == DebugLevel::kNone || executions == 0) return 0;
   const DebugBufferPlan one = DebugBufferPlanner::plan(plan, alignment);
   DebugBufferLevel logged;
@@ -98,6 +99,13 @@ uint64_t DebugBufferPlanner::runner_bytes(const ExecutionPlan& plan, DebugLevel 
     for (int32_t in : plan.inputs) inputs.log_value(in, -1, false);
     const DebugBufferLevel& rest = one.intermediate;
     logged.entries.insert(logged.entries.end(), rest.entries.begin(), rest.entries.end());
+    // Each value starts on a boundary, so the total is the same in whatever order the delegate
+    // values come between the plan's.
+    for (uint64_t bytes : inside_delegates) {
+      DebugBufferEntry e;
+      e.nbytes = bytes;
+      logged.entries.push_back(e);
+    }
   } else {
     logged = one.program_outputs;
   }

@@ -1046,6 +1046,14 @@ std::vector<DelegateConstant> Method::delegate_float_constants() const {
   return out;
 }
 
+std::vector<uint64_t> Method::delegate_logged_bytes() const {
+  std::vector<uint64_t> out;
+  impl_->for_each_delegate([&](size_t, size_t, const xnnpack::XnnpackDelegate& d) {
+    for (uint64_t b : d.logged_bytes()) out.push_back(b);
+  });
+  return out;
+}
+
 Status Method::set_quantizers(std::span<const uint8_t> on) {
   if (!impl_->emulate_quantization) {
     return Error(ErrorCode::kInvalidArgument, impl_->where() + ": quantizers are switched only in a method loaded to emulate quantization");

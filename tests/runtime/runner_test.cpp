@@ -196,6 +196,35 @@ TEST_CASE("issue 28: the debug buffer is set up apart from load, at the size the
   }
 }
 
+TEST_CASE("the debug buffer counts the values etscope logs inside XNNPACK delegate calls and holds every one", "[runner][debug_buffer][xnnpack]") {
+  for (const char* stem : {"simple_conv_xnnpack/simple_conv_xnnpack", "xnnpack/xnn_cnn", "xnnpack/xnn_qcnn", "xnnpack/xnn_transformer",
+                           "xnnpack/xnn_partial", "xnnpack_dynamic/xnn_dyn_cnn"}) {
+    INFO(stem);
+    runner::RunnerOptions options;
+    options.trace = true;
+    options.debug_level = DebugLevel::kIntermediateOutputs;
+    auto runner = load(fixture(std::string(stem) + ".pte"), options);
+    const ExecutionPlan* plan = runner->program().find_plan(runner->method_name());
+    REQUIRE(plan != nullptr);
+    const std::vector<uint64_t> inside = runner->method().delegate_logged_bytes();
+    CHECK_FALSE(inside.empty());
+    const uint64_t plan_only = inspect::DebugBufferPlanner::runner_bytes(*plan, options.debug_level, 3);
+    const uint64_t needed = inspect::DebugBufferPlanner::runner_bytes(*plan, options.debug_level, 3, inside);
+    CHECK(needed > plan_only);
+    REQUIRE(runner->reserve_debug_buffer(needed).ok());
+    REQUIRE(runner->set_random_inputs(1).ok());
+    REQUIRE(runner->run(1, 2).ok());
+    const std::string dir = temp_dir("runner_debug_delegate");
+    auto files = runner->write_trace(dir + "/t.etdp", dir + "/t.bin");
+    INFO((files.ok() ? std::string() : files.error().message()));
+    REQUIRE(files.ok());  // nothing ran out
+    CHECK(files->debug_bytes <= needed);
+    // Exact for static shapes (up to the buffer's start relative to a 64-byte boundary); a dynamic
+    // graph's values are counted at their declared shapes, the most they log.
+    if (std::string(stem).find("dynamic") == std::string::npos) CHECK(files->debug_bytes + 2 * 64 > needed);
+  }
+}
+
 TEST_CASE("issue 28: a debug buffer for fewer executions runs out and the error names its size", "[runner][debug_buffer]") {
   runner::RunnerOptions options;
   options.trace = true;

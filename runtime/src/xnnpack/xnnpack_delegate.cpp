@@ -135,6 +135,12 @@ Status XnnpackDelegate::set_float_filter(size_t k, std::span<const float> values
   return impl_->set_float_filter(k, values);
 }
 
+std::vector<uint64_t> XnnpackDelegate::logged_bytes() const {
+  std::vector<uint64_t> bytes;
+  for (const DelegateState::Logged& l : impl_->logged) bytes.push_back(l.tensor.capacity());
+  return bytes;
+}
+
 std::vector<XnnpackDelegate::FloatConstant> XnnpackDelegate::float_constants() const {
   std::vector<FloatConstant> out;
   for (size_t v = 0; v < impl_->graph.values.size(); ++v) {

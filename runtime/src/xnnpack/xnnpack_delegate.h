@@ -97,6 +97,9 @@ class XnnpackDelegate {
     std::vector<float> values;
   };
   std::vector<FloatConstant> float_constants() const;
+  /// Bytes of each node output an execution logs at the intermediate level (as floats, at the
+  /// declared shapes: the most a dynamic graph's value logs), in the order they are logged.
+  std::vector<uint64_t> logged_bytes() const;
 
   /// Fills `logical` (the node's output in the edge graph's dimension order, of `sizes`) with the
   /// value to continue from, or returns false to keep the computed one. For glass-box

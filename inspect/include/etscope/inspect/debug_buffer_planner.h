@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "etscope/core/event_tracer.h"
@@ -55,11 +56,15 @@ class DebugBufferPlanner {
   /// is bytes_for() of the level's plan plus what etscope logs beyond ExecuTorch: at the
   /// intermediate level every program input first (instruction -1, for the numeric gap's input
   /// check), and alignment - 1 bytes for a buffer that does not start aligned.
-  /// A lower bound only when the plan calls a delegate at the intermediate level: etscope's
-  /// XNNPACK delegate also logs the output of every node inside it (docs/xnnpack.md), which the
-  /// plan does not describe (runner_bytes_exact() says which).
-  static uint64_t runner_bytes(const ExecutionPlan& plan, DebugLevel level, size_t executions, uint64_t alignment = 64);
-  /// Whether runner_bytes() is exact for `plan` at `level` (no delegate call at the intermediate level).
+  /// At the intermediate level an engine may also log values inside delegate calls, which the
+  /// plan does not describe: `inside_delegates` gives each one's bytes per execution (etscope's
+  /// engine logs every node's output inside an XNNPACK graph: runtime::Method::
+  /// delegate_logged_bytes; ExecuTorch's logs none), and they count too. Without them the result
+  /// is a lower bound when the plan calls a delegate (runner_bytes_exact() says which).
+  static uint64_t runner_bytes(const ExecutionPlan& plan, DebugLevel level, size_t executions, std::span<const uint64_t> inside_delegates = {},
+                               uint64_t alignment = 64);
+  /// Whether runner_bytes() of the plan alone is exact for `plan` at `level` (no delegate call at
+  /// the intermediate level).
   static bool runner_bytes_exact(const ExecutionPlan& plan, DebugLevel level);
 };
 

@@ -179,6 +179,10 @@ class Method {
   Status set_float_filter(size_t quantizer, std::span<const float> values);
   /// The f32 constants of the method's XNNPACK delegates, by call then value.
   std::vector<DelegateConstant> delegate_float_constants() const;
+  /// Bytes of each value the method's XNNPACK delegate calls log inside their graphs per
+  /// execution at the intermediate level (every node's output under its debug handle, as floats
+  /// at its declared shape), by call then value. The memory plan does not describe them.
+  std::vector<uint64_t> delegate_logged_bytes() const;
 
   /// Overwrites the bytes of tensor value `value` (an index into the plan's values) with
   /// `bytes`, for instruction hooks. Refused (kInvalidArgument, naming the value) unless it is a
