@@ -14,6 +14,7 @@ Inputs mix rows of different ranges: a row of zeros, an all-positive row, a row 
 so the rows' zero points and scales differ (and one is XNNPACK's degenerate all-zero case).
 
 Usage: python export_xnnpack_qd8.py OUT_DIR [name ...]
+       python export_xnnpack_qd8.py --infinities FIXTURE_DIR   (<n>.inf.*: rows with infinities)
 Models: see MODELS.
 """
 from __future__ import annotations
@@ -122,10 +123,38 @@ def export_one(name: str, out: Path) -> Dict[str, Any]:
     return facts
 
 
+# Int8-weight layers whose rows with infinities etscope gives as ExecuTorch does (4-bit blockwise
+# layers do not yet: ExecuTorch gives -inf where etscope gives NaN in such rows).
+INFINITY_MODELS = ("qd8_8w_odd", "qd8_8w_rows40")
+
+
+def infinities(name: str, fixtures: Path) -> None:
+    """<name>.inf.input0.npy: the committed input with infinities in its first rows (row 0: +inf
+    at 3; row 1: -inf at 0; row 2: +inf at 1 and -inf at 2), and ExecuTorch's output for it,
+    from the committed program. A row's range is then infinite: XNNPACK's multiplier is 0 and
+    its zero point NaN before its clamp (qmin after it)."""
+    import numpy as np
+    pte = (fixtures / f"{name}.pte").read_bytes()
+    x = torch.from_numpy(np.load(fixtures / f"{name}.input0.npy"))
+    rows = x.clone().reshape(-1, x.shape[-1])
+    rows[0, 3] = float("inf")
+    rows[1, 0] = float("-inf")
+    rows[2, 1], rows[2, 2] = float("inf"), float("-inf")
+    y = rows.reshape(x.shape)
+    got, again = _run_executorch(pte, (y,)), _run_executorch(pte, (y,))
+    assert torch.equal(got[0].nan_to_num(), again[0].nan_to_num())
+    save_npy(fixtures / f"{name}.inf.input0.npy", y)
+    save_npy(fixtures / f"{name}.inf.output0.npy", got[0])
+
+
 def main(argv: List[str]) -> int:
     if not argv:
         print(__doc__)
         return 2
+    if argv[0] == "--infinities":  # --infinities FIXTURE_DIR: inputs with infinities for INFINITY_MODELS
+        for name in INFINITY_MODELS:
+            infinities(name, Path(argv[1]))
+        return 0
     Path(argv[0]).mkdir(parents=True, exist_ok=True)
     for name in argv[1:] or list(MODELS):
         f = export_one(name, Path(argv[0]))

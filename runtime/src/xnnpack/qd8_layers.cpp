@@ -113,14 +113,17 @@ void quantize_rows_qd8(const float* x, float* out, int64_t rows, int64_t n, Dyna
     const float* xr = x + r * n;
     float lo = INFINITY, hi = -INFINITY;
     row_min_max(xr, n, lo, hi);
-    const float rmin = std::min(0.0f, lo), rmax = std::max(0.0f, hi);
+    // XNNPACK's comparisons (its math_min_f32 and math_max_f32 on x86), in its order: with an
+    // infinity in the row the zero point is NaN, and its clamp below turns it into qmin.
+    const float rmin = lo < 0.0f ? lo : 0.0f, rmax = hi < 0.0f ? 0.0f : hi;
     const float mult = rmin == rmax ? 1.0f : (qmax - qmin) / (rmax - rmin);
     const float descaled_min = rmin * mult;
     const float descaled_max = rmax * mult;
     const float error_min = qmin + descaled_min;
     const float error_max = qmax + descaled_max;
     float zp = error_min + error_max > 0 ? qmin - descaled_min : qmax - descaled_max;
-    zp = std::min(std::max(zp, qmin), qmax);
+    zp = qmin < zp ? zp : qmin;
+    zp = qmax < zp ? qmax : zp;
     const float zero = std::nearbyint(zp);
     const float scale = 1.0f / mult;
     // XNNPACK's convert: the scaled value clamped above at qmax - zero point (NaN becomes that
