@@ -364,7 +364,9 @@ struct DelegateState {
   std::vector<int32_t> logged_of_node;  // per node: index into logged, or -1
   std::vector<float> log_scratch;
   std::vector<float> force_scratch;  // a hooked execution's replacement values (XnnpackDelegate::ValueHook)
-  void plan_logging(std::span<EValue* const> args);
+  /// Returns the bytes log_scratch needs (a logged value computed in another memory order is
+  /// transposed there), for the caller to take from the memory limit and allocate.
+  size_t plan_logging(std::span<EValue* const> args);
   /// Value v's current shape in the edge graph's (logical) dimension order.
   Shape logical_shape(size_t v) const;
   /// Per memory dimension of value v, how far one step moves in a row-major buffer of its

@@ -222,7 +222,7 @@ bool is_edge_handle(uint32_t h) { return h != 0 && h != 0xffff; }
 
 }  // namespace
 
-void DelegateState::plan_logging(std::span<EValue* const> args) {
+size_t DelegateState::plan_logging(std::span<EValue* const> args) {
   const size_t nv = graph.values.size();
   order.assign(nv, {});
   for (auto& o : order) {
@@ -300,7 +300,7 @@ void DelegateState::plan_logging(std::span<EValue* const> args) {
   }
   // Pointers into `logged` are taken only now that it no longer grows.
   for (Logged& l : logged) l.value.tensor = &l.tensor;
-  log_scratch.resize(scratch_bytes / 4);
+  return scratch_bytes;
 }
 
 Shape DelegateState::logical_shape(size_t v) const {

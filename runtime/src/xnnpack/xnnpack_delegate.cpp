@@ -467,7 +467,9 @@ Result<std::unique_ptr<XnnpackDelegate>> XnnpackDelegate::load(const Program& pr
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (impl->qd8_layer(g.nodes[i])) ETSCOPE_TRY(impl->plan_qd8(i));
   }
-  impl->plan_logging(args);
+  const size_t log_bytes = impl->plan_logging(args);
+  ETSCOPE_TRY(reserve(log_bytes, where + ": XNNPACK delegate logging scratch"));
+  impl->log_scratch.resize(log_bytes / 4);
   // A Clamp that only copies (copy_clamp) shares its input's buffer instead, unless either is a
   // graph argument (the caller's buffer) or a constant, the Clamp is not the input's only reader,
   // or the delegate emulates (the producer may compute off the grid). The values are the same
