@@ -832,6 +832,8 @@ void run_avg_pool(DelegateState& m, const Node& n) {
   const int64_t H = sx.d[1], W = sx.d[2], C = sx.d[3], OH = so.d[1], OW = so.d[2];
   float* zeros = m.scratch.data();  // C floats (check_pool)
   std::fill(zeros, zeros + C, 0.0f);
+  // Windows of more than nine taps are summed nine at a time into the output.
+  const bool multipass = uint64_t{c.kernel_h} * c.kernel_w > 9;
   for (int64_t b = 0; b < sx.d[0]; ++b) {
     for (int64_t oy = 0; oy < OH; ++oy) {
       for (int64_t ox = 0; ox < OW; ++ox) {
@@ -855,11 +857,31 @@ void run_avg_pool(DelegateState& m, const Node& n) {
             const bool inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
             t[used++] = inside ? x + ((b * H + iy) * W + ix) * C : zeros;
             cells += inside;
-            if (used == 9) add_nine();
+            if (used == 9 && multipass) add_nine();
           }
         }
-        if (used > 0 || first) add_nine();
         const float scale = cells > 0 ? 1.0f / static_cast<float>(cells) : 0.0f;
+#if defined(__AVX512F__)
+        if (!multipass) {
+          // A window of up to nine taps (3x3): the tree, the scale and the clamp in one pass, 16
+          // channels at a time; the same operations as add_nine and the loop below.
+          for (int j = used; j < 9; ++j) t[j] = zeros;
+          const __m512 vs = _mm512_set1_ps(scale), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+          for (int64_t ch = 0; ch < C; ch += 16) {
+            const __mmask16 k = kernels::first_lanes(C - ch);
+            __m512 v[9];
+            for (int j = 0; j < 9; ++j) v[j] = _mm512_maskz_loadu_ps(k, t[j] + ch);
+            const __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(v[2], v[3]), _mm512_add_ps(v[4], v[5])),
+                                           _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(v[0], v[1]), v[8]), _mm512_add_ps(v[6], v[7])));
+            const __m512 a = _mm512_mul_ps(_mm512_add_ps(_mm512_setzero_ps(), s), vs);
+            // As clampf: max and min return their second operand when either is NaN, so NaN stays
+            // (zero-masking forms: GCC 12's plain ones warn of an undefined register here).
+            kernels::store_lanes(px + ch, k, _mm512_maskz_min_ps(0xffff, vhi, _mm512_maskz_max_ps(0xffff, vlo, a)));
+          }
+          continue;
+        }
+#endif
+        if (used > 0 || first) add_nine();
         for (int64_t ch = 0; ch < C; ++ch) px[ch] = clampf(px[ch] * scale, lo, hi);
       }
     }
