@@ -19,7 +19,9 @@ namespace etscope::runtime::xnnpack {
 
 /// Copies n elements of a window (a few channels of a few pixels) to a place that does not
 /// overlap them: up to 64 bytes with one masked load and store instead of a call to memmove (a
-/// 3-channel stem convolution copies 9 or 27 bytes per kernel row).
+/// 3-channel stem convolution copies 9 or 27 bytes per kernel row), up to 1 KiB in 64-byte
+/// vectors, the last one ending where the run ends (a pixel's channels into a concatenation:
+/// Inception's copies 96 to 384 bytes per pixel, a call each).
 template <typename T>
 inline void copy_window_run(const T* from, int64_t n, T* to) {
 #if defined(__AVX512F__) && defined(__AVX512BW__)
@@ -27,6 +29,13 @@ inline void copy_window_run(const T* from, int64_t n, T* to) {
   if (bytes <= 64) {
     const __mmask64 m = bytes == 64 ? ~__mmask64{0} : (__mmask64{1} << bytes) - 1;
     _mm512_mask_storeu_epi8(to, m, _mm512_maskz_loadu_epi8(m, from));
+    return;
+  }
+  if (bytes <= 1024) {
+    const char* src = reinterpret_cast<const char*>(from);
+    char* dst = reinterpret_cast<char*>(to);
+    for (int64_t b = 0; b + 64 < bytes; b += 64) _mm512_storeu_si512(dst + b, _mm512_loadu_si512(src + b));
+    _mm512_storeu_si512(dst + bytes - 64, _mm512_loadu_si512(src + bytes - 64));
     return;
   }
 #endif

@@ -671,7 +671,7 @@ bool DelegateState::run_raw_move(size_t i) {
       int8_t* row = to + o * out_row;
       for (size_t k = 0; k < n.inputs.size(); ++k) {
         const int64_t len = in_shape(n, k).d[n.axis] * inner;
-        std::memcpy(row, raw[static_cast<size_t>(n.inputs[k])] + o * len, static_cast<size_t>(len));
+        copy_window_run(raw[static_cast<size_t>(n.inputs[k])] + o * len, len, row);
         row += len;
       }
     }
