@@ -206,8 +206,8 @@ void gemm_over_table(const DelegateState& m, const float* const* table, int64_t 
 void run_conv2d(DelegateState& m, const Node& n) {
   const xnn::ConvParams& c = n.conv;
   const float lo = n.output_min, hi = n.output_max;
-  const ConvOperands o = conv_operands(m, n);
-  ETSCOPE_CONV_OPERANDS(o);
+  const ConvOperands ops = conv_operands(m, n);
+  ETSCOPE_CONV_OPERANDS(ops);
   const int64_t kk = int64_t{c.kernel_h} * c.kernel_w * c.group_in, pixels = OH * OW;
   const int64_t og = c.group_out;
   float* col = m.scratch.data();
@@ -560,8 +560,8 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
   if (m.f32_of_node[static_cast<size_t>(&n - m.graph.nodes.data())] >= 0) return run_conv2d(m, n);  // one input channel
   const xnn::ConvParams& c = n.conv;
   const float lo = n.output_min, hi = n.output_max;
-  const ConvOperands o = conv_operands(m, n);
-  ETSCOPE_CONV_OPERANDS(o);
+  const ConvOperands ops = conv_operands(m, n);
+  ETSCOPE_CONV_OPERANDS(ops);
   const int64_t mult = c.group_out;
 #if defined(__AVX512F__)
   const PixelTaps taps(c, H, W, OH, OW, C, CO);
@@ -658,8 +658,8 @@ void run_depthwise_conv2d(DelegateState& m, const Node& n) {
 void run_conv_transpose2d(DelegateState& m, const Node& n) {
   const xnn::ConvParams& c = n.conv;
   const float lo = n.output_min, hi = n.output_max;
-  const ConvOperands o = conv_operands(m, n);
-  ETSCOPE_CONV_OPERANDS(o);
+  const ConvOperands ops = conv_operands(m, n);
+  ETSCOPE_CONV_OPERANDS(ops);
   const int64_t cg = c.group_in, og = c.group_out, KH = c.kernel_h, KW = c.kernel_w;
   // The input row (column) tap k of output row (column) o reads, or -1.
   auto source = [](int64_t o, int64_t pad, int64_t k, int64_t dilation, int64_t stride, int64_t extent) {
