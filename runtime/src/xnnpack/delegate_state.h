@@ -418,6 +418,18 @@ inline NodeOperands operands(const DelegateState& m, const Node& n) {
   return {m.in_shape(n, 0), m.out_shape(n), m.input(n, 0), m.output(n)};
 }
 
+/// A concatenation's output (of shape `so`) as `outer` rows along dimension `axis`: row o holds
+/// each input's row o in turn, input k's being its extent along the axis times `inner` elements.
+struct ConcatRows {
+  int64_t outer = 1, inner = 1;
+};
+inline ConcatRows concat_rows(const Shape& so, uint32_t axis) {
+  ConcatRows r;
+  for (uint32_t d = 0; d < axis; ++d) r.outer *= so.d[d];
+  for (int d = static_cast<int>(axis) + 1; d < so.rank; ++d) r.inner *= so.d[d];
+  return r;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Arithmetic shared by float and integer nodes.
 

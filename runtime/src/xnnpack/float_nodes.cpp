@@ -1010,9 +1010,7 @@ void run_slice_or_pad(DelegateState& m, const Node& n) {
 void run_concat(DelegateState& m, const Node& n) {
   const Shape& so = m.out_shape(n);
   float* out = m.output(n);
-  int64_t outer = 1, inner = 1;
-  for (uint32_t d = 0; d < n.axis; ++d) outer *= so.d[d];
-  for (int d = static_cast<int>(n.axis) + 1; d < so.rank; ++d) inner *= so.d[d];
+  const auto [outer, inner] = concat_rows(so, n.axis);
   int64_t at = 0;
   for (size_t k = 0; k < n.inputs.size(); ++k) {
     const int64_t len = m.in_shape(n, k).d[n.axis] * inner;

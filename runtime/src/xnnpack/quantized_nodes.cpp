@@ -659,9 +659,7 @@ bool DelegateState::run_raw_move(size_t i) {
     int8_t* to = n.outputs.size() == 1 && n.outputs[0] >= 0 ? raw[static_cast<size_t>(n.outputs[0])] : nullptr;
     if (to == nullptr) return false;
     const Shape& so = out_shape(n);
-    int64_t outer = 1, inner = 1;
-    for (uint32_t d = 0; d < n.axis; ++d) outer *= so.d[d];
-    for (int d = static_cast<int>(n.axis) + 1; d < so.rank; ++d) inner *= so.d[d];
+    const auto [outer, inner] = concat_rows(so, n.axis);
     const int64_t out_row = so.d[n.axis] * inner;
     for (int32_t v : n.inputs) {
       if (raw[static_cast<size_t>(v)] == nullptr) return false;  // (never: all or none)
